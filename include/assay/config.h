@@ -1,0 +1,80 @@
+/* config.h: the layered configuration. Later layers win: defaults <
+ * $XDG_CONFIG_HOME/assay/config.json < ./.assay/config.json < --config
+ * FILE < environment < command line. Files are JSON with comments. API
+ * keys are never stored here: a provider names the environment variable
+ * that holds its key. */
+#ifndef ASSAY_CONFIG_H
+#define ASSAY_CONFIG_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+struct config_input {
+	char *src;  /* host path */
+	char *dest; /* workspace-relative; default input/<basename> */
+};
+
+struct config {
+	char *provider; /* openai|openai-responses|anthropic|ollama|script */
+	char *model;
+	char *base_url;    /* NULL = provider default */
+	char *api_key_env; /* NULL = provider default */
+	char *script;      /* scripted model file */
+	char *sandbox;     /* local|docker|opensandbox */
+	char *image;
+	char *ask; /* all|risky|none */
+	char *out_dir;
+	char *workspace;    /* existing dir to use instead of a fresh one */
+	char *run_dir;      /* NULL = .assay/runs/<run-id> */
+	char *instructions; /* system prompt file */
+	char *theme;
+	char *images;
+	int network;
+	int timeout_s; /* per command */
+	int max_turns;
+	long max_tokens; /* 0 = no budget */
+	double max_cost; /* 0 = no budget */
+	int step;
+	int json;
+	size_t max_output_bytes; /* what the model sees of an output */
+	int max_output_tokens;   /* per model answer */
+	/* sandbox limits */
+	long mem_mb;
+	long nproc;
+	long cpu_s;
+	long fsize_mb;
+	struct config_input *inputs;
+	size_t n_inputs;
+	char **outputs;
+	size_t n_outputs;
+	cJSON *rules; /* array, kept for the policy layer */
+};
+
+void config_defaults(struct config *c);
+void config_free(struct config *c);
+
+/* Apply one JSON layer (config file or assay.json manifest). origin
+ * names it in error messages. Unknown keys are an error naming the key. */
+int config_apply_json(struct config *c, const cJSON *obj, const char *origin,
+                      char **err);
+int config_apply_file(struct config *c, const char *path, int must_exist,
+                      char **err);
+/* ASSAY_PROVIDER, ASSAY_MODEL, OPENAI_BASE_URL (openai providers). */
+int config_apply_env(struct config *c, char **err);
+
+/* Every layer below the command line, in order: user_file (may be
+ * NULL or absent), ./.assay/config.json, ./assay.json (the project
+ * manifest), extra_file (--config; must exist), then the environment. */
+int config_load(struct config *c, const char *user_file,
+		const char *extra_file, char **err);
+/* $XDG_CONFIG_HOME/assay/config.json or ~/.config/assay/config.json. */
+char *config_user_file(void);
+
+/* Parse "SRC[:DEST]" into an input; DEST defaults to input/<basename>. */
+int config_parse_input(const char *spec, struct config_input *in, char **err);
+void config_add_input(struct config *c, const char *src, const char *dest);
+void config_add_output(struct config *c, const char *path);
+/* Setters that free the previous value. */
+void config_set(char **field, const char *value);
+
+#endif

@@ -1,0 +1,111 @@
+/* llm.h: the model provider interface. The session keeps the
+ * conversation in one neutral form; each provider turns it into its
+ * wire format, streams the answer back through the observer, and
+ * retries what can be retried.
+ *
+ * Neutral messages (a cJSON array):
+ *   {"role":"user","content":"..."}
+ *   {"role":"assistant","content":"...",
+ *    "tool_calls":[{"id":"..","name":"..","arguments":{...}}]}
+ *   {"role":"tool","tool_call_id":"..","name":"..","content":"..",
+ *    "is_error":false}
+ * Neutral tools: [{"name":..,"description":..,"parameters":{schema}}]
+ */
+#ifndef ASSAY_LLM_H
+#define ASSAY_LLM_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+#include "buf.h"
+
+struct loop;
+struct http;
+struct config;
+
+struct llm_request {
+	const char *model;
+	const char *system;
+	const cJSON *messages;
+	const cJSON *tools;
+	int max_output_tokens;
+};
+
+struct llm_usage {
+	long input_tokens;
+	long output_tokens;
+	long cached_tokens;
+	int known; /* the provider reported usage */
+};
+
+/* Error categories, as the event stream names them. */
+#define LLM_ERR_AUTH "provider_auth"
+#define LLM_ERR_RATE "provider_rate_limit"
+#define LLM_ERR_SERVER "provider_server"
+#define LLM_ERR_STREAM "provider_stream"
+
+struct llm_result {
+	int ok;
+	char *text;        /* the answer's text ("" if none) */
+	cJSON *tool_calls; /* neutral array (may be empty, never NULL if ok) */
+	char *finish_reason;
+	struct llm_usage usage;
+	const char *error_category; /* LLM_ERR_*, when !ok */
+	char *error_message;        /* names the cause and the fix */
+	int attempts;
+};
+
+void llm_result_free(struct llm_result *r);
+
+struct llm_observer {
+	/* A piece of answer text as it streams. */
+	void (*on_text)(void *arg, const char *text, size_t n);
+	/* A try failed and will be retried after delay_ms; discarded is
+	 * how many bytes of text that try had streamed (now void). */
+	void (*on_retry)(void *arg, int attempt, long delay_ms,
+	                 const char *category, const char *message,
+	                 size_t discarded);
+	/* The turn is over (success or final failure). The observer owns
+	 * res and frees it with llm_result_free. */
+	void (*on_done)(void *arg, struct llm_result *res);
+	void *arg;
+};
+
+struct llm;
+
+struct llm_ops {
+	const char *name;
+	int (*init)(struct llm *m, char **err);
+	/* Begin a turn; results arrive through the observer. */
+	int (*start)(struct llm *m, const struct llm_request *req, char **err);
+	/* Abandon the turn in flight; no more callbacks for it. */
+	void (*cancel)(struct llm *m);
+	void (*destroy)(struct llm *m);
+};
+
+struct llm {
+	const struct llm_ops *ops;
+	struct loop *loop;
+	struct http *http;
+	const struct config *cfg;
+	struct llm_observer obs;
+	char *provider; /* name as configured */
+	char *model;    /* resolved model name */
+	char *base_url; /* resolved, for run_start (never a key) */
+	void *priv;
+};
+
+extern const struct llm_ops llm_openai_ops;
+extern const struct llm_ops llm_script_ops;
+
+/* Pick the provider named by cfg->provider and initialise it. */
+struct llm *llm_new(const struct config *cfg, struct loop *l, struct http *h,
+                    const struct llm_observer *obs, char **err);
+int llm_start(struct llm *m, const struct llm_request *req, char **err);
+void llm_cancel(struct llm *m);
+void llm_free(struct llm *m);
+
+/* Canonical request JSON (provider, model, parameters, system,
+ * messages, tools) used for request_hash and the cache. Caller frees. */
+char *llm_canonical_request(const struct llm *m, const struct llm_request *r);
+
+#endif

@@ -1,0 +1,102 @@
+/* sandbox.h: where commands run. Each backend (local.c, docker.c,
+ * opensandbox.c) fills a struct sbx_ops; the session only talks to this
+ * interface. Operations never block the loop for long: exec streams
+ * through the loop; file operations report through a callback (a
+ * backend may call it before returning). */
+#ifndef ASSAY_SANDBOX_H
+#define ASSAY_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include "buf.h"
+
+struct loop;
+struct config;
+struct sbx;
+struct sbx_exec;
+
+enum sbx_stream { SBX_STDOUT = 1, SBX_STDERR = 2 };
+
+struct sbx_exit {
+	int exit_code; /* -1 when killed by a signal or not started */
+	int signal;    /* 0 if none */
+	int timed_out;
+	int cancelled;
+	int64_t duration_ms;
+	const char *error; /* could not run at all, else NULL */
+};
+
+struct sbx_exec_req {
+	const char *command;     /* run with bash -c in /workspace */
+	const char *const *argv; /* instead of command (e.g. a kernel) */
+	int timeout_s;           /* 0 = the configured default */
+	int keep_stdin;          /* stdin is a pipe: see sbx_exec_write */
+};
+
+struct sbx_exec_obs {
+	void (*on_output)(void *arg, enum sbx_stream s, const char *data,
+	                  size_t n);
+	/* Called exactly once; the exec handle is freed after it. */
+	void (*on_exit)(void *arg, const struct sbx_exit *ex);
+	void *arg;
+};
+
+/* Completion of a file operation. data: read_file contents; list: an
+ * array of {"path","type":"file|dir|link|other","size","mtime"}. */
+typedef void (*sbx_done_fn)(void *arg, int rc, const char *err,
+                            struct buf *data, cJSON *list);
+
+struct sbx_ops {
+	const char *name;
+	/* Create the sandbox and stage the configured inputs. On failure
+	 * *err says why and what to do; the run exits with code 3. */
+	int (*start)(struct sbx *s, char **err);
+	struct sbx_exec *(*exec)(struct sbx *s, const struct sbx_exec_req *r,
+	                         const struct sbx_exec_obs *obs, char **err);
+	/* Kill the command's whole process tree; on_exit still comes. */
+	void (*cancel)(struct sbx_exec *e);
+	int (*exec_write)(struct sbx_exec *e, const void *data, size_t n);
+	/* rel is workspace-relative and already normalised. */
+	void (*read_file)(struct sbx *s, const char *rel, size_t max,
+	                  sbx_done_fn fn, void *arg);
+	void (*write_file)(struct sbx *s, const char *rel, const void *data,
+	                   size_t n, sbx_done_fn fn, void *arg);
+	/* recursive: the whole tree under rel (bounded to max entries). */
+	void (*list)(struct sbx *s, const char *rel, int recursive, size_t max,
+	             sbx_done_fn fn, void *arg);
+	/* Copy workspace file rel to host path dest (confined on both
+	 * sides: the copy never follows a link out of the workspace). */
+	int (*fetch)(struct sbx *s, const char *rel, const char *dest,
+	             char **err);
+	/* Persist the whole workspace as a .tar.gz at path. */
+	int (*export_tar)(struct sbx *s, const char *path, char **err);
+	/* Kill everything still running and release the sandbox. */
+	void (*stop)(struct sbx *s);
+	void (*destroy)(struct sbx *s);
+};
+
+struct sbx {
+	const struct sbx_ops *ops;
+	struct loop *loop;
+	const struct config *cfg;
+	char *run_dir;
+	char *workspace; /* host directory for local; NULL if remote */
+	char *image;     /* for run_start */
+	char *image_id;
+	void *priv;
+};
+
+extern const struct sbx_ops sbx_local_ops;
+
+/* Create (not start) the backend named by cfg->sandbox. */
+struct sbx *sbx_new(const struct config *cfg, struct loop *l,
+                    const char *run_dir, char **err);
+void sbx_free(struct sbx *s);
+
+/* Copy the configured inputs into a host workspace directory
+ * (files and directories; the originals are never touched). */
+int sbx_stage_local(const struct config *cfg, const char *workspace,
+                    char **err);
+
+#endif

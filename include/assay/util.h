@@ -1,0 +1,55 @@
+/* util.h: allocation that aborts on exhaustion, string helpers, clocks.
+ * Used for bookkeeping only; sizes from the outside world are checked
+ * by the caller before they reach these. */
+#ifndef ASSAY_UTIL_H
+#define ASSAY_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+#define ASSAY_VERSION "0.1.0"
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+/* printf into a fresh string. */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap);
+
+/* Set *err (if err is non-NULL and *err is NULL) to a formatted message;
+ * always returns -1 so callers can `return set_err(err, ...)`. */
+int set_err(char **err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A copy of s[0..n) that is valid UTF-8 (invalid bytes become U+FFFD)
+ * and free of NUL bytes, for JSON strings. *out_len may be NULL. */
+char *utf8_sanitize(const char *s, size_t n, size_t *out_len);
+/* How many bytes of s[0..n) end on a UTF-8 character boundary (an
+ * incomplete sequence at the end is held back; at most 3 bytes). */
+size_t utf8_complete_prefix(const char *s, size_t n);
+/* Text for a terminal: keeps printable UTF-8, \n and \t; every other
+ * control byte or escape becomes a visible "^X"/"\xNN". */
+char *term_sanitize(const char *s, size_t n);
+
+/* Monotonic milliseconds (CLOCK_MONOTONIC). */
+int64_t now_ms(void);
+/* Wall clock milliseconds since the epoch. */
+int64_t wall_ms(void);
+
+/* Lowercase hex sha256 of data into out (65 bytes). */
+void sha256_hex(const void *data, size_t len, char out[65]);
+
+/* Read a whole file of at most max bytes; NULL + *err on failure. */
+char *read_file_max(const char *path, size_t max, size_t *len, char **err);
+/* Write data to path atomically (tmp file + fsync + rename). */
+int write_file_atomic(const char *path, const void *data, size_t len,
+                      char **err);
+/* mkdir -p with mode 0755. */
+int mkdir_p(const char *path, char **err);
+/* rm -rf (does not follow symlinks). */
+int rm_rf(const char *path);
+
+#endif

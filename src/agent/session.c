@@ -1,0 +1,706 @@
+/* session.c: the run's state machine. A turn streams a model answer;
+ * its tool calls run one after another; their results go back in the
+ * next request, until the model answers without tool calls or a limit
+ * is hit. Every step is an event, written to the transcript and shown
+ * to the observers. */
+#include "agent_internal.h"
+
+#include "assay/config.h"
+#include "assay/http.h"
+#include "assay/json.h"
+#include "assay/llm.h"
+#include "assay/log.h"
+#include "assay/path.h"
+#include "assay/loop.h"
+#include "assay/sandbox.h"
+#include "assay/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TEXT_DELTA_MS 30
+
+static void request_turn(struct session *s);
+static void finish(struct session *s, const char *status, int code);
+
+cJSON *event_new(const char *type)
+{
+	cJSON *ev = cJSON_CreateObject();
+	cJSON_AddStringToObject(ev, "type", type);
+	return ev;
+}
+
+void session_emit(struct session *s, cJSON *ev)
+{
+	/* seq and t go first so the transcript reads well */
+	cJSON *out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(out, "seq", (double)++s->seq);
+	cJSON_AddNumberToObject(out, "t", (double)(now_ms() - s->t0));
+	cJSON *it = ev->child;
+	ev->child = NULL;
+	while (it) {
+		cJSON *next = it->next;
+		it->prev = it->next = NULL;
+		cJSON_AddItemToObject(out, it->string, it);
+		it = next;
+	}
+	cJSON_Delete(ev);
+	if (s->transcript) {
+		char *line = json_print(out);
+		fputs(line, s->transcript);
+		fputc('\n', s->transcript);
+		fflush(s->transcript);
+		free(line);
+	}
+	for (size_t i = 0; i < s->nobs; i++)
+		s->obs[i].fn(s->obs[i].arg, out);
+	cJSON_Delete(out);
+}
+
+static void emit_error(struct session *s, const char *category,
+                       const char *message, long retry_in_ms)
+{
+	cJSON *ev = event_new("error");
+	cJSON_AddStringToObject(ev, "category", category);
+	cJSON_AddStringToObject(ev, "message", message);
+	if (retry_in_ms >= 0)
+		cJSON_AddNumberToObject(ev, "retry_in_ms", (double)retry_in_ms);
+	session_emit(s, ev);
+}
+
+struct session *session_new(struct loop *l, struct config *cfg, char **err)
+{
+	struct session *s = xcalloc(1, sizeof *s);
+	s->loop = l;
+	s->cfg = cfg;
+	s->exit_code = EXIT_OK;
+	s->t0 = now_ms();
+	s->messages = cJSON_CreateArray();
+	s->tools = tools_definitions();
+	buf_init(&s->turn_text, 0);
+	buf_init(&s->delta, 0);
+	s->http = http_new(l);
+	if (!s->http) {
+		set_err(err, "cannot initialise libcurl");
+		session_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void session_free(struct session *s)
+{
+	if (!s)
+		return;
+	if (s->delta_timer)
+		loop_timer_cancel(s->loop, s->delta_timer);
+	tools_cancel(s);
+	if (s->llm)
+		llm_free(s->llm);
+	if (s->sbx) {
+		s->sbx->ops->stop(s->sbx);
+		sbx_free(s->sbx);
+	}
+	http_free(s->http);
+	if (s->transcript)
+		fclose(s->transcript);
+	cJSON_Delete(s->messages);
+	cJSON_Delete(s->tools);
+	cJSON_Delete(s->pending);
+	cJSON_Delete(s->snapshot);
+	buf_free(&s->turn_text);
+	buf_free(&s->delta);
+	free(s->obs);
+	free(s->run_id);
+	free(s->run_dir);
+	free(s->system_prompt);
+	free(s->request_hash);
+	free(s);
+}
+
+void session_observe(struct session *s, session_event_fn fn, void *arg)
+{
+	s->obs = xrealloc(s->obs, (s->nobs + 1) * sizeof *s->obs);
+	s->obs[s->nobs++] = (struct observer){fn, arg};
+}
+
+enum session_state session_state(const struct session *s)
+{
+	return s->state;
+}
+
+int session_exit_code(const struct session *s)
+{
+	return s->exit_code;
+}
+
+const char *session_run_dir(const struct session *s)
+{
+	return s->run_dir;
+}
+
+/* --- text streaming ------------------------------------------------ */
+
+static void flush_delta(struct session *s)
+{
+	if (s->delta_timer) {
+		loop_timer_cancel(s->loop, s->delta_timer);
+		s->delta_timer = 0;
+	}
+	if (!s->delta.len)
+		return;
+	/* hold back a split UTF-8 character for the next flush */
+	size_t n = utf8_complete_prefix(s->delta.data, s->delta.len);
+	if (!n)
+		return;
+	cJSON *ev = event_new("text_delta");
+	cJSON_AddNumberToObject(ev, "turn", s->turn);
+	char *t = utf8_sanitize(s->delta.data, n, NULL);
+	cJSON_AddStringToObject(ev, "text", t);
+	free(t);
+	buf_consume(&s->delta, n);
+	session_emit(s, ev);
+}
+
+static void delta_timer_fired(void *arg)
+{
+	struct session *s = arg;
+	s->delta_timer = 0;
+	flush_delta(s);
+}
+
+static void on_llm_text(void *arg, const char *text, size_t n)
+{
+	struct session *s = arg;
+	buf_append(&s->turn_text, text, n);
+	buf_append(&s->delta, text, n);
+	if (!s->delta_timer)
+		s->delta_timer = loop_timer_add(s->loop, TEXT_DELTA_MS,
+		                                delta_timer_fired, s);
+}
+
+static void on_llm_retry(void *arg, int attempt, long delay_ms,
+                         const char *category, const char *message,
+                         size_t discarded)
+{
+	struct session *s = arg;
+	flush_delta(s);
+	buf_reset(&s->delta);
+	buf_reset(&s->turn_text);
+	cJSON *ev = event_new("error");
+	cJSON_AddStringToObject(ev, "category", category);
+	cJSON_AddStringToObject(ev, "message", message);
+	cJSON_AddNumberToObject(ev, "retry_in_ms", (double)delay_ms);
+	cJSON_AddNumberToObject(ev, "attempt", attempt);
+	cJSON_AddNumberToObject(ev, "discarded_bytes", (double)discarded);
+	cJSON_AddNumberToObject(ev, "turn", s->turn);
+	session_emit(s, ev);
+}
+
+/* --- the turn ------------------------------------------------------ */
+
+static void save_cache(struct session *s, const struct llm_result *r)
+{
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "request_hash", s->request_hash);
+	cJSON_AddStringToObject(c, "text", r->text ? r->text : "");
+	cJSON_AddItemToObject(c, "tool_calls",
+	                      cJSON_Duplicate(r->tool_calls, 1));
+	cJSON_AddStringToObject(c, "finish_reason",
+	                        r->finish_reason ? r->finish_reason : "");
+	cJSON *u = cJSON_AddObjectToObject(c, "usage");
+	cJSON_AddNumberToObject(u, "input_tokens", r->usage.input_tokens);
+	cJSON_AddNumberToObject(u, "output_tokens", r->usage.output_tokens);
+	cJSON_AddNumberToObject(u, "cached_tokens", r->usage.cached_tokens);
+	char *text = json_print(c);
+	char *path = xasprintf("%s/cache/%s.json", s->run_dir, s->request_hash);
+	char *err = NULL;
+	if (write_file_atomic(path, text, strlen(text), &err) < 0) {
+		log_warn("cache: %s", err);
+		free(err);
+	}
+	free(path);
+	free(text);
+	cJSON_Delete(c);
+}
+
+static void emit_usage(struct session *s, const struct llm_result *r)
+{
+	s->in_tokens += r->usage.input_tokens;
+	s->out_tokens += r->usage.output_tokens;
+	s->cached_tokens += r->usage.cached_tokens;
+	cJSON *ev = event_new("usage");
+	cJSON_AddNumberToObject(ev, "turn", s->turn);
+	cJSON_AddNumberToObject(ev, "input_tokens", r->usage.input_tokens);
+	cJSON_AddNumberToObject(ev, "output_tokens", r->usage.output_tokens);
+	cJSON_AddNumberToObject(ev, "cached_tokens", r->usage.cached_tokens);
+	cJSON_AddNumberToObject(ev, "cost_usd", 0);
+	cJSON_AddBoolToObject(ev, "known", r->usage.known);
+	cJSON *tot = cJSON_AddObjectToObject(ev, "totals");
+	cJSON_AddNumberToObject(tot, "input_tokens", (double)s->in_tokens);
+	cJSON_AddNumberToObject(tot, "output_tokens", (double)s->out_tokens);
+	cJSON_AddNumberToObject(tot, "cached_tokens", (double)s->cached_tokens);
+	cJSON_AddNumberToObject(tot, "cost_usd", s->cost);
+	session_emit(s, ev);
+}
+
+static void run_next_call(struct session *s)
+{
+	if (s->interrupted) {
+		finish(s, "interrupted", EXIT_INTERRUPTED);
+		return;
+	}
+	int n = cJSON_GetArraySize(s->pending);
+	if (s->next_call >= n) {
+		cJSON_Delete(s->pending);
+		s->pending = NULL;
+		request_turn(s);
+		return;
+	}
+	const cJSON *call = cJSON_GetArrayItem(s->pending, s->next_call++);
+	cJSON *ev = event_new("tool_call");
+	cJSON_AddStringToObject(ev, "id", json_str(call, "id", ""));
+	cJSON_AddStringToObject(ev, "name", json_str(call, "name", ""));
+	cJSON_AddItemToObject(
+	    ev, "arguments",
+	    cJSON_Duplicate(cJSON_GetObjectItem(call, "arguments"), 1));
+	session_emit(s, ev);
+	s->state = SESSION_EXECUTING;
+	tools_run(s, call);
+}
+
+static void on_llm_done(void *arg, struct llm_result *r)
+{
+	struct session *s = arg;
+	flush_delta(s);
+	if (!r->ok) {
+		emit_error(
+		    s, r->error_category ? r->error_category : LLM_ERR_SERVER,
+		    r->error_message ? r->error_message
+		                     : "model request failed",
+		    -1);
+		llm_result_free(r);
+		finish(s, "failed", EXIT_PROVIDER);
+		return;
+	}
+	save_cache(s, r);
+	cJSON *ev = event_new("assistant_message");
+	cJSON_AddNumberToObject(ev, "turn", s->turn);
+	cJSON_AddStringToObject(ev, "text", r->text ? r->text : "");
+	cJSON_AddItemToObject(ev, "tool_calls",
+	                      cJSON_Duplicate(r->tool_calls, 1));
+	if (r->finish_reason)
+		cJSON_AddStringToObject(ev, "finish_reason", r->finish_reason);
+	session_emit(s, ev);
+	emit_usage(s, r);
+
+	cJSON *msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "role", "assistant");
+	cJSON_AddStringToObject(msg, "content", r->text ? r->text : "");
+	int ncalls = cJSON_GetArraySize(r->tool_calls);
+	if (ncalls > 0)
+		cJSON_AddItemToObject(msg, "tool_calls",
+		                      cJSON_Duplicate(r->tool_calls, 1));
+	cJSON_AddItemToArray(s->messages, msg);
+	buf_reset(&s->turn_text);
+
+	if (ncalls == 0) {
+		llm_result_free(r);
+		finish(s, "completed", EXIT_OK);
+		return;
+	}
+	cJSON_Delete(s->pending);
+	s->pending = cJSON_Duplicate(r->tool_calls, 1);
+	s->next_call = 0;
+	llm_result_free(r);
+	run_next_call(s);
+}
+
+static int budget_left(struct session *s, char **why)
+{
+	const struct config *c = s->cfg;
+	if (s->turn >= c->max_turns) {
+		*why = xasprintf("turn limit reached (%d turns): raise "
+		                 "--max-turns to go on",
+		                 c->max_turns);
+		return 0;
+	}
+	if (c->max_tokens > 0 &&
+	    s->in_tokens + s->out_tokens >= c->max_tokens) {
+		*why = xasprintf("token budget reached (%ld of %ld): raise "
+		                 "--max-tokens to go on",
+		                 s->in_tokens + s->out_tokens, c->max_tokens);
+		return 0;
+	}
+	if (c->max_cost > 0 && s->cost >= c->max_cost) {
+		*why = xasprintf("cost budget reached ($%.4f of $%.4f): raise "
+		                 "--max-cost to go on",
+		                 s->cost, c->max_cost);
+		return 0;
+	}
+	return 1;
+}
+
+static void request_turn(struct session *s)
+{
+	char *why = NULL;
+	if (s->interrupted) {
+		finish(s, "interrupted", EXIT_INTERRUPTED);
+		return;
+	}
+	if (!budget_left(s, &why)) {
+		emit_error(s, "budget", why, -1);
+		free(why);
+		finish(s, "budget_exhausted", EXIT_BUDGET);
+		return;
+	}
+	s->turn++;
+	struct llm_request req = {
+	    .model = s->llm->model,
+	    .system = s->system_prompt,
+	    .messages = s->messages,
+	    .tools = s->tools,
+	    .max_output_tokens = s->cfg->max_output_tokens,
+	};
+	char *canon = llm_canonical_request(s->llm, &req);
+	char hash[65];
+	sha256_hex(canon, strlen(canon), hash);
+	free(canon);
+	free(s->request_hash);
+	s->request_hash = xstrdup(hash);
+	cJSON *ev = event_new("model_request");
+	cJSON_AddNumberToObject(ev, "turn", s->turn);
+	cJSON_AddStringToObject(ev, "request_hash", hash);
+	cJSON_AddBoolToObject(ev, "cached", 0);
+	cJSON_AddNumberToObject(ev, "messages",
+	                        cJSON_GetArraySize(s->messages));
+	session_emit(s, ev);
+	s->state = SESSION_REQUESTING;
+	char *err = NULL;
+	if (llm_start(s->llm, &req, &err) < 0) {
+		emit_error(s, LLM_ERR_SERVER, err, -1);
+		free(err);
+		finish(s, "failed", EXIT_PROVIDER);
+	}
+}
+
+/* --- workspace changes --------------------------------------------- */
+
+static void on_tree(void *arg, int rc, const char *err, struct buf *data,
+                    cJSON *list)
+{
+	struct session *s = arg;
+	(void)data;
+	if (rc < 0) {
+		log_warn("workspace scan: %s", err ? err : "failed");
+		return;
+	}
+	cJSON *now = cJSON_CreateObject();
+	const cJSON *e;
+	cJSON_ArrayForEach(e, list)
+	{
+		if (strcmp(json_str(e, "type", ""), "file"))
+			continue;
+		cJSON *v = cJSON_CreateArray();
+		cJSON_AddItemToArray(
+		    v, cJSON_CreateNumber(json_num(e, "size", 0)));
+		cJSON_AddItemToArray(
+		    v, cJSON_CreateNumber(json_num(e, "mtime", 0)));
+		cJSON_AddItemToObject(now, json_str(e, "path", "?"), v);
+	}
+	cJSON *it;
+	cJSON_ArrayForEach(it, now)
+	{
+		cJSON *old = s->snapshot ? cJSON_GetObjectItemCaseSensitive(
+		                               s->snapshot, it->string)
+		                         : NULL;
+		const char *kind = NULL;
+		if (!old)
+			kind = "created";
+		else if (!cJSON_Compare(old, it, 1))
+			kind = "modified";
+		if (!kind)
+			continue;
+		cJSON *ev = event_new("workspace_change");
+		cJSON_AddStringToObject(ev, "path", it->string);
+		cJSON_AddStringToObject(ev, "kind", kind);
+		cJSON_AddNumberToObject(ev, "size",
+		                        cJSON_GetArrayItem(it, 0)->valuedouble);
+		session_emit(s, ev);
+	}
+	if (s->snapshot) {
+		cJSON_ArrayForEach(it, s->snapshot)
+		{
+			if (cJSON_GetObjectItemCaseSensitive(now, it->string))
+				continue;
+			cJSON *ev = event_new("workspace_change");
+			cJSON_AddStringToObject(ev, "path", it->string);
+			cJSON_AddStringToObject(ev, "kind", "deleted");
+			cJSON_AddNumberToObject(ev, "size", 0);
+			session_emit(s, ev);
+		}
+	}
+	cJSON_Delete(s->snapshot);
+	s->snapshot = now;
+}
+
+static void scan_workspace(struct session *s)
+{
+	s->sbx->ops->list(s->sbx, ".", 1, 100000, on_tree, s);
+}
+
+static void next_call_timer(void *arg)
+{
+	run_next_call(arg);
+}
+
+void tools_finished(struct session *s, const char *id, const char *content,
+                    int is_error)
+{
+	cJSON *ev = event_new("tool_result");
+	cJSON_AddStringToObject(ev, "id", id);
+	cJSON_AddStringToObject(ev, "content", content);
+	cJSON_AddBoolToObject(ev, "is_error", is_error);
+	session_emit(s, ev);
+
+	const cJSON *call = cJSON_GetArrayItem(s->pending, s->next_call - 1);
+	cJSON *msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "role", "tool");
+	cJSON_AddStringToObject(msg, "tool_call_id", id);
+	cJSON_AddStringToObject(msg, "name", json_str(call, "name", ""));
+	cJSON_AddStringToObject(msg, "content", content);
+	cJSON_AddBoolToObject(msg, "is_error", is_error);
+	cJSON_AddItemToArray(s->messages, msg);
+
+	scan_workspace(s);
+	/* through the loop: a tool may finish inside tools_run */
+	loop_timer_add(s->loop, 0, next_call_timer, s);
+}
+
+/* --- start and end ------------------------------------------------- */
+
+static char *make_run_id(void)
+{
+	char ts[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tm);
+	unsigned r = (unsigned)(now_ms() ^ (getpid() << 8));
+	return xasprintf("%s-%04x", ts, r & 0xffff);
+}
+
+static int make_run_dir(struct session *s, char **err)
+{
+	s->run_id = make_run_id();
+	s->run_dir = s->cfg->run_dir ? xstrdup(s->cfg->run_dir)
+	                             : xasprintf(".assay/runs/%s", s->run_id);
+	char *sub[] = {"exec", "cache"};
+	if (mkdir_p(s->run_dir, err) < 0)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		char *p = xasprintf("%s/%s", s->run_dir, sub[i]);
+		int rc = mkdir_p(p, err);
+		free(p);
+		if (rc < 0)
+			return -1;
+	}
+	char *p = xasprintf("%s/assay.log", s->run_dir);
+	int rc = log_open(p, err);
+	free(p);
+	if (rc < 0)
+		return -1;
+	p = xasprintf("%s/transcript.jsonl", s->run_dir);
+	s->transcript = fopen(p, "ae");
+	if (!s->transcript)
+		set_err(err, "cannot create %s: %s", p, strerror(errno));
+	free(p);
+	return s->transcript ? 0 : -1;
+}
+
+static void emit_run_start(struct session *s)
+{
+	const struct config *c = s->cfg;
+	cJSON *ev = event_new("run_start");
+	cJSON_AddStringToObject(ev, "version", ASSAY_VERSION);
+	cJSON_AddStringToObject(ev, "run_id", s->run_id);
+	cJSON_AddStringToObject(ev, "run_dir", s->run_dir);
+	cJSON_AddStringToObject(ev, "provider", s->llm->provider);
+	cJSON_AddStringToObject(ev, "model", s->llm->model);
+	cJSON_AddStringToObject(ev, "base_url",
+	                        s->llm->base_url ? s->llm->base_url : "");
+	cJSON *sb = cJSON_AddObjectToObject(ev, "sandbox");
+	cJSON_AddStringToObject(sb, "backend", s->sbx->ops->name);
+	cJSON_AddStringToObject(sb, "image",
+	                        s->sbx->image ? s->sbx->image : "");
+	cJSON_AddStringToObject(sb, "image_id",
+	                        s->sbx->image_id ? s->sbx->image_id : "");
+	cJSON_AddStringToObject(ev, "ask", c->ask);
+	cJSON_AddStringToObject(ev, "workspace",
+	                        s->sbx->workspace ? s->sbx->workspace
+	                                          : "/workspace");
+	cJSON *in = cJSON_AddArrayToObject(ev, "inputs");
+	for (size_t i = 0; i < c->n_inputs; i++) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "src", c->inputs[i].src);
+		cJSON_AddStringToObject(o, "dest", c->inputs[i].dest);
+		cJSON_AddItemToArray(in, o);
+	}
+	cJSON *out = cJSON_AddArrayToObject(ev, "outputs");
+	for (size_t i = 0; i < c->n_outputs; i++)
+		cJSON_AddItemToArray(out, cJSON_CreateString(c->outputs[i]));
+	cJSON *lim = cJSON_AddObjectToObject(ev, "limits");
+	cJSON_AddNumberToObject(lim, "timeout_s", c->timeout_s);
+	cJSON_AddNumberToObject(lim, "max_turns", c->max_turns);
+	cJSON_AddNumberToObject(lim, "max_tokens", (double)c->max_tokens);
+	cJSON_AddNumberToObject(lim, "max_cost", c->max_cost);
+	cJSON_AddNumberToObject(lim, "memory_mb", (double)c->mem_mb);
+	cJSON_AddNumberToObject(lim, "processes", (double)c->nproc);
+	cJSON_AddNumberToObject(lim, "cpu_s", (double)c->cpu_s);
+	cJSON_AddNumberToObject(lim, "file_size_mb", (double)c->fsize_mb);
+	cJSON_AddNumberToObject(lim, "max_output_bytes",
+	                        (double)c->max_output_bytes);
+	cJSON_AddBoolToObject(lim, "network", c->network);
+	session_emit(s, ev);
+}
+
+int session_start(struct session *s, const char *prompt, char **err)
+{
+	if (make_run_dir(s, err) < 0) {
+		s->exit_code = EXIT_FAILED;
+		return -1;
+	}
+	s->system_prompt = prompt_system(s->cfg, err);
+	if (!s->system_prompt) {
+		s->exit_code = EXIT_USAGE;
+		return -1;
+	}
+	struct llm_observer lo = {on_llm_text, on_llm_retry, on_llm_done, s};
+	s->llm = llm_new(s->cfg, s->loop, s->http, &lo, err);
+	if (!s->llm) {
+		s->exit_code = strcmp(s->cfg->provider, "script")
+		                   ? EXIT_PROVIDER
+		                   : EXIT_USAGE;
+		return -1;
+	}
+	s->sbx = sbx_new(s->cfg, s->loop, s->run_dir, err);
+	if (!s->sbx) {
+		s->exit_code = EXIT_USAGE;
+		return -1;
+	}
+	if (s->sbx->ops->start(s->sbx, err) < 0) {
+		s->exit_code = EXIT_SANDBOX;
+		return -1;
+	}
+	emit_run_start(s);
+	scan_workspace(s); /* the staged inputs */
+	cJSON *ev = event_new("user_message");
+	cJSON_AddStringToObject(ev, "text", prompt);
+	session_emit(s, ev);
+	cJSON *msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "role", "user");
+	cJSON_AddStringToObject(msg, "content", prompt);
+	cJSON_AddItemToArray(s->messages, msg);
+	request_turn(s);
+	return 0;
+}
+
+static cJSON *deliver_outputs(struct session *s, int *missing)
+{
+	const struct config *c = s->cfg;
+	cJSON *arr = cJSON_CreateArray();
+	for (size_t i = 0; i < c->n_outputs; i++) {
+		char *rel = NULL, *err = NULL;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "path", c->outputs[i]);
+		char *dest = NULL;
+		int ok = path_normalize(c->outputs[i], &rel, &err) == 0;
+		if (ok) {
+			dest = xasprintf("%s/%s", c->out_dir, rel);
+			char *dir = xstrdup(dest);
+			*strrchr(dir, '/') = '\0';
+			ok = mkdir_p(dir, &err) == 0 &&
+			     s->sbx->ops->fetch(s->sbx, rel, dest, &err) == 0;
+			free(dir);
+		}
+		struct stat st;
+		cJSON_AddBoolToObject(o, "present", ok);
+		cJSON_AddNumberToObject(
+		    o, "bytes",
+		    ok && stat(dest, &st) == 0 ? (double)st.st_size : 0);
+		if (ok)
+			cJSON_AddStringToObject(o, "copied_to", dest);
+		else
+			cJSON_AddStringToObject(o, "error",
+			                        err ? err : "missing");
+		*missing += !ok;
+		cJSON_AddItemToArray(arr, o);
+		free(dest);
+		free(rel);
+		free(err);
+	}
+	return arr;
+}
+
+static void finish(struct session *s, const char *status, int code)
+{
+	if (s->state == SESSION_DONE)
+		return;
+	flush_delta(s);
+	int missing = 0;
+	cJSON *outputs = NULL;
+	char *archive = NULL;
+	if (s->sbx) {
+		outputs = deliver_outputs(s, &missing);
+		archive = xasprintf("%s/workspace.tar.gz", s->run_dir);
+		char *err = NULL;
+		if (s->sbx->ops->export_tar(s->sbx, archive, &err) < 0) {
+			emit_error(s, "sandbox", err, -1);
+			free(err);
+			free(archive);
+			archive = NULL;
+		}
+		s->sbx->ops->stop(s->sbx);
+	}
+	if (code == EXIT_OK && missing)
+		code = EXIT_FAILED;
+	cJSON *ev = event_new("run_end");
+	cJSON_AddStringToObject(ev, "status", status);
+	cJSON_AddNumberToObject(ev, "exit_code", code);
+	cJSON_AddItemToObject(ev, "outputs",
+	                      outputs ? outputs : cJSON_CreateArray());
+	cJSON *tot = cJSON_AddObjectToObject(ev, "totals");
+	cJSON_AddNumberToObject(tot, "turns", s->turn);
+	cJSON_AddNumberToObject(tot, "input_tokens", (double)s->in_tokens);
+	cJSON_AddNumberToObject(tot, "output_tokens", (double)s->out_tokens);
+	cJSON_AddNumberToObject(tot, "cost_usd", s->cost);
+	cJSON_AddNumberToObject(tot, "duration_ms", (double)(now_ms() - s->t0));
+	if (archive)
+		cJSON_AddStringToObject(ev, "archive", archive);
+	else
+		cJSON_AddNullToObject(ev, "archive");
+	free(archive);
+	s->exit_code = code;
+	s->state = SESSION_DONE;
+	session_emit(s, ev);
+}
+
+void session_interrupt(struct session *s)
+{
+	if (s->state == SESSION_DONE)
+		return;
+	if (s->interrupted || s->state != SESSION_EXECUTING) {
+		s->interrupted = 1;
+		if (s->llm)
+			llm_cancel(s->llm);
+		tools_cancel(s);
+		finish(s, "interrupted", EXIT_INTERRUPTED);
+		return;
+	}
+	s->interrupted = 1;
+	tools_cancel(s); /* the command's exit ends the run */
+}

@@ -1,0 +1,174 @@
+/* headless.c: the observer for `assay run`: readable progress on
+ * stderr (streamed text, each tool call with its command, exit code and
+ * duration, retries, a final summary), or with --json every event as a
+ * JSON line on stdout. Untrusted text is sanitised before printing. */
+#include "cli.h"
+
+#include "assay/json.h"
+#include "assay/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct headless {
+	int json;
+	int color;
+	int in_text; /* the last thing printed was streamed text */
+};
+
+static struct headless H;
+
+static void put(const char *s)
+{
+	char *clean = term_sanitize(s, strlen(s));
+	fputs(clean, stderr);
+	free(clean);
+}
+
+static const char *c(const char *code)
+{
+	return H.color ? code : "";
+}
+
+static void end_text(void)
+{
+	if (H.in_text)
+		fputc('\n', stderr);
+	H.in_text = 0;
+}
+
+static void first_line(const char *s, char *out, size_t max)
+{
+	size_t n = strcspn(s, "\n");
+	if (n >= max)
+		n = max - 4;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	if (s[n] || n < strcspn(s, "\n"))
+		strcat(out, "...");
+}
+
+static void print_tool_call(const cJSON *ev)
+{
+	const char *name = json_str(ev, "name", "?");
+	const cJSON *args = cJSON_GetObjectItem(ev, "arguments");
+	char line[200];
+	const char *what = json_str(args, "command", NULL);
+	if (!what)
+		what = json_str(args, "path", "");
+	first_line(what, line, sizeof line);
+	end_text();
+	fprintf(stderr, "%s> %s%s ", c("\033[1;36m"), name, c("\033[0m"));
+	put(line);
+	fputc('\n', stderr);
+}
+
+static void print_exec_end(const cJSON *ev)
+{
+	double ms = json_num(ev, "duration_ms", 0);
+	if (json_bool(ev, "timed_out", 0))
+		fprintf(stderr, "  %stimed out%s after %.1fs\n", c("\033[31m"),
+		        c("\033[0m"), ms / 1000);
+	else if (json_bool(ev, "cancelled", 0))
+		fprintf(stderr, "  cancelled after %.1fs\n", ms / 1000);
+	else {
+		int code = (int)json_num(ev, "exit_code", -1);
+		fprintf(stderr,
+		        "  %sexit %d%s in %.1fs (%.0f bytes out, %.0f "
+		        "err)\n",
+		        code ? c("\033[31m") : c("\033[32m"), code,
+		        c("\033[0m"), ms / 1000,
+		        json_num(ev, "stdout_bytes", 0),
+		        json_num(ev, "stderr_bytes", 0));
+	}
+}
+
+static void print_run_end(const cJSON *ev)
+{
+	end_text();
+	const cJSON *tot = cJSON_GetObjectItem(ev, "totals");
+	fprintf(stderr,
+	        "%srun %s%s: %.0f turns, %.0f tokens in, %.0f out, "
+	        "%.1fs\n",
+	        c("\033[1m"), json_str(ev, "status", "?"), c("\033[0m"),
+	        json_num(tot, "turns", 0), json_num(tot, "input_tokens", 0),
+	        json_num(tot, "output_tokens", 0),
+	        json_num(tot, "duration_ms", 0) / 1000);
+	const cJSON *o;
+	cJSON_ArrayForEach(o, cJSON_GetObjectItem(ev, "outputs"))
+	{
+		if (json_bool(o, "present", 0))
+			fprintf(stderr, "  output %s -> %s (%.0f bytes)\n",
+			        json_str(o, "path", "?"),
+			        json_str(o, "copied_to", "?"),
+			        json_num(o, "bytes", 0));
+		else
+			fprintf(stderr, "  %soutput %s missing%s: %s\n",
+			        c("\033[31m"), json_str(o, "path", "?"),
+			        c("\033[0m"), json_str(o, "error", ""));
+	}
+	const char *archive = json_str(ev, "archive", NULL);
+	if (archive)
+		fprintf(stderr, "  workspace archive: %s\n", archive);
+}
+
+static void on_event(void *arg, const cJSON *ev)
+{
+	(void)arg;
+	if (H.json) {
+		char *line = json_print(ev);
+		puts(line);
+		fflush(stdout);
+		free(line);
+		return;
+	}
+	const char *type = json_str(ev, "type", "");
+	if (!strcmp(type, "run_start")) {
+		fprintf(
+		    stderr, "%sassay%s run %s: %s/%s, sandbox %s, run dir %s\n",
+		    c("\033[1m"), c("\033[0m"), json_str(ev, "run_id", ""),
+		    json_str(ev, "provider", ""), json_str(ev, "model", ""),
+		    json_str(cJSON_GetObjectItem(ev, "sandbox"), "backend", ""),
+		    json_str(ev, "run_dir", ""));
+	} else if (!strcmp(type, "text_delta")) {
+		put(json_str(ev, "text", ""));
+		H.in_text = 1;
+	} else if (!strcmp(type, "tool_call")) {
+		print_tool_call(ev);
+	} else if (!strcmp(type, "exec_end")) {
+		print_exec_end(ev);
+	} else if (!strcmp(type, "tool_result")) {
+		if (json_bool(ev, "is_error", 0) &&
+		    !strstr(json_str(ev, "content", ""), "[exit code")) {
+			fputs("  ", stderr);
+			put(json_str(ev, "content", ""));
+			fputc('\n', stderr);
+		}
+	} else if (!strcmp(type, "error")) {
+		end_text();
+		double retry = json_num(ev, "retry_in_ms", -1);
+		fprintf(stderr, "%s%s%s: ", c("\033[33m"),
+		        json_str(ev, "category", "error"), c("\033[0m"));
+		put(json_str(ev, "message", ""));
+		if (retry >= 0)
+			fprintf(stderr,
+			        " (retrying in %.1fs; %.0f bytes of "
+			        "partial output discarded)",
+			        retry / 1000,
+			        json_num(ev, "discarded_bytes", 0));
+		fputc('\n', stderr);
+	} else if (!strcmp(type, "assistant_message")) {
+		end_text();
+	} else if (!strcmp(type, "run_end")) {
+		print_run_end(ev);
+	}
+}
+
+void headless_attach(struct session *s, int json)
+{
+	H.json = json;
+	H.color = isatty(STDERR_FILENO) && !getenv("NO_COLOR");
+	session_observe(s, on_event, NULL);
+}

@@ -1,0 +1,402 @@
+/* main.c: the command line: options and subcommands, configuration
+ * layering, and the loop that runs a session headless. */
+#include "cli.h"
+
+#include "assay/config.h"
+#include "assay/loop.h"
+#include "assay/session.h"
+#include "assay/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+	OPT_PROVIDER = 256,
+	OPT_MODEL,
+	OPT_BASE_URL,
+	OPT_SCRIPT,
+	OPT_SANDBOX,
+	OPT_IMAGE,
+	OPT_INPUT,
+	OPT_OUTPUT,
+	OPT_OUT,
+	OPT_WORKSPACE,
+	OPT_RUN_DIR,
+	OPT_ASK,
+	OPT_NETWORK,
+	OPT_TIMEOUT,
+	OPT_MAX_TURNS,
+	OPT_MAX_TOKENS,
+	OPT_MAX_COST,
+	OPT_STEP,
+	OPT_JSON,
+	OPT_THEME,
+	OPT_IMAGES,
+	OPT_CONFIG,
+	OPT_INSTRUCTIONS,
+	OPT_VERSION,
+};
+
+static const struct option options[] = {
+    {"provider", required_argument, NULL, OPT_PROVIDER},
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"base-url", required_argument, NULL, OPT_BASE_URL},
+    {"script", required_argument, NULL, OPT_SCRIPT},
+    {"sandbox", required_argument, NULL, OPT_SANDBOX},
+    {"image", required_argument, NULL, OPT_IMAGE},
+    {"input", required_argument, NULL, OPT_INPUT},
+    {"output", required_argument, NULL, OPT_OUTPUT},
+    {"out", required_argument, NULL, OPT_OUT},
+    {"workspace", required_argument, NULL, OPT_WORKSPACE},
+    {"run-dir", required_argument, NULL, OPT_RUN_DIR},
+    {"ask", required_argument, NULL, OPT_ASK},
+    {"network", no_argument, NULL, OPT_NETWORK},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"max-turns", required_argument, NULL, OPT_MAX_TURNS},
+    {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
+    {"max-cost", required_argument, NULL, OPT_MAX_COST},
+    {"step", no_argument, NULL, OPT_STEP},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"theme", required_argument, NULL, OPT_THEME},
+    {"images", required_argument, NULL, OPT_IMAGES},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"instructions", required_argument, NULL, OPT_INSTRUCTIONS},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: assay [OPTIONS] [PROMPT]        run (headless until the "
+	      "TUI lands)\n"
+	      "       assay run [OPTIONS] PROMPT      headless: progress on "
+	      "stderr\n"
+	      "       assay demo [OPTIONS]            the bundled demo "
+	      "(scripted model, real sandbox)\n"
+	      "       assay --version | --help\n"
+	      "\n"
+	      "options (defaults in brackets):\n"
+	      "  --provider NAME     openai|ollama|script [openai]\n"
+	      "  --model M           model name [gpt-4.1]\n"
+	      "  --base-url URL      API base incl. version path "
+	      "[$OPENAI_BASE_URL or https://api.openai.com/v1]\n"
+	      "  --script FILE       turns for --provider script\n"
+	      "  --sandbox NAME      local (bubblewrap) [local]\n"
+	      "  --image IMG         sandbox image (docker) "
+	      "[assay-sandbox:latest]\n"
+	      "  --input SRC[:DEST]  stage a file or directory (repeatable; "
+	      "DEST [input/<basename>])\n"
+	      "  --output PATH       declared output, relative to the "
+	      "workspace (repeatable)\n"
+	      "  --out DIR           where declared outputs are copied "
+	      "[./outputs]\n"
+	      "  --workspace DIR     use an existing directory as the "
+	      "workspace [a fresh one in the run dir]\n"
+	      "  --run-dir DIR       [.assay/runs/<run-id>]\n"
+	      "  --ask MODE          all|risky|none (approvals; accepted, "
+	      "every command runs for now) [risky]\n"
+	      "  --network           give the sandbox network access [off]\n"
+	      "  --timeout SEC       per command [120]\n"
+	      "  --max-turns N       [50]\n"
+	      "  --max-tokens N      token budget, input+output [none]\n"
+	      "  --max-cost USD      cost budget [none]\n"
+	      "  --json              events as JSON lines on stdout\n"
+	      "  --theme NAME, --images MODE   TUI settings [default, auto]\n"
+	      "  --config FILE       extra configuration layer (JSON with "
+	      "comments)\n"
+	      "  --instructions FILE system prompt [built in]\n"
+	      "  --version, --help\n"
+	      "\n"
+	      "configuration, later wins: defaults < "
+	      "$XDG_CONFIG_HOME/assay/config.json < ./.assay/config.json <\n"
+	      "  ./assay.json < --config FILE < environment (ASSAY_PROVIDER, "
+	      "ASSAY_MODEL, OPENAI_BASE_URL,\n"
+	      "  OLLAMA_HOST) < options. API keys only from the environment "
+	      "(OPENAI_API_KEY).\n"
+	      "exit codes: 0 ok, 1 failed or output missing, 2 usage, 3 "
+	      "sandbox unavailable,\n"
+	      "  4 provider error, 5 budget exhausted, 130 interrupted\n",
+	      f);
+}
+
+static int parse_num(const char *opt, const char *arg, double min, double *out,
+                     char **err)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (errno || end == arg || *end || v < min)
+		return set_err(err, "%s: '%s' is not a number >= %g", opt, arg,
+		               min);
+	*out = v;
+	return 0;
+}
+
+/* Apply one command-line option to the configuration. */
+static int apply_option(struct config *c, int opt, const char *arg, char **err)
+{
+	double v = 0;
+	struct config_input in;
+	switch (opt) {
+	case OPT_PROVIDER:
+		config_set(&c->provider, arg);
+		break;
+	case OPT_MODEL:
+		config_set(&c->model, arg);
+		break;
+	case OPT_BASE_URL:
+		config_set(&c->base_url, arg);
+		break;
+	case OPT_SCRIPT:
+		config_set(&c->script, arg);
+		break;
+	case OPT_SANDBOX:
+		config_set(&c->sandbox, arg);
+		break;
+	case OPT_IMAGE:
+		config_set(&c->image, arg);
+		break;
+	case OPT_OUT:
+		config_set(&c->out_dir, arg);
+		break;
+	case OPT_WORKSPACE:
+		config_set(&c->workspace, arg);
+		break;
+	case OPT_RUN_DIR:
+		config_set(&c->run_dir, arg);
+		break;
+	case OPT_THEME:
+		config_set(&c->theme, arg);
+		break;
+	case OPT_IMAGES:
+		config_set(&c->images, arg);
+		break;
+	case OPT_INSTRUCTIONS:
+		config_set(&c->instructions, arg);
+		break;
+	case OPT_ASK:
+		config_set(&c->ask, arg);
+		break;
+	case OPT_NETWORK:
+		c->network = 1;
+		break;
+	case OPT_STEP:
+		c->step = 1;
+		break;
+	case OPT_JSON:
+		c->json = 1;
+		break;
+	case OPT_CONFIG:
+		break; /* applied as its own layer */
+	case OPT_INPUT:
+		if (config_parse_input(arg, &in, err) < 0)
+			return -1;
+		config_add_input(c, in.src, in.dest);
+		free(in.src);
+		free(in.dest);
+		break;
+	case OPT_OUTPUT:
+		config_add_output(c, arg);
+		break;
+	case OPT_TIMEOUT:
+		if (parse_num("--timeout", arg, 1, &v, err) < 0)
+			return -1;
+		c->timeout_s = (int)v;
+		break;
+	case OPT_MAX_TURNS:
+		if (parse_num("--max-turns", arg, 1, &v, err) < 0)
+			return -1;
+		c->max_turns = (int)v;
+		break;
+	case OPT_MAX_TOKENS:
+		if (parse_num("--max-tokens", arg, 1, &v, err) < 0)
+			return -1;
+		c->max_tokens = (long)v;
+		break;
+	case OPT_MAX_COST:
+		if (parse_num("--max-cost", arg, 0, &v, err) < 0)
+			return -1;
+		c->max_cost = v;
+		break;
+	default:
+		return set_err(err, "unknown option");
+	}
+	return 0;
+}
+
+static int validate(const struct config *c, char **err)
+{
+	const char *asks[] = {"all", "risky", "none"};
+	int ok = 0;
+	for (int i = 0; i < 3; i++)
+		ok |= !strcmp(c->ask, asks[i]);
+	if (!ok)
+		return set_err(
+		    err, "--ask must be all, risky or none (got '%s')", c->ask);
+	if (c->step)
+		return set_err(err, "--step is not available yet: step mode "
+		                    "arrives with replay and resume");
+	if (!strcmp(c->provider, "script") && !c->script)
+		return set_err(err, "--provider script needs --script FILE");
+	return 0;
+}
+
+/* The layers below the options. --config is found first so it sits
+ * below the environment and the other options. */
+static int load_layers(struct config *c, int argc, char **argv, char **err)
+{
+	const char *extra = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			extra = argv[++i];
+		else if (!strncmp(argv[i], "--config=", 9))
+			extra = argv[i] + 9;
+	}
+	char *user = config_user_file();
+	int rc = config_load(c, user, extra, err);
+	free(user);
+	return rc;
+}
+
+static const char *data_dir(void)
+{
+	const char *d = getenv("ASSAY_DATA_DIR");
+	return d && *d ? d : ASSAY_SOURCE_DIR;
+}
+
+static const char *DEMO_PROMPT =
+    "Find the unusual energy-use events in input/building_energy.csv; "
+    "save output/anomalies.csv, a PNG chart output/energy_anomalies.png "
+    "and a markdown report output/anomaly_report.md.";
+
+static void setup_demo(struct config *c)
+{
+	char *script = xasprintf("%s/sample-data/demo/energy.json", data_dir());
+	char *csv = xasprintf("%s/sample-data/building_energy.csv", data_dir());
+	config_set(&c->provider, "script");
+	config_set(&c->script, script);
+	config_add_input(c, csv, "input/building_energy.csv");
+	config_add_output(c, "output/anomalies.csv");
+	config_add_output(c, "output/energy_anomalies.png");
+	config_add_output(c, "output/anomaly_report.md");
+	free(script);
+	free(csv);
+}
+
+static struct session *running;
+
+static void on_stop_signal(int sig, void *arg)
+{
+	(void)arg;
+	if (running) {
+		fprintf(stderr, "\nassay: %s: stopping the run\n",
+		        sig == SIGINT ? "interrupted" : "terminated");
+		session_interrupt(running);
+	}
+}
+
+static int run_headless(struct config *c, const char *prompt)
+{
+	char *err = NULL;
+	struct loop *l = loop_new();
+	if (!l) {
+		fprintf(stderr, "assay: cannot create the event loop\n");
+		return EXIT_FAILED;
+	}
+	struct session *s = session_new(l, c, &err);
+	if (!s) {
+		fprintf(stderr, "assay: %s\n", err);
+		free(err);
+		loop_free(l);
+		return EXIT_FAILED;
+	}
+	headless_attach(s, c->json);
+	running = s;
+	loop_signal(l, SIGINT, on_stop_signal, NULL);
+	loop_signal(l, SIGTERM, on_stop_signal, NULL);
+	int code;
+	if (session_start(s, prompt, &err) < 0) {
+		fprintf(stderr, "assay: %s\n", err);
+		free(err);
+		code = session_exit_code(s);
+	} else {
+		while (session_state(s) != SESSION_DONE)
+			loop_once(l, -1);
+		code = session_exit_code(s);
+	}
+	running = NULL;
+	session_free(s);
+	loop_free(l);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct config c;
+	char *err = NULL;
+	const char *cmd = NULL;
+	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "demo"))) {
+		cmd = argv[1];
+		argv++;
+		argc--;
+	}
+	config_defaults(&c);
+	if (load_layers(&c, argc, argv, &err) < 0)
+		goto usage_error;
+	int opt;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			config_free(&c);
+			return 0;
+		}
+		if (opt == OPT_VERSION) {
+			printf("assay %s\n", ASSAY_VERSION);
+			config_free(&c);
+			return 0;
+		}
+		if (opt == '?') {
+			set_err(&err,
+			        "unknown option or missing argument: %s "
+			        "(see assay --help)",
+			        argv[optind - 1]);
+			goto usage_error;
+		}
+		if (apply_option(&c, opt, optarg, &err) < 0)
+			goto usage_error;
+	}
+	const char *prompt = optind < argc ? argv[optind] : NULL;
+	if (optind + 1 < argc) {
+		set_err(&err, "one PROMPT only (quote it): unexpected '%s'",
+		        argv[optind + 1]);
+		goto usage_error;
+	}
+	if (cmd && !strcmp(cmd, "demo")) {
+		setup_demo(&c);
+		if (!prompt)
+			prompt = DEMO_PROMPT;
+	}
+	if (!prompt) {
+		set_err(&err, "a PROMPT is needed (see assay --help)");
+		goto usage_error;
+	}
+	if (validate(&c, &err) < 0)
+		goto usage_error;
+	int code = run_headless(&c, prompt);
+	config_free(&c);
+	return code;
+usage_error:
+	fprintf(stderr, "assay: %s\n", err);
+	free(err);
+	config_free(&c);
+	return EXIT_USAGE;
+}

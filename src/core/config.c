@@ -1,0 +1,394 @@
+/* config.c: layered configuration (defaults < user file < project file
+ * < --config < environment < flags) and the assay.json manifest, which
+ * is applied as a project layer. */
+#include "assay/config.h"
+#include "assay/json.h"
+#include "assay/util.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CONFIG_MAX_BYTES (1 << 20)
+
+void config_set(char **field, const char *value)
+{
+	free(*field);
+	*field = value ? xstrdup(value) : NULL;
+}
+
+void config_defaults(struct config *c)
+{
+	memset(c, 0, sizeof *c);
+	config_set(&c->provider, "openai");
+	config_set(&c->model, "gpt-4.1");
+	config_set(&c->sandbox, "local");
+	config_set(&c->ask, "risky");
+	config_set(&c->out_dir, "outputs");
+	config_set(&c->theme, "default");
+	config_set(&c->images, "auto");
+	config_set(&c->image, "assay-sandbox:latest");
+	c->timeout_s = 120;
+	c->max_turns = 50;
+	c->max_output_bytes = 16384;
+	c->max_output_tokens = 8192;
+	c->mem_mb = 4096;
+	c->nproc = 256;
+	c->cpu_s = 600;
+	c->fsize_mb = 2048;
+}
+
+void config_free(struct config *c)
+{
+	char **strs[] = {&c->provider,    &c->model,   &c->base_url,
+	                 &c->api_key_env, &c->script,  &c->sandbox,
+	                 &c->image,       &c->ask,     &c->out_dir,
+	                 &c->workspace,   &c->run_dir, &c->instructions,
+	                 &c->theme,       &c->images};
+	for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+		config_set(strs[i], NULL);
+	for (size_t i = 0; i < c->n_inputs; i++) {
+		free(c->inputs[i].src);
+		free(c->inputs[i].dest);
+	}
+	free(c->inputs);
+	for (size_t i = 0; i < c->n_outputs; i++)
+		free(c->outputs[i]);
+	free(c->outputs);
+	cJSON_Delete(c->rules);
+	memset(c, 0, sizeof *c);
+}
+
+void config_add_input(struct config *c, const char *src, const char *dest)
+{
+	c->inputs = xrealloc(c->inputs, (c->n_inputs + 1) * sizeof *c->inputs);
+	c->inputs[c->n_inputs].src = xstrdup(src);
+	c->inputs[c->n_inputs].dest = xstrdup(dest);
+	c->n_inputs++;
+}
+
+void config_add_output(struct config *c, const char *path)
+{
+	for (size_t i = 0; i < c->n_outputs; i++)
+		if (!strcmp(c->outputs[i], path))
+			return;
+	c->outputs = xrealloc(c->outputs, (c->n_outputs + 1) * sizeof(char *));
+	c->outputs[c->n_outputs++] = xstrdup(path);
+}
+
+int config_parse_input(const char *spec, struct config_input *in, char **err)
+{
+	memset(in, 0, sizeof *in);
+	if (!spec || !*spec)
+		return set_err(err, "--input needs SRC[:DEST]");
+	const char *colon = strrchr(spec, ':');
+	char *src =
+	    colon ? xstrndup(spec, (size_t)(colon - spec)) : xstrdup(spec);
+	if (!*src) {
+		free(src);
+		return set_err(err, "input '%s': empty source path", spec);
+	}
+	char *dest;
+	if (colon && colon[1]) {
+		dest = xstrdup(colon + 1);
+	} else {
+		char *tmp = xstrdup(src);
+		size_t n = strlen(tmp);
+		while (n > 1 && tmp[n - 1] == '/')
+			tmp[--n] = '\0';
+		dest = xasprintf("input/%s", basename(tmp));
+		free(tmp);
+	}
+	in->src = src;
+	in->dest = dest;
+	return 0;
+}
+
+/* A relative input source in a file layer is relative to that file. */
+static char *resolve_src(const char *src, const char *base_dir)
+{
+	if (src[0] == '/' || !base_dir)
+		return xstrdup(src);
+	return xasprintf("%s/%s", base_dir, src);
+}
+
+static int apply_inputs(struct config *c, const cJSON *arr, const char *origin,
+                        const char *base_dir, char **err)
+{
+	if (!cJSON_IsArray(arr))
+		return set_err(err, "%s: \"inputs\" must be an array", origin);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, arr)
+	{
+		struct config_input in;
+		if (cJSON_IsString(it)) {
+			if (config_parse_input(it->valuestring, &in, err) < 0)
+				return -1;
+		} else if (cJSON_IsObject(it) && json_str(it, "src", NULL)) {
+			if (config_parse_input(json_str(it, "src", NULL), &in,
+			                       err) < 0)
+				return -1;
+			const char *dest = json_str(it, "dest", NULL);
+			if (dest)
+				config_set(&in.dest, dest);
+		} else {
+			return set_err(
+			    err,
+			    "%s: each of \"inputs\" is \"SRC[:DEST]\" "
+			    "or {\"src\":..,\"dest\":..}",
+			    origin);
+		}
+		char *abs = resolve_src(in.src, base_dir);
+		config_add_input(c, abs, in.dest);
+		free(abs);
+		free(in.src);
+		free(in.dest);
+	}
+	return 0;
+}
+
+static int apply_string(char **field, const cJSON *v, const char *origin,
+                        char **err)
+{
+	if (!cJSON_IsString(v))
+		return set_err(err, "%s: \"%s\" must be a string", origin,
+		               v->string);
+	config_set(field, v->valuestring);
+	return 0;
+}
+
+static int apply_number(double *out, const cJSON *v, const char *origin,
+                        double min, char **err)
+{
+	if (!cJSON_IsNumber(v) || v->valuedouble < min)
+		return set_err(err, "%s: \"%s\" must be a number >= %g", origin,
+		               v->string, min);
+	*out = v->valuedouble;
+	return 0;
+}
+
+static int apply_limits(struct config *c, const cJSON *obj, const char *origin,
+                        char **err)
+{
+	if (!cJSON_IsObject(obj))
+		return set_err(err, "%s: \"limits\" must be an object", origin);
+	const cJSON *v;
+	cJSON_ArrayForEach(v, obj)
+	{
+		double d = 0;
+		if (apply_number(&d, v, origin, 1, err) < 0)
+			return -1;
+		if (!strcmp(v->string, "memory_mb"))
+			c->mem_mb = (long)d;
+		else if (!strcmp(v->string, "processes"))
+			c->nproc = (long)d;
+		else if (!strcmp(v->string, "cpu_s"))
+			c->cpu_s = (long)d;
+		else if (!strcmp(v->string, "file_size_mb"))
+			c->fsize_mb = (long)d;
+		else
+			return set_err(err,
+			               "%s: unknown key \"limits.%s\" (known: "
+			               "memory_mb, processes, cpu_s, "
+			               "file_size_mb)",
+			               origin, v->string);
+	}
+	return 0;
+}
+
+struct str_key {
+	const char *key;
+	size_t off;
+};
+
+#define SK(k, f)                                                               \
+	{                                                                      \
+		k, offsetof(struct config, f)                                  \
+	}
+static const struct str_key str_keys[] = {
+    SK("provider", provider), SK("model", model),
+    SK("base_url", base_url), SK("api_key_env", api_key_env),
+    SK("script", script),     SK("sandbox", sandbox),
+    SK("image", image),       SK("ask", ask),
+    SK("out", out_dir),       SK("workspace", workspace),
+    SK("run_dir", run_dir),   SK("instructions", instructions),
+    SK("theme", theme),       SK("images", images),
+};
+#undef SK
+
+static int apply_key(struct config *c, const cJSON *v, const char *origin,
+                     const char *base_dir, char **err)
+{
+	const char *k = v->string;
+	for (size_t i = 0; i < sizeof str_keys / sizeof *str_keys; i++) {
+		if (strcmp(k, str_keys[i].key))
+			continue;
+		char **field = (char **)((char *)c + str_keys[i].off);
+		if (apply_string(field, v, origin, err) < 0)
+			return -1;
+		/* file names in a file layer are relative to the file */
+		if ((!strcmp(k, "script") || !strcmp(k, "instructions")) &&
+		    base_dir && (*field)[0] != '/') {
+			char *abs = resolve_src(*field, base_dir);
+			free(*field);
+			*field = abs;
+		}
+		return 0;
+	}
+	double d = 0;
+	if (!strcmp(k, "network") || !strcmp(k, "step")) {
+		if (!cJSON_IsBool(v))
+			return set_err(err, "%s: \"%s\" must be true or false",
+			               origin, k);
+		*(!strcmp(k, "network") ? &c->network : &c->step) =
+		    cJSON_IsTrue(v);
+		return 0;
+	}
+	if (!strcmp(k, "timeout") || !strcmp(k, "max_turns") ||
+	    !strcmp(k, "max_output_bytes") || !strcmp(k, "max_output_tokens")) {
+		if (apply_number(&d, v, origin, 1, err) < 0)
+			return -1;
+		if (!strcmp(k, "timeout"))
+			c->timeout_s = (int)d;
+		else if (!strcmp(k, "max_turns"))
+			c->max_turns = (int)d;
+		else if (!strcmp(k, "max_output_bytes"))
+			c->max_output_bytes = (size_t)d;
+		else
+			c->max_output_tokens = (int)d;
+		return 0;
+	}
+	if (!strcmp(k, "max_tokens") || !strcmp(k, "max_cost")) {
+		if (apply_number(&d, v, origin, 0, err) < 0)
+			return -1;
+		if (!strcmp(k, "max_tokens"))
+			c->max_tokens = (long)d;
+		else
+			c->max_cost = d;
+		return 0;
+	}
+	if (!strcmp(k, "limits"))
+		return apply_limits(c, v, origin, err);
+	if (!strcmp(k, "inputs"))
+		return apply_inputs(c, v, origin, base_dir, err);
+	if (!strcmp(k, "outputs")) {
+		if (!cJSON_IsArray(v))
+			return set_err(err,
+			               "%s: \"outputs\" must be an array "
+			               "of workspace paths",
+			               origin);
+		const cJSON *it;
+		cJSON_ArrayForEach(it, v)
+		{
+			if (!cJSON_IsString(it) || !*it->valuestring)
+				return set_err(
+				    err,
+				    "%s: each of \"outputs\" must be "
+				    "a non-empty string",
+				    origin);
+			config_add_output(c, it->valuestring);
+		}
+		return 0;
+	}
+	if (!strcmp(k, "rules")) {
+		if (!cJSON_IsArray(v))
+			return set_err(err, "%s: \"rules\" must be an array",
+			               origin);
+		cJSON_Delete(c->rules);
+		c->rules = cJSON_Duplicate(v, 1);
+		return 0;
+	}
+	return set_err(err, "%s: unknown key \"%s\"", origin, k);
+}
+
+static int apply_json(struct config *c, const cJSON *obj, const char *origin,
+                      const char *base_dir, char **err)
+{
+	if (!cJSON_IsObject(obj))
+		return set_err(err, "%s: must be a JSON object", origin);
+	const cJSON *v;
+	cJSON_ArrayForEach(v, obj)
+	{
+		if (!strcmp(v->string, "$schema") || !strcmp(v->string, "//"))
+			continue;
+		if (apply_key(c, v, origin, base_dir, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int config_apply_json(struct config *c, const cJSON *obj, const char *origin,
+                      char **err)
+{
+	return apply_json(c, obj, origin, NULL, err);
+}
+
+int config_apply_file(struct config *c, const char *path, int must_exist,
+                      char **err)
+{
+	if (access(path, F_OK) < 0 && errno == ENOENT && !must_exist)
+		return 0;
+	cJSON *j = json_parse_file(path, CONFIG_MAX_BYTES, err);
+	if (!j)
+		return -1;
+	char *tmp = xstrdup(path);
+	char *dir = xstrdup(dirname(tmp));
+	int rc = apply_json(c, j, path, dir, err);
+	free(tmp);
+	free(dir);
+	cJSON_Delete(j);
+	return rc;
+}
+
+int config_apply_env(struct config *c, char **err)
+{
+	const char *v;
+	if ((v = getenv("ASSAY_PROVIDER")) && *v)
+		config_set(&c->provider, v);
+	if ((v = getenv("ASSAY_MODEL")) && *v)
+		config_set(&c->model, v);
+	int openai = !strcmp(c->provider, "openai") ||
+	             !strcmp(c->provider, "openai-responses");
+	if (openai && (v = getenv("OPENAI_BASE_URL")) && *v)
+		config_set(&c->base_url, v);
+	if (!strcmp(c->provider, "anthropic") &&
+	    (v = getenv("ANTHROPIC_BASE_URL")) && *v)
+		config_set(&c->base_url, v);
+	if (!strcmp(c->provider, "ollama") && (v = getenv("OLLAMA_HOST")) &&
+	    *v) {
+		char *url =
+		    xasprintf("%s%s/v1", strstr(v, "://") ? "" : "http://", v);
+		config_set(&c->base_url, url);
+		free(url);
+	}
+	(void)err;
+	return 0;
+}
+
+int config_load(struct config *c, const char *user_file,
+		const char *extra_file, char **err)
+{
+	if (user_file && config_apply_file(c, user_file, 0, err) < 0)
+		return -1;
+	if (config_apply_file(c, ".assay/config.json", 0, err) < 0)
+		return -1;
+	if (config_apply_file(c, "assay.json", 0, err) < 0)
+		return -1;
+	if (extra_file && config_apply_file(c, extra_file, 1, err) < 0)
+		return -1;
+	return config_apply_env(c, err);
+}
+
+char *config_user_file(void)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	if (xdg && *xdg)
+		return xasprintf("%s/assay/config.json", xdg);
+	if (home && *home)
+		return xasprintf("%s/.config/assay/config.json", home);
+	return NULL;
+}

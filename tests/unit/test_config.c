@@ -1,0 +1,252 @@
+/* test_config.c: configuration layering, JSON with comments, the
+ * assay.json manifest and input specs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "assay/config.h"
+#include "assay/json.h"
+#include "assay/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/assay-test-config-XXXXXX";
+static char oldcwd[4096];
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	strcpy(dir, "/tmp/assay-test-config-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(getcwd(oldcwd, sizeof oldcwd));
+	assert_int_equal(chdir(dir), 0);
+	unsetenv("ASSAY_PROVIDER");
+	unsetenv("ASSAY_MODEL");
+	unsetenv("OPENAI_BASE_URL");
+	unsetenv("OLLAMA_HOST");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	assert_int_equal(chdir(oldcwd), 0);
+	rm_rf(dir);
+	return 0;
+}
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	struct config c;
+	config_defaults(&c);
+	assert_string_equal(c.provider, "openai");
+	assert_string_equal(c.sandbox, "local");
+	assert_string_equal(c.ask, "risky");
+	assert_int_equal(c.timeout_s, 120);
+	assert_int_equal(c.max_turns, 50);
+	assert_int_equal(c.max_output_bytes, 16384);
+	config_free(&c);
+}
+
+static void test_layers_later_wins(void **state)
+{
+	(void)state;
+	write_text("user.json", "{\"model\": \"from-user\", \"timeout\": 10,"
+				" \"max_turns\": 7}");
+	assert_int_equal(mkdir_p(".assay", NULL), 0);
+	write_text(".assay/config.json",
+		   "// project config\n{\"model\": \"from-project\", "
+		   "/* block */ \"timeout\": 20,}\n");
+	write_text("extra.json", "{\"model\": \"from-extra\"}");
+	struct config c;
+	config_defaults(&c);
+	char *err = NULL;
+	assert_int_equal(config_load(&c, "user.json", NULL, &err), 0);
+	assert_string_equal(c.model, "from-project");
+	assert_int_equal(c.timeout_s, 20);
+	assert_int_equal(c.max_turns, 7); /* only the user set it */
+	assert_int_equal(config_load(&c, "user.json", "extra.json", &err), 0);
+	assert_string_equal(c.model, "from-extra");
+	setenv("ASSAY_MODEL", "from-env", 1);
+	assert_int_equal(config_load(&c, "user.json", "extra.json", &err), 0);
+	assert_string_equal(c.model, "from-env");
+	unsetenv("ASSAY_MODEL");
+	config_free(&c);
+}
+
+static void test_env_base_url(void **state)
+{
+	(void)state;
+	struct config c;
+	config_defaults(&c);
+	setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1", 1);
+	assert_int_equal(config_apply_env(&c, NULL), 0);
+	assert_string_equal(c.base_url, "http://127.0.0.1:9/v1");
+	unsetenv("OPENAI_BASE_URL");
+	config_set(&c.provider, "ollama");
+	config_set(&c.base_url, NULL);
+	setenv("OLLAMA_HOST", "127.0.0.1:11434", 1);
+	assert_int_equal(config_apply_env(&c, NULL), 0);
+	assert_string_equal(c.base_url, "http://127.0.0.1:11434/v1");
+	unsetenv("OLLAMA_HOST");
+	config_free(&c);
+}
+
+static void test_missing_extra_is_error(void **state)
+{
+	(void)state;
+	struct config c;
+	config_defaults(&c);
+	char *err = NULL;
+	assert_int_equal(config_load(&c, "nope.json", "absent.json", &err), -1);
+	assert_non_null(strstr(err, "absent.json"));
+	free(err);
+	config_free(&c);
+}
+
+static void test_errors_name_file_and_key(void **state)
+{
+	(void)state;
+	struct config c;
+	config_defaults(&c);
+	char *err = NULL;
+	write_text("bad.json", "{\n\"model\": \"x\",\n\"colour\": 1}");
+	assert_int_equal(config_apply_file(&c, "bad.json", 1, &err), -1);
+	assert_non_null(strstr(err, "bad.json"));
+	assert_non_null(strstr(err, "colour"));
+	free(err);
+	err = NULL;
+	write_text("syntax.json", "{\n\"model\": \"x\"\n\"timeout\": 3}");
+	assert_int_equal(config_apply_file(&c, "syntax.json", 1, &err), -1);
+	assert_non_null(strstr(err, "syntax.json"));
+	assert_non_null(strstr(err, "line"));
+	free(err);
+	err = NULL;
+	write_text("type.json", "{\"timeout\": \"soon\"}");
+	assert_int_equal(config_apply_file(&c, "type.json", 1, &err), -1);
+	assert_non_null(strstr(err, "timeout"));
+	free(err);
+	config_free(&c);
+}
+
+static void test_manifest(void **state)
+{
+	(void)state;
+	assert_int_equal(mkdir_p("proj/data", NULL), 0);
+	write_text("proj/assay.json",
+		   "{\n"
+		   "  // a team's shared setup\n"
+		   "  \"inputs\": [\"data/a.csv\", \"/abs/b.csv:raw/b.csv\",\n"
+		   "             {\"src\": \"data\", \"dest\": \"input/all\"}],\n"
+		   "  \"outputs\": [\"output/report.md\", \"output/x.png\"],\n"
+		   "  \"instructions\": \"prompt.md\",\n"
+		   "  \"image\": \"team/img:1\",\n"
+		   "  \"ask\": \"all\",\n"
+		   "  \"rules\": [{\"match\": \"ls *\", \"action\": \"allow\"}]\n"
+		   "}\n");
+	struct config c;
+	config_defaults(&c);
+	char *err = NULL;
+	assert_int_equal(config_apply_file(&c, "proj/assay.json", 1, &err), 0);
+	assert_int_equal(c.n_inputs, 3);
+	assert_string_equal(c.inputs[0].src, "proj/data/a.csv");
+	assert_string_equal(c.inputs[0].dest, "input/a.csv");
+	assert_string_equal(c.inputs[1].src, "/abs/b.csv");
+	assert_string_equal(c.inputs[1].dest, "raw/b.csv");
+	assert_string_equal(c.inputs[2].src, "proj/data");
+	assert_string_equal(c.inputs[2].dest, "input/all");
+	assert_int_equal(c.n_outputs, 2);
+	assert_string_equal(c.outputs[1], "output/x.png");
+	assert_string_equal(c.instructions, "proj/prompt.md");
+	assert_string_equal(c.image, "team/img:1");
+	assert_string_equal(c.ask, "all");
+	assert_int_equal(cJSON_GetArraySize(c.rules), 1);
+	/* a declared output is not added twice */
+	config_add_output(&c, "output/x.png");
+	assert_int_equal(c.n_outputs, 2);
+	config_free(&c);
+
+	config_defaults(&c);
+	write_text("m2.json", "{\"inputs\": [42]}");
+	assert_int_equal(config_apply_file(&c, "m2.json", 1, &err), -1);
+	assert_non_null(strstr(err, "inputs"));
+	free(err);
+	err = NULL;
+	write_text("m3.json", "{\"outputs\": \"a.csv\"}");
+	assert_int_equal(config_apply_file(&c, "m3.json", 1, &err), -1);
+	assert_non_null(strstr(err, "outputs"));
+	free(err);
+	config_free(&c);
+}
+
+static void test_input_spec(void **state)
+{
+	(void)state;
+	struct config_input in;
+	assert_int_equal(config_parse_input("data/x.csv", &in, NULL), 0);
+	assert_string_equal(in.src, "data/x.csv");
+	assert_string_equal(in.dest, "input/x.csv");
+	free(in.src);
+	free(in.dest);
+	assert_int_equal(config_parse_input("dir/sub/:stage/here", &in, NULL),
+			 0);
+	assert_string_equal(in.src, "dir/sub/");
+	assert_string_equal(in.dest, "stage/here");
+	free(in.src);
+	free(in.dest);
+	assert_int_equal(config_parse_input("dir/sub/", &in, NULL), 0);
+	assert_string_equal(in.dest, "input/sub");
+	free(in.src);
+	free(in.dest);
+	char *err = NULL;
+	assert_int_equal(config_parse_input(":x", &in, &err), -1);
+	free(err);
+}
+
+static void test_strip_comments_keeps_strings(void **state)
+{
+	(void)state;
+	char *s = json_strip_comments(
+		"{\"url\": \"http://x//y\", /* c */ \"a\": [1, 2,], // t\n}");
+	cJSON *j = cJSON_Parse(s);
+	assert_non_null(j);
+	assert_string_equal(json_str(j, "url", ""), "http://x//y");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "a")), 2);
+	cJSON_Delete(j);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_layers_later_wins, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_env_base_url, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_missing_extra_is_error,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_errors_name_file_and_key,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_manifest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_input_spec, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_strip_comments_keeps_strings, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
