@@ -248,6 +248,30 @@ static void emit_usage(struct session *s, const struct llm_result *r)
 	session_emit(s, ev);
 }
 
+/* How the call was let through. Until the policy layer exists every
+ * call is approved by the mode, and the event says so. */
+static void emit_approval(struct session *s, const cJSON *call)
+{
+	const cJSON *args = cJSON_GetObjectItem(call, "arguments");
+	const char *what = json_str(args, "command", NULL);
+	if (!what)
+		what = json_str(args, "path", "");
+	cJSON *ev = event_new("approval");
+	cJSON_AddStringToObject(ev, "id", json_str(call, "id", ""));
+	cJSON_AddStringToObject(ev, "decision", "approved");
+	cJSON_AddStringToObject(ev, "by", "mode");
+	cJSON_AddStringToObject(ev, "mode", s->cfg->ask);
+	cJSON_AddNullToObject(ev, "rule");
+	cJSON_AddArrayToObject(ev, "reasons");
+	cJSON_AddStringToObject(ev, "original", what);
+	cJSON_AddStringToObject(ev, "final", what);
+	cJSON_AddNullToObject(ev, "feedback");
+	cJSON_AddStringToObject(ev, "note",
+				"no approval policy yet: every call runs, "
+				"sandboxed");
+	session_emit(s, ev);
+}
+
 static void run_next_call(struct session *s)
 {
 	if (s->interrupted) {
@@ -269,6 +293,7 @@ static void run_next_call(struct session *s)
 	    ev, "arguments",
 	    cJSON_Duplicate(cJSON_GetObjectItem(call, "arguments"), 1));
 	session_emit(s, ev);
+	emit_approval(s, call);
 	s->state = SESSION_EXECUTING;
 	tools_run(s, call);
 }

@@ -7,6 +7,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Drop a comma that only whitespace separates from } or ]. */
+static char *strip_trailing_commas(const char *s)
+{
+	struct buf out;
+	buf_init(&out, 0);
+	buf_append(&out, "", 0);
+	int in_str = 0;
+	for (const char *p = s; *p; p++) {
+		if (in_str) {
+			if (*p == '\\' && p[1])
+				buf_append(&out, p++, 1);
+			else if (*p == '"')
+				in_str = 0;
+		} else if (*p == '"') {
+			in_str = 1;
+		} else if (*p == ',') {
+			const char *q = p + 1;
+			while (*q == ' ' || *q == '\t' || *q == '\n' ||
+			       *q == '\r')
+				q++;
+			if (*q == '}' || *q == ']')
+				continue;
+		}
+		buf_append(&out, p, 1);
+	}
+	return buf_detach(&out);
+}
+
 char *json_strip_comments(const char *s)
 {
 	struct buf out;
@@ -36,18 +64,14 @@ char *json_strip_comments(const char *s)
 			if (!*p)
 				break;
 			p++;
-		} else if (*p == ',') {
-			const char *q = p + 1;
-			while (*q == ' ' || *q == '\t' || *q == '\n' ||
-			       *q == '\r')
-				q++;
-			if (*q != '}' && *q != ']')
-				buf_append(&out, p, 1);
 		} else {
 			buf_append(&out, p, 1);
 		}
 	}
-	return buf_detach(&out);
+	char *nocomments = buf_detach(&out);
+	char *clean = strip_trailing_commas(nocomments);
+	free(nocomments);
+	return clean;
 }
 
 cJSON *json_parse_relaxed(const char *text, const char *name, char **err)

@@ -1,0 +1,378 @@
+/* chat_stream.c: rebuilds one Chat Completions answer from its SSE
+ * stream (protocols.md A.2, A.3): text deltas, tool calls assembled
+ * from fragments, finish reason and usage. Tolerates the compatible
+ * servers' quirks (A.6): whole calls all at index 0 (Ollama), missing
+ * or empty ids and absent arguments (vLLM), CRLF, timings and
+ * reasoning fields (llama.cpp), a missing [DONE]. */
+#include "llm/llm_internal.h"
+#include "assay/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void chat_set_error(struct chat_stream *s, int final, const char *body,
+                           char *msg)
+{
+	if (s->error) {
+		free(msg);
+		return;
+	}
+	s->error = msg;
+	s->error_final = final;
+	if (body)
+		s->error_body = xstrdup(body);
+}
+
+/* Strict parse of a NUL-terminated text: trailing garbage fails. */
+static cJSON *parse_strict(const char *text)
+{
+	return cJSON_ParseWithOpts(text, NULL, 1);
+}
+
+static const char *str_item(const cJSON *obj, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsString(it) && it->valuestring[0] ? it->valuestring
+	                                                : NULL;
+}
+
+static int chat_text(struct chat_stream *s, const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n == 0)
+		return 0;
+	if (buf_append(&s->text, t, n) < 0) {
+		chat_set_error(s, 1, NULL,
+		               xasprintf("the answer passed %d MiB",
+		                         LLM_MAX_TEXT / (1024 * 1024)));
+		return -1;
+	}
+	if (s->on_text)
+		s->on_text(s->arg, t, n);
+	return 0;
+}
+
+/* Whether a slot already holds a whole call: a name and arguments that
+ * are absent or parse. */
+static int slot_complete(const struct chat_slot *sl)
+{
+	if (!sl->name)
+		return 0;
+	if (!sl->have_args)
+		return 1;
+	cJSON *j = parse_strict(buf_str(&sl->args));
+	cJSON_Delete(j);
+	return j != NULL;
+}
+
+/* The slot a fragment belongs to, or NULL when it starts a new call. */
+static struct chat_slot *chat_find_slot(struct chat_stream *s, int index,
+                                        const char *id, const char *name)
+{
+	struct chat_slot *sl = NULL;
+
+	if (index >= 0) {
+		for (size_t i = s->n_slots; i-- > 0;)
+			if (s->slots[i].index == index) {
+				sl = &s->slots[i];
+				break;
+			}
+	} else {
+		for (size_t i = s->n_slots; id && !sl && i-- > 0;)
+			if (s->slots[i].id && strcmp(s->slots[i].id, id) == 0)
+				sl = &s->slots[i];
+		if (!sl && s->n_slots > 0)
+			sl = &s->slots[s->n_slots - 1];
+	}
+	if (!sl)
+		return NULL;
+	/* The same id again is always the same call. */
+	if (id && sl->id && strcmp(id, sl->id) == 0)
+		return sl;
+	/* Ollama: whole calls, all at index 0. A new id or a name arriving
+	 * when the slot is already whole means a new call. */
+	if ((id && sl->id) || name) {
+		if (slot_complete(sl))
+			return NULL;
+	}
+	return sl;
+}
+
+static struct chat_slot *chat_new_slot(struct chat_stream *s, int index)
+{
+	if (s->n_slots >= LLM_MAX_TOOL_CALLS) {
+		chat_set_error(
+		    s, 1, NULL,
+		    xasprintf("more than %d tool calls in one answer",
+		              LLM_MAX_TOOL_CALLS));
+		return NULL;
+	}
+	if (s->n_slots % 8 == 0)
+		s->slots =
+		    xrealloc(s->slots, (s->n_slots + 8) * sizeof *s->slots);
+	struct chat_slot *sl = &s->slots[s->n_slots++];
+	memset(sl, 0, sizeof *sl);
+	sl->index = index;
+	buf_init(&sl->args, LLM_MAX_ARGS);
+	return sl;
+}
+
+static int chat_tool_call(struct chat_stream *s, const cJSON *tc)
+{
+	const cJSON *idx = cJSON_GetObjectItemCaseSensitive(tc, "index");
+	const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tc, "function");
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
+	int index = cJSON_IsNumber(idx) ? idx->valueint : -1;
+	const char *id = str_item(tc, "id");
+	const char *name = str_item(fn, "name");
+
+	struct chat_slot *sl = chat_find_slot(s, index, id, name);
+	if (!sl && !(sl = chat_new_slot(s, index)))
+		return -1;
+	if (id && !sl->id)
+		sl->id = xstrdup(id);
+	if (name && !sl->name)
+		sl->name = xstrdup(name);
+	if (!args || cJSON_IsNull(args))
+		return 0;
+	sl->have_args = 1;
+	/* Some servers send the arguments as an object. */
+	char *p = cJSON_IsString(args) ? xstrdup(args->valuestring)
+	                               : cJSON_PrintUnformatted(args);
+	size_t n = p ? strlen(p) : 0;
+	int rc = -1;
+	if (p && n <= LLM_MAX_ARGS - s->args_total &&
+	    buf_append(&sl->args, p, n) == 0) {
+		s->args_total += n;
+		rc = 0;
+	}
+	free(p);
+	if (rc < 0)
+		chat_set_error(s, 1, NULL,
+		               xasprintf("tool call arguments passed %d MiB",
+		                         LLM_MAX_ARGS / (1024 * 1024)));
+	return rc;
+}
+
+static void chat_usage(struct chat_stream *s, const cJSON *u)
+{
+	const cJSON *det =
+	    cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens_details");
+	const cJSON *it;
+
+	s->usage.known = 1;
+	it = cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens");
+	s->usage.input_tokens = cJSON_IsNumber(it) ? (long)it->valuedouble : 0;
+	it = cJSON_GetObjectItemCaseSensitive(u, "completion_tokens");
+	s->usage.output_tokens = cJSON_IsNumber(it) ? (long)it->valuedouble : 0;
+	it = cJSON_GetObjectItemCaseSensitive(det, "cached_tokens");
+	s->usage.cached_tokens = cJSON_IsNumber(it) ? (long)it->valuedouble : 0;
+}
+
+/* One choice of a chunk; only choice 0 is asked for. A whole
+ * non-streamed answer carries "message" where a chunk has "delta". */
+static int chat_choice(struct chat_stream *s, const cJSON *c)
+{
+	const cJSON *idx = cJSON_GetObjectItemCaseSensitive(c, "index");
+	if (cJSON_IsNumber(idx) && idx->valueint != 0)
+		return 0;
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "delta");
+	if (!cJSON_IsObject(d))
+		d = cJSON_GetObjectItemCaseSensitive(c, "message");
+	const char *t;
+
+	if ((t = str_item(d, "content")) && chat_text(s, t) < 0)
+		return -1;
+	if ((t = str_item(d, "refusal")) && chat_text(s, t) < 0)
+		return -1;
+	/* Reasoning is not answer text (llama.cpp, Ollama). */
+	if ((t = str_item(d, "reasoning_content")))
+		s->reasoning_bytes += strlen(t);
+	if ((t = str_item(d, "reasoning")))
+		s->reasoning_bytes += strlen(t);
+
+	const cJSON *tcs = cJSON_GetObjectItemCaseSensitive(d, "tool_calls");
+	const cJSON *tc;
+	cJSON_ArrayForEach(tc, tcs)
+	{
+		if (cJSON_IsObject(tc) && chat_tool_call(s, tc) < 0)
+			return -1;
+	}
+	if ((t = str_item(c, "finish_reason"))) {
+		free(s->finish_reason);
+		s->finish_reason = xstrdup(t);
+	}
+	return 0;
+}
+
+/* An error reported inside the stream: {"error":..}, a flat vLLM
+ * {"object":"error"}, an "event: error" or an "error:" field. */
+static int chat_is_error(const struct sse_event *ev, const cJSON *j)
+{
+	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(j, "object");
+
+	if (ev->error_field || strcmp(ev->event, "error") == 0)
+		return 1;
+	const cJSON *err = cJSON_GetObjectItemCaseSensitive(j, "error");
+	if (err && !cJSON_IsNull(err))
+		return 1;
+	return cJSON_IsString(obj) && strcmp(obj->valuestring, "error") == 0;
+}
+
+static int chat_event(const struct sse_event *ev, void *arg)
+{
+	struct chat_stream *s = arg;
+	const char *p = ev->data;
+	size_t n = ev->data_len;
+
+	while (n > 0 && (*p == ' ' || *p == '\t' || *p == '\r')) {
+		p++;
+		n--;
+	}
+	if (n == 0 || s->saw_done)
+		return 0;
+	if (n == 6 && memcmp(p, "[DONE]", 6) == 0) {
+		s->saw_done = 1;
+		return 0;
+	}
+	cJSON *j = parse_strict(p);
+	if (!j || chat_is_error(ev, j)) {
+		char *msg = llm_error_body_message(ev->data);
+		if (j || ev->error_field)
+			chat_set_error(
+			    s, 0, ev->data,
+			    xasprintf("error inside the stream: %s", msg));
+		else
+			chat_set_error(s, 0, NULL,
+			               xasprintf("invalid JSON in the stream: "
+			                         "%s",
+			                         msg));
+		free(msg);
+		cJSON_Delete(j);
+		return -1;
+	}
+	s->chunks++;
+	int rc = 0;
+	const cJSON *u = cJSON_GetObjectItemCaseSensitive(j, "usage");
+	if (cJSON_IsObject(u))
+		chat_usage(s, u);
+	const cJSON *c;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(j, "choices"))
+	{
+		if (cJSON_IsObject(c) && (rc = chat_choice(s, c)) < 0)
+			break;
+	}
+	cJSON_Delete(j);
+	return rc;
+}
+
+void chat_stream_init(struct chat_stream *s, int turn,
+                      void (*on_text)(void *arg, const char *text, size_t n),
+                      void *arg)
+{
+	memset(s, 0, sizeof *s);
+	sse_init(&s->sse, LLM_MAX_EVENT, chat_event, s);
+	/* A server that ignores stream:true answers one JSON line. */
+	s->sse.bare_json = 1;
+	buf_init(&s->text, LLM_MAX_TEXT);
+	s->turn = turn;
+	s->on_text = on_text;
+	s->arg = arg;
+}
+
+void chat_stream_free(struct chat_stream *s)
+{
+	sse_free(&s->sse);
+	buf_free(&s->text);
+	for (size_t i = 0; i < s->n_slots; i++) {
+		free(s->slots[i].id);
+		free(s->slots[i].name);
+		buf_free(&s->slots[i].args);
+	}
+	free(s->slots);
+	free(s->finish_reason);
+	free(s->error);
+	free(s->error_body);
+	memset(s, 0, sizeof *s);
+}
+
+int chat_stream_feed(struct chat_stream *s, const char *data, size_t n)
+{
+	if (s->error)
+		return -1;
+	if (sse_feed(&s->sse, data, n) < 0) {
+		chat_set_error(s, 1, NULL,
+		               xasprintf("a stream event passed %d MiB",
+		                         LLM_MAX_EVENT / (1024 * 1024)));
+		return -1;
+	}
+	return 0;
+}
+
+int chat_stream_finish(struct chat_stream *s)
+{
+	if (s->error)
+		return -1;
+	if (sse_finish(&s->sse) < 0) {
+		chat_set_error(s, 1, NULL,
+		               xasprintf("a stream event passed %d MiB",
+		                         LLM_MAX_EVENT / (1024 * 1024)));
+		return -1;
+	}
+	if (!s->saw_done && !s->finish_reason) {
+		chat_set_error(
+		    s, 0, NULL,
+		    xstrdup("the stream ended before the answer was "
+		            "complete (no finish_reason, no [DONE])"));
+		return -1;
+	}
+	return 0;
+}
+
+/* One rebuilt call in neutral form. */
+static cJSON *chat_call(const struct chat_stream *s, size_t i)
+{
+	const struct chat_slot *sl = &s->slots[i];
+	cJSON *call = cJSON_CreateObject();
+	char *id =
+	    sl->id ? xstrdup(sl->id) : xasprintf("call_%d_%zu", s->turn, i);
+	const char *raw = sl->args.data ? sl->args.data : "";
+	size_t len = sl->args.len;
+
+	cJSON_AddStringToObject(call, "id", id);
+	cJSON_AddStringToObject(call, "name", sl->name ? sl->name : "");
+	free(id);
+	while (len > 0 && strchr(" \t\r\n", raw[len - 1]))
+		len--;
+	if (len == 0) {
+		cJSON_AddItemToObject(call, "arguments", cJSON_CreateObject());
+		return call;
+	}
+	cJSON *args = parse_strict(raw);
+	if (cJSON_IsObject(args)) {
+		cJSON_AddItemToObject(call, "arguments", args);
+		return call;
+	}
+	cJSON_AddStringToObject(
+	    call, "arguments_error",
+	    args ? "the arguments are not a JSON object"
+	         : "the arguments are not valid JSON (cut off?)");
+	cJSON_Delete(args);
+	cJSON_AddItemToObject(call, "arguments", cJSON_CreateObject());
+	cJSON_AddStringToObject(call, "arguments_raw", raw);
+	return call;
+}
+
+cJSON *chat_stream_tool_calls(const struct chat_stream *s)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; i < s->n_slots; i++) {
+		const struct chat_slot *sl = &s->slots[i];
+		if (!sl->name && sl->args.len == 0)
+			continue;
+		cJSON_AddItemToArray(arr, chat_call(s, i));
+	}
+	return arr;
+}

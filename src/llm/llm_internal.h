@@ -1,0 +1,122 @@
+/* llm_internal.h: what the providers share and the unit tests reach:
+ * finishing a turn (llm.c), the retry policy (retry.c) and the Chat
+ * Completions stream assembler (chat_stream.c). Not a public header. */
+#ifndef ASSAY_LLM_INTERNAL_H
+#define ASSAY_LLM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "assay/buf.h"
+#include "assay/llm.h"
+#include "assay/sse.h"
+
+#define LLM_MAX_TRIES 5
+#define LLM_MAX_ERROR_BODY (64 * 1024)
+#define LLM_MAX_EVENT (4 * 1024 * 1024) /* one SSE line or event */
+#define LLM_MAX_TEXT (8 * 1024 * 1024)  /* answer text of one turn */
+#define LLM_MAX_ARGS (4 * 1024 * 1024)  /* all tool calls' arguments */
+#define LLM_MAX_TOOL_CALLS 128
+
+/* --- llm.c: finishing a turn --- */
+
+/* A zeroed result with text "" and an empty tool_calls array. */
+struct llm_result *llm_result_new(void);
+/* Hand res to the observer. m may be freed by the observer: touch
+ * nothing of it afterwards. */
+void llm_deliver(struct llm *m, struct llm_result *res);
+/* Deliver a final failure; takes ownership of message. */
+void llm_deliver_error(struct llm *m, const char *category, char *message,
+                       int attempts);
+/* Which turn a request is: the number of assistant messages in it. */
+int llm_turn_index(const cJSON *messages);
+
+/* --- retry.c: the retry policy of the official SDKs (protocols A.5) ---
+ * Usable by every provider. */
+
+/* Whether a failed try deserves another. status is the HTTP status, or
+ * 0 for a connection failure, a cut stream or an error event inside a
+ * 200 stream; body is the error JSON if any; should_retry the value of
+ * x-should-retry if present ("true" forces, "false" forbids). Never
+ * retried: 400, 401, 403, 404 and other 4xx but 408/409/429, a body
+ * whose code is insufficient_quota, flat vLLM bodies with a 4xx code. */
+int llm_retry_should(long status, const char *body, const char *should_retry);
+/* Milliseconds before retry number retries+1 (retries = retries made
+ * so far). retry-after-ms, then retry-after (seconds, float, or an
+ * HTTP date compared with now_wall_ms) are honoured when they say 0 to
+ * 120 s; else 500 ms x 2^retries capped at 8 s, shortened by up to 25%
+ * with jitter in [0, 1). */
+long llm_retry_delay(int retries, const char *retry_after_ms,
+                     const char *retry_after, int64_t now_wall_ms,
+                     double jitter);
+/* A jitter value in [0, 1). */
+double llm_retry_jitter(void);
+/* The LLM_ERR_* category of an HTTP status. */
+const char *llm_status_category(long status);
+/* The human message inside an error body (error.message, flat
+ * message, detail, or the sanitized start of the body). Never NULL. */
+char *llm_error_body_message(const char *body);
+/* Parse an HTTP date (IMF-fixdate); seconds since the epoch or -1. */
+int64_t llm_parse_http_date(const char *s);
+
+/* An HTTP error to describe to the user: cause and fix in one line. */
+struct llm_http_fail {
+	const char *provider; /* "openai" */
+	long status;
+	const char *url;
+	const char *body;       /* may be NULL */
+	const char *request_id; /* may be NULL */
+	const char *key_env;    /* variable that holds the key */
+	int key_set;
+	const char *model;
+};
+char *llm_http_error_message(const struct llm_http_fail *f);
+
+/* --- chat_stream.c: Chat Completions stream assembler (A.2, A.3, A.6)
+ * Fed the raw body of a 200 answer in any chunking; rebuilds text,
+ * tool calls, finish reason and usage, tolerating the quirks of
+ * Ollama, vLLM and llama.cpp. */
+
+struct chat_slot {
+	int index; /* tool_calls[].index, -1 when absent */
+	char *id;
+	char *name;
+	struct buf args;
+	int have_args; /* an arguments field was seen */
+};
+
+struct chat_stream {
+	struct sse sse;
+	struct buf text;        /* the answer, at most LLM_MAX_TEXT */
+	size_t reasoning_bytes; /* reasoning text seen (not answer) */
+	struct chat_slot *slots;
+	size_t n_slots;
+	size_t args_total;   /* bytes of arguments, all slots */
+	char *finish_reason; /* last non-null finish_reason */
+	struct llm_usage usage;
+	int saw_done;     /* data: [DONE] */
+	int chunks;       /* JSON chunks handled */
+	int turn;         /* for made-up ids: call_<turn>_<i> */
+	char *error;      /* what went wrong, when feed/finish failed */
+	char *error_body; /* the error JSON of an error event, if any */
+	int error_final;  /* retrying cannot help (a bound was passed) */
+	void (*on_text)(void *arg, const char *text, size_t n);
+	void *arg;
+};
+
+void chat_stream_init(struct chat_stream *s, int turn,
+                      void (*on_text)(void *arg, const char *text, size_t n),
+                      void *arg);
+void chat_stream_free(struct chat_stream *s);
+/* -1 when the stream reported an error or passed a bound: s->error. */
+int chat_stream_feed(struct chat_stream *s, const char *data, size_t n);
+/* End of the body. -1 (s->error) on an error, or a cut stream: no
+ * finish_reason and no [DONE]. */
+int chat_stream_finish(struct chat_stream *s);
+/* The rebuilt calls as a neutral array: {"id","name","arguments"};
+ * arguments that are not a JSON object become {} with
+ * "arguments_error" (why) and "arguments_raw" (what came). */
+cJSON *chat_stream_tool_calls(const struct chat_stream *s);
+
+#endif

@@ -1,0 +1,150 @@
+/* archive.c: persists a host workspace as a .tar.gz (pax restricted,
+ * gzip) with libarchive. Symlinks are stored as symlinks and never
+ * followed; fifos, sockets and devices are left out; the archive is
+ * written to a temporary file and renamed into place. */
+#include "assay/log.h"
+#include "assay/util.h"
+#include "sandbox/internal.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ARCHIVE_CHUNK 65536
+
+struct tar_ctx {
+	struct archive *a;
+	struct archive_entry *e;
+	dev_t self_dev; /* the archive being written, if inside the tree */
+	ino_t self_ino;
+	char *chunk;
+};
+
+static int tar_fail(struct sbx_walk *w, struct tar_ctx *c, const char *path)
+{
+	return set_err(w->err, "archive: %s: %s", path,
+	               archive_error_string(c->a));
+}
+
+static int tar_data(struct sbx_walk *w, struct tar_ctx *c, int fd,
+                    const char *path, off_t size)
+{
+	off_t left = size;
+	while (left > 0) {
+		size_t want =
+		    left < ARCHIVE_CHUNK ? (size_t)left : ARCHIVE_CHUNK;
+		ssize_t r = read(fd, c->chunk, want);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break; /* shrank meanwhile: the entry is padded */
+		if (archive_write_data(c->a, c->chunk, (size_t)r) < 0)
+			return tar_fail(w, c, path);
+		left -= r;
+	}
+	return 0;
+}
+
+static int tar_visit(struct sbx_walk *w, int dirfd, const char *name,
+                     const char *path, const struct stat *st)
+{
+	struct tar_ctx *c = w->arg;
+	struct stat fst = *st;
+	int fd = -1, rc = 0;
+	char target[PATH_MAX];
+	if (st->st_dev == c->self_dev && st->st_ino == c->self_ino)
+		return 0;
+	archive_entry_clear(c->e);
+	if (S_ISREG(st->st_mode)) {
+		fd = openat(dirfd, name,
+		            O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		                O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &fst) < 0 || !S_ISREG(fst.st_mode)) {
+			log_warn("archive: skipping %s: %s", path,
+			         fd < 0 ? strerror(errno) : "changed type");
+			goto out;
+		}
+	} else if (S_ISLNK(st->st_mode)) {
+		ssize_t n = readlinkat(dirfd, name, target, sizeof target - 1);
+		if (n < 0)
+			goto out;
+		target[n] = '\0';
+	} else if (!S_ISDIR(st->st_mode)) {
+		goto out;
+	}
+	archive_entry_copy_stat(c->e, &fst);
+	archive_entry_set_pathname(c->e, path);
+	if (S_ISLNK(fst.st_mode))
+		archive_entry_set_symlink(c->e, target);
+	if (!S_ISREG(fst.st_mode))
+		archive_entry_set_size(c->e, 0);
+	if (archive_write_header(c->a, c->e) < ARCHIVE_WARN) {
+		rc = tar_fail(w, c, path);
+		goto out;
+	}
+	if (fd >= 0)
+		rc = tar_data(w, c, fd, path, fst.st_size);
+	if (rc == 0 && archive_write_finish_entry(c->a) < ARCHIVE_WARN)
+		rc = tar_fail(w, c, path);
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int sbx_host_export_tar(int root_fd, const char *path, char **err)
+{
+	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
+	struct tar_ctx c = {0};
+	int rc = -1, opened = 0;
+	c.a = archive_write_new();
+	c.e = archive_entry_new();
+	c.chunk = xmalloc(ARCHIVE_CHUNK);
+	if (archive_write_add_filter_gzip(c.a) != ARCHIVE_OK ||
+	    archive_write_set_format_pax_restricted(c.a) != ARCHIVE_OK ||
+	    archive_write_open_filename(c.a, tmp) != ARCHIVE_OK) {
+		set_err(err, "archive %s: %s", tmp, archive_error_string(c.a));
+		goto out;
+	}
+	opened = 1;
+	struct stat self;
+	if (stat(tmp, &self) == 0) {
+		c.self_dev = self.st_dev;
+		c.self_ino = self.st_ino;
+	}
+	struct sbx_walk w = {.visit = tar_visit,
+	                     .arg = &c,
+	                     .recursive = 1,
+	                     .max_depth = 256,
+	                     .max_held = 1000000,
+	                     .err = err};
+	if (sbx_walk(&w, root_fd, "") < 0)
+		goto out;
+	if (w.truncated)
+		log_warn("archive %s: the workspace is nested or wide beyond "
+		         "the walk's limits; some entries are missing",
+		         path);
+	if (archive_write_close(c.a) != ARCHIVE_OK) {
+		set_err(err, "archive %s: %s", tmp, archive_error_string(c.a));
+		goto out;
+	}
+	if (rename(tmp, path) < 0) {
+		set_err(err, "archive %s: %s", path, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	archive_write_free(c.a);
+	archive_entry_free(c.e);
+	if (rc < 0 && opened)
+		unlink(tmp);
+	free(c.chunk);
+	free(tmp);
+	return rc;
+}

@@ -1,0 +1,572 @@
+#!/usr/bin/env bash
+# Self-test of fake_openai.py over real HTTP with curl: every quirk style,
+# every fault, auth, and the request validation (each invalid request -> 400).
+# Usage: tests/fakes/selftest.sh    (exit 0 when every check passes)
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+PY=/usr/bin/python3
+FAKE="$HERE/fake_openai.py"
+T=$(mktemp -d)
+[ -n "${KEEP:-}" ] && echo "temp dir: $T"
+SRVS=()
+PASS=0
+FAIL=0
+
+cleanup() {
+	for p in "${SRVS[@]}"; do kill "$p" 2>/dev/null; done
+	[ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+
+ok() { PASS=$((PASS + 1)); echo "ok   $1"; }
+ko() { FAIL=$((FAIL + 1)); echo "FAIL $1${2:+ -- $2}"; }
+# is NAME DETAIL CMD...: one check, passed when CMD succeeds (DETAIL shown on failure)
+is() {
+	local name=$1 detail=$2
+	shift 2
+	if "$@"; then ok "$name"; else ko "$name" "$detail"; fi
+}
+
+# start NAME ARGS...: run a server on port 0, wait for its port file; sets PORT, LOG, SRV
+start() {
+	local name=$1
+	shift
+	rm -f "$T/$name.port" "$T/$name.log"
+	$PY "$FAKE" --script "$T/script.json" --port 0 --port-file "$T/$name.port" \
+		--log "$T/$name.log" --seed 7 "$@" 2>"$T/$name.err" &
+	SRV=$!
+	SRVS+=("$SRV")
+	for _ in $(seq 200); do [ -s "$T/$name.port" ] && break; sleep 0.025; done
+	PORT=$(cat "$T/$name.port" 2>/dev/null)
+	LOG="$T/$name.log"
+	[ -n "$PORT" ] || { ko "start $name" "$(cat "$T/$name.err")"; exit 1; }
+}
+stop() { kill "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null; }
+
+# post OUT REQ [curl args]: POST $T/REQ.json; body in $T/OUT.body, headers in $T/OUT.hdr
+URLPATH=/v1/chat/completions
+AUTH="Bearer x"
+CTYPE="application/json"
+post() {
+	local out=$1 req=$2
+	shift 2
+	CUR=$out
+	CODE=$(curl -sN -o "$T/$out.body" -D "$T/$out.hdr" -w '%{http_code}' \
+		"http://127.0.0.1:$PORT$URLPATH" -H "Authorization: $AUTH" -H "Content-Type: $CTYPE" \
+		--data-binary @"$T/$req.json" "$@")
+	RC=$?
+	echo "$RC" >"$T/$out.rc"
+}
+
+# expect NAME PYEXPR: evaluate PYEXPR over the last answer (see check.py) and count it
+expect() {
+	if CODE=$CODE LOG=$LOG $PY "$T/check.py" "$T/$CUR" "$2" >"$T/expect.out" 2>&1; then
+		ok "$1"
+	else
+		ko "$1" "$(tail -c 600 "$T/expect.out")"
+	fi
+}
+
+# post + expect a 400 whose error message contains WORDS
+invalid() {
+	local name=$1 req=$2 words=$3
+	post "$req" "$req"
+	WORDS=$words expect "400 $name" "code == 400 and os.environ['WORDS'] in err_msg()"
+}
+
+# ------------------------------------------------------------------ fixtures
+cat >"$T/script.json" <<'EOF'
+{"turns": [
+  {"text": "Looking at the data — naïve façade 日本語 ✓.",
+   "tool_calls": [{"name": "shell", "arguments": {"command": "ls -la \"input dir\""}},
+                  {"name": "list_files", "arguments": {}}]},
+  {"text": "Done: the report is in output/report.md."}
+]}
+EOF
+
+cat >"$T/check.py" <<'EOF'
+# Evaluates an expression over one recorded answer: SSE summary `s`, JSON body `j`,
+# headers `h`, HTTP `code`, curl exit `rc`, log lines `L`, raw body `raw`.
+import json, os, sys
+base, expr = sys.argv[1], sys.argv[2]
+raw = open(base + ".body", "rb").read()
+hdr = open(base + ".hdr", "rb").read().decode("latin-1") if os.path.exists(base + ".hdr") else ""
+rc = int(open(base + ".rc").read().strip() or 0) if os.path.exists(base + ".rc") else 0
+code = int(os.environ.get("CODE") or 0)
+h = {}
+for line in hdr.split("\r\n"):
+    if ":" in line:
+        k, v = line.split(":", 1)
+        h[k.strip().lower()] = v.strip()
+L = []
+if os.environ.get("LOG") and os.path.exists(os.environ["LOG"]):
+    L = [json.loads(x) for x in open(os.environ["LOG"], encoding="utf-8") if x.strip()]
+try:
+    j = json.loads(raw)
+except ValueError:
+    j = None
+
+def sse(raw):
+    """Parses SSE per protocols.md section 0 and rebuilds text and tool calls per A.3."""
+    s = dict(crlf=b"\r\n" in raw, comments=0, done=False, errors=[], error_lines=[], text="",
+             reasoning="", finish=None, finish_with_payload=False, usage=None, usage_choices=None,
+             timings=None, calls=[], chunks=[], roles=0, indices=[], later_ids=[],
+             first_has_args=[], tool_chunk_content=[], after_finish_content=False, n_data=0)
+    slots = {}
+    data = []
+    def dispatch():
+        if not data:
+            return
+        payload = "\n".join(data)
+        data.clear()
+        s["n_data"] += 1
+        if payload == "[DONE]":
+            s["done"] = True
+            return
+        o = json.loads(payload)
+        if "error" in o:
+            s["errors"].append(o["error"])
+            return
+        s["chunks"].append(o)
+        if o.get("usage"):
+            s["usage"], s["usage_choices"] = o["usage"], o.get("choices")
+        if o.get("timings"):
+            s["timings"] = o["timings"]
+        for ch in o.get("choices") or []:
+            d = ch.get("delta") or {}
+            if d.get("role"):
+                s["roles"] += 1
+            if s["finish"] and (d.get("content") or d.get("tool_calls")):
+                s["after_finish_content"] = True
+            s["text"] += d.get("content") or ""
+            s["reasoning"] += d.get("reasoning_content") or d.get("reasoning") or ""
+            if d.get("tool_calls"):
+                s["tool_chunk_content"].append(d.get("content", "<absent>"))
+            for tc in d.get("tool_calls") or []:
+                idx = tc.get("index", 0)
+                s["indices"].append(idx)
+                fn = tc.get("function") or {}
+                cur = slots.get(idx)
+                if cur is None or (tc.get("id") and cur["id"] and tc["id"] != cur["id"]):
+                    cur = dict(id=tc.get("id") or "", name=fn.get("name") or "", arguments="",
+                               fragments=0)
+                    slots[idx] = cur
+                    s["calls"].append(cur)
+                    s["first_has_args"].append("arguments" in fn)
+                else:
+                    s["later_ids"].append(tc.get("id", "<absent>"))
+                if "arguments" in fn:
+                    cur["arguments"] += fn["arguments"]
+                    cur["fragments"] += 1
+            if ch.get("finish_reason"):
+                s["finish"] = ch["finish_reason"]
+                s["finish_with_payload"] = bool(d.get("content") or d.get("tool_calls"))
+    for line in raw.decode("utf-8").split("\n"):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if line == "":
+            dispatch()
+        elif line.startswith(":"):
+            s["comments"] += 1
+        else:
+            field, _, val = line.partition(":")
+            val = val[1:] if val.startswith(" ") else val
+            if field == "data":
+                data.append(val)
+            elif field == "error":
+                s["error_lines"].append(json.loads(val))
+    dispatch()
+    for c in s["calls"]:
+        try:
+            c["parsed"] = json.loads(c["arguments"] or "{}")
+        except ValueError:
+            c["parsed"] = None
+    return s
+
+s = sse(raw) if code == 200 else None
+def err_msg():
+    e = (j or {}).get("error", j) or {}
+    return e.get("message", "")
+def names():
+    return [c["name"] for c in s["calls"]]
+def args(i):
+    return s["calls"][i]["parsed"]
+def first_delta(key):
+    """Index of the first chunk whose delta has a non-empty KEY (9999 if none)."""
+    return next((k for k, c in enumerate(s["chunks"]) if c.get("choices")
+                 and c["choices"][0].get("delta", {}).get(key)), 9999)
+SCRIPT_TEXT = "Looking at the data — naïve façade 日本語 ✓."
+try:
+    val = eval(expr)
+except Exception as e:
+    print(f"exception {type(e).__name__}: {e}")
+    val = False
+if not val:
+    print("expr:", expr)
+    print("code:", code, "rc:", rc, "headers:", h)
+    if s:
+        print("summary:", {k: v for k, v in s.items() if k != "chunks"})
+    elif j is not None:
+        print("json:", j)
+    else:
+        print("body:", raw[:300])
+    sys.exit(1)
+EOF
+
+# request fixtures, all derived from one base request
+$PY - "$T" <<'EOF'
+import copy, json, sys
+T = sys.argv[1]
+TOOLS = [
+    {"type": "function", "function": {"name": "shell", "description": "Run a command",
+     "parameters": {"type": "object", "properties": {"command": {"type": "string"}},
+                    "required": ["command"]}}},
+    {"type": "function", "function": {"name": "list_files", "description": "List files",
+     "parameters": {"type": "object", "properties": {}}}},
+    {"type": "function", "function": {"name": "python", "parameters": {"type": "object"}}}]
+BASE = {"model": "gpt-test", "stream": True, "stream_options": {"include_usage": True},
+        "max_completion_tokens": 512, "tools": TOOLS, "tool_choice": "auto",
+        "messages": [{"role": "system", "content": "You are a test."},
+                     {"role": "user", "content": "List the files"}]}
+CALLS = [{"id": "call_a", "type": "function",
+          "function": {"name": "shell", "arguments": "{\"command\":\"ls\"}"}},
+         {"id": "call_b", "type": "function", "function": {"name": "list_files", "arguments": "{}"}}]
+TURN1 = BASE["messages"] + [
+    {"role": "assistant", "content": "Looking.", "tool_calls": CALLS},
+    {"role": "tool", "tool_call_id": "call_a", "content": "a.txt\nb.txt"},
+    {"role": "tool", "tool_call_id": "call_b", "content": "input/"}]
+reqs = {}
+def req(name, messages=None, **changes):
+    r = copy.deepcopy(BASE)
+    if messages is not None:
+        r["messages"] = copy.deepcopy(messages)
+    for k, v in changes.items():
+        if v is None:
+            r.pop(k, None)
+        else:
+            r[k] = v
+    reqs[name] = r
+    return r
+def edit(name, base_messages, fn, **changes):
+    m = copy.deepcopy(base_messages)
+    fn(m)
+    return req(name, m, **changes)
+
+req("r0")
+req("r0_nousage", stream_options=None)
+req("r0_maxtokens", max_completion_tokens=None, max_tokens=100)
+req("r1", TURN1)
+req("r2", TURN1 + [{"role": "assistant", "content": "Done."}, {"role": "user", "content": "more"}])
+big = edit("r1_big", TURN1, lambda m: m[3].update(content="x" * 300000))
+req("no_model", model=None)
+req("model_int", model=42)
+req("no_messages").pop("messages")
+req("empty_messages", [])
+req("bad_role", [{"role": "robot", "content": "hi"}])
+req("user_null", [{"role": "user", "content": None}])
+edit("args_object", TURN1, lambda m: m[2]["tool_calls"][0]["function"].update(arguments={"command": "ls"}))
+edit("args_notjson", TURN1, lambda m: m[2]["tool_calls"][0]["function"].update(arguments="{ls"))
+edit("args_array", TURN1, lambda m: m[2]["tool_calls"][0]["function"].update(arguments="[1,2]"))
+edit("args_missing", TURN1, lambda m: m[2]["tool_calls"][0]["function"].pop("arguments"))
+edit("missing_answer", TURN1, lambda m: m.pop(4))
+edit("missing_answer_user", TURN1, lambda m: (m.pop(4), m.append({"role": "user", "content": "x"})))
+edit("orphan_tool", BASE["messages"], lambda m: m.append({"role": "tool", "tool_call_id": "call_a", "content": "x"}))
+edit("dup_answer", TURN1, lambda m: m.append({"role": "tool", "tool_call_id": "call_a", "content": "again"}))
+edit("unknown_id", TURN1, lambda m: m[4].update(tool_call_id="call_zzz"))
+edit("tool_content_null", TURN1, lambda m: m[3].update(content=None))
+edit("tool_content_obj", TURN1, lambda m: m[3].update(content={"out": "a"}))
+edit("tool_no_id", TURN1, lambda m: m[3].pop("tool_call_id"))
+edit("call_bad_name", TURN1, lambda m: m[2]["tool_calls"][0]["function"].update(name="run shell"))
+edit("call_long_name", TURN1, lambda m: m[2]["tool_calls"][0]["function"].update(name="x" * 65))
+edit("call_no_id", TURN1, lambda m: m[2]["tool_calls"][0].pop("id"))
+edit("call_empty_id", TURN1, lambda m: m[2]["tool_calls"][0].update(id=""))
+edit("call_type", TURN1, lambda m: m[2]["tool_calls"][0].update(type="fn"))
+edit("call_dup_id", TURN1, lambda m: (m[2]["tool_calls"][1].update(id="call_a")))
+edit("empty_tool_calls", BASE["messages"], lambda m: m.append({"role": "assistant", "content": "x", "tool_calls": []}))
+edit("asst_null", BASE["messages"], lambda m: m.extend([{"role": "assistant", "content": None}, {"role": "user", "content": "?"}]))
+t = copy.deepcopy(TOOLS); t[0]["function"]["parameters"] = {"type": "array"}
+req("tools_param_array", tools=t)
+t = copy.deepcopy(TOOLS); t[0]["function"].pop("parameters")
+req("tools_no_params", tools=t)
+t = copy.deepcopy(TOOLS); t[1]["function"]["name"] = "shell"
+req("tools_dup", tools=t)
+t = copy.deepcopy(TOOLS); t[0]["type"] = "tool"
+req("tools_type", tools=t)
+req("tools_empty", tools=[])
+req("tool_choice_no_tools", tools=None)
+req("tool_not_offered", tools=TOOLS[2:])
+req("no_tools_for_calls", tools=None, tool_choice=None)
+req("stream_false", stream=False, stream_options=None)
+req("stream_missing", stream=None, stream_options=None)
+req("stream_options_no_stream", stream=False)
+req("max_tokens_str", max_tokens="100")
+req("max_tokens_zero", max_completion_tokens=0)
+for name, r in reqs.items():
+    with open(f"{T}/{name}.json", "w", encoding="utf-8") as f:
+        json.dump(r, f, ensure_ascii=False)
+open(f"{T}/bad_json.json", "w").write('{"model": "gpt-test", "messages": [')
+EOF
+FIXTURES_RC=$?
+[ "$FIXTURES_RC" -eq 0 ] || { echo "cannot write the request fixtures"; exit 1; }
+
+# ------------------------------------------------------------------ command line
+$PY "$FAKE" --script "$T/script.json" --fault 'bogus@1' 2>/dev/null
+is "cli: bad fault spec exits 2" "exit $?" [ $? -eq 2 ]
+$PY "$FAKE" --script "$T/nope.json" 2>/dev/null
+is "cli: missing script exits 2" "exit $?" [ $? -eq 2 ]
+
+# ------------------------------------------------------------------ openai style
+start openai
+LEFTOVER=$(compgen -G "$T/openai.port.tmp.*")
+is "port file holds a port, no temporary file left" "$LEFTOVER" [ "${PORT:-0}" -gt 0 -a -z "$LEFTOVER" ]
+post a r0
+expect "openai: 200 event-stream, Connection: close, no Content-Length" \
+	"code == 200 and h['content-type'].startswith('text/event-stream') and h.get('connection') == 'close' and 'content-length' not in h"
+expect "openai: text rebuilt exactly (non-ASCII intact)" "s['text'] == SCRIPT_TEXT"
+expect "openai: text split into many small deltas" "sum(1 for c in s['chunks'] if c['choices'] and c['choices'][0]['delta'].get('content')) >= 8"
+expect "openai: first chunk carries role" "s['chunks'][0]['choices'][0]['delta'].get('role') == 'assistant' and s['roles'] == 1"
+expect "openai: two tool calls, names and arguments" \
+	"names() == ['shell', 'list_files'] and args(0) == {'command': 'ls -la \"input dir\"'} and args(1) == {}"
+expect "openai: ids call_*, distinct, indices 0 and 1" \
+	"all(c['id'].startswith('call_') for c in s['calls']) and len({c['id'] for c in s['calls']}) == 2 and set(s['indices']) == {0, 1}"
+expect "openai: arguments in several fragments, first fragment empty" \
+	"s['calls'][0]['fragments'] >= 3 and s['first_has_args'] == [True, True]"
+expect "openai: finish tool_calls on an empty delta" "s['finish'] == 'tool_calls' and not s['finish_with_payload']"
+expect "openai: usage chunk with choices [] then [DONE] last" \
+	"s['usage']['total_tokens'] > 0 and s['usage_choices'] == [] and s['done'] and raw.endswith(b'data: [DONE]\n\n')"
+expect "openai: events separated by \\n\\n, no CR" "not s['crlf'] and raw.count(b'\n\n') == s['n_data']"
+expect "log: one line with n/path/model/n_messages/turn_index/status/t" \
+	"L[-1]['n'] == 1 and L[-1]['path'] == '/v1/chat/completions' and L[-1]['model'] == 'gpt-test' and L[-1]['n_messages'] == 2 and L[-1]['turn_index'] == 0 and L[-1]['status'] == 200 and L[-1]['fault'] is None and isinstance(L[-1]['t'], float)"
+post a r0_nousage
+expect "openai: no usage chunk without include_usage" "s['usage'] is None and s['done'] and all('usage' not in c for c in s['chunks'])"
+post a r0_maxtokens
+expect "max_tokens accepted" "code == 200 and s['done']"
+post a r1
+expect "turn chosen by assistant count: turn 1 text, finish stop" \
+	"s['text'] == 'Done: the report is in output/report.md.' and s['calls'] == [] and s['finish'] == 'stop' and L[-1]['turn_index'] == 1"
+post a r2
+expect "past the last turn: (script exhausted)" "s['text'] == '(script exhausted)' and s['finish'] == 'stop'"
+post a r1_big
+expect "300 KB body (Expect: 100-continue) accepted" "code == 200 and s['done']"
+post a r1 -H 'Transfer-Encoding: chunked'
+expect "chunked request body accepted" "code == 200 and s['finish'] == 'stop'"
+URLPATH=/chat/completions post a r0
+expect "prefix: /chat/completions (empty prefix)" "code == 200 and s['done']"
+URLPATH=/api/openai/v1/chat/completions post a r0
+expect "prefix: /api/openai/v1" "code == 200 and s['done']"
+URLPATH=/v1/completions post a r0
+expect "404 on another path, OpenAI body" "code == 404 and err_msg() == 'Invalid URL (POST /v1/completions)'"
+AUTH="" post a r0
+expect "401 without Authorization header" "code == 401 and \"didn't provide an API key\" in err_msg()"
+CUR=stats
+curl -s "http://127.0.0.1:$PORT/_stats" >"$T/stats.body"
+CODE=200 expect "GET /_stats counts requests by status" \
+	"j['requests'] == 11 and j['by_status'] == {'200': 9, '404': 1, '401': 1}"
+CUR=models
+CODE=$(curl -s -o "$T/models.body" -w '%{http_code}' "http://127.0.0.1:$PORT/v1/models" -H 'Authorization: Bearer x')
+CODE=$CODE expect "GET /v1/models lists a model" "j['object'] == 'list' and j['data'][0]['id']"
+
+# many small writes, split inside UTF-8 sequences; keep-alive after an error answer
+$PY - "$PORT" "$T/r0.json" "$T/bad_role.json" >"$T/sock.out" 2>&1 <<'EOF'
+import http.client, socket, sys, time
+port, good, badf = int(sys.argv[1]), open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read()
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer x\r\n"
+          b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(good) + good)
+reads, splits = 0, 0
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    reads += 1
+    try:
+        b.decode("utf-8")
+    except UnicodeDecodeError:
+        splits += 1
+c = http.client.HTTPConnection("127.0.0.1", port)
+hdrs = {"Authorization": "Bearer x", "Content-Type": "application/json"}
+c.request("POST", "/v1/chat/completions", badf, hdrs)
+r1 = c.getresponse(); r1.read()
+c.request("POST", "/v1/chat/completions", good, hdrs)
+r2 = c.getresponse(); r2.read()
+print(reads, splits, r1.status, r2.status)
+EOF
+read -r READS SPLITS S1 S2 <"$T/sock.out"
+is "stream arrives in many reads (${READS:-})" "$(cat "$T/sock.out")" [ "${READS:-0}" -ge 20 ]
+is "some reads end inside a UTF-8 sequence (${SPLITS:-})" "$(cat "$T/sock.out")" [ "${SPLITS:-0}" -ge 1 ]
+is "connection kept alive after a 400" "$(cat "$T/sock.out")" [ "${S1:-}/${S2:-}" = 400/200 ]
+
+# ------------------------------------------------------------------ validation
+invalid "invalid JSON" bad_json "could not parse the JSON body"
+CTYPE="text/plain" invalid "content-type text/plain" r0 "Content-Type"
+invalid "missing model" no_model "you must provide a model parameter"
+invalid "model not a string" model_int "Invalid type for 'model'"
+invalid "missing messages" no_messages "Missing required parameter: 'messages'"
+invalid "empty messages" empty_messages "Invalid 'messages': empty array"
+invalid "unknown role" bad_role "Invalid value for 'messages[0].role': 'robot'"
+invalid "user content null" user_null "messages[0].content"
+invalid "arguments as object" args_object "Invalid type for 'messages[2].tool_calls[0].function.arguments': expected a string, but got an object"
+invalid "arguments not JSON" args_notjson "tool_calls[0].function.arguments': the string is not valid JSON"
+invalid "arguments a JSON array" args_array "must be a JSON object encoded as a string"
+invalid "arguments missing" args_missing "Missing required parameter: 'messages[2].tool_calls[0].function.arguments'"
+invalid "missing tool answer (end)" missing_answer "did not have response messages: call_b"
+invalid "missing tool answer (before user)" missing_answer_user "did not have response messages: call_b"
+invalid "orphan tool message" orphan_tool "must be a response to a preceeding message with 'tool_calls'"
+invalid "duplicate tool answer" dup_answer "duplicate tool message for tool_call_id 'call_a'"
+invalid "tool answer for unknown id" unknown_id "'call_zzz' not found"
+invalid "tool content null" tool_content_null "Invalid type for 'messages[3].content': expected a string, but got null"
+invalid "tool content object" tool_content_obj "expected a string, but got an object"
+invalid "tool message without tool_call_id" tool_no_id "messages[3].tool_call_id"
+invalid "tool_call name with a space" call_bad_name "does not match pattern"
+invalid "tool_call name of 65 chars" call_long_name "maximum length 64"
+invalid "tool_call without id" call_no_id "Missing required parameter: 'messages[2].tool_calls[0].id'"
+invalid "tool_call with empty id" call_empty_id "empty string"
+invalid "tool_call type fn" call_type "Supported values are: 'function'"
+invalid "duplicate tool_call ids" call_dup_id "duplicate tool call id 'call_a'"
+invalid "assistant tool_calls []" empty_tool_calls "tool_calls': empty array"
+invalid "assistant content null without calls" asst_null "expected a string, got null"
+invalid "tool parameters type array" tools_param_array "schema must be a JSON Schema of 'type: \"object\"'"
+invalid "tool without parameters" tools_no_params "tools[0].function.parameters"
+invalid "duplicate tool names" tools_dup "duplicate function name 'shell'"
+invalid "tool type not function" tools_type "tools[0].type"
+invalid "tools []" tools_empty "Invalid 'tools': empty array"
+invalid "tool_choice without tools" tool_choice_no_tools "'tool_choice' is only allowed when 'tools' are specified"
+invalid "script calls a tool not offered" tool_not_offered "calls tool 'shell' but the request offers python"
+invalid "script calls a tool, no tools sent" no_tools_for_calls "calls tool 'shell' but the request offers no 'tools'"
+invalid "stream false" stream_false "'stream' must be true"
+invalid "stream missing" stream_missing "'stream' must be true"
+invalid "stream_options without stream" stream_options_no_stream "'stream_options' parameter is only allowed when 'stream' is enabled"
+invalid "max_tokens a string" max_tokens_str "Invalid type for 'max_tokens': expected an integer"
+invalid "max_completion_tokens 0" max_tokens_zero "integer below minimum value"
+expect "log: a 400 line carries the error" "L[-1]['status'] == 400 and 'minimum' in L[-1]['error']"
+stop
+
+# ------------------------------------------------------------------ auth
+start auth --key sk-test-secret-0123456789
+AUTH="Bearer sk-test-secret-0123456789" post a r0
+expect "--key: right key -> 200" "code == 200 and s['done']"
+AUTH="Bearer sk-wrong-secret-9999" post a r0
+expect "--key: wrong key -> 401 invalid_api_key, key masked" \
+	"code == 401 and j['error']['code'] == 'invalid_api_key' and j['error']['type'] == 'invalid_request_error' and j['error']['param'] is None and err_msg().startswith('Incorrect API key provided: sk-') and 'sk-wrong-secret-9999' not in err_msg() and '9999' in err_msg()"
+AUTH="sk-test-secret-0123456789" post a r0
+expect "--key: missing 'Bearer ' -> 401" "code == 401"
+stop
+
+# ------------------------------------------------------------------ quirks
+start ollama --quirks ollama
+post o r0
+expect "ollama: text and both calls rebuilt (index 0 + new id = new call)" \
+	"s['text'] == SCRIPT_TEXT and names() == ['shell', 'list_files'] and args(0) == {'command': 'ls -la \"input dir\"'} and args(1) == {}"
+expect "ollama: each call whole in one delta, all at index 0" \
+	"set(s['indices']) == {0} and [c['fragments'] for c in s['calls']] == [1, 1] and s['later_ids'] == []"
+expect "ollama: role on every chunk with choices" "s['roles'] == sum(1 for c in s['chunks'] if c['choices'])"
+expect "ollama: finish_reason on the last content chunk, then usage, [DONE]" \
+	"s['finish'] == 'tool_calls' and s['finish_with_payload'] and s['usage'] and s['done']"
+post o r1
+expect "ollama: text-only turn ends with finish stop on a content chunk" "s['finish'] == 'stop' and s['finish_with_payload'] and s['text'].startswith('Done')"
+stop
+
+start vllm --quirks vllm
+post v r0
+expect "vllm: text and calls rebuilt" \
+	"s['text'] == SCRIPT_TEXT and names() == ['shell', 'list_files'] and args(0) == {'command': 'ls -la \"input dir\"'} and args(1) == {}"
+expect "vllm: later fragments have id '' or no id" \
+	"'' in s['later_ids'] and '<absent>' in s['later_ids'] and set(s['later_ids']) <= {'', '<absent>'}"
+expect "vllm: {} call sends no arguments at all" "s['calls'][1]['fragments'] == 0 and s['calls'][1]['arguments'] == '' and not s['first_has_args'][0]"
+expect "vllm: content null in tool-call chunks" "s['tool_chunk_content'] and all(x is None for x in s['tool_chunk_content'])"
+expect "vllm: finish + usage but no [DONE]" "s['finish'] == 'tool_calls' and s['usage'] and not s['done'] and b'[DONE]' not in raw"
+post v bad_role
+expect "vllm: flat error body with integer code" "code == 400 and j['object'] == 'error' and j['code'] == 400 and 'robot' in j['message']"
+stop
+
+start llamacpp --quirks llamacpp
+post l r0
+expect "llamacpp: text and calls rebuilt" \
+	"s['text'] == SCRIPT_TEXT and names() == ['shell', 'list_files'] and args(1) == {}"
+expect "llamacpp: every line ends with CRLF" "s['crlf'] and raw.count(b'\n') == raw.count(b'\r\n')"
+expect "llamacpp: 32-char alnum tool-call ids" "all(len(c['id']) == 32 and c['id'].isalnum() for c in s['calls'])"
+expect "llamacpp: usage and timings on the last chunk" \
+	"s['chunks'][-1]['usage']['total_tokens'] > 0 and 'predicted_per_second' in s['chunks'][-1]['timings'] and s['chunks'][-1]['choices'][0]['finish_reason'] == 'tool_calls'"
+expect "llamacpp: ': ping' keep-alive comments interspersed" "s['comments'] >= 3 and b': ping\r\n' in raw"
+expect "llamacpp: reasoning_content before content, not in text" \
+	"s['reasoning'].startswith('(thinking)') and '(thinking)' not in s['text'] and first_delta('reasoning_content') < first_delta('content')"
+expect "llamacpp: [DONE]" "s['done']"
+stop
+
+# ------------------------------------------------------------------ faults
+start faults --fault '429@1:retry-after=2' --fault '429ms@2:250' --fault quota@3 --fault 500@4 \
+	--fault 503@5 --fault 401@6 --fault cut@7 --fault cut@8:3 --fault reset@9 --fault error-event@10 \
+	--fault llamacpp-error@11 --fault stall@12:2 --fault stall@14:3 --fault 500@16-17
+post f r0
+expect "429@1: rate_limit_exceeded with retry-after: 2" \
+	"code == 429 and h['retry-after'] == '2' and j == {'error': {'message': 'Rate limit reached for requests', 'type': 'requests', 'param': None, 'code': 'rate_limit_exceeded'}}"
+post f r0
+expect "429ms@2: retry-after-ms: 250" "code == 429 and h['retry-after-ms'] == '250' and 'retry-after' not in h and j['error']['code'] == 'rate_limit_exceeded'"
+post f r0
+expect "quota@3: 429 insufficient_quota" "code == 429 and j['error']['code'] == 'insufficient_quota' and j['error']['type'] == 'insufficient_quota'"
+post f r0
+expect "500@4: server_error body" "code == 500 and j['error']['type'] == 'server_error' and j['error']['message']"
+post f r0
+expect "503@5: server_error body" "code == 503 and j['error']['type'] == 'server_error'"
+post f r0
+expect "401@6: invalid_api_key" "code == 401 and j['error']['code'] == 'invalid_api_key'"
+post f r0
+expect "cut@7: 200, some text, partial tool call, no finish, no [DONE]" \
+	"code == 200 and rc == 0 and s['text'] and SCRIPT_TEXT.startswith(s['text']) and len(s['calls']) == 1 and s['calls'][0]['parsed'] is None and s['finish'] is None and not s['done']"
+post f r0
+expect "cut@8:3: exactly 3 events" "code == 200 and s['n_data'] == 3 and not s['done'] and s['finish'] is None"
+post f r0
+expect "reset@9: connection reset (curl 56) after some events" "rc == 56 and len(raw) > 0 and b'[DONE]' not in raw"
+post f r0
+expect "error-event@10: text chunks then data: {error}, no [DONE]" \
+	"code == 200 and len(s['text']) > 0 and s['errors'] == [{'message': 'The server had an error while processing your request.', 'type': 'server_error', 'param': None, 'code': None}] and not s['done'] and s['finish'] is None"
+post f r0
+expect "llamacpp-error@11: text chunks then error: line" \
+	"code == 200 and s['text'] and s['error_lines'] and s['error_lines'][0]['code'] == 500 and s['error_lines'][0]['type'] == 'server_error' and not s['done']"
+# stall@12: another request is answered while this one stalls, and the stall then completes
+post f12 r0 &
+CURLBG=$!
+for _ in $(seq 100); do [ "$(wc -l <"$LOG")" -ge 12 ] && break; sleep 0.02; done
+T0=$($PY -c 'import time; print(time.time())')
+post f r1
+T1=$($PY -c 'import time; print(time.time())')
+expect "request 13 answered while 12 stalls" "code == 200 and s['finish'] == 'stop' and $T1 - $T0 < 1.5"
+wait $CURLBG
+CUR=f12 CODE=200 expect "stall@12:2: stream completes after the pause" "s['text'] == SCRIPT_TEXT and s['done'] and L[11]['fault'] == 'stall@12:2'"
+CUR=f12 CODE=200 expect "log: request 13 arrived while 12 stalled" "L[12]['t'] - L[11]['t'] < 1.5"
+post f r0 --max-time 1
+expect "stall@14:3: client times out (curl 28) after the first chunk" "rc == 28 and raw.startswith(b'data: ') and raw.count(b'data: ') == 1"
+post f r0
+expect "request 15 normal" "code == 200 and s['done']"
+post f r0
+expect "500@16-17 (range): 16" "code == 500"
+post f r0
+expect "500@16-17 (range): 17" "code == 500"
+post f r0
+expect "request 18 normal; log has 18 lines with statuses and faults" \
+	"code == 200 and [x['n'] for x in L] == list(range(1, 19)) and [x['status'] for x in L][:6] == [429, 429, 429, 500, 503, 401] and L[0]['fault'] == '429@1:retry-after=2' and L[6]['fault'] == 'cut@7' and L[13]['fault'] == 'stall@14:3' and L[17]['fault'] is None and all(L[i]['t'] <= L[i+1]['t'] for i in range(17))"
+CUR=stats
+curl -s "http://127.0.0.1:$PORT/_stats" >"$T/stats.body"
+CODE=200 expect "GET /_stats after faults" \
+	"j == {'requests': 18, 'by_status': {'429': 3, '500': 3, '503': 1, '401': 1, '200': 10}}"
+stop
+
+# retry-after timing as a client test would check it
+start retry --fault '429@1:retry-after=1'
+post r r0
+RA=$(tr -d '\r' <"$T/r.hdr" | awk -F': ' 'tolower($1)=="retry-after"{print $2}')
+sleep "${RA:-0}"
+post r r0
+expect "retry: log shows request 2 came >= retry-after (1 s) after request 1" \
+	"code == 200 and L[0]['status'] == 429 and L[1]['t'] - L[0]['t'] >= 1.0"
+stop
+
+# faults in another quirk style: cut keeps the quirk's framing
+start cutl --quirks llamacpp --fault cut@1
+post c r0
+expect "llamacpp cut@1: CRLF framing, partial call, no finish" \
+	"code == 200 and s['crlf'] and len(s['calls']) == 1 and s['calls'][0]['parsed'] is None and s['finish'] is None and not s['done']"
+stop
+
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
