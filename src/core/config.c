@@ -24,7 +24,7 @@ void config_defaults(struct config *c)
 {
 	memset(c, 0, sizeof *c);
 	config_set(&c->provider, "openai");
-	config_set(&c->model, "gpt-4.1");
+	/* model: NULL lets each provider pick (openai: gpt-4.1) */
 	config_set(&c->sandbox, "local");
 	config_set(&c->ask, "risky");
 	config_set(&c->out_dir, "outputs");

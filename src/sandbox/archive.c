@@ -51,6 +51,8 @@ static int tar_data(struct sbx_walk *w, struct tar_ctx *c, int fd,
 	return 0;
 }
 
+/* One tree entry into the archive: directories and links as headers,
+ * regular files with their data (read through a fresh O_NOFOLLOW open). */
 static int tar_visit(struct sbx_walk *w, int dirfd, const char *name,
                      const char *path, const struct stat *st)
 {

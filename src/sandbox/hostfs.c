@@ -108,6 +108,7 @@ int sbx_walk(struct sbx_walk *w, int dirfd, const char *prefix)
 	return walk_level(w, fd, prefix, 0) < 0 ? -1 : 0;
 }
 
+/* Open rel for reading if it is a regular file beneath the root. */
 static int open_regular(int root_fd, const char *rel, struct stat *st,
                         char **err)
 {
@@ -271,6 +272,7 @@ static const char *type_name(mode_t m)
 	return "other";
 }
 
+/* Add one entry to the listing; stop at the maximum. */
 static int list_visit(struct sbx_walk *w, int dirfd, const char *name,
                       const char *path, const struct stat *st)
 {
@@ -358,6 +360,8 @@ struct fetch_ctx {
 	const char *rel; /* prefix of walk paths, stripped on the host */
 };
 
+/* Mirror one entry of a fetched directory on the host: directories
+ * and regular files only. */
 static int fetch_visit(struct sbx_walk *w, int dirfd, const char *name,
                        const char *path, const struct stat *st)
 {

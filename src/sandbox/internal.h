@@ -55,4 +55,11 @@ int sbx_host_fetch(int root_fd, const char *rel, const char *dest, char **err);
  * (symlinks stored as links), through a temporary file. */
 int sbx_host_export_tar(int root_fd, const char *path, char **err);
 
+/* Build the directory the local sandbox binds at /etc (etc.c). */
+int sbx_etc_snapshot(const char *dir, int network, char **err);
+/* /etc directories bound from the host over their mount points in the
+ * snapshot (the second list only with network). NULL-terminated. */
+extern const char *const sbx_etc_binds[];
+extern const char *const sbx_etc_net_binds[];
+
 #endif

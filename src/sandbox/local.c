@@ -32,8 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,30 +45,10 @@
 #define LOCAL_PROBE_MS 10000                  /* the start-up probe */
 #define LOCAL_MPL_DIR "/var/cache/matplotlib" /* inside the sandbox */
 
-/* What of /etc the sandbox sees: the dynamic loader's cache, the
- * alternatives links (libblas.so.3 and friends point through them),
- * fonts and matplotlibrc for plotting, python's site config, the
- * timezone and a few harmless tables. Never shadow, ssh, sudoers or the
- * host's account and network files; passwd, group and hosts are
- * synthetic. */
-static const char *const etc_files[] = {
-    "alternatives",  "ld.so.cache",  "ld.so.conf",     "ld.so.conf.d",
-    "fonts",         "matplotlibrc", "localtime",      "timezone",
-    "locale.alias",  "mime.types",   "magic",          "magic.mime",
-    "nsswitch.conf", "os-release",   "debian_version", "ImageMagick-6"};
-
-/* Only with --network: name resolution and CA certificates. */
-static const char *const etc_net_files[] = {"resolv.conf", "ssl",
-                                            "ca-certificates", "gai.conf"};
-
 /* Top-level directories that are either merged-/usr links or real
  * directories (older layouts). */
 static const char *const usr_links[] = {"bin",   "sbin",  "lib",
                                         "lib32", "lib64", "libx32"};
-
-enum { DATA_PASSWD, DATA_GROUP, DATA_HOSTS, NDATA };
-static const char *const data_dest[NDATA] = {"/etc/passwd", "/etc/group",
-                                             "/etc/hosts"};
 
 struct strv {
 	char **v;
@@ -75,14 +57,17 @@ struct strv {
 
 struct local {
 	char *bwrap;
-	struct strv base; /* bwrap and its options, without per-exec data */
-	char *data[NDATA];
-	char *limits_script; /* sets RLIMIT_NPROC inside, then execs */
+	struct strv base;    /* bwrap and every option up to the command */
+	char *etc_dir;       /* what the sandbox sees at /etc (etc.c) */
+	char *limits_script; /* sets RLIMIT_NPROC inside, then execs; NULL
+	                      * when the cgroup caps processes */
 	struct rlimit rl_as, rl_cpu, rl_fsize;
 	int use_userns, disable_userns;
 	int ws_fd;
-	char *cg_dir;    /* our pids cgroup, or NULL */
-	int cg_procs_fd; /* its cgroup.procs, written by each child */
+	char *cg_dir;   /* our pids cgroup, or NULL */
+	int cg_join_fd; /* v1 "tasks" or v2 "cgroup.procs": the child
+	                 * writes "0" to it before exec */
+	int cg_dir_fd;  /* v2: for clone3 CLONE_INTO_CGROUP */
 	struct sbx_exec *execs;
 	char *chunk;
 	int started, stopped;
@@ -107,8 +92,8 @@ struct sbx_exec {
  * only makes async-signal-safe calls. */
 struct spawn {
 	char *const *argv;
-	int fd[3 + NDATA]; /* stdin, stdout, stderr, data pipes */
-	int nfd;
+	int fd[3];       /* stdin, stdout, stderr */
+	int join_cgroup; /* not placed there by clone3 */
 	const struct local *lp;
 };
 
@@ -157,6 +142,9 @@ static void child_fail(const char *what)
 	_exit(127);
 }
 
+/* Reset what the loop changed (signal dispositions and mask), join
+ * the cgroup, set the limits, place stdin/stdout/stderr and exec bwrap
+ * with an empty environment. */
 static void __attribute__((noreturn)) child_run(const struct spawn *sp)
 {
 	struct sigaction sa;
@@ -170,7 +158,7 @@ static void __attribute__((noreturn)) child_run(const struct spawn *sp)
 	if (setpgid(0, 0) < 0)
 		child_fail("setpgid failed");
 	const struct local *lp = sp->lp;
-	if (lp->cg_procs_fd >= 0 && write(lp->cg_procs_fd, "0", 1) != 1)
+	if (sp->join_cgroup && write(lp->cg_join_fd, "0", 1) != 1)
 		child_fail("cannot join the sandbox's pids cgroup");
 	struct rlimit core = {0, 0};
 	if (setrlimit(RLIMIT_AS, &lp->rl_as) < 0 ||
@@ -180,32 +168,59 @@ static void __attribute__((noreturn)) child_run(const struct spawn *sp)
 		child_fail("setrlimit failed");
 	/* Move every fd out of the way before placing it, so a source
 	 * that happens to sit on another's target cannot be clobbered. */
-	int high[3 + NDATA];
-	for (int i = 0; i < sp->nfd; i++) {
-		high[i] = fcntl(sp->fd[i], F_DUPFD_CLOEXEC, 3 + NDATA);
+	int high[3];
+	for (int i = 0; i < 3; i++) {
+		high[i] = fcntl(sp->fd[i], F_DUPFD_CLOEXEC, 3);
 		if (high[i] < 0)
 			child_fail("fcntl failed");
 	}
-	for (int i = 0; i < sp->nfd; i++)
+	for (int i = 0; i < 3; i++)
 		if (dup2(high[i], i) < 0)
 			child_fail("dup2 failed");
 	/* Nothing else of ours may reach bwrap or the sandbox. */
-	close_range((unsigned)sp->nfd, ~0U, 0);
+	close_range(3, ~0U, 0);
 	char *const envp[] = {NULL};
 	execve(lp->bwrap, sp->argv, envp);
 	child_fail("cannot execute bwrap");
 	_exit(127);
 }
 
+/* fork(), or on cgroup v2 a fork straight into our cgroup: joining
+ * by a write to cgroup.procs would take the kernel's global
+ * threadgroup lock and wait for an RCU grace period (milliseconds)
+ * on every command. */
+static pid_t fork_child(const struct local *lp, int *joined)
+{
+	*joined = 0;
+#ifdef SYS_clone3
+	if (lp->cg_dir_fd >= 0) {
+		struct clone_args ca;
+		memset(&ca, 0, sizeof ca);
+		ca.flags = CLONE_INTO_CGROUP;
+		ca.exit_signal = SIGCHLD;
+		ca.cgroup = (uint64_t)lp->cg_dir_fd;
+		long pid = syscall(SYS_clone3, &ca, sizeof ca);
+		if (pid >= 0) {
+			*joined = 1;
+			return (pid_t)pid;
+		}
+	}
+#endif
+	return fork();
+}
+
 /* Fork and exec bwrap with sp; returns the pid or -1 + *err. */
-static pid_t spawn_bwrap(const struct spawn *sp, char **err)
+static pid_t spawn_bwrap(struct spawn *sp, char **err)
 {
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid_t pid = fork();
-	if (pid == 0)
+	int joined;
+	pid_t pid = fork_child(sp->lp, &joined);
+	if (pid == 0) {
+		sp->join_cgroup = sp->lp->cg_join_fd >= 0 && !joined;
 		child_run(sp);
+	}
 	int saved = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0)
@@ -213,22 +228,6 @@ static pid_t spawn_bwrap(const struct spawn *sp, char **err)
 	else
 		setpgid(pid, pid); /* also in the child: no race on kill */
 	return pid;
-}
-
-/* A pipe whose read end yields text then EOF (bwrap --ro-bind-data). */
-static int data_pipe(const char *text, char **err)
-{
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return set_err(err, "sandbox: pipe: %s", strerror(errno));
-	size_t n = strlen(text); /* far below the pipe's capacity */
-	ssize_t w = write(p[1], text, n);
-	close(p[1]);
-	if (w != (ssize_t)n) {
-		close(p[0]);
-		return set_err(err, "sandbox: pipe write failed");
-	}
-	return p[0];
 }
 
 /* ---- building the bwrap command line ---- */
@@ -255,27 +254,17 @@ static char *find_bwrap(void)
 	return found;
 }
 
-/* Bind /etc/name read-only, keeping a symlink a symlink (localtime's
- * target names the zone). */
-static void add_etc(struct strv *a, const char *name)
+static void add_etc_bind(struct strv *a, const char *name)
 {
 	char *host = xasprintf("/etc/%s", name);
 	struct stat st;
-	char target[PATH_MAX];
-	if (lstat(host, &st) == 0) {
-		ssize_t n;
-		if (S_ISLNK(st.st_mode) &&
-		    (n = readlink(host, target, sizeof target - 1)) > 0) {
-			target[n] = '\0';
-			strv_pushv(a, 3, "--symlink", target, host);
-		} else {
-			strv_pushv(a, 3, "--ro-bind", host, host);
-		}
-	}
+	if (stat(host, &st) == 0 && S_ISDIR(st.st_mode))
+		strv_pushv(a, 3, "--ro-bind", host, host);
 	free(host);
 }
 
-static void add_system_dirs(struct strv *a, int network)
+/* /usr read-only, the merged-/usr links, and the /etc snapshot. */
+static void add_system_dirs(struct strv *a, const struct local *lp, int network)
 {
 	strv_pushv(a, 3, "--ro-bind", "/usr", "/usr");
 	for (size_t i = 0; i < sizeof usr_links / sizeof *usr_links; i++) {
@@ -295,32 +284,23 @@ static void add_system_dirs(struct strv *a, int network)
 		}
 		free(host);
 	}
-	for (size_t i = 0; i < sizeof etc_files / sizeof *etc_files; i++)
-		add_etc(a, etc_files[i]);
-	/* python3, python3.11...: Debian's sitecustomize and config. */
-	DIR *d = opendir("/etc");
-	struct dirent *de;
-	while (d && (de = readdir(d)))
-		if (!strncmp(de->d_name, "python3", 7))
-			add_etc(a, de->d_name);
-	if (d)
-		closedir(d);
-	if (network)
-		for (size_t i = 0;
-		     i < sizeof etc_net_files / sizeof *etc_net_files; i++)
-			add_etc(a, etc_net_files[i]);
+	strv_pushv(a, 3, "--ro-bind", lp->etc_dir, "/etc");
+	for (size_t i = 0; sbx_etc_binds[i]; i++)
+		add_etc_bind(a, sbx_etc_binds[i]);
+	for (size_t i = 0; network && sbx_etc_net_binds[i]; i++)
+		add_etc_bind(a, sbx_etc_net_binds[i]);
 }
 
-static void add_env(struct strv *a, const struct local *lp)
+/* The whole environment of a sandboxed command: nothing of the host. */
+static void add_env(struct strv *a)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	/* BLAS threads each reserve address space; a few keep a numpy
 	 * job well inside the RLIMIT_AS budget on a many-core host. */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpu < 1)
+		ncpu = 1;
 	char threads[16];
-	snprintf(threads, sizeof threads, "%ld",
-	         ncpu < 1   ? 1
-	         : ncpu > 4 ? 4
-	                    : ncpu);
+	snprintf(threads, sizeof threads, "%ld", ncpu < 4 ? ncpu : 4);
 	const char *user = getuid() == 0 ? "root" : "sandbox";
 	strv_push(a, "--clearenv");
 	strv_pushv(a, 3, "--setenv", "PATH", "/usr/bin:/bin:/usr/local/bin");
@@ -337,9 +317,19 @@ static void add_env(struct strv *a, const struct local *lp)
 	strv_pushv(a, 3, "--setenv", "PYTHONPYCACHEPREFIX", "/tmp/.pycache");
 	strv_pushv(a, 3, "--setenv", "OPENBLAS_NUM_THREADS", threads);
 	strv_pushv(a, 3, "--setenv", "OMP_NUM_THREADS", threads);
-	(void)lp;
 }
 
+/* Size of the private /tmp and /dev/shm: tmpfs pages are host memory
+ * that RLIMIT_AS does not see. */
+static void push_size(struct strv *a, long mem_mb)
+{
+	char size[32];
+	long mb = mem_mb > 0 ? mem_mb / 4 : 1024;
+	snprintf(size, sizeof size, "%ld", (mb < 64 ? 64 : mb) << 20);
+	strv_pushv(a, 2, "--size", size);
+}
+
+/* Every bwrap option up to the command; see the top of the file. */
 static void build_base(struct sbx *s, struct local *lp, const char *mpl)
 {
 	struct strv *a = &lp->base;
@@ -352,62 +342,33 @@ static void build_base(struct sbx *s, struct local *lp, const char *mpl)
 		strv_push(a, "--disable-userns");
 	if (s->cfg->network)
 		strv_push(a, "--share-net");
-	strv_pushv(a, 5, "--die-with-parent", "--new-session", "--cap-drop",
-	           "ALL", "--hostname");
-	strv_push(a, "assay");
-	add_system_dirs(a, s->cfg->network);
-	strv_pushv(a, 6, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+	strv_pushv(a, 6, "--die-with-parent", "--new-session", "--cap-drop",
+	           "ALL", "--hostname", "assay");
+	add_system_dirs(a, lp, s->cfg->network);
+	strv_pushv(a, 4, "--proc", "/proc", "--dev", "/dev");
+	push_size(a, s->cfg->mem_mb);
+	strv_pushv(a, 2, "--tmpfs", "/tmp");
+	push_size(a, s->cfg->mem_mb);
+	strv_pushv(a, 2, "--tmpfs", "/dev/shm");
 	strv_pushv(a, 3, "--bind", mpl, LOCAL_MPL_DIR);
 	strv_pushv(a, 3, "--bind", s->workspace, "/workspace");
+	/* Once every mount point exists: only /workspace, /tmp, /dev/shm
+	 * and the matplotlib cache stay writable. */
+	strv_pushv(a, 4, "--remount-ro", "/dev", "--remount-ro", "/");
 	strv_pushv(a, 2, "--chdir", "/workspace");
-	add_env(a, lp);
+	add_env(a);
 }
 
-static void make_data(struct local *lp)
-{
-	uid_t uid = getuid();
-	gid_t gid = getgid();
-	if (uid == 0) {
-		lp->data[DATA_PASSWD] =
-		    xstrdup("root:x:0:0:root:/workspace:/bin/bash\n"
-		            "nobody:x:65534:65534:nobody:/nonexistent:"
-		            "/usr/sbin/nologin\n");
-	} else {
-		lp->data[DATA_PASSWD] =
-		    xasprintf("root:x:0:0:root:/root:/bin/bash\n"
-		              "sandbox:x:%u:%u:sandbox:/workspace:/bin/bash\n"
-		              "nobody:x:65534:65534:nobody:/nonexistent:"
-		              "/usr/sbin/nologin\n",
-		              (unsigned)uid, (unsigned)gid);
-	}
-	if (gid == 0)
-		lp->data[DATA_GROUP] = xstrdup("root:x:0:\nnogroup:x:65534:\n");
-	else
-		lp->data[DATA_GROUP] =
-		    xasprintf("root:x:0:\nsandbox:x:%u:\nnogroup:x:65534:\n",
-		              (unsigned)gid);
-	lp->data[DATA_HOSTS] = xstrdup("127.0.0.1\tlocalhost\n"
-	                               "127.0.1.1\tassay\n"
-	                               "::1\tlocalhost ip6-localhost "
-	                               "ip6-loopback\n");
-}
-
-/* The full argv for one command: base options, the data files on fds
- * 3.., then the in-sandbox wrapper that caps the process count. */
+/* The full argv for one command: the base options, then (without a
+ * pids cgroup) the in-sandbox wrapper that caps the process count. */
 static void build_argv(const struct local *lp, struct strv *a,
                        const struct sbx_exec_req *r)
 {
 	strv_copy(a, &lp->base);
-	for (int i = 0; i < NDATA; i++) {
-		char fd[8];
-		snprintf(fd, sizeof fd, "%d", 3 + i);
-		strv_pushv(a, 3, "--ro-bind-data", fd, data_dest[i]);
-	}
-	/* Last, once every mount point exists: only /workspace, /tmp,
-	 * /dev and the matplotlib cache stay writable. */
-	strv_pushv(a, 2, "--remount-ro", "/");
-	strv_pushv(a, 5, "--", "/bin/bash", "-c", lp->limits_script,
-	           "assay-sandbox");
+	strv_push(a, "--");
+	if (lp->limits_script)
+		strv_pushv(a, 4, "/bin/bash", "-c", lp->limits_script,
+		           "assay-sandbox");
 	if (r->argv) {
 		for (size_t i = 0; r->argv[i]; i++)
 			strv_push(a, r->argv[i]);
@@ -416,6 +377,8 @@ static void build_argv(const struct local *lp, struct strv *a,
 	}
 }
 
+/* Limit res to value*mul (hard limit extra_hard above), never above
+ * the current hard limit; value <= 0 keeps what we have. */
 static void set_limit(struct rlimit *rl, int res, long value, long mul,
                       long extra_hard)
 {
@@ -472,17 +435,24 @@ static int cgroup_v2_has_pids(const char *root)
 	return ok;
 }
 
+/* As root, a pids cgroup for this sandbox: every command joins it
+ * before exec, so pids.max bounds the whole tree. */
 static void cgroup_setup(struct local *lp, long nproc)
 {
 	static unsigned seq;
 	if (geteuid() != 0 || nproc <= 0)
 		return;
-	const char *root = NULL;
-	if (access("/sys/fs/cgroup/pids/cgroup.procs", W_OK) == 0)
+	/* v1: the child moves itself with "tasks", which (one thread,
+	 * itself) skips the global lock that "cgroup.procs" takes. */
+	const char *root = NULL, *join = NULL;
+	if (access("/sys/fs/cgroup/pids/tasks", W_OK) == 0) {
 		root = "/sys/fs/cgroup/pids";
-	else if (access("/sys/fs/cgroup/cgroup.procs", W_OK) == 0 &&
-	         cgroup_v2_has_pids("/sys/fs/cgroup"))
+		join = "tasks";
+	} else if (access("/sys/fs/cgroup/cgroup.procs", W_OK) == 0 &&
+	           cgroup_v2_has_pids("/sys/fs/cgroup")) {
 		root = "/sys/fs/cgroup";
+		join = "cgroup.procs";
+	}
 	if (!root) {
 		log_warn("sandbox: running as root without a writable pids "
 		         "cgroup: the process limit (%ld) is not enforced "
@@ -493,12 +463,12 @@ static void cgroup_setup(struct local *lp, long nproc)
 	cgroup_sweep(root);
 	char *dir = xasprintf("%s/assay-%d-%u", root, (int)getpid(), ++seq);
 	char *max = xasprintf("%s/pids.max", dir);
-	char *procs = xasprintf("%s/cgroup.procs", dir);
+	char *path = xasprintf("%s/%s", dir, join);
 	char value[32];
 	snprintf(value, sizeof value, "%ld", nproc);
 	int fd = -1;
 	if (mkdir(dir, 0755) < 0 || write_text(max, value) < 0 ||
-	    (fd = open(procs, O_WRONLY | O_CLOEXEC)) < 0) {
+	    (fd = open(path, O_WRONLY | O_CLOEXEC)) < 0) {
 		log_warn("sandbox: cannot set up pids cgroup %s: %s; the "
 		         "process limit is not enforced",
 		         dir, strerror(errno));
@@ -506,19 +476,25 @@ static void cgroup_setup(struct local *lp, long nproc)
 		free(dir);
 	} else {
 		lp->cg_dir = dir;
-		lp->cg_procs_fd = fd;
+		lp->cg_join_fd = fd;
+		if (!strcmp(join, "cgroup.procs"))
+			lp->cg_dir_fd =
+			    open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		log_info("sandbox: process limit %ld via cgroup %s", nproc,
 		         dir);
 	}
 	free(max);
-	free(procs);
+	free(path);
 }
 
+/* Close and remove the cgroup once every command has been reaped. */
 static void cgroup_remove(struct local *lp)
 {
-	if (lp->cg_procs_fd >= 0)
-		close(lp->cg_procs_fd);
-	lp->cg_procs_fd = -1;
+	if (lp->cg_join_fd >= 0)
+		close(lp->cg_join_fd);
+	if (lp->cg_dir_fd >= 0)
+		close(lp->cg_dir_fd);
+	lp->cg_join_fd = lp->cg_dir_fd = -1;
 	if (!lp->cg_dir)
 		return;
 	/* The PID namespace empties asynchronously after bwrap is reaped. */
@@ -538,11 +514,9 @@ static char *probe(struct local *lp, int64_t *ms)
 	struct strv a = {0};
 	build_argv(lp, &a, &r);
 	int errp[2] = {-1, -1}, devnull = -1;
-	struct spawn sp = {.argv = a.v, .nfd = 3 + NDATA, .lp = lp};
+	struct spawn sp = {.argv = a.v, .lp = lp};
 	char *err = NULL, *out = NULL;
 	int64_t t0 = now_ms();
-	for (int i = 0; i < NDATA; i++)
-		sp.fd[3 + i] = -1;
 	if (pipe2(errp, O_CLOEXEC) < 0 ||
 	    (devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
 		out = xasprintf("pipe: %s", strerror(errno));
@@ -550,9 +524,6 @@ static char *probe(struct local *lp, int64_t *ms)
 	}
 	sp.fd[0] = sp.fd[1] = devnull;
 	sp.fd[2] = errp[1];
-	for (int i = 0; i < NDATA; i++)
-		if ((sp.fd[3 + i] = data_pipe(lp->data[i], &err)) < 0)
-			goto done;
 	pid_t pid = spawn_bwrap(&sp, &err);
 	close(errp[1]);
 	errp[1] = -1;
@@ -591,9 +562,6 @@ done:
 		out = err;
 	else
 		free(err);
-	for (int i = 0; i < NDATA; i++)
-		if (sp.fd[3 + i] >= 0)
-			close(sp.fd[3 + i]);
 	if (errp[0] >= 0)
 		close(errp[0]);
 	if (errp[1] >= 0)
@@ -689,6 +657,7 @@ static int probe_profiles(struct sbx *s, struct local *lp, const char *mpl,
 	return rc;
 }
 
+/* --workspace (must exist) or <run_dir>/workspace (created). */
 static int prepare_workspace(struct sbx *s, char **err)
 {
 	const struct config *cfg = s->cfg;
@@ -718,6 +687,8 @@ static int prepare_workspace(struct sbx *s, char **err)
 	return 0;
 }
 
+/* Find bwrap, prepare the workspace, /etc and limits, probe that a
+ * sandbox really starts here, then stage the inputs. */
 static int local_start(struct sbx *s, char **err)
 {
 	struct local *lp = s->priv;
@@ -727,7 +698,7 @@ static int local_start(struct sbx *s, char **err)
 		return set_err(err, "sandbox: already started");
 	lp = xcalloc(1, sizeof *lp);
 	lp->ws_fd = -1;
-	lp->cg_procs_fd = -1;
+	lp->cg_join_fd = lp->cg_dir_fd = -1;
 	s->priv = lp;
 	lp->bwrap = find_bwrap();
 	if (!lp->bwrap)
@@ -747,13 +718,27 @@ static int local_start(struct sbx *s, char **err)
 	set_limit(&lp->rl_as, RLIMIT_AS, s->cfg->mem_mb, 1L << 20, 0);
 	set_limit(&lp->rl_cpu, RLIMIT_CPU, s->cfg->cpu_s, 1, 5);
 	set_limit(&lp->rl_fsize, RLIMIT_FSIZE, s->cfg->fsize_mb, 1L << 20, 0);
-	lp->limits_script =
-	    s->cfg->nproc > 0
-	        ? xasprintf("ulimit -u %ld || exit 126; exec \"$@\"",
-	                    s->cfg->nproc)
-	        : xstrdup("exec \"$@\"");
-	make_data(lp);
+	char *etc = xasprintf("%s/sandbox-etc", s->run_dir);
+	int etc_rc = sbx_etc_snapshot(etc, s->cfg->network, err);
+	lp->etc_dir = realpath(etc, NULL);
+	free(etc);
+	if (etc_rc < 0 || !lp->etc_dir) {
+		set_err(err, "sandbox /etc: %s", strerror(errno));
+		goto out;
+	}
 	cgroup_setup(lp, s->cfg->nproc);
+	/* Without a cgroup, a shell inside caps the process count once
+	 * the user namespace exists (see the top of this file). */
+	if (!lp->cg_dir && s->cfg->nproc > 0) {
+		struct rlimit np;
+		rlim_t n = (rlim_t)s->cfg->nproc;
+		if (getrlimit(RLIMIT_NPROC, &np) == 0 &&
+		    np.rlim_max != RLIM_INFINITY && np.rlim_max < n)
+			n = np.rlim_max; /* ulimit cannot raise it */
+		lp->limits_script =
+		    xasprintf("ulimit -u %llu || exit 126; exec \"$@\"",
+		              (unsigned long long)n);
+	}
 	if (probe_profiles(s, lp, mpl, err) < 0)
 		goto out;
 	if (sbx_stage_local(s->cfg, s->workspace, err) < 0)
@@ -845,6 +830,7 @@ static void kill_tree(struct sbx_exec *e)
 	kill(e->pid, SIGKILL);
 }
 
+/* One read per readiness; EOF closes the stream. */
 static void on_output(int fd, int revents, void *arg)
 {
 	struct sbx_exec *e = arg;
@@ -877,6 +863,7 @@ static void on_grace(void *arg)
 	maybe_finish(e);
 }
 
+/* bwrap exited; on_exit waits for both pipes to reach EOF too. */
 static void on_reaped(pid_t pid, int status, void *arg)
 {
 	struct sbx_exec *e = arg;
@@ -908,16 +895,15 @@ static void local_cancel(struct sbx_exec *e)
 	kill_tree(e);
 }
 
+/* Pipes, argv and the spawn for one command. */
 static int local_exec_setup(struct sbx_exec *e, const struct sbx_exec_req *r,
                             char **err)
 {
 	struct local *lp = e->s->priv;
 	int out[2] = {-1, -1}, errp[2] = {-1, -1}, in[2] = {-1, -1};
-	struct spawn sp = {.nfd = 3 + NDATA, .lp = lp};
+	struct spawn sp = {.lp = lp};
 	struct strv a = {0};
 	int rc = -1;
-	for (int i = 0; i < NDATA; i++)
-		sp.fd[3 + i] = -1;
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		set_err(err, "sandbox: pipe: %s", strerror(errno));
 		goto out;
@@ -928,9 +914,6 @@ static int local_exec_setup(struct sbx_exec *e, const struct sbx_exec_req *r,
 		set_err(err, "sandbox: stdin: %s", strerror(errno));
 		goto out;
 	}
-	for (int i = 0; i < NDATA; i++)
-		if ((sp.fd[3 + i] = data_pipe(lp->data[i], err)) < 0)
-			goto out;
 	sp.fd[0] = in[0];
 	sp.fd[1] = out[1];
 	sp.fd[2] = errp[1];
@@ -958,9 +941,6 @@ out:
 		if (in[i] >= 0)
 			close(in[i]);
 	}
-	for (int i = 0; i < NDATA; i++)
-		if (sp.fd[3 + i] >= 0)
-			close(sp.fd[3 + i]);
 	strv_free(&a);
 	return rc;
 }
@@ -1002,6 +982,7 @@ static struct sbx_exec *local_exec(struct sbx *s, const struct sbx_exec_req *r,
 
 static void flush_stdin(int fd, int revents, void *arg);
 
+/* Write what the pipe takes now; the rest waits for POLLOUT. */
 static int push_stdin(struct sbx_exec *e)
 {
 	while (e->pending.len) {
@@ -1150,8 +1131,9 @@ static void local_destroy(struct sbx *s)
 	if (lp->ws_fd >= 0)
 		close(lp->ws_fd);
 	strv_free(&lp->base);
-	for (int i = 0; i < NDATA; i++)
-		free(lp->data[i]);
+	if (lp->etc_dir)
+		rm_rf(lp->etc_dir);
+	free(lp->etc_dir);
 	free(lp->limits_script);
 	free(lp->bwrap);
 	free(lp->chunk);

@@ -145,6 +145,7 @@ static int copy_entry_file(struct stage *st, int sfd, int dfd, const char *name,
 static int copy_tree(struct stage *st, int sfd, int dfd, const char *shown,
                      int depth);
 
+/* Recreate a source directory under dfd and copy its contents. */
 static int copy_entry_dir(struct stage *st, int sfd, int dfd, const char *name,
                           const struct stat *sst, const char *shown, int depth)
 {
@@ -247,6 +248,7 @@ static int source_error(const char *src, char **err)
 	return set_err(err, "input %s: %s", src, strerror(errno));
 }
 
+/* A directory input: its contents go into the directory rel. */
 static int stage_dir(struct stage *st, int ws_fd, const char *src,
                      const char *rel)
 {
@@ -273,6 +275,7 @@ static int stage_dir(struct stage *st, int ws_fd, const char *src,
 	return rc;
 }
 
+/* A file input: copied to rel, parents created. */
 static int stage_file(struct stage *st, int ws_fd, const char *src,
                       const char *rel)
 {
@@ -294,6 +297,7 @@ static int stage_file(struct stage *st, int ws_fd, const char *src,
 	return rc;
 }
 
+/* One --input: resolve the destination, then copy. */
 static int stage_one(int ws_fd, const struct stat *ws,
                      const struct config_input *in, char **err)
 {

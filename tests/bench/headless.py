@@ -49,7 +49,7 @@ def main():
     fake = subprocess.Popen(
         ["/usr/bin/python3", os.path.join(SRC, "tests/fakes/fake_openai.py"),
          "--script", os.path.join(HERE, "echo.json"), "--port", "0",
-         "--port-file", port_file],
+         "--port-file", port_file, "--delay-ms", "0"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(100):

@@ -94,7 +94,8 @@ static void test_utf8(void **state)
 static void test_term_sanitize(void **state)
 {
 	(void)state;
-	const char *evil = "red\033[31m\x07title\033]0;pwn\x07\xc2\x9b" "2J\n";
+	const char *evil = "red\033[31m\x07title\033]0;pwn\x07\xc2\x9b"
+	                   "2J\n";
 	char *s = term_sanitize(evil, strlen(evil));
 	assert_null(strchr(s, '\033'));
 	assert_null(strchr(s, '\x07'));
@@ -109,27 +110,27 @@ static void test_sha256(void **state)
 	char out[65];
 	sha256_hex("abc", 3, out);
 	assert_string_equal(out, "ba7816bf8f01cfea414140de5dae2223"
-				 "b00361a396177a9cb410ff61f20015ad");
+	                         "b00361a396177a9cb410ff61f20015ad");
 	sha256_hex("", 0, out);
 	assert_string_equal(out, "e3b0c44298fc1c149afbf4c8996fb924"
-				 "27ae41e4649b934ca495991b7852b855");
+	                         "27ae41e4649b934ca495991b7852b855");
 	char big[1000];
 	memset(big, 'a', sizeof big);
 	sha256_hex(big, 56, out); /* padding spills into a second block */
 	assert_string_equal(out, "b35439a4ac6f0948b6d6f9e3c6af0f5f"
-				 "590ce20f1bde7090ef7970686ec6738a");
+	                         "590ce20f1bde7090ef7970686ec6738a");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_buf_max),
-		cmocka_unit_test(test_headtail_small_is_whole),
-		cmocka_unit_test(test_headtail_bounded),
-		cmocka_unit_test(test_headtail_utf8_cuts),
-		cmocka_unit_test(test_utf8),
-		cmocka_unit_test(test_term_sanitize),
-		cmocka_unit_test(test_sha256),
+	    cmocka_unit_test(test_buf_max),
+	    cmocka_unit_test(test_headtail_small_is_whole),
+	    cmocka_unit_test(test_headtail_bounded),
+	    cmocka_unit_test(test_headtail_utf8_cuts),
+	    cmocka_unit_test(test_utf8),
+	    cmocka_unit_test(test_term_sanitize),
+	    cmocka_unit_test(test_sha256),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,11 +66,11 @@ static void test_layers_later_wins(void **state)
 {
 	(void)state;
 	write_text("user.json", "{\"model\": \"from-user\", \"timeout\": 10,"
-				" \"max_turns\": 7}");
+	                        " \"max_turns\": 7}");
 	assert_int_equal(mkdir_p(".assay", NULL), 0);
 	write_text(".assay/config.json",
-		   "// project config\n{\"model\": \"from-project\", "
-		   "/* block */ \"timeout\": 20,}\n");
+	           "// project config\n{\"model\": \"from-project\", "
+	           "/* block */ \"timeout\": 20,}\n");
 	write_text("extra.json", "{\"model\": \"from-extra\"}");
 	struct config c;
 	config_defaults(&c);
@@ -147,17 +147,18 @@ static void test_manifest(void **state)
 {
 	(void)state;
 	assert_int_equal(mkdir_p("proj/data", NULL), 0);
-	write_text("proj/assay.json",
-		   "{\n"
-		   "  // a team's shared setup\n"
-		   "  \"inputs\": [\"data/a.csv\", \"/abs/b.csv:raw/b.csv\",\n"
-		   "             {\"src\": \"data\", \"dest\": \"input/all\"}],\n"
-		   "  \"outputs\": [\"output/report.md\", \"output/x.png\"],\n"
-		   "  \"instructions\": \"prompt.md\",\n"
-		   "  \"image\": \"team/img:1\",\n"
-		   "  \"ask\": \"all\",\n"
-		   "  \"rules\": [{\"match\": \"ls *\", \"action\": \"allow\"}]\n"
-		   "}\n");
+	write_text(
+	    "proj/assay.json",
+	    "{\n"
+	    "  // a team's shared setup\n"
+	    "  \"inputs\": [\"data/a.csv\", \"/abs/b.csv:raw/b.csv\",\n"
+	    "             {\"src\": \"data\", \"dest\": \"input/all\"}],\n"
+	    "  \"outputs\": [\"output/report.md\", \"output/x.png\"],\n"
+	    "  \"instructions\": \"prompt.md\",\n"
+	    "  \"image\": \"team/img:1\",\n"
+	    "  \"ask\": \"all\",\n"
+	    "  \"rules\": [{\"match\": \"ls *\", \"action\": \"allow\"}]\n"
+	    "}\n");
 	struct config c;
 	config_defaults(&c);
 	char *err = NULL;
@@ -203,7 +204,7 @@ static void test_input_spec(void **state)
 	free(in.src);
 	free(in.dest);
 	assert_int_equal(config_parse_input("dir/sub/:stage/here", &in, NULL),
-			 0);
+	                 0);
 	assert_string_equal(in.src, "dir/sub/");
 	assert_string_equal(in.dest, "stage/here");
 	free(in.src);
@@ -221,7 +222,7 @@ static void test_strip_comments_keeps_strings(void **state)
 {
 	(void)state;
 	char *s = json_strip_comments(
-		"{\"url\": \"http://x//y\", /* c */ \"a\": [1, 2,], // t\n}");
+	    "{\"url\": \"http://x//y\", /* c */ \"a\": [1, 2,], // t\n}");
 	cJSON *j = cJSON_Parse(s);
 	assert_non_null(j);
 	assert_string_equal(json_str(j, "url", ""), "http://x//y");
@@ -233,20 +234,18 @@ static void test_strip_comments_keeps_strings(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_layers_later_wins, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_env_base_url, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_missing_extra_is_error,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_errors_name_file_and_key,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_manifest, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_input_spec, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(
-			test_strip_comments_keeps_strings, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_layers_later_wins, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_env_base_url, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_missing_extra_is_error, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_errors_name_file_and_key,
+	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_manifest, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_input_spec, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_strip_comments_keeps_strings,
+	                                    setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
