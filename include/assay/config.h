@@ -65,8 +65,8 @@ int config_apply_env(struct config *c, char **err);
 /* Every layer below the command line, in order: user_file (may be
  * NULL or absent), ./.assay/config.json, ./assay.json (the project
  * manifest), extra_file (--config; must exist), then the environment. */
-int config_load(struct config *c, const char *user_file,
-		const char *extra_file, char **err);
+int config_load(struct config *c, const char *user_file, const char *extra_file,
+                char **err);
 /* $XDG_CONFIG_HOME/assay/config.json or ~/.config/assay/config.json. */
 char *config_user_file(void);
 

@@ -42,7 +42,7 @@ struct session {
 	size_t nobs;
 
 	cJSON *messages; /* neutral conversation */
-	cJSON *tools;	 /* neutral tool definitions */
+	cJSON *tools;    /* neutral tool definitions */
 	int turn;
 	char *request_hash;
 	struct buf turn_text; /* text streamed this turn */
@@ -72,7 +72,7 @@ cJSON *tools_definitions(void);
 void tools_run(struct session *s, const cJSON *call);
 void tools_cancel(struct session *s);
 void tools_finished(struct session *s, const char *id, const char *content,
-		    int is_error);
+                    int is_error);
 
 /* The default system prompt with the workspace layout filled in. */
 char *prompt_system(const struct config *cfg, char **err);

@@ -267,8 +267,8 @@ static void emit_approval(struct session *s, const cJSON *call)
 	cJSON_AddStringToObject(ev, "final", what);
 	cJSON_AddNullToObject(ev, "feedback");
 	cJSON_AddStringToObject(ev, "note",
-				"no approval policy yet: every call runs, "
-				"sandboxed");
+	                        "no approval policy yet: every call runs, "
+	                        "sandboxed");
 	session_emit(s, ev);
 }
 

@@ -368,8 +368,8 @@ int config_apply_env(struct config *c, char **err)
 	return 0;
 }
 
-int config_load(struct config *c, const char *user_file,
-		const char *extra_file, char **err)
+int config_load(struct config *c, const char *user_file, const char *extra_file,
+                char **err)
 {
 	if (user_file && config_apply_file(c, user_file, 0, err) < 0)
 		return -1;
