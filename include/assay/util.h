@@ -47,6 +47,10 @@ char *read_file_max(const char *path, size_t max, size_t *len, char **err);
 /* Write data to path atomically (tmp file + fsync + rename). */
 int write_file_atomic(const char *path, const void *data, size_t len,
                       char **err);
+/* The same without fsync: never half-written, but a crash may lose it.
+ * For what can be made again (caches). */
+int write_file_replace(const char *path, const void *data, size_t len,
+                       char **err);
 /* mkdir -p with mode 0755. */
 int mkdir_p(const char *path, char **err);
 /* rm -rf (does not follow symlinks). */

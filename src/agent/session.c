@@ -219,7 +219,7 @@ static void save_cache(struct session *s, const struct llm_result *r)
 	char *text = json_print(c);
 	char *path = xasprintf("%s/cache/%s.json", s->run_dir, s->request_hash);
 	char *err = NULL;
-	if (write_file_atomic(path, text, strlen(text), &err) < 0) {
+	if (write_file_replace(path, text, strlen(text), &err) < 0) {
 		log_warn("cache: %s", err);
 		free(err);
 	}

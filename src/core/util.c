@@ -221,8 +221,8 @@ fail:
 	return NULL;
 }
 
-int write_file_atomic(const char *path, const void *data, size_t len,
-                      char **err)
+static int write_replace(const char *path, const void *data, size_t len,
+                         int durable, char **err)
 {
 	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
 	int rc = -1;
@@ -246,7 +246,7 @@ int write_file_atomic(const char *path, const void *data, size_t len,
 		p += w;
 		left -= (size_t)w;
 	}
-	if (fsync(fd) < 0 || close(fd) < 0) {
+	if ((durable && fsync(fd) < 0) || close(fd) < 0) {
 		set_err(err, "%s: %s", tmp, strerror(errno));
 		unlink(tmp);
 		goto out;
@@ -260,6 +260,18 @@ int write_file_atomic(const char *path, const void *data, size_t len,
 out:
 	free(tmp);
 	return rc;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t len,
+                      char **err)
+{
+	return write_replace(path, data, len, 1, err);
+}
+
+int write_file_replace(const char *path, const void *data, size_t len,
+                       char **err)
+{
+	return write_replace(path, data, len, 0, err);
 }
 
 int mkdir_p(const char *path, char **err)

@@ -6,6 +6,7 @@
  * /etc is there: no shadow, ssh, sudoers, account or network
  * configuration. */
 #include "assay/log.h"
+#include "assay/buf.h"
 #include "assay/util.h"
 #include "sandbox/internal.h"
 
@@ -230,4 +231,33 @@ out:
 	if (sdir >= 0)
 		close(sdir);
 	return rc;
+}
+
+/* What the snapshot depends on: the copied entries' identity and times,
+ * /etc's own (it changes when entries come or go), the network flag and
+ * this version of assay. Two runs with the same key can share one
+ * snapshot. */
+char *sbx_etc_key(int network)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	buf_printf(&b, "assay %s net=%d", ASSAY_VERSION, network);
+	const char *extra[] = {".", "resolv.conf", "gai.conf"};
+	for (size_t i = 0; i < sizeof etc_entries / sizeof *etc_entries + 3;
+	     i++) {
+		size_t n = sizeof etc_entries / sizeof *etc_entries;
+		const char *name = i < n ? etc_entries[i] : extra[i - n];
+		struct stat st;
+		char *path = xasprintf("/etc/%s", name);
+		if (lstat(path, &st) == 0)
+			buf_printf(&b, "|%s:%llu:%lld:%lld.%09ld", name,
+			           (unsigned long long)st.st_ino,
+			           (long long)st.st_size,
+			           (long long)st.st_mtime, st.st_mtim.tv_nsec);
+		free(path);
+	}
+	char hash[65];
+	sha256_hex(b.data, b.len, hash);
+	buf_free(&b);
+	return xstrndup(hash, 24);
 }

@@ -57,6 +57,11 @@ int sbx_host_export_tar(int root_fd, const char *path, char **err);
 
 /* Build the directory the local sandbox binds at /etc (etc.c). */
 int sbx_etc_snapshot(const char *dir, int network, char **err);
+/* Run `assay-archive create path dir` (beside the assay binary, or
+ * $ASSAY_ARCHIVE_BIN) and wait for it. */
+int sbx_spawn_archive(const char *dir, const char *path, char **err);
+/* A short hash of what a snapshot depends on (see etc.c). */
+char *sbx_etc_key(int network);
 /* /etc directories bound from the host over their mount points in the
  * snapshot (the second list only with network). NULL-terminated. */
 extern const char *const sbx_etc_binds[];

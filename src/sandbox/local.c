@@ -59,6 +59,7 @@ struct local {
 	char *bwrap;
 	struct strv base;    /* bwrap and every option up to the command */
 	char *etc_dir;       /* what the sandbox sees at /etc (etc.c) */
+	int etc_shared;      /* etc_dir is in the user's cache: keep it */
 	char *limits_script; /* sets RLIMIT_NPROC inside, then execs; NULL
 	                      * when the cgroup caps processes */
 	struct rlimit rl_as, rl_cpu, rl_fsize;
@@ -600,6 +601,77 @@ static void log_command(const struct local *lp)
 	strv_free(&a);
 }
 
+/* The probe costs a whole bwrap start (~7 ms, more on a loaded machine)
+ * on every run. Its answer only changes with the boot, the bwrap binary
+ * or the user, so it is remembered under that key in the user's cache. */
+static char *probe_cache_path(void)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	if (xdg && *xdg)
+		return xasprintf("%s/assay/bwrap-probe", xdg);
+	if (home && *home)
+		return xasprintf("%s/.cache/assay/bwrap-probe", home);
+	return NULL;
+}
+
+static char *probe_cache_key(const struct local *lp)
+{
+	char boot[64] = "";
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	if (f) {
+		if (!fgets(boot, sizeof boot, f))
+			boot[0] = '\0';
+		fclose(f);
+		boot[strcspn(boot, "\n")] = '\0';
+	}
+	struct stat st;
+	if (!boot[0] || stat(lp->bwrap, &st) < 0)
+		return NULL;
+	return xasprintf("v1 euid=%d boot=%s bwrap=%s:%lld:%lld:%lld",
+	                 (int)geteuid(), boot, lp->bwrap, (long long)st.st_ino,
+	                 (long long)st.st_size, (long long)st.st_mtime);
+}
+
+/* 0 and the profile set when the cache knows the answer. */
+static int probe_cached(struct local *lp, const char *key)
+{
+	char *path = probe_cache_path();
+	char *text = path ? read_file_max(path, 4096, NULL, NULL) : NULL;
+	int rc = -1, userns, disable;
+	if (text && key) {
+		size_t n = strlen(key);
+		if (!strncmp(text, key, n) &&
+		    sscanf(text + n, "\nprofile=%d,%d", &userns, &disable) ==
+		        2) {
+			lp->use_userns = userns;
+			lp->disable_userns = disable;
+			rc = 0;
+		}
+	}
+	free(text);
+	free(path);
+	return rc;
+}
+
+static void probe_remember(const struct local *lp, const char *key)
+{
+	char *path = probe_cache_path();
+	if (!path || !key) {
+		free(path);
+		return;
+	}
+	char *dir = xstrdup(path);
+	*strrchr(dir, '/') = '\0';
+	char *text = xasprintf("%s\nprofile=%d,%d\n", key, lp->use_userns,
+	                       lp->disable_userns);
+	if (mkdir_p(dir, NULL) == 0)
+		write_file_replace(path, text, strlen(text), NULL);
+	free(text);
+	free(dir);
+	free(path);
+}
+
 /* Find options this bwrap and kernel accept: the full set first, then
  * without --disable-userns (bwrap < 0.8), then (root only) without a
  * user namespace at all. */
@@ -609,6 +681,16 @@ static int probe_profiles(struct sbx *s, struct local *lp, const char *mpl,
 	static const int profiles[][2] = {{1, 1}, {1, 0}, {0, 0}};
 	char *first = NULL;
 	int rc = -1;
+	char *key = probe_cache_key(lp);
+	if (probe_cached(lp, key) == 0) {
+		build_base(s, lp, mpl);
+		log_info("sandbox: bwrap profile from the probe cache "
+		         "(userns %d, disable-userns %d)",
+		         lp->use_userns, lp->disable_userns);
+		log_command(lp);
+		free(key);
+		return 0;
+	}
 	for (size_t i = 0; i < 3; i++) {
 		if (!profiles[i][0] && geteuid() != 0)
 			break;
@@ -623,6 +705,7 @@ static int probe_profiles(struct sbx *s, struct local *lp, const char *mpl,
 			         (long long)ms, lp->use_userns,
 			         lp->disable_userns);
 			log_command(lp);
+			probe_remember(lp, key);
 			if (!lp->use_userns)
 				log_warn("sandbox: no user namespace; running "
 				         "as root without capabilities");
@@ -635,6 +718,7 @@ static int probe_profiles(struct sbx *s, struct local *lp, const char *mpl,
 		else
 			free(why);
 	}
+	free(key);
 	if (rc < 0) {
 		if (looks_like_userns(first))
 			set_err(err,
@@ -654,6 +738,53 @@ static int probe_profiles(struct sbx *s, struct local *lp, const char *mpl,
 			        first);
 	}
 	free(first);
+	return rc;
+}
+
+/* The /etc snapshot. Building it costs a few milliseconds of copies
+ * and as many to delete, on every run; so it lives in the user's cache
+ * under a key of what it was made from, and runs share it (read-only).
+ * Without a cache directory it is made in the run dir. */
+static int prepare_etc(struct sbx *s, struct local *lp, char **err)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	char *base = xdg && *xdg ? xasprintf("%s/assay/sandbox-etc", xdg)
+	             : home && *home
+	                 ? xasprintf("%s/.cache/assay/sandbox-etc", home)
+	                 : NULL;
+	char *key = sbx_etc_key(s->cfg->network);
+	char *dir = base ? xasprintf("%s/%s", base, key) : NULL;
+	struct stat st;
+	int rc = -1;
+	if (dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+		lp->etc_shared = 1;
+	} else if (dir && mkdir_p(base, NULL) == 0) {
+		char *tmp = xasprintf("%s.tmp.%d", dir, (int)getpid());
+		rm_rf(tmp);
+		if (sbx_etc_snapshot(tmp, s->cfg->network, err) == 0 &&
+		    (rename(tmp, dir) == 0 || errno == EEXIST ||
+		     errno == ENOTEMPTY))
+			lp->etc_shared = 1;
+		rm_rf(tmp); /* a concurrent run won the rename */
+		free(tmp);
+	}
+	if (!lp->etc_shared) {
+		free(dir);
+		dir = xasprintf("%s/sandbox-etc", s->run_dir);
+		if (sbx_etc_snapshot(dir, s->cfg->network, err) < 0)
+			goto out;
+	}
+	lp->etc_dir = realpath(dir, NULL);
+	if (!lp->etc_dir) {
+		set_err(err, "sandbox /etc %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	free(base);
+	free(key);
+	free(dir);
 	return rc;
 }
 
@@ -718,14 +849,8 @@ static int local_start(struct sbx *s, char **err)
 	set_limit(&lp->rl_as, RLIMIT_AS, s->cfg->mem_mb, 1L << 20, 0);
 	set_limit(&lp->rl_cpu, RLIMIT_CPU, s->cfg->cpu_s, 1, 5);
 	set_limit(&lp->rl_fsize, RLIMIT_FSIZE, s->cfg->fsize_mb, 1L << 20, 0);
-	char *etc = xasprintf("%s/sandbox-etc", s->run_dir);
-	int etc_rc = sbx_etc_snapshot(etc, s->cfg->network, err);
-	lp->etc_dir = realpath(etc, NULL);
-	free(etc);
-	if (etc_rc < 0 || !lp->etc_dir) {
-		set_err(err, "sandbox /etc: %s", strerror(errno));
+	if (prepare_etc(s, lp, err) < 0)
 		goto out;
-	}
 	cgroup_setup(lp, s->cfg->nproc);
 	/* Without a cgroup, a shell inside caps the process count once
 	 * the user namespace exists (see the top of this file). */
@@ -1093,7 +1218,8 @@ static int local_export_tar(struct sbx *s, const char *path, char **err)
 	struct local *lp = s->priv;
 	if (!lp || lp->ws_fd < 0)
 		return set_err(err, "sandbox: not running");
-	return sbx_host_export_tar(lp->ws_fd, path, err);
+	(void)lp;
+	return sbx_spawn_archive(s->workspace, path, err);
 }
 
 /* ---- stop ---- */
@@ -1131,7 +1257,7 @@ static void local_destroy(struct sbx *s)
 	if (lp->ws_fd >= 0)
 		close(lp->ws_fd);
 	strv_free(&lp->base);
-	if (lp->etc_dir)
+	if (lp->etc_dir && !lp->etc_shared)
 		rm_rf(lp->etc_dir);
 	free(lp->etc_dir);
 	free(lp->limits_script);

@@ -6,7 +6,7 @@ a bare `bwrap ... true` measured in the same run, interleaved.
 Prints medians, the ratio, and assay's peak RSS. Goals (issue 2): at most
 6x the bare bubblewrap start and under 12 MiB peak memory.
 
-usage: headless.py [ASSAY_BIN] [-n RUNS]
+usage: headless.py [ASSAY_BIN] [-n RUNS]  (assay-peak must sit beside it)
 """
 import json
 import os
@@ -20,20 +20,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 
 
+PEAK = None  # the assay-peak launcher (tests/bench/peak.c)
+
+
 def timed(argv, env=None, cwd=None):
-    """Wall seconds and peak RSS (KiB) of one process and its children
-    (the largest single process, as wait4 reports it)."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t0
-    err = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode != 0:
-        sys.exit(f"{argv[0]} failed ({p.returncode}): {err[-2000:]}")
-    return dt, ru.ru_maxrss
+    """Wall seconds and peak RSS (KiB) of one process (the largest of it
+    and its children), measured by assay-peak: a fork of this Python
+    would carry Python's own size into the figure."""
+    out = os.path.join(tempfile.gettempdir(), "assay-peak.%d" % os.getpid())
+    p = subprocess.run([PEAK, "-o", out] + argv, env=env, cwd=cwd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    ms, rss, code = open(out).read().split()
+    os.unlink(out)
+    if int(code) != 0:
+        err = p.stderr.decode(errors="replace")
+        sys.exit(f"{argv[0]} failed ({code}): {err[-2000:]}")
+    return float(ms) / 1000, int(rss)
 
 
 def main():
@@ -44,6 +46,8 @@ def main():
         runs = int(args[i + 1])
         del args[i:i + 2]
     assay = args[0] if args else os.path.join(SRC, "build", "assay")
+    global PEAK
+    PEAK = os.path.join(os.path.dirname(assay), "assay-peak")
     tmp = tempfile.mkdtemp(prefix="assay-bench.")
     port_file = os.path.join(tmp, "port")
     fake = subprocess.Popen(

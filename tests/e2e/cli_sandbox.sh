@@ -33,16 +33,11 @@ check "the sandbox env has HOME=/workspace" grep -q '^HOME=/workspace' "$T"/esc/
 
 # 200 MB of output: bounded memory, head and tail for the model
 set +e
-$PY - "$ASSAY" "$D/big.json" "$T/big" >"$T/big.rss" 2>"$T/big.stderr" <<'PY'
-import os, subprocess, sys
-assay, script, run = sys.argv[1:]
-p = subprocess.Popen([assay, "run", "--provider", "script", "--script", script,
-                      "--run-dir", run, "print a lot"], stderr=subprocess.DEVNULL)
-_, status, ru = os.wait4(p.pid, 0)
-print(ru.ru_maxrss // 1024, os.waitstatus_to_exitcode(status))
-PY
+"$(dirname "$ASSAY")/assay-peak" -o "$T/big.peak" "$ASSAY" run --provider script \
+	--script "$D/big.json" --run-dir "$T/big" "print a lot" 2>"$T/big.stderr"
 set -e
-read -r rss bigcode <"$T/big.rss"
+read -r _ rsskb bigcode <"$T/big.peak"
+rss=$((rsskb / 1024))
 check "200 MB run completes (exit $bigcode)" test "$bigcode" -eq 0
 check "assay peak memory ${rss} MiB < 200 MiB" test "$rss" -lt 200
 check "full output kept in the run dir" \

@@ -1,0 +1,91 @@
+/* archive_spawn.c: runs the assay-archive helper (src/helpers/) so that
+ * archive work happens outside the main process. */
+#include "assay/buf.h"
+#include "assay/util.h"
+#include "sandbox/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static char *helper_path(void)
+{
+	const char *env = getenv("ASSAY_ARCHIVE_BIN");
+	if (env && *env)
+		return xstrdup(env);
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	return xasprintf("%s/assay-archive", dirname(self));
+}
+
+int sbx_spawn_archive(const char *dir, const char *path, char **err)
+{
+	char *bin = helper_path();
+	int pipefd[2] = {-1, -1}, rc = -1;
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	if (!bin || access(bin, X_OK) < 0) {
+		set_err(err,
+		        "archive: helper %s not found: reinstall assay "
+		        "(assay-archive belongs beside the assay binary) or "
+		        "set ASSAY_ARCHIVE_BIN",
+		        bin ? bin : "assay-archive");
+		goto out;
+	}
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		set_err(err, "archive: pipe: %s", strerror(errno));
+		goto out;
+	}
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDERR_FILENO);
+	char *argv[] = {bin, "create", (char *)path, (char *)dir, NULL};
+	pid_t pid;
+	int e = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
+	close(pipefd[1]);
+	pipefd[1] = -1;
+	if (e) {
+		set_err(err, "archive: cannot run %s: %s", bin, strerror(e));
+		goto out;
+	}
+	struct buf msg;
+	buf_init(&msg, 4096);
+	char tmp[512];
+	ssize_t r;
+	while ((r = read(pipefd[0], tmp, sizeof tmp)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		buf_append(&msg, tmp, (size_t)r); /* beyond 4 KiB: dropped */
+	}
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		rc = 0;
+	} else {
+		while (msg.len && msg.data[msg.len - 1] == '\n')
+			msg.data[--msg.len] = '\0';
+		set_err(err, "%s",
+		        msg.len ? buf_str(&msg) : "archive: the helper failed");
+	}
+	buf_free(&msg);
+out:
+	posix_spawn_file_actions_destroy(&fa);
+	if (pipefd[0] >= 0)
+		close(pipefd[0]);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+	free(bin);
+	return rc;
+}
