@@ -47,7 +47,10 @@ struct config {
 	size_t n_inputs;
 	char **outputs;
 	size_t n_outputs;
-	cJSON *rules; /* array, kept for the policy layer */
+	cJSON *rules; /* array, kept for the policy layer; the rules of
+	                 every layer add up */
+	cJSON *never_save; /* kinds of reasons never saved as "always"
+	                      rules (array of names; NULL = default) */
 };
 
 void config_defaults(struct config *c);
@@ -64,7 +67,9 @@ int config_apply_env(struct config *c, char **err);
 
 /* Every layer below the command line, in order: user_file (may be
  * NULL or absent), ./.assay/config.json, ./assay.json (the project
- * manifest), extra_file (--config; must exist), then the environment. */
+ * manifest), extra_file (--config; must exist), then the environment.
+ * The two project files may not set base_url or api_key_env: those
+ * decide where an API key is sent. */
 int config_load(struct config *c, const char *user_file, const char *extra_file,
                 char **err);
 /* $XDG_CONFIG_HOME/assay/config.json or ~/.config/assay/config.json. */

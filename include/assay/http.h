@@ -20,6 +20,18 @@ struct http_request {
 	long connect_timeout_ms; /* 0 = 10 s */
 	long low_speed_time_s; /* abort if < 1 byte/s for this long; 0 = 300 */
 	long total_timeout_ms; /* 0 = none (streams) */
+	/* A body produced while it is sent, instead of body: return the
+	 * bytes put in buf (0 at the end, -1 to abort). It may block only
+	 * under http_perform. body_size: its length, -1 if unknown
+	 * (chunked). */
+	long (*read_body)(char *buf, size_t n, void *arg);
+	long long body_size;
+	/* TLS (https URLs): CA bundle, client certificate and key (PEM);
+	 * NULL = curl's defaults. no_verify skips checking the server. */
+	const char *ca_file;
+	const char *cert_file;
+	const char *key_file;
+	int no_verify;
 
 	/* Called once, when the status line and headers are in. */
 	void (*on_response)(struct http_xfer *x, long status, void *arg);
@@ -42,8 +54,31 @@ struct http_xfer *http_start(struct http *h, const struct http_request *r,
 /* Stop a transfer without calling on_done; frees it. */
 void http_cancel(struct http_xfer *x);
 
+/* Run one transfer to its end, blocking, for short control requests
+ * and bodies fed by read_body: the callbacks (on_done included) are
+ * called before it returns. 0 when it completed, else -1 (*err set
+ * only when it could not start; on_done says why otherwise). */
+int http_perform(const struct http_request *r, char **err);
+
 long http_status(const struct http_xfer *x);
 /* A response header's value, name compared case-insensitively. */
 const char *http_header(const struct http_xfer *x, const char *name);
+
+/* A raw connection: connected (and TLS set up) the way a request
+ * would be, blocking for the connect only; then the caller speaks on
+ * it, e.g. an HTTP upgrade that carries a stream both ways (Docker's
+ * attached stdin). Watch http_raw_fd on the loop. */
+struct http_raw;
+struct http_raw *http_raw_connect(const struct http_request *r, char **err);
+int http_raw_fd(const struct http_raw *c);
+/* Bytes sent, 0 when it would block, -1 on error. */
+long http_raw_send(struct http_raw *c, const void *data, size_t n);
+/* Bytes read, 0 at the end of the stream, -1 on error, -2 when it
+ * would block. Read until -2 after each readiness (TLS buffers). */
+long http_raw_recv(struct http_raw *c, void *buf, size_t n);
+/* End our direction (the peer reads EOF); -1 where the transport
+ * cannot (TLS). */
+int http_raw_shutdown_write(struct http_raw *c);
+void http_raw_free(struct http_raw *c);
 
 #endif

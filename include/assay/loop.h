@@ -29,8 +29,9 @@ uint64_t loop_timer_add(struct loop *l, int64_t ms, loop_timer_fn fn,
                         void *arg);
 void loop_timer_cancel(struct loop *l, uint64_t id);
 
-/* Handle SIGINT, SIGTERM, SIGWINCH (sig) on the loop; one handler per
- * signal. SIGCHLD is handled internally: see loop_child_watch. */
+/* Handle SIGINT, SIGTERM, SIGHUP, SIGWINCH (sig) on the loop; one
+ * handler per signal. SIGCHLD is handled internally: see
+ * loop_child_watch. */
 void loop_signal(struct loop *l, int sig, loop_signal_fn fn, void *arg);
 /* Call fn once pid has exited (the loop reaps it). */
 void loop_child_watch(struct loop *l, pid_t pid, loop_child_fn fn, void *arg);

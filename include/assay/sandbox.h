@@ -88,6 +88,7 @@ struct sbx {
 };
 
 extern const struct sbx_ops sbx_local_ops;
+extern const struct sbx_ops sbx_docker_ops;
 
 /* Create (not start) the backend named by cfg->sandbox. */
 struct sbx *sbx_new(const struct config *cfg, struct loop *l,

@@ -9,6 +9,7 @@
 struct loop;
 struct config;
 struct session;
+struct sbx;
 
 /* Exit codes (DESIGN.md "Command line"). */
 enum {
@@ -49,5 +50,25 @@ void session_interrupt(struct session *s);
 enum session_state session_state(const struct session *s);
 int session_exit_code(const struct session *s);
 const char *session_run_dir(const struct session *s);
+
+/* Interactive mode (the TUI). When the model answers without tool
+ * calls the run does not end: the session goes IDLE (an "idle" event)
+ * and waits for session_send; session_end finishes the run. Set it
+ * before session_start, which may then be given a NULL prompt. */
+void session_set_interactive(struct session *s, int on);
+/* Continue an IDLE interactive run with the user's next message; -1
+ * with *err when the agent is busy or the run is over. */
+int session_send(struct session *s, const char *text, char **err);
+/* Interactive Ctrl-C: stop the model stream or the running command
+ * (the turn's remaining calls are not run) and go IDLE. Returns 0 when
+ * there was nothing to stop. Outside interactive mode it is
+ * session_interrupt. */
+int session_cancel(struct session *s);
+/* End the run now: stop what runs, deliver the outputs, persist the
+ * workspace, stop the sandbox and emit run_end (completed when idle,
+ * interrupted when busy). */
+void session_end(struct session *s);
+/* The run's sandbox, for the workspace tree (NULL before start). */
+struct sbx *session_sandbox(const struct session *s);
 
 #endif

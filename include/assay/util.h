@@ -27,6 +27,8 @@ int set_err(char **err, const char *fmt, ...)
 /* A copy of s[0..n) that is valid UTF-8 (invalid bytes become U+FFFD)
  * and free of NUL bytes, for JSON strings. *out_len may be NULL. */
 char *utf8_sanitize(const char *s, size_t n, size_t *out_len);
+/* Whether s[0..n) is valid UTF-8 without NUL bytes. */
+int utf8_valid(const char *s, size_t n);
 /* How many bytes of s[0..n) end on a UTF-8 character boundary (an
  * incomplete sequence at the end is held back; at most 3 bytes). */
 size_t utf8_complete_prefix(const char *s, size_t n);

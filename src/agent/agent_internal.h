@@ -9,6 +9,7 @@
 
 #include "assay/session.h"
 #include "assay/buf.h"
+#include "assay/sandbox.h"
 
 struct loop;
 struct http;
@@ -52,10 +53,22 @@ struct session {
 	cJSON *pending; /* tool calls of the current turn */
 	int next_call;
 	struct tool_run *running;
-	cJSON *snapshot; /* workspace {path: [size, mtime]} */
+	struct pykernel *py;       /* the python tool's kernel, if alive */
+	int py_generation;         /* kernels started so far */
+	int py_lost;               /* a kernel died: the next cell says so */
+	struct snapshot *snapshot; /* the workspace after the last call */
+	uint64_t next_timer;       /* runs the next tool call */
+	int freeing;               /* session_free is tearing down */
+	int made_run_dir;          /* the run dir did not exist before */
 
 	long in_tokens, out_tokens, cached_tokens;
 	double cost;
+
+	/* interactive runs (the TUI): IDLE between the user's messages */
+	int interactive;
+	int cancelling; /* Ctrl-C: the turn's other calls are not run */
+	int failed;     /* the last model request failed */
+	int awaiting;   /* IDLE, waiting for session_send */
 };
 
 /* Emit an event: fills seq and t, writes the transcript, tells every
@@ -74,7 +87,73 @@ void tools_cancel(struct session *s);
 void tools_finished(struct session *s, const char *id, const char *content,
                     int is_error);
 
+/* The workspace's files at one moment, and what changed since. */
+struct snapshot;
+typedef void (*snapshot_change_fn)(void *arg, const char *path,
+                                   const char *kind, double size);
+struct snapshot *snapshot_new(const cJSON *list);
+void snapshot_free(struct snapshot *sn);
+/* Calls fn for each file created, modified or deleted from old to now
+ * (old may be NULL: everything is created). */
+void snapshot_diff(struct snapshot *old, const struct snapshot *now,
+                   snapshot_change_fn fn, void *arg);
+
 /* The default system prompt with the workspace layout filled in. */
 char *prompt_system(const struct config *cfg, char **err);
+/* Append what the kernel's hello says about the sandbox's Python (its
+ * version and libraries), or why there is none (hello NULL). */
+void prompt_add_python(char **prompt, const struct config *cfg,
+                       const cJSON *hello, const char *why_not);
+/* A data file shipped with assay (rel under share/): from
+ * $ASSAY_DATA_DIR when set and the file is there, else the copy
+ * embedded at build time. Caller frees. */
+char *agent_data_file(const char *rel, const char *embedded);
+extern const char embed_assay_kernel_py[];
+extern const char embed_instructions_md[];
+
+/* The output side of a command-like call (shell, python cell): opens
+ * exec/<id>.stdout|stderr, emits exec_start and makes it s->running.
+ * NULL + *err if the files cannot be made. */
+struct tool_run *tool_run_begin(struct session *s, const char *id,
+                                const char *command, char **err);
+/* One chunk of output (an sbx_exec_obs on_output; arg is the run). */
+void tool_run_output(void *run, enum sbx_stream which, const char *data,
+                     size_t n);
+/* Emit exec_end for ex, free the run and return the model's view of
+ * its output (head and tail of stdout, then "[stderr]" and stderr). */
+char *tool_run_end(struct tool_run *r, const struct sbx_exit *ex);
+
+/* pytool.c: the python tool. Start the kernel at the start of the run
+ * (its hello tells the prompt which libraries exist), then call
+ * ready(s); ready is called even when Python is unavailable. */
+void pytool_start(struct session *s, void (*ready)(struct session *));
+void pytool_run(struct session *s, const char *id, const cJSON *args);
+/* Interrupt the running cell (the kernel is killed if it does not
+ * stop); forget a pending start. */
+void pytool_cancel(struct session *s);
+
+/* pyframe.c: the framing between assay and the kernel. A frame is a
+ * type byte, a 4-byte big-endian payload length and the payload. */
+#define PYFRAME_HEADER 5
+#define PYFRAME_MAX (1u << 20) /* largest payload taken from a kernel */
+
+struct pyframe_reader {
+	struct buf partial; /* an incomplete frame */
+	size_t max;         /* payload limit */
+	const char *types;  /* the frame types allowed */
+};
+
+typedef void (*pyframe_fn)(void *arg, char type, const char *payload, size_t n);
+
+void pyframe_reader_init(struct pyframe_reader *r, const char *types,
+                         size_t max);
+void pyframe_reader_free(struct pyframe_reader *r);
+/* Feed bytes; fn is called for every complete frame. -1 + *err when
+ * the stream cannot be a valid one (unknown type, payload over max):
+ * nothing after that can be trusted. */
+int pyframe_feed(struct pyframe_reader *r, const char *data, size_t n,
+                 pyframe_fn fn, void *arg, char **err);
+/* Append one frame to out. */
+void pyframe_encode(struct buf *out, char type, const void *payload, size_t n);
 
 #endif

@@ -26,6 +26,8 @@
 
 static void request_turn(struct session *s);
 static void finish(struct session *s, const char *status, int code);
+static void go_idle(struct session *s, const char *reason);
+static void skip_pending(struct session *s);
 
 cJSON *event_new(const char *type)
 {
@@ -34,8 +36,40 @@ cJSON *event_new(const char *type)
 	return ev;
 }
 
+/* Every string of an event must be valid UTF-8 (JSON, the transcript,
+ * the next request): model text, arguments, paths and errors may not
+ * be. Fixes them in place. */
+static void sanitize_strings(cJSON *item)
+{
+	for (cJSON *it = item; it; it = it->next) {
+		if (cJSON_IsString(it) && it->valuestring &&
+		    !utf8_valid(it->valuestring, strlen(it->valuestring))) {
+			char *clean = utf8_sanitize(
+			    it->valuestring, strlen(it->valuestring), NULL);
+			cJSON_free(it->valuestring);
+			it->valuestring = cJSON_malloc(strlen(clean) + 1);
+			strcpy(it->valuestring, clean);
+			free(clean);
+		}
+		if (it->string && !utf8_valid(it->string, strlen(it->string))) {
+			/* object keys come from us, or are paths: same rule */
+			char *clean =
+			    utf8_sanitize(it->string, strlen(it->string), NULL);
+			if (!(it->type & cJSON_StringIsConst))
+				cJSON_free(it->string);
+			it->type &= ~cJSON_StringIsConst;
+			it->string = cJSON_malloc(strlen(clean) + 1);
+			strcpy(it->string, clean);
+			free(clean);
+		}
+		if (it->child)
+			sanitize_strings(it->child);
+	}
+}
+
 void session_emit(struct session *s, cJSON *ev)
 {
+	sanitize_strings(ev->child);
 	/* seq and t go first so the transcript reads well */
 	cJSON *out = cJSON_CreateObject();
 	cJSON_AddNumberToObject(out, "seq", (double)++s->seq);
@@ -96,8 +130,13 @@ void session_free(struct session *s)
 {
 	if (!s)
 		return;
+	/* stopping the sandbox below may still report the command it
+	 * kills: nothing may react to that any more */
+	s->freeing = 1;
 	if (s->delta_timer)
 		loop_timer_cancel(s->loop, s->delta_timer);
+	if (s->next_timer)
+		loop_timer_cancel(s->loop, s->next_timer);
 	tools_cancel(s);
 	if (s->llm)
 		llm_free(s->llm);
@@ -108,10 +147,13 @@ void session_free(struct session *s)
 	http_free(s->http);
 	if (s->transcript)
 		fclose(s->transcript);
+	/* a start that failed before run_start leaves nothing behind */
+	if (s->seq == 0 && s->made_run_dir && s->run_dir)
+		rm_rf(s->run_dir);
 	cJSON_Delete(s->messages);
 	cJSON_Delete(s->tools);
 	cJSON_Delete(s->pending);
-	cJSON_Delete(s->snapshot);
+	snapshot_free(s->snapshot);
 	buf_free(&s->turn_text);
 	buf_free(&s->delta);
 	free(s->obs);
@@ -302,6 +344,7 @@ static void on_llm_done(void *arg, struct llm_result *r)
 {
 	struct session *s = arg;
 	flush_delta(s);
+	buf_reset(&s->delta); /* a cut character must not leak into the next turn */
 	if (!r->ok) {
 		emit_error(
 		    s, r->error_category ? r->error_category : LLM_ERR_SERVER,
@@ -309,6 +352,11 @@ static void on_llm_done(void *arg, struct llm_result *r)
 		                     : "model request failed",
 		    -1);
 		llm_result_free(r);
+		if (s->interactive) { /* the user may try again */
+			s->failed = 1;
+			go_idle(s, "failed");
+			return;
+		}
 		finish(s, "failed", EXIT_PROVIDER);
 		return;
 	}
@@ -335,7 +383,10 @@ static void on_llm_done(void *arg, struct llm_result *r)
 
 	if (ncalls == 0) {
 		llm_result_free(r);
-		finish(s, "completed", EXIT_OK);
+		if (s->interactive)
+			go_idle(s, "answered");
+		else
+			finish(s, "completed", EXIT_OK);
 		return;
 	}
 	cJSON_Delete(s->pending);
@@ -415,61 +466,30 @@ static void request_turn(struct session *s)
 
 /* --- workspace changes --------------------------------------------- */
 
+static void emit_change(void *arg, const char *path, const char *kind,
+                        double size)
+{
+	cJSON *ev = event_new("workspace_change");
+	cJSON_AddStringToObject(ev, "path", path);
+	cJSON_AddStringToObject(ev, "kind", kind);
+	cJSON_AddNumberToObject(ev, "size", size);
+	session_emit(arg, ev);
+}
+
 static void on_tree(void *arg, int rc, const char *err, struct buf *data,
                     cJSON *list)
 {
 	struct session *s = arg;
 	(void)data;
+	if (s->freeing)
+		return;
 	if (rc < 0) {
 		log_warn("workspace scan: %s", err ? err : "failed");
 		return;
 	}
-	cJSON *now = cJSON_CreateObject();
-	const cJSON *e;
-	cJSON_ArrayForEach(e, list)
-	{
-		if (strcmp(json_str(e, "type", ""), "file"))
-			continue;
-		cJSON *v = cJSON_CreateArray();
-		cJSON_AddItemToArray(
-		    v, cJSON_CreateNumber(json_num(e, "size", 0)));
-		cJSON_AddItemToArray(
-		    v, cJSON_CreateNumber(json_num(e, "mtime", 0)));
-		cJSON_AddItemToObject(now, json_str(e, "path", "?"), v);
-	}
-	cJSON *it;
-	cJSON_ArrayForEach(it, now)
-	{
-		cJSON *old = s->snapshot ? cJSON_GetObjectItemCaseSensitive(
-		                               s->snapshot, it->string)
-		                         : NULL;
-		const char *kind = NULL;
-		if (!old)
-			kind = "created";
-		else if (!cJSON_Compare(old, it, 1))
-			kind = "modified";
-		if (!kind)
-			continue;
-		cJSON *ev = event_new("workspace_change");
-		cJSON_AddStringToObject(ev, "path", it->string);
-		cJSON_AddStringToObject(ev, "kind", kind);
-		cJSON_AddNumberToObject(ev, "size",
-		                        cJSON_GetArrayItem(it, 0)->valuedouble);
-		session_emit(s, ev);
-	}
-	if (s->snapshot) {
-		cJSON_ArrayForEach(it, s->snapshot)
-		{
-			if (cJSON_GetObjectItemCaseSensitive(now, it->string))
-				continue;
-			cJSON *ev = event_new("workspace_change");
-			cJSON_AddStringToObject(ev, "path", it->string);
-			cJSON_AddStringToObject(ev, "kind", "deleted");
-			cJSON_AddNumberToObject(ev, "size", 0);
-			session_emit(s, ev);
-		}
-	}
-	cJSON_Delete(s->snapshot);
+	struct snapshot *now = snapshot_new(list);
+	snapshot_diff(s->snapshot, now, emit_change, s);
+	snapshot_free(s->snapshot);
 	s->snapshot = now;
 }
 
@@ -480,12 +500,22 @@ static void scan_workspace(struct session *s)
 
 static void next_call_timer(void *arg)
 {
-	run_next_call(arg);
+	struct session *s = arg;
+	if (s->cancelling && s->state != SESSION_DONE) {
+		skip_pending(s);
+		return;
+	}
+	run_next_call(s);
 }
 
 void tools_finished(struct session *s, const char *id, const char *content,
                     int is_error)
 {
+	if (s->freeing)
+		return;
+	/* what the model is sent must be valid UTF-8 */
+	char *clean = utf8_sanitize(content, strlen(content), NULL);
+	content = clean;
 	cJSON *ev = event_new("tool_result");
 	cJSON_AddStringToObject(ev, "id", id);
 	cJSON_AddStringToObject(ev, "content", content);
@@ -500,10 +530,14 @@ void tools_finished(struct session *s, const char *id, const char *content,
 	cJSON_AddStringToObject(msg, "content", content);
 	cJSON_AddBoolToObject(msg, "is_error", is_error);
 	cJSON_AddItemToArray(s->messages, msg);
+	free(clean);
 
-	scan_workspace(s);
+	/* reading and listing change nothing: skip the scan */
+	const char *name = json_str(call, "name", "");
+	if (strcmp(name, "read_file") && strcmp(name, "list_files"))
+		scan_workspace(s);
 	/* through the loop: a tool may finish inside tools_run */
-	loop_timer_add(s->loop, 0, next_call_timer, s);
+	s->next_timer = loop_timer_add(s->loop, 0, next_call_timer, s);
 }
 
 /* --- start and end ------------------------------------------------- */
@@ -525,6 +559,8 @@ static int make_run_dir(struct session *s, char **err)
 	s->run_dir = s->cfg->run_dir ? xstrdup(s->cfg->run_dir)
 	                             : xasprintf(".assay/runs/%s", s->run_id);
 	char *sub[] = {"exec", "cache"};
+	struct stat st;
+	s->made_run_dir = stat(s->run_dir, &st) < 0;
 	if (mkdir_p(s->run_dir, err) < 0)
 		return -1;
 	for (int i = 0; i < 2; i++) {
@@ -593,10 +629,68 @@ static void emit_run_start(struct session *s)
 	session_emit(s, ev);
 }
 
+static void ready_idle(struct session *s)
+{
+	go_idle(s, "ready");
+}
+
+/* Whether path (existing, or the nearest existing parent of it) lies
+ * inside the directory root. */
+static int lies_inside(const char *path, const char *root)
+{
+	char *p = xstrdup(path), *real = NULL;
+	while (!(real = realpath(p, NULL))) {
+		char *slash = strrchr(p, '/');
+		if (!slash || slash == p) {
+			real = realpath(slash == p ? "/" : ".", NULL);
+			break;
+		}
+		*slash = '\0';
+	}
+	free(p);
+	size_t n = strlen(root);
+	int in = real && !strncmp(real, root, n) &&
+	         (real[n] == '/' || real[n] == '\0' || n == 1);
+	free(real);
+	return in;
+}
+
+/* With --workspace, what the sandbox can write must not hold what assay
+ * trusts later: a planted symlink or file in the run dir or the out dir
+ * would let sandboxed code write host files or rewrite the transcript. */
+static int check_layout(struct session *s, char **err)
+{
+	if (!s->cfg->workspace)
+		return 0;
+	char *ws = realpath(s->cfg->workspace, NULL);
+	if (!ws)
+		return set_err(err, "workspace %s: %s", s->cfg->workspace,
+		               strerror(errno));
+	int rc = 0;
+	if (lies_inside(s->run_dir, ws))
+		rc = set_err(err,
+		             "the run dir %s is inside the workspace %s, where "
+		             "sandboxed code could rewrite it: pass --run-dir "
+		             "with a directory outside the workspace",
+		             s->run_dir, ws);
+	else if (s->cfg->n_outputs && lies_inside(s->cfg->out_dir, ws))
+		rc = set_err(err,
+		             "the out dir %s is inside the workspace %s, where "
+		             "sandboxed code could plant links: pass --out with "
+		             "a directory outside the workspace",
+		             s->cfg->out_dir, ws);
+	free(ws);
+	return rc;
+}
+
 int session_start(struct session *s, const char *prompt, char **err)
 {
 	if (make_run_dir(s, err) < 0) {
 		s->exit_code = EXIT_FAILED;
+		return -1;
+	}
+	if (check_layout(s, err) < 0) {
+		s->exit_code = EXIT_USAGE;
 		return -1;
 	}
 	s->system_prompt = prompt_system(s->cfg, err);
@@ -623,6 +717,10 @@ int session_start(struct session *s, const char *prompt, char **err)
 	}
 	emit_run_start(s);
 	scan_workspace(s); /* the staged inputs */
+	if (!prompt) { /* interactive: the user speaks first */
+		pytool_start(s, ready_idle);
+		return 0;
+	}
 	cJSON *ev = event_new("user_message");
 	cJSON_AddStringToObject(ev, "text", prompt);
 	session_emit(s, ev);
@@ -630,7 +728,9 @@ int session_start(struct session *s, const char *prompt, char **err)
 	cJSON_AddStringToObject(msg, "role", "user");
 	cJSON_AddStringToObject(msg, "content", prompt);
 	cJSON_AddItemToArray(s->messages, msg);
-	request_turn(s);
+	/* the first request waits for the python kernel's hello, which
+	 * completes the system prompt (pytool.c) */
+	pytool_start(s, request_turn);
 	return 0;
 }
 
@@ -728,4 +828,132 @@ void session_interrupt(struct session *s)
 	}
 	s->interrupted = 1;
 	tools_cancel(s); /* the command's exit ends the run */
+}
+
+/* --- interactive runs ---------------------------------------------- */
+
+void session_set_interactive(struct session *s, int on)
+{
+	s->interactive = on;
+}
+
+struct sbx *session_sandbox(const struct session *s)
+{
+	return s->sbx;
+}
+
+static void go_idle(struct session *s, const char *reason)
+{
+	if (s->state == SESSION_DONE)
+		return;
+	flush_delta(s);
+	s->state = SESSION_IDLE;
+	s->awaiting = 1;
+	cJSON *ev = event_new("idle");
+	cJSON_AddStringToObject(ev, "reason", reason);
+	session_emit(s, ev);
+}
+
+/* After a Ctrl-C during a call: the turn's remaining calls get a
+ * result saying they did not run (every call needs one), then the
+ * session waits for the user. */
+static void skip_pending(struct session *s)
+{
+	static const char *why = "[not run: cancelled by the user]";
+	int n = cJSON_GetArraySize(s->pending);
+	while (s->next_call < n) {
+		const cJSON *call =
+		    cJSON_GetArrayItem(s->pending, s->next_call++);
+		const char *id = json_str(call, "id", "");
+		cJSON *ev = event_new("tool_call");
+		cJSON_AddStringToObject(ev, "id", id);
+		cJSON_AddStringToObject(ev, "name", json_str(call, "name", ""));
+		cJSON_AddItemToObject(
+		    ev, "arguments",
+		    cJSON_Duplicate(cJSON_GetObjectItem(call, "arguments"), 1));
+		session_emit(s, ev);
+		ev = event_new("tool_result");
+		cJSON_AddStringToObject(ev, "id", id);
+		cJSON_AddStringToObject(ev, "content", why);
+		cJSON_AddBoolToObject(ev, "is_error", 1);
+		session_emit(s, ev);
+		cJSON *msg = cJSON_CreateObject();
+		cJSON_AddStringToObject(msg, "role", "tool");
+		cJSON_AddStringToObject(msg, "tool_call_id", id);
+		cJSON_AddStringToObject(msg, "name", json_str(call, "name", ""));
+		cJSON_AddStringToObject(msg, "content", why);
+		cJSON_AddBoolToObject(msg, "is_error", 1);
+		cJSON_AddItemToArray(s->messages, msg);
+	}
+	cJSON_Delete(s->pending);
+	s->pending = NULL;
+	s->cancelling = 0;
+	go_idle(s, "cancelled");
+}
+
+int session_send(struct session *s, const char *text, char **err)
+{
+	if (s->state == SESSION_DONE)
+		return set_err(err, "the run has ended");
+	if (!s->interactive || !s->awaiting)
+		return set_err(err, "the agent is busy: wait for it, or press "
+		                    "Ctrl-C to stop it");
+	s->awaiting = 0;
+	s->failed = 0;
+	cJSON *ev = event_new("user_message");
+	cJSON_AddStringToObject(ev, "text", text);
+	session_emit(s, ev);
+	cJSON *msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "role", "user");
+	cJSON_AddStringToObject(msg, "content", text);
+	cJSON_AddItemToArray(s->messages, msg);
+	request_turn(s);
+	return 0;
+}
+
+int session_cancel(struct session *s)
+{
+	if (!s->interactive) {
+		session_interrupt(s);
+		return 1;
+	}
+	if (s->state == SESSION_DONE || s->awaiting)
+		return 0;
+	if (s->state == SESSION_REQUESTING) {
+		/* the turn is abandoned: its text never joins the
+		 * conversation, and the same request can be made again */
+		if (s->llm)
+			llm_cancel(s->llm);
+		flush_delta(s);
+		buf_reset(&s->delta);
+		buf_reset(&s->turn_text);
+		go_idle(s, "cancelled");
+		return 1;
+	}
+	if (s->state == SESSION_EXECUTING) {
+		/* the call's result comes back through tools_finished;
+		 * next_call_timer then skips the rest of the turn */
+		s->cancelling = 1;
+		tools_cancel(s);
+		return 1;
+	}
+	return 0;
+}
+
+void session_end(struct session *s)
+{
+	if (s->state == SESSION_DONE)
+		return;
+	int busy = !s->awaiting;
+	s->interrupted = 1; /* timers still queued end in finish() */
+	s->cancelling = 0;
+	if (s->llm)
+		llm_cancel(s->llm);
+	tools_cancel(s);
+	if (busy)
+		finish(s, "interrupted", EXIT_INTERRUPTED);
+	else if (s->failed)
+		finish(s, "failed", EXIT_PROVIDER);
+	else
+		finish(s, "completed", EXIT_OK);
 }

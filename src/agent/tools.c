@@ -1,7 +1,8 @@
-/* tools.c: the tools offered to the model (shell, write_file,
+/* tools.c: the tools offered to the model (shell, python, write_file,
  * read_file, list_files): their definitions, argument checks, and how
  * each runs through the sandbox. Full outputs go to the run dir; the
- * model gets a bounded head and tail. */
+ * model gets a bounded head and tail. The python tool's kernel lives in
+ * pytool.c and shares the output side (tool_run_*) with shell. */
 #include "agent_internal.h"
 
 #include "assay/config.h"
@@ -53,6 +54,19 @@ static const char *TOOL_DEFS =
     "command\"},\"timeout_s\":{\"type\":\"integer\",\"description\":"
     "\"Seconds before the command is killed (default from the "
     "configuration)\"}},\"required\":[\"command\"]}},"
+    "{\"name\":\"python\",\"description\":\"Run Python code in a "
+    "persistent Python session inside the sandbox (working directory "
+    "/workspace, no network), like a notebook cell: variables, imports "
+    "and loaded data survive between calls. Returns stdout and stderr "
+    "as they were printed, the value of a trailing expression as the "
+    "REPL shows it, or the exception with its traceback; long outputs "
+    "are cut to their head and tail.\",\"parameters\":{\"type\":"
+    "\"object\",\"properties\":{\"code\":{\"type\":\"string\","
+    "\"description\":\"Python source to run\"},\"timeout_s\":{"
+    "\"type\":\"integer\",\"description\":\"Seconds before the cell "
+    "is interrupted with KeyboardInterrupt (the session keeps its "
+    "state; default from the configuration)\"}},\"required\":["
+    "\"code\"]}},"
     "{\"name\":\"write_file\",\"description\":\"Write a text file "
     "under /workspace, creating parent directories; replaces an "
     "existing file.\",\"parameters\":{\"type\":\"object\","
@@ -140,13 +154,25 @@ static void write_all(int fd, const char *data, size_t n)
 	}
 }
 
-static void on_exec_output(void *arg, enum sbx_stream which, const char *data,
-                           size_t n)
+/* Feed one chunk of a command's output: the full file, the model's
+ * head and tail, and (bounded) the exec_output events. */
+void tool_run_output(void *arg, enum sbx_stream which, const char *data,
+                     size_t n)
 {
 	struct tool_run *r = arg;
 	struct stream_state *st = &r->out[which == SBX_STDERR];
 	write_all(st->fd, data, n);
-	headtail_feed(&st->ht, data, n);
+	if (memchr(data, '\0', n)) {
+		/* the model's text is a C string: a NUL would cut it, so
+		 * it becomes an invalid byte, shown as U+FFFD */
+		char *copy = xmalloc(n);
+		for (size_t i = 0; i < n; i++)
+			copy[i] = data[i] ? data[i] : (char)0xff;
+		headtail_feed(&st->ht, copy, n);
+		free(copy);
+	} else {
+		headtail_feed(&st->ht, data, n);
+	}
 	st->bytes += n;
 	st->pending_bytes += n;
 	/* the transcript keeps a bounded part of the text; the file all */
@@ -177,7 +203,8 @@ static void free_run(struct tool_run *r)
 	free(r);
 }
 
-static char *shell_result(struct tool_run *r, const struct sbx_exit *ex)
+/* The model's view of both streams: head and tail of each. */
+static char *output_text(struct tool_run *r)
 {
 	struct buf b;
 	buf_init(&b, 0);
@@ -195,25 +222,11 @@ static char *shell_result(struct tool_run *r, const struct sbx_exit *ex)
 	}
 	if (b.len && b.data[b.len - 1] != '\n')
 		buf_puts(&b, "\n");
-	if (ex->error)
-		buf_printf(&b, "[could not run: %s]", ex->error);
-	else if (ex->timed_out)
-		buf_printf(&b,
-		           "[timed out after %.1f s: the command and its "
-		           "children were killed]",
-		           (double)ex->duration_ms / 1000);
-	else if (ex->cancelled)
-		buf_printf(&b, "[cancelled by the user]");
-	else if (ex->signal)
-		buf_printf(&b, "[killed by signal %d]", ex->signal);
-	else
-		buf_printf(&b, "[exit code %d]", ex->exit_code);
 	return buf_detach(&b);
 }
 
-static void on_exec_exit(void *arg, const struct sbx_exit *ex)
+char *tool_run_end(struct tool_run *r, const struct sbx_exit *ex)
 {
-	struct tool_run *r = arg;
 	struct session *s = r->s;
 	flush_output(r);
 	cJSON *ev = event_new("exec_end");
@@ -229,16 +242,47 @@ static void on_exec_exit(void *arg, const struct sbx_exit *ex)
 	if (ex->error)
 		cJSON_AddStringToObject(ev, "error", ex->error);
 	session_emit(s, ev);
-	char *content = shell_result(r, ex);
+	char *text = output_text(r);
+	if (s->running == r)
+		s->running = NULL;
+	free_run(r);
+	return text;
+}
+
+static void shell_status(struct buf *b, const struct sbx_exit *ex)
+{
+	if (ex->error)
+		buf_printf(b, "[could not run: %s]", ex->error);
+	else if (ex->timed_out)
+		buf_printf(b,
+		           "[timed out after %.1f s: the command and its "
+		           "children were killed]",
+		           (double)ex->duration_ms / 1000);
+	else if (ex->cancelled)
+		buf_printf(b, "[cancelled by the user]");
+	else if (ex->signal)
+		buf_printf(b, "[killed by signal %d]", ex->signal);
+	else
+		buf_printf(b, "[exit code %d]", ex->exit_code);
+}
+
+static void on_exec_exit(void *arg, const struct sbx_exit *ex)
+{
+	struct tool_run *r = arg;
+	struct session *s = r->s;
+	char *id = xstrdup(r->id);
+	struct buf b;
+	buf_init(&b, 0);
+	char *text = tool_run_end(r, ex);
+	buf_puts(&b, text);
+	free(text);
+	shell_status(&b, ex);
 	int is_error =
 	    ex->error || ex->timed_out || ex->cancelled || ex->exit_code != 0;
-	char *id = xstrdup(r->id);
-	s->running = NULL;
-	free_run(r);
 	if (s->state != SESSION_DONE)
-		tools_finished(s, id, content, is_error);
+		tools_finished(s, id, buf_str(&b), is_error);
 	free(id);
-	free(content);
+	buf_free(&b);
 }
 
 static int open_output(struct session *s, struct tool_run *r, int i,
@@ -267,6 +311,31 @@ static char *safe_id(const char *id)
 	return p;
 }
 
+struct tool_run *tool_run_begin(struct session *s, const char *id,
+                                const char *command, char **err)
+{
+	struct tool_run *r = xcalloc(1, sizeof *r);
+	r->s = s;
+	r->id = xstrdup(id);
+	r->command = xstrdup(command);
+	r->out[0].fd = r->out[1].fd = -1;
+	char *fid = safe_id(id);
+	int rc = open_output(s, r, 0, fid, err) < 0 ||
+	         open_output(s, r, 1, fid, err) < 0;
+	free(fid);
+	if (rc) {
+		free_run(r);
+		return NULL;
+	}
+	cJSON *ev = event_new("exec_start");
+	cJSON_AddStringToObject(ev, "id", id);
+	cJSON_AddStringToObject(ev, "command", command);
+	session_emit(s, ev);
+	s->running = r;
+	r->started = now_ms();
+	return r;
+}
+
 static void run_shell(struct session *s, const char *id, const cJSON *args)
 {
 	const char *command = json_str(args, "command", NULL);
@@ -277,32 +346,17 @@ static void run_shell(struct session *s, const char *id, const cJSON *args)
 	int timeout = (int)json_num(args, "timeout_s", 0);
 	if (timeout < 0)
 		timeout = 0;
-	struct tool_run *r = xcalloc(1, sizeof *r);
-	r->s = s;
-	r->id = xstrdup(id);
-	r->command = xstrdup(command);
-	r->out[0].fd = r->out[1].fd = -1;
-	char *fid = safe_id(id), *err = NULL;
-	int rc = open_output(s, r, 0, fid, &err) < 0 ||
-	         open_output(s, r, 1, fid, &err) < 0;
-	free(fid);
-	if (rc) {
-		free_run(r);
+	char *err = NULL;
+	struct tool_run *r = tool_run_begin(s, id, command, &err);
+	if (!r) {
 		finish_error(s, id, "shell: %s", err);
 		free(err);
 		return;
 	}
-	cJSON *ev = event_new("exec_start");
-	cJSON_AddStringToObject(ev, "id", id);
-	cJSON_AddStringToObject(ev, "command", command);
-	session_emit(s, ev);
 	struct sbx_exec_req req = {.command = command, .timeout_s = timeout};
-	struct sbx_exec_obs obs = {on_exec_output, on_exec_exit, r};
-	s->running = r;
-	r->started = now_ms();
+	struct sbx_exec_obs obs = {tool_run_output, on_exec_exit, r};
 	r->exec = s->sbx->ops->exec(s->sbx, &req, &obs, &err);
 	if (!r->exec) {
-		s->running = NULL;
 		struct sbx_exit ex = {.exit_code = -1, .error = err};
 		on_exec_exit(r, &ex);
 		free(err);
@@ -513,13 +567,15 @@ void tools_run(struct session *s, const cJSON *call)
 	}
 	if (!strcmp(name, "shell"))
 		run_shell(s, id, args);
+	else if (!strcmp(name, "python"))
+		pytool_run(s, id, args);
 	else if (!strcmp(name, "write_file") || !strcmp(name, "read_file") ||
 	         !strcmp(name, "list_files"))
 		run_file_tool(s, id, name, args);
 	else
 		finish_error(s, id,
 		             "unknown tool \"%s\": the tools are shell, "
-		             "write_file, read_file and list_files",
+		             "python, write_file, read_file and list_files",
 		             name);
 }
 
@@ -527,4 +583,5 @@ void tools_cancel(struct session *s)
 {
 	if (s->running && s->running->exec && s->sbx)
 		s->sbx->ops->cancel(s->running->exec);
+	pytool_cancel(s);
 }

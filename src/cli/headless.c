@@ -57,6 +57,8 @@ static void print_tool_call(const cJSON *ev)
 	char line[200];
 	const char *what = json_str(args, "command", NULL);
 	if (!what)
+		what = json_str(args, "code", NULL); /* python */
+	if (!what)
 		what = json_str(args, "path", "");
 	first_line(what, line, sizeof line);
 	end_text();
@@ -85,6 +87,12 @@ static void print_exec_end(const cJSON *ev)
 	}
 }
 
+/* A terminal-safe copy of an untrusted string (paths, errors, ids). */
+static char *clean(const char *s)
+{
+	return term_sanitize(s ? s : "", strlen(s ? s : ""));
+}
+
 static void print_run_end(const cJSON *ev)
 {
 	end_text();
@@ -99,19 +107,26 @@ static void print_run_end(const cJSON *ev)
 	const cJSON *o;
 	cJSON_ArrayForEach(o, cJSON_GetObjectItem(ev, "outputs"))
 	{
-		if (json_bool(o, "present", 0))
-			fprintf(stderr, "  output %s -> %s (%.0f bytes)\n",
-			        json_str(o, "path", "?"),
-			        json_str(o, "copied_to", "?"),
-			        json_num(o, "bytes", 0));
-		else
+		char *path = clean(json_str(o, "path", "?"));
+		if (json_bool(o, "present", 0)) {
+			char *to = clean(json_str(o, "copied_to", "?"));
+			fprintf(stderr, "  output %s -> %s (%.0f bytes)\n", path,
+			        to, json_num(o, "bytes", 0));
+			free(to);
+		} else {
+			char *why = clean(json_str(o, "error", ""));
 			fprintf(stderr, "  %soutput %s missing%s: %s\n",
-			        c("\033[31m"), json_str(o, "path", "?"),
-			        c("\033[0m"), json_str(o, "error", ""));
+			        c("\033[31m"), path, c("\033[0m"), why);
+			free(why);
+		}
+		free(path);
 	}
 	const char *archive = json_str(ev, "archive", NULL);
-	if (archive)
-		fprintf(stderr, "  workspace archive: %s\n", archive);
+	if (archive) {
+		char *a = clean(archive);
+		fprintf(stderr, "  workspace archive: %s\n", a);
+		free(a);
+	}
 }
 
 static void on_event(void *arg, const cJSON *ev)
@@ -126,12 +141,15 @@ static void on_event(void *arg, const cJSON *ev)
 	}
 	const char *type = json_str(ev, "type", "");
 	if (!strcmp(type, "run_start")) {
-		fprintf(
-		    stderr, "%sassay%s run %s: %s/%s, sandbox %s, run dir %s\n",
-		    c("\033[1m"), c("\033[0m"), json_str(ev, "run_id", ""),
-		    json_str(ev, "provider", ""), json_str(ev, "model", ""),
+		char *line = xasprintf(
+		    " run %s: %s/%s, sandbox %s, run dir %s\n",
+		    json_str(ev, "run_id", ""), json_str(ev, "provider", ""),
+		    json_str(ev, "model", ""),
 		    json_str(cJSON_GetObjectItem(ev, "sandbox"), "backend", ""),
 		    json_str(ev, "run_dir", ""));
+		fprintf(stderr, "%sassay%s", c("\033[1m"), c("\033[0m"));
+		put(line);
+		free(line);
 	} else if (!strcmp(type, "text_delta")) {
 		put(json_str(ev, "text", ""));
 		H.in_text = 1;

@@ -1,6 +1,7 @@
 /* main.c: the command line: options and subcommands, configuration
  * layering, and the loop that runs a session headless. */
 #include "cli.h"
+#include "tui/tui.h"
 
 #include "assay/config.h"
 #include "assay/loop.h"
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum {
@@ -73,8 +75,10 @@ static const struct option options[] = {
 
 static void usage(FILE *f)
 {
-	fputs("usage: assay [OPTIONS] [PROMPT]        run (headless until the "
-	      "TUI lands)\n"
+	fputs("usage: assay [OPTIONS] [PROMPT]        the interactive workbench "
+	      "(headless when\n"
+	      "                                       stdin or stdout is not a "
+	      "terminal)\n"
 	      "       assay run [OPTIONS] PROMPT      headless: progress on "
 	      "stderr\n"
 	      "       assay demo [OPTIONS]            the bundled demo "
@@ -108,7 +112,13 @@ static void usage(FILE *f)
 	      "  --max-tokens N      token budget, input+output [none]\n"
 	      "  --max-cost USD      cost budget [none]\n"
 	      "  --json              events as JSON lines on stdout\n"
-	      "  --theme NAME, --images MODE   TUI settings [default, auto]\n"
+	      "  --theme NAME        TUI colours: default, light, "
+	      "high-contrast,\n"
+	      "                      solarized-dark, mono, or a file; user "
+	      "themes in\n"
+	      "                      $XDG_CONFIG_HOME/assay/themes/ "
+	      "[default]\n"
+	      "  --images MODE       image previews [auto]\n"
 	      "  --config FILE       extra configuration layer (JSON with "
 	      "comments)\n"
 	      "  --instructions FILE system prompt [built in]\n"
@@ -132,7 +142,7 @@ static int parse_num(const char *opt, const char *arg, double min, double *out,
 	char *end;
 	errno = 0;
 	double v = strtod(arg, &end);
-	if (errno || end == arg || *end || v < min)
+	if (errno || end == arg || *end || v < min || v > 1e9)
 		return set_err(err, "%s: '%s' is not a number >= %g", opt, arg,
 		               min);
 	*out = v;
@@ -245,6 +255,25 @@ static int validate(const struct config *c, char **err)
 		                    "arrives with replay and resume");
 	if (!strcmp(c->provider, "script") && !c->script)
 		return set_err(err, "--provider script needs --script FILE");
+	if (strcmp(c->provider, "openai") && strcmp(c->provider, "ollama") &&
+	    strcmp(c->provider, "script"))
+		return set_err(err,
+		               "provider '%s' is not available: use openai, "
+		               "ollama (or any OpenAI-compatible server with "
+		               "--base-url) or script",
+		               c->provider);
+	if (!strcmp(c->provider, "ollama") && !c->model)
+		return set_err(err, "ollama needs a model: pass --model NAME "
+		                    "(one that `ollama list` shows)");
+	if (c->max_cost > 0)
+		return set_err(err, "--max-cost needs model prices, which assay "
+		                    "does not have yet: use --max-tokens");
+	for (size_t i = 0; i < c->n_inputs; i++) {
+		struct stat st;
+		if (stat(c->inputs[i].src, &st) < 0)
+			return set_err(err, "input %s: %s: check --input",
+			               c->inputs[i].src, strerror(errno));
+	}
 	return 0;
 }
 
@@ -381,18 +410,32 @@ int main(int argc, char **argv)
 		        argv[optind + 1]);
 		goto usage_error;
 	}
-	if (cmd && !strcmp(cmd, "demo")) {
+	int demo = cmd && !strcmp(cmd, "demo");
+	if (demo) {
 		setup_demo(&c);
 		if (!prompt)
 			prompt = DEMO_PROMPT;
 	}
-	if (!prompt) {
+	/* the workbench needs a terminal both ways; scripts and CI get
+	 * the headless run, never a UI that waits for keys */
+	int tui = (!cmd || demo) && !c.json && isatty(STDIN_FILENO) &&
+	          isatty(STDOUT_FILENO);
+	if (!prompt && !tui) {
 		set_err(&err, "a PROMPT is needed (see assay --help)");
 		goto usage_error;
 	}
 	if (validate(&c, &err) < 0)
 		goto usage_error;
-	int code = run_headless(&c, prompt);
+	int code;
+	if (tui) {
+		/* the demo streams at a pace a person can follow */
+		if (demo)
+			setenv("ASSAY_SCRIPT_DELAY_MS", "35", 0);
+		struct ui_opts o = {.prompt = prompt, .end_when_done = demo};
+		code = ui_main(&c, &o);
+	} else {
+		code = run_headless(&c, prompt);
+	}
 	config_free(&c);
 	return code;
 usage_error:

@@ -158,7 +158,9 @@ char *headtail_render(const struct headtail *h, const char *where)
 	}
 	buf_append(&out, h->head, utf8_trim_end(h->head, h->head_len));
 	char *tail = xmalloc(h->tail_len + 1);
-	size_t start = (h->tail_pos + h->tail_max - h->tail_len) % h->tail_max;
+	size_t start = h->tail_max ? (h->tail_pos + h->tail_max - h->tail_len) %
+	                                 h->tail_max
+	                           : 0;
 	for (size_t i = 0; i < h->tail_len; i++)
 		tail[i] = h->tail[(start + i) % h->tail_max];
 	size_t skip = 0;

@@ -59,6 +59,7 @@ void config_free(struct config *c)
 		free(c->outputs[i]);
 	free(c->outputs);
 	cJSON_Delete(c->rules);
+	cJSON_Delete(c->never_save);
 	memset(c, 0, sizeof *c);
 }
 
@@ -249,8 +250,13 @@ static int apply_key(struct config *c, const cJSON *v, const char *origin,
 	}
 	if (!strcmp(k, "timeout") || !strcmp(k, "max_turns") ||
 	    !strcmp(k, "max_output_bytes") || !strcmp(k, "max_output_tokens")) {
-		if (apply_number(&d, v, origin, 1, err) < 0)
+		/* below 1 KiB the model would see nothing useful */
+		double min = !strcmp(k, "max_output_bytes") ? 1024 : 1;
+		if (apply_number(&d, v, origin, min, err) < 0)
 			return -1;
+		if (d > 1e9)
+			return set_err(err, "%s: \"%s\" is too large", origin,
+			               k);
 		if (!strcmp(k, "timeout"))
 			c->timeout_s = (int)d;
 		else if (!strcmp(k, "max_turns"))
@@ -297,15 +303,44 @@ static int apply_key(struct config *c, const cJSON *v, const char *origin,
 		if (!cJSON_IsArray(v))
 			return set_err(err, "%s: \"rules\" must be an array",
 			               origin);
-		cJSON_Delete(c->rules);
-		c->rules = cJSON_Duplicate(v, 1);
+		/* rules add up across layers: a project's rules never
+		 * silently drop the user's deny rules */
+		if (!c->rules)
+			c->rules = cJSON_CreateArray();
+		const cJSON *r;
+		cJSON_ArrayForEach(r, v)
+		{
+			cJSON_AddItemToArray(c->rules, cJSON_Duplicate(r, 1));
+		}
+		return 0;
+	}
+	if (!strcmp(k, "never_save")) {
+		const cJSON *r;
+		int ok = cJSON_IsArray(v);
+		cJSON_ArrayForEach(r, v)
+		{
+			ok &= cJSON_IsString(r);
+		}
+		if (!ok)
+			return set_err(err,
+			               "%s: \"never_save\" must be an array of "
+			               "reason kinds (network, deletion, hidden...)",
+			               origin);
+		cJSON_Delete(c->never_save);
+		c->never_save = cJSON_Duplicate(v, 1);
 		return 0;
 	}
 	return set_err(err, "%s: unknown key \"%s\"", origin, k);
 }
 
+/* Keys a project file (./.assay/config.json, ./assay.json) may not set:
+ * together they decide which server receives an API key, and a cloned
+ * repository must not be able to send the user's key elsewhere. */
+static const char *const user_only_keys[] = {"base_url", "api_key_env",
+                                             NULL};
+
 static int apply_json(struct config *c, const cJSON *obj, const char *origin,
-                      const char *base_dir, char **err)
+                      const char *base_dir, int project, char **err)
 {
 	if (!cJSON_IsObject(obj))
 		return set_err(err, "%s: must be a JSON object", origin);
@@ -314,6 +349,15 @@ static int apply_json(struct config *c, const cJSON *obj, const char *origin,
 	{
 		if (!strcmp(v->string, "$schema") || !strcmp(v->string, "//"))
 			continue;
+		for (int i = 0; project && user_only_keys[i]; i++)
+			if (!strcmp(v->string, user_only_keys[i]))
+				return set_err(
+				    err,
+				    "%s: \"%s\" cannot be set by a project "
+				    "file (it decides where your API key is "
+				    "sent): set it in your user config, the "
+				    "environment or on the command line",
+				    origin, v->string);
 		if (apply_key(c, v, origin, base_dir, err) < 0)
 			return -1;
 	}
@@ -323,10 +367,11 @@ static int apply_json(struct config *c, const cJSON *obj, const char *origin,
 int config_apply_json(struct config *c, const cJSON *obj, const char *origin,
                       char **err)
 {
-	return apply_json(c, obj, origin, NULL, err);
+	return apply_json(c, obj, origin, NULL, 0, err);
 }
 
-int config_apply_file(struct config *c, const char *path, int must_exist,
+static int apply_file(struct config *c, const char *path, int must_exist,
+                      int project,
                       char **err)
 {
 	if (access(path, F_OK) < 0 && errno == ENOENT && !must_exist)
@@ -336,11 +381,17 @@ int config_apply_file(struct config *c, const char *path, int must_exist,
 		return -1;
 	char *tmp = xstrdup(path);
 	char *dir = xstrdup(dirname(tmp));
-	int rc = apply_json(c, j, path, dir, err);
+	int rc = apply_json(c, j, path, dir, project, err);
 	free(tmp);
 	free(dir);
 	cJSON_Delete(j);
 	return rc;
+}
+
+int config_apply_file(struct config *c, const char *path, int must_exist,
+                      char **err)
+{
+	return apply_file(c, path, must_exist, 0, err);
 }
 
 int config_apply_env(struct config *c, char **err)
@@ -357,13 +408,6 @@ int config_apply_env(struct config *c, char **err)
 	if (!strcmp(c->provider, "anthropic") &&
 	    (v = getenv("ANTHROPIC_BASE_URL")) && *v)
 		config_set(&c->base_url, v);
-	if (!strcmp(c->provider, "ollama") && (v = getenv("OLLAMA_HOST")) &&
-	    *v) {
-		char *url =
-		    xasprintf("%s%s/v1", strstr(v, "://") ? "" : "http://", v);
-		config_set(&c->base_url, url);
-		free(url);
-	}
 	(void)err;
 	return 0;
 }
@@ -373,9 +417,9 @@ int config_load(struct config *c, const char *user_file, const char *extra_file,
 {
 	if (user_file && config_apply_file(c, user_file, 0, err) < 0)
 		return -1;
-	if (config_apply_file(c, ".assay/config.json", 0, err) < 0)
+	if (apply_file(c, ".assay/config.json", 0, 1, err) < 0)
 		return -1;
-	if (config_apply_file(c, "assay.json", 0, err) < 0)
+	if (apply_file(c, "assay.json", 0, 1, err) < 0)
 		return -1;
 	if (extra_file && config_apply_file(c, extra_file, 1, err) < 0)
 		return -1;

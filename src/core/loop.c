@@ -34,9 +34,9 @@ struct child {
 	void *arg;
 };
 
-#define NSIG_HANDLED 4
+#define NSIG_HANDLED 5
 static const int handled_signals[NSIG_HANDLED] = {SIGINT, SIGTERM, SIGWINCH,
-                                                  SIGCHLD};
+                                                  SIGCHLD, SIGHUP};
 
 struct loop {
 	struct watch *w;

@@ -361,6 +361,22 @@ static int utf8_seq(const unsigned char *s, size_t n)
 	return len;
 }
 
+int utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		if (p[i] < 0x80 && p[i]) {
+			i++;
+			continue;
+		}
+		int len = utf8_seq(p + i, n - i);
+		if (len <= 0 || (len == 1 && !p[i]))
+			return 0;
+		i += (size_t)len;
+	}
+	return 1;
+}
+
 char *utf8_sanitize(const char *s, size_t n, size_t *out_len)
 {
 	char *out = xmalloc(n * 3 + 1);

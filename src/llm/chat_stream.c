@@ -53,14 +53,41 @@ static int chat_text(struct chat_stream *s, const char *t)
 	return 0;
 }
 
+/* Advance the slot's scan over newly appended argument bytes. */
+static void slot_scan(struct chat_slot *sl, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = p[i];
+		if (sl->in_str) {
+			if (sl->esc)
+				sl->esc = 0;
+			else if (c == '\\')
+				sl->esc = 1;
+			else if (c == '"')
+				sl->in_str = 0;
+		} else if (c == '"') {
+			sl->in_str = 1;
+		} else if (c == '{' || c == '[') {
+			sl->depth++;
+			sl->closed = 0;
+		} else if ((c == '}' || c == ']') && sl->depth > 0) {
+			if (--sl->depth == 0)
+				sl->closed = 1;
+		}
+	}
+}
+
 /* Whether a slot already holds a whole call: a name and arguments that
- * are absent or parse. */
+ * are absent or parse. The scan rules out most fragments cheaply, so a
+ * server repeating the name on every fragment costs linear time. */
 static int slot_complete(const struct chat_slot *sl)
 {
 	if (!sl->name)
 		return 0;
 	if (!sl->have_args)
 		return 1;
+	if (!sl->closed || sl->depth || sl->in_str)
+		return 0;
 	cJSON *j = parse_strict(buf_str(&sl->args));
 	cJSON_Delete(j);
 	return j != NULL;
@@ -144,6 +171,7 @@ static int chat_tool_call(struct chat_stream *s, const cJSON *tc)
 	int rc = -1;
 	if (p && n <= LLM_MAX_ARGS - s->args_total &&
 	    buf_append(&sl->args, p, n) == 0) {
+		slot_scan(sl, p, n);
 		s->args_total += n;
 		rc = 0;
 	}

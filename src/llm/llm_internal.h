@@ -84,6 +84,10 @@ struct chat_slot {
 	char *name;
 	struct buf args;
 	int have_args; /* an arguments field was seen */
+	/* A running scan of args, so that telling whether the call is
+	 * whole costs nothing per fragment: JSON nesting depth outside
+	 * strings, and whether a top-level value has closed. */
+	int depth, in_str, esc, closed;
 };
 
 struct chat_stream {

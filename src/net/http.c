@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #define HTTP_MAX_HEADERS 200
 #define HTTP_MAX_HEADER_BYTES (64 * 1024)
@@ -30,6 +31,7 @@ struct http_xfer {
 	               void *arg);
 	void (*on_done)(struct http_xfer *x, int ok, const char *errmsg,
 	                void *arg);
+	long (*read_body)(char *buf, size_t n, void *arg);
 	void *arg;
 	long status;
 	struct http_hdr *hdrs;
@@ -81,7 +83,8 @@ static void xfer_free(struct http_xfer *x)
 {
 	if (x->added)
 		curl_multi_remove_handle(x->h->multi, x->easy);
-	xfer_unlink(x);
+	if (x->h) /* NULL under http_perform */
+		xfer_unlink(x);
 	curl_easy_cleanup(x->easy);
 	curl_slist_free_all(x->headers);
 	xfer_clear_headers(x);
@@ -162,7 +165,8 @@ static size_t http_header_cb(char *p, size_t size, size_t nmemb, void *arg)
 /* A transfer curl has finished: report it once, then free it. */
 static void xfer_finish(struct http_xfer *x, CURLcode rc)
 {
-	curl_multi_remove_handle(x->h->multi, x->easy);
+	if (x->h)
+		curl_multi_remove_handle(x->h->multi, x->easy);
 	x->added = 0;
 	x->in_done = 1;
 	if (!x->responded && !x->cancelled && (rc == CURLE_OK || x->status))
@@ -292,15 +296,23 @@ static int http_timer_cb(CURLM *multi, long timeout_ms, void *userp)
 	return 0;
 }
 
-struct http *http_new(struct loop *l)
+/* curl's global state, once. */
+static int http_new_check(void)
 {
 	static int curl_ready;
 
 	if (!curl_ready) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-			return NULL;
+			return -1;
 		curl_ready = 1;
 	}
+	return 0;
+}
+
+struct http *http_new(struct loop *l)
+{
+	if (http_new_check() < 0)
+		return NULL;
 	struct http *h = xcalloc(1, sizeof *h);
 	h->loop = l;
 	h->multi = curl_multi_init();
@@ -341,12 +353,52 @@ static int has_header(const char *const *headers, const char *name)
 	return 0;
 }
 
+static size_t http_read_cb(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct http_xfer *x = arg;
+	long n = x->read_body(p, size * nmemb, x->arg);
+
+	if (n < 0) {
+		x->user_abort = 1;
+		return CURL_READFUNC_ABORT;
+	}
+	return (size_t)n;
+}
+
+/* A body fed by read_body: PUT (and others) upload, POST posts; an
+ * unknown size goes chunked. */
+static void xfer_set_upload(struct http_xfer *x, const struct http_request *r,
+                            const char *m)
+{
+	CURL *e = x->easy;
+	curl_off_t size = r->body_size >= 0 ? (curl_off_t)r->body_size : -1;
+
+	x->read_body = r->read_body;
+	curl_easy_setopt(e, CURLOPT_READFUNCTION, http_read_cb);
+	curl_easy_setopt(e, CURLOPT_READDATA, x);
+	if (strcmp(m, "POST") == 0) {
+		curl_easy_setopt(e, CURLOPT_POST, 1L);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, size);
+		return;
+	}
+	curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
+	curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, size);
+	if (strcmp(m, "PUT") != 0)
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m);
+}
+
 /* Method and body: POST sends the body; other methods with a body
  * send it under their own verb. The body is copied. */
-static void xfer_set_method(CURL *e, const struct http_request *r)
+static void xfer_set_method(struct http_xfer *x, const struct http_request *r)
 {
+	CURL *e = x->easy;
 	const char *m = r->method ? r->method : "GET";
 	int has_body = r->body != NULL;
+
+	if (r->read_body) {
+		xfer_set_upload(x, r, m);
+		return;
+	}
 
 	if (strcmp(m, "GET") == 0 && !has_body) {
 		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
@@ -405,7 +457,17 @@ static int xfer_setup(struct http_xfer *x, const struct http_request *r,
 	                                       r->unix_socket) != CURLE_OK)
 		return set_err(err, "http: cannot use unix socket '%s'",
 		               r->unix_socket);
-	xfer_set_method(e, r);
+	if (r->ca_file)
+		curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
+	if (r->cert_file)
+		curl_easy_setopt(e, CURLOPT_SSLCERT, r->cert_file);
+	if (r->key_file)
+		curl_easy_setopt(e, CURLOPT_SSLKEY, r->key_file);
+	if (r->no_verify) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	xfer_set_method(x, r);
 	return 0;
 }
 
@@ -458,6 +520,127 @@ void http_cancel(struct http_xfer *x)
 		return;
 	}
 	xfer_free(x);
+}
+
+int http_perform(const struct http_request *r, char **err)
+{
+	if (!r->url)
+		return set_err(err, "http: no URL");
+	if (http_new_check() < 0)
+		return set_err(err, "http: cannot initialise libcurl");
+	struct http_xfer *x = xcalloc(1, sizeof *x);
+	x->on_response = r->on_response;
+	x->on_data = r->on_data;
+	x->on_done = r->on_done;
+	x->arg = r->arg;
+	x->easy = curl_easy_init();
+	if (!x->easy) {
+		free(x);
+		return set_err(err, "http: cannot create a transfer");
+	}
+	if (xfer_setup(x, r, err) < 0) {
+		xfer_free(x);
+		return -1;
+	}
+	CURLcode rc = curl_easy_perform(x->easy);
+	int ok = rc == CURLE_OK && !x->user_abort;
+	xfer_finish(x, rc);
+	return ok ? 0 : -1;
+}
+
+/* ---- raw connections ---- */
+
+struct http_raw {
+	CURL *easy;
+	curl_socket_t fd;
+	int tls;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+struct http_raw *http_raw_connect(const struct http_request *r, char **err)
+{
+	if (!r->url) {
+		set_err(err, "http: no URL");
+		return NULL;
+	}
+	if (http_new_check() < 0) {
+		set_err(err, "http: cannot initialise libcurl");
+		return NULL;
+	}
+	struct http_raw *c = xcalloc(1, sizeof *c);
+	struct http_xfer x = {0};
+	c->fd = CURL_SOCKET_BAD;
+	c->tls = strncasecmp(r->url, "https:", 6) == 0;
+	c->easy = x.easy = curl_easy_init();
+	if (!c->easy) {
+		free(c);
+		set_err(err, "http: cannot create a transfer");
+		return NULL;
+	}
+	int rc = xfer_setup(&x, r, err);
+	curl_slist_free_all(x.headers);
+	curl_easy_setopt(c->easy, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(c->easy, CURLOPT_ERRORBUFFER, c->errbuf);
+	curl_easy_setopt(c->easy, CURLOPT_PRIVATE, NULL);
+	/* Nothing of x (on our stack) may be reached later. */
+	curl_easy_setopt(c->easy, CURLOPT_WRITEFUNCTION, NULL);
+	curl_easy_setopt(c->easy, CURLOPT_WRITEDATA, NULL);
+	curl_easy_setopt(c->easy, CURLOPT_HEADERFUNCTION, NULL);
+	curl_easy_setopt(c->easy, CURLOPT_HEADERDATA, NULL);
+	curl_easy_setopt(c->easy, CURLOPT_CONNECT_ONLY, 1L);
+	CURLcode cc = CURLE_OK;
+	if (rc == 0)
+		cc = curl_easy_perform(c->easy);
+	if (rc == 0 && cc == CURLE_OK)
+		cc = curl_easy_getinfo(c->easy, CURLINFO_ACTIVESOCKET, &c->fd);
+	if (rc < 0 || cc != CURLE_OK || c->fd == CURL_SOCKET_BAD) {
+		if (rc == 0)
+			set_err(err, "%s",
+			        c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
+		http_raw_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+int http_raw_fd(const struct http_raw *c)
+{
+	return (int)c->fd;
+}
+
+long http_raw_send(struct http_raw *c, const void *data, size_t n)
+{
+	size_t sent = 0;
+	CURLcode rc = curl_easy_send(c->easy, data, n, &sent);
+
+	if (rc == CURLE_AGAIN)
+		return 0;
+	return rc == CURLE_OK ? (long)sent : -1;
+}
+
+long http_raw_recv(struct http_raw *c, void *buf, size_t n)
+{
+	size_t got = 0;
+	CURLcode rc = curl_easy_recv(c->easy, buf, n, &got);
+
+	if (rc == CURLE_AGAIN)
+		return -2;
+	return rc == CURLE_OK ? (long)got : -1;
+}
+
+int http_raw_shutdown_write(struct http_raw *c)
+{
+	if (c->tls || c->fd == CURL_SOCKET_BAD)
+		return -1;
+	return shutdown(c->fd, SHUT_WR);
+}
+
+void http_raw_free(struct http_raw *c)
+{
+	if (!c)
+		return;
+	curl_easy_cleanup(c->easy);
+	free(c);
 }
 
 long http_status(const struct http_xfer *x)

@@ -14,8 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 static char *helper_path(void)
 {
 	const char *env = getenv("ASSAY_ARCHIVE_BIN");
@@ -50,7 +48,9 @@ int sbx_spawn_archive(const char *dir, const char *path, char **err)
 	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDERR_FILENO);
 	char *argv[] = {bin, "create", (char *)path, (char *)dir, NULL};
 	pid_t pid;
-	int e = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
+	/* the helper reads a tree the sandbox wrote: it gets no secrets */
+	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+	int e = posix_spawn(&pid, bin, &fa, NULL, argv, envp);
 	close(pipefd[1]);
 	pipefd[1] = -1;
 	if (e) {
@@ -76,8 +76,14 @@ int sbx_spawn_archive(const char *dir, const char *path, char **err)
 	} else {
 		while (msg.len && msg.data[msg.len - 1] == '\n')
 			msg.data[--msg.len] = '\0';
-		set_err(err, "%s",
-		        msg.len ? buf_str(&msg) : "archive: the helper failed");
+		if (msg.len)
+			set_err(err, "%s", buf_str(&msg));
+		else if (WIFSIGNALED(status))
+			set_err(err, "archive: %s was killed by signal %d", bin,
+			        WTERMSIG(status));
+		else
+			set_err(err, "archive: %s failed with exit code %d",
+			        bin, WEXITSTATUS(status));
 	}
 	buf_free(&msg);
 out:

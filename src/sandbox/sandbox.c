@@ -10,10 +10,11 @@
 #include <string.h>
 
 /* Backends that exist; adding one means adding its ops here. */
-static const struct sbx_ops *const backends[] = {&sbx_local_ops};
+static const struct sbx_ops *const backends[] = {&sbx_local_ops,
+                                                 &sbx_docker_ops};
 
 /* Backends the design promises but this build does not have yet. */
-static const char *const planned[] = {"docker", "opensandbox"};
+static const char *const planned[] = {"opensandbox"};
 
 struct sbx *sbx_new(const struct config *cfg, struct loop *l,
                     const char *run_dir, char **err)

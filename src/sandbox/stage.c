@@ -30,8 +30,9 @@
 
 struct stage {
 	const char *input; /* the SRC as the user gave it, for messages */
-	dev_t ws_dev, dest_dev;
-	ino_t ws_ino, dest_ino;
+	dev_t ws_dev, dest_dev, out_dev;
+	ino_t ws_ino, dest_ino, out_ino;
+	int out_ok; /* the out dir exists: out_dev/out_ino are set */
 	char **err;
 };
 
@@ -153,6 +154,15 @@ static int copy_entry_dir(struct stage *st, int sfd, int dfd, const char *name,
 	    (sst->st_dev == st->dest_dev && sst->st_ino == st->dest_ino)) {
 		log_info("input %s: skipping %s (the workspace itself)",
 		         st->input, shown);
+		return 0;
+	}
+	/* assay's own state (run dirs, project config) and the outputs
+	 * of earlier runs would otherwise grow into every new run */
+	if (!strcmp(name, ".assay") ||
+	    (st->out_ok && sst->st_dev == st->out_dev &&
+	     sst->st_ino == st->out_ino)) {
+		log_info("input %s: skipping %s (assay's own files)", st->input,
+		         shown);
 		return 0;
 	}
 	if (depth >= STAGE_MAX_DEPTH)
@@ -299,7 +309,8 @@ static int stage_file(struct stage *st, int ws_fd, const char *src,
 
 /* One --input: resolve the destination, then copy. */
 static int stage_one(int ws_fd, const struct stat *ws,
-                     const struct config_input *in, char **err)
+                     const struct config_input *in, const char *out_dir,
+                     char **err)
 {
 	char *dest = NULL, *rel = NULL, *perr = NULL;
 	int rc = -1;
@@ -330,6 +341,12 @@ static int stage_one(int ws_fd, const struct stat *ws,
 	                   .ws_dev = ws->st_dev,
 	                   .ws_ino = ws->st_ino,
 	                   .err = err};
+	struct stat ost;
+	if (out_dir && stat(out_dir, &ost) == 0) {
+		st.out_ok = 1;
+		st.out_dev = ost.st_dev;
+		st.out_ino = ost.st_ino;
+	}
 	if (S_ISDIR(sst.st_mode))
 		rc = stage_dir(&st, ws_fd, src, rel);
 	else if (S_ISREG(sst.st_mode))
@@ -357,7 +374,7 @@ int sbx_stage_local(const struct config *cfg, const char *workspace, char **err)
 	                                         workspace, strerror(errno))
 	                               : 0;
 	for (size_t i = 0; rc == 0 && i < cfg->n_inputs; i++)
-		rc = stage_one(ws_fd, &ws, &cfg->inputs[i], err);
+		rc = stage_one(ws_fd, &ws, &cfg->inputs[i], cfg->out_dir, err);
 	close(ws_fd);
 	return rc;
 }

@@ -97,12 +97,34 @@ static void test_env_base_url(void **state)
 	assert_int_equal(config_apply_env(&c, NULL), 0);
 	assert_string_equal(c.base_url, "http://127.0.0.1:9/v1");
 	unsetenv("OPENAI_BASE_URL");
-	config_set(&c.provider, "ollama");
-	config_set(&c.base_url, NULL);
-	setenv("OLLAMA_HOST", "127.0.0.1:11434", 1);
-	assert_int_equal(config_apply_env(&c, NULL), 0);
-	assert_string_equal(c.base_url, "http://127.0.0.1:11434/v1");
-	unsetenv("OLLAMA_HOST");
+	config_free(&c);
+}
+
+static void test_project_cannot_redirect_key(void **state)
+{
+	(void)state;
+	struct config c;
+	config_defaults(&c);
+	char *err = NULL;
+	write_text("assay.json", "{\"base_url\": \"http://evil.example/v1\"}");
+	assert_int_equal(config_load(&c, NULL, NULL, &err), -1);
+	assert_non_null(strstr(err, "assay.json"));
+	assert_non_null(strstr(err, "base_url"));
+	assert_null(c.base_url);
+	free(err);
+	err = NULL;
+	write_text("assay.json", "{\"api_key_env\": \"GITHUB_TOKEN\"}");
+	assert_int_equal(config_load(&c, NULL, NULL, &err), -1);
+	assert_non_null(strstr(err, "api_key_env"));
+	free(err);
+	err = NULL;
+	/* the same keys are fine in the user's own file and --config */
+	write_text("assay.json", "{}");
+	write_text("mine.json", "{\"base_url\": \"http://127.0.0.1:1/v1\","
+	                        " \"api_key_env\": \"MY_KEY\"}");
+	assert_int_equal(config_load(&c, "mine.json", NULL, &err), 0);
+	assert_string_equal(c.base_url, "http://127.0.0.1:1/v1");
+	assert_string_equal(c.api_key_env, "MY_KEY");
 	config_free(&c);
 }
 
@@ -238,6 +260,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_layers_later_wins, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_env_base_url, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_project_cannot_redirect_key,
+	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_missing_extra_is_error, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_errors_name_file_and_key,

@@ -504,7 +504,7 @@ static void test_namespaces_unavailable(void **state)
 static void test_backend_not_available(void **state)
 {
 	struct harness *h = *state;
-	config_set(&h->cfg.sandbox, "docker");
+	config_set(&h->cfg.sandbox, "opensandbox");
 	char *err = NULL;
 	assert_null(sbx_new(&h->cfg, h->loop, h->run_dir, &err));
 	assert_non_null(strstr(err, "not available yet"));

@@ -1,0 +1,496 @@
+/* model.c: what the workbench shows, built from session events only
+ * (DESIGN.md: the TUI is a function of the event stream plus its own
+ * view state): the conversation items, every tool call with a bounded
+ * ring of its recent output lines, the workspace tree and the figures of
+ * the status bar. A recorded transcript fed here gives the same model. */
+#include "tui/tui.h"
+
+#include "assay/json.h"
+#include "assay/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RESULT_MAX (64u << 10)
+#define DETAIL_MAX (64u << 10)
+
+void ui_model_init(struct ui_model *m)
+{
+	memset(m, 0, sizeof *m);
+	ui_tree_init(&m->tree);
+	m->t0_mono = now_ms();
+	m->phase = UI_STARTING;
+	m->exit_code = -1;
+	const char *fixed = getenv("ASSAY_TUI_CLOCK_MS");
+	m->fixed_clock = fixed && *fixed ? strtoll(fixed, NULL, 10) : -1;
+}
+
+static void call_free(struct ui_call *c)
+{
+	free(c->id);
+	free(c->name);
+	free(c->summary);
+	free(c->detail);
+	free(c->result);
+	ui_term_free(&c->term[0]);
+	ui_term_free(&c->term[1]);
+	for (size_t i = 0; i < c->nline; i++)
+		free(c->line[(c->head + i) % UI_CALL_LINES_MAX].st);
+	free(c->line);
+	free(c);
+}
+
+void ui_model_free(struct ui_model *m)
+{
+	free(m->provider);
+	free(m->model_name);
+	free(m->backend);
+	free(m->ask);
+	free(m->workspace);
+	free(m->run_dir);
+	free(m->run_id);
+	free(m->end_status);
+	free(m->last_idle_reason);
+	for (int i = 0; i < m->nitems; i++) {
+		buf_free(&m->items[i].text);
+		ui_rows_free(&m->items[i].rows);
+	}
+	free(m->items);
+	for (int i = 0; i < m->ncalls; i++)
+		call_free(m->calls[i]);
+	free(m->calls);
+	ui_tree_free(&m->tree);
+	memset(m, 0, sizeof *m);
+}
+
+int64_t ui_model_now(const struct ui_model *m)
+{
+	if (m->fixed_clock >= 0)
+		return m->fixed_clock;
+	return now_ms() - m->t0_mono;
+}
+
+static void set_str(char **field, const char *v)
+{
+	free(*field);
+	*field = v ? xstrdup(v) : NULL;
+}
+
+static struct ui_item *item_add(struct ui_model *m, enum ui_item_kind kind,
+                                const char *text)
+{
+	if (m->nitems == m->capitems) {
+		m->capitems = m->capitems ? m->capitems * 2 : 32;
+		m->items = xrealloc(m->items,
+		                    (size_t)m->capitems * sizeof *m->items);
+	}
+	struct ui_item *it = &m->items[m->nitems++];
+	memset(it, 0, sizeof *it);
+	it->kind = kind;
+	it->call = -1;
+	it->rows_dirty = 1;
+	buf_init(&it->text, 0);
+	if (text)
+		buf_puts(&it->text, text);
+	m->dirty |= UI_DIRTY_CONV;
+	return it;
+}
+
+static struct ui_item *streaming_item(struct ui_model *m)
+{
+	if (m->nitems && m->items[m->nitems - 1].kind == UI_ITEM_ASSISTANT &&
+	    m->items[m->nitems - 1].streaming &&
+	    m->items[m->nitems - 1].turn == m->turn)
+		return &m->items[m->nitems - 1];
+	return NULL;
+}
+
+struct ui_call *ui_model_call(struct ui_model *m, const char *id)
+{
+	if (!id)
+		return NULL;
+	for (int i = m->ncalls - 1; i >= 0; i--)
+		if (!strcmp(m->calls[i]->id, id))
+			return m->calls[i];
+	return NULL;
+}
+
+const struct ui_oline *ui_call_line(const struct ui_call *c, size_t i)
+{
+	if (i >= c->nline)
+		return NULL;
+	size_t k = (c->head + c->nline - 1 - i) % UI_CALL_LINES_MAX;
+	return &c->line[k];
+}
+
+static void push_line(struct ui_call *c, const char *st, size_t n, int err)
+{
+	if (!c->line)
+		c->line = xcalloc(UI_CALL_LINES_MAX, sizeof *c->line);
+	while (c->nline &&
+	       (c->nline == UI_CALL_LINES_MAX ||
+	        c->line_bytes + n > UI_CALL_BYTES_MAX)) {
+		struct ui_oline *old = &c->line[c->head];
+		c->line_bytes -= strlen(old->st);
+		free(old->st);
+		old->st = NULL;
+		c->head = (c->head + 1) % UI_CALL_LINES_MAX;
+		c->nline--;
+		c->lines_dropped++;
+	}
+	size_t k = (c->head + c->nline) % UI_CALL_LINES_MAX;
+	c->line[k].st = xstrndup(st, n);
+	c->line[k].err = (uint8_t)err;
+	c->nline++;
+	c->line_bytes += n;
+}
+
+static void emit_out(void *arg, const char *line, size_t n)
+{
+	push_line(arg, line, n, 0);
+}
+
+static void emit_err(void *arg, const char *line, size_t n)
+{
+	push_line(arg, line, n, 1);
+}
+
+/* At most max bytes of s (a cut character is mended when drawn). */
+static char *dup_max(const char *s, size_t max)
+{
+	return xstrndup(s, strnlen(s, max));
+}
+
+/* The first line of what a call does, for one-line summaries. */
+static char *call_summary(const char *name, const cJSON *args, char **detail)
+{
+	const char *keys[] = {"command", "code", "path"};
+	const char *what = NULL;
+	for (int i = 0; i < 3 && !what; i++)
+		what = json_str(args, keys[i], NULL);
+	if (!what) {
+		char *j = json_print(args);
+		*detail = dup_max(j, DETAIL_MAX);
+		char *s = dup_max(j, 200);
+		free(j);
+		return s;
+	}
+	const char *content = json_str(args, "content", NULL);
+	if (!strcmp(name, "write_file") && content)
+		*detail = dup_max(content, DETAIL_MAX);
+	else
+		*detail = dup_max(what, DETAIL_MAX);
+	while (*what == '\n' || *what == ' ')
+		what++;
+	size_t n = strcspn(what, "\n");
+	return xstrndup(what, n < 400 ? n : 400);
+}
+
+static void on_tool_call(struct ui_model *m, const cJSON *ev, int64_t t)
+{
+	if (m->ncalls == m->capcalls) {
+		m->capcalls = m->capcalls ? m->capcalls * 2 : 16;
+		m->calls = xrealloc(m->calls,
+		                    (size_t)m->capcalls * sizeof *m->calls);
+	}
+	struct ui_call *c = xcalloc(1, sizeof *c);
+	m->calls[m->ncalls] = c;
+	c->id = xstrdup(json_str(ev, "id", "?"));
+	c->name = xstrdup(json_str(ev, "name", "?"));
+	c->summary = call_summary(c->name, cJSON_GetObjectItem(ev, "arguments"),
+	                          &c->detail);
+	c->state = UI_CALL_PENDING;
+	c->exit_code = -1;
+	c->t_start = t;
+	ui_term_init(&c->term[0], emit_out, c);
+	ui_term_init(&c->term[1], emit_err, c);
+	c->term_live = 1;
+	struct ui_item *it = item_add(m, UI_ITEM_CALL, NULL);
+	it->call = m->ncalls;
+	c->item = m->nitems - 1;
+	m->ncalls++;
+	m->new_call = 1;
+	m->phase = UI_EXECUTING;
+	/* marks now tell what this call changes */
+	ui_tree_clear_marks(&m->tree);
+	if (m->on_command_start)
+		m->on_command_start(m->hook_arg);
+	m->dirty |= UI_DIRTY_TOOLS | UI_DIRTY_TREE | UI_DIRTY_STATUS;
+}
+
+static void touch_call(struct ui_model *m, struct ui_call *c)
+{
+	m->dirty |= UI_DIRTY_TOOLS;
+	if (c->item >= 0 && c->item < m->nitems) {
+		m->items[c->item].rows_dirty = 1;
+		m->dirty |= UI_DIRTY_CONV;
+	}
+}
+
+static void on_exec_output(struct ui_model *m, const cJSON *ev)
+{
+	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+	if (!c)
+		return;
+	int err = !strcmp(json_str(ev, "stream", "stdout"), "stderr");
+	const cJSON *text = cJSON_GetObjectItem(ev, "text");
+	const char *s = cJSON_IsString(text) ? text->valuestring : "";
+	size_t n = strlen(s);
+	double bytes = json_num(ev, "bytes", (double)n);
+	c->bytes[err] += (uint64_t)bytes;
+	if (json_bool(ev, "truncated", 0) || (double)n < bytes)
+		c->truncated = 1;
+	if (c->term_live)
+		ui_term_feed(&c->term[err], s, n);
+	touch_call(m, c);
+}
+
+static void on_exec_end(struct ui_model *m, const cJSON *ev, int64_t t)
+{
+	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+	if (!c)
+		return;
+	c->is_exec = 1;
+	c->exit_code = (int)json_num(ev, "exit_code", -1);
+	c->sig = (int)json_num(ev, "signal", 0);
+	c->timed_out = json_bool(ev, "timed_out", 0);
+	c->cancelled = json_bool(ev, "cancelled", 0);
+	c->duration_ms = (int64_t)json_num(ev, "duration_ms",
+	                                   (double)(t - c->t_start));
+	c->bytes[0] = (uint64_t)json_num(ev, "stdout_bytes",
+	                                 (double)c->bytes[0]);
+	c->bytes[1] = (uint64_t)json_num(ev, "stderr_bytes",
+	                                 (double)c->bytes[1]);
+	const char *error = json_str(ev, "error", NULL);
+	if (error) {
+		free(c->result);
+		c->result = ui_clean(error, strlen(error), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		ui_term_flush(&c->term[i]);
+		ui_term_free(&c->term[i]);
+	}
+	c->term_live = 0;
+	c->state = UI_CALL_DONE;
+	touch_call(m, c);
+}
+
+static void on_tool_result(struct ui_model *m, const cJSON *ev, int64_t t)
+{
+	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+	if (!c)
+		return;
+	const char *content = json_str(ev, "content", "");
+	free(c->result);
+	c->result = dup_max(content, RESULT_MAX);
+	c->is_error = json_bool(ev, "is_error", 0);
+	if (c->state != UI_CALL_DONE && c->state != UI_CALL_DENIED) {
+		c->state = UI_CALL_DONE;
+		c->duration_ms = t - c->t_start;
+	}
+	touch_call(m, c);
+}
+
+static void on_workspace_change(struct ui_model *m, const cJSON *ev)
+{
+	const char *path = json_str(ev, "path", NULL);
+	const char *kind = json_str(ev, "kind", "");
+	if (!path)
+		return;
+	if (!strcmp(kind, "deleted")) {
+		ui_tree_remove(&m->tree, path);
+	} else {
+		struct ui_node *old = ui_tree_find(&m->tree, path);
+		enum ui_mark mark =
+		    !strcmp(kind, "created") ? UI_MARK_NEW : UI_MARK_MOD;
+		/* a listing may have seen it first: keep its mark */
+		if (old && old->size == json_num(ev, "size", 0) &&
+		    old->mark != UI_MARK_NONE)
+			mark = old->mark;
+		ui_tree_set(&m->tree, path, UI_N_FILE,
+		            json_num(ev, "size", 0), old ? old->mtime : 0,
+		            mark);
+	}
+	m->dirty |= UI_DIRTY_TREE;
+}
+
+static void on_run_start(struct ui_model *m, const cJSON *ev, int64_t t)
+{
+	m->t0_mono = now_ms() - t;
+	set_str(&m->provider, json_str(ev, "provider", ""));
+	set_str(&m->model_name, json_str(ev, "model", ""));
+	set_str(&m->backend,
+	        json_str(cJSON_GetObjectItem(ev, "sandbox"), "backend", ""));
+	set_str(&m->ask, json_str(ev, "ask", ""));
+	set_str(&m->workspace, json_str(ev, "workspace", NULL));
+	set_str(&m->run_dir, json_str(ev, "run_dir", NULL));
+	set_str(&m->run_id, json_str(ev, "run_id", ""));
+	m->max_turns = (int)json_num(cJSON_GetObjectItem(ev, "limits"),
+	                             "max_turns", 0);
+	m->sandbox_running = 1;
+	if (m->on_run_start)
+		m->on_run_start(m->hook_arg);
+}
+
+static void on_error(struct ui_model *m, const cJSON *ev)
+{
+	const char *cat = json_str(ev, "category", "error");
+	const char *msg = json_str(ev, "message", "");
+	double retry = json_num(ev, "retry_in_ms", -1);
+	struct buf b;
+	buf_init(&b, 0);
+	buf_printf(&b, "%s: %s", cat, msg);
+	if (retry >= 0) {
+		buf_printf(&b, " (retrying in %.1fs)", retry / 1000);
+		/* what that try had streamed is void: the next try
+		 * streams into a new item, below this notice */
+		struct ui_item *it = streaming_item(m);
+		if (it) {
+			buf_free(&it->text);
+			ui_rows_free(&it->rows);
+			m->nitems--;
+		}
+	}
+	item_add(m, UI_ITEM_ERROR, buf_str(&b));
+	buf_free(&b);
+}
+
+static void on_run_end(struct ui_model *m, const cJSON *ev)
+{
+	const cJSON *tot = cJSON_GetObjectItem(ev, "totals");
+	set_str(&m->end_status, json_str(ev, "status", "?"));
+	m->exit_code = (int)json_num(ev, "exit_code", -1);
+	m->end_ms = (int64_t)json_num(tot, "duration_ms", 0);
+	m->phase = UI_ENDED;
+	m->sandbox_running = 0;
+	struct buf b;
+	buf_init(&b, 0);
+	char in[16], out[16], dur[16];
+	ui_fmt_count(in, sizeof in, json_num(tot, "input_tokens", 0));
+	ui_fmt_count(out, sizeof out, json_num(tot, "output_tokens", 0));
+	ui_fmt_duration(dur, sizeof dur, m->end_ms);
+	buf_printf(&b, "run %s: %.0f turns, %s tokens in, %s out, %s",
+	           m->end_status, json_num(tot, "turns", 0), in, out, dur);
+	const cJSON *o;
+	cJSON_ArrayForEach(o, cJSON_GetObjectItem(ev, "outputs"))
+	{
+		char sz[16];
+		ui_fmt_size(sz, sizeof sz, json_num(o, "bytes", 0));
+		if (json_bool(o, "present", 0))
+			buf_printf(&b, "\noutput %s -> %s (%s)",
+			           json_str(o, "path", "?"),
+			           json_str(o, "copied_to", "?"), sz);
+		else
+			buf_printf(&b, "\noutput %s missing: %s",
+			           json_str(o, "path", "?"),
+			           json_str(o, "error", ""));
+	}
+	const char *archive = json_str(ev, "archive", NULL);
+	if (archive)
+		buf_printf(&b, "\nworkspace archive: %s", archive);
+	item_add(m, UI_ITEM_END, buf_str(&b));
+	buf_free(&b);
+	if (m->on_run_end)
+		m->on_run_end(m->hook_arg);
+}
+
+void ui_model_event(struct ui_model *m, const cJSON *ev)
+{
+	const char *type = json_str(ev, "type", "");
+	int64_t t = (int64_t)json_num(ev, "t", (double)m->last_t);
+	m->last_t = t;
+	m->dirty |= UI_DIRTY_STATUS;
+	if (!strcmp(type, "run_start")) {
+		on_run_start(m, ev, t);
+	} else if (!strcmp(type, "user_message")) {
+		item_add(m, UI_ITEM_USER, json_str(ev, "text", ""));
+	} else if (!strcmp(type, "model_request")) {
+		m->turn = (int)json_num(ev, "turn", m->turn + 1);
+		m->phase = UI_REQUESTING;
+	} else if (!strcmp(type, "text_delta")) {
+		struct ui_item *it = streaming_item(m);
+		if (!it) {
+			it = item_add(m, UI_ITEM_ASSISTANT, NULL);
+			it->streaming = 1;
+			it->turn = m->turn;
+		}
+		buf_puts(&it->text, json_str(ev, "text", ""));
+		it->rows_dirty = 1;
+		m->dirty |= UI_DIRTY_CONV;
+	} else if (!strcmp(type, "assistant_message")) {
+		struct ui_item *it = streaming_item(m);
+		const char *text = json_str(ev, "text", "");
+		if (!it && *text)
+			it = item_add(m, UI_ITEM_ASSISTANT, NULL);
+		if (it) {
+			buf_reset(&it->text);
+			buf_puts(&it->text, text);
+			it->streaming = 0;
+			it->turn = m->turn;
+			it->rows_dirty = 1;
+		}
+		m->dirty |= UI_DIRTY_CONV;
+	} else if (!strcmp(type, "usage")) {
+		const cJSON *tot = cJSON_GetObjectItem(ev, "totals");
+		m->in_tokens = json_num(tot, "input_tokens", m->in_tokens);
+		m->out_tokens = json_num(tot, "output_tokens", m->out_tokens);
+		m->cost = json_num(tot, "cost_usd", m->cost);
+	} else if (!strcmp(type, "tool_call")) {
+		on_tool_call(m, ev, t);
+	} else if (!strcmp(type, "approval")) {
+		struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+		if (c && !strcmp(json_str(ev, "decision", ""), "denied")) {
+			c->state = UI_CALL_DENIED;
+			touch_call(m, c);
+		}
+	} else if (!strcmp(type, "exec_start")) {
+		struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+		if (c) {
+			c->is_exec = 1;
+			c->state = UI_CALL_RUNNING;
+			c->t_start = t;
+			touch_call(m, c);
+		}
+	} else if (!strcmp(type, "exec_output")) {
+		on_exec_output(m, ev);
+	} else if (!strcmp(type, "exec_end")) {
+		on_exec_end(m, ev, t);
+	} else if (!strcmp(type, "tool_result")) {
+		on_tool_result(m, ev, t);
+	} else if (!strcmp(type, "workspace_change")) {
+		on_workspace_change(m, ev);
+	} else if (!strcmp(type, "error")) {
+		on_error(m, ev);
+	} else if (!strcmp(type, "idle")) {
+		struct ui_item *it = streaming_item(m);
+		if (it)
+			it->streaming = 0;
+		set_str(&m->last_idle_reason, json_str(ev, "reason", ""));
+		if (!strcmp(json_str(ev, "reason", ""), "cancelled"))
+			item_add(m, UI_ITEM_NOTICE,
+			         "cancelled: the agent waits for your next "
+			         "message");
+		m->phase = UI_IDLE;
+		m->dirty |= UI_DIRTY_CONV;
+	} else if (!strcmp(type, "run_end")) {
+		on_run_end(m, ev);
+	}
+}
+
+/* Call ids come from the model; tools.c keeps file names to this
+ * alphabet and length, and so must we to find them. */
+char *ui_call_file(const struct ui_model *m, const struct ui_call *c, int err)
+{
+	if (!m->run_dir)
+		return NULL;
+	char *id = xstrndup(c->id, strnlen(c->id, 64));
+	for (char *p = id; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+			*p = '_';
+	char *path = xasprintf("%s/exec/%s.%s", m->run_dir, id,
+	                       err ? "stderr" : "stdout");
+	free(id);
+	return path;
+}

@@ -1,0 +1,146 @@
+/* ui.h: the workbench's view state, shared by the files that draw and
+ * drive it (ui.c: loop, layout, keys; panes.c: the panes; pager.c;
+ * watch.c). The model it shows lives in struct ui_model (model.c). */
+#ifndef ASSAY_TUI_UI_H
+#define ASSAY_TUI_UI_H
+
+#include "tui/draw.h"
+#include "tui/tui.h"
+
+struct loop;
+struct session;
+struct config;
+
+enum ui_pane { P_CONV, P_TOOLS, P_TREE, P_INPUT, P_COUNT };
+
+enum {
+	UI_DIRTY_INPUT = 16,
+	UI_DIRTY_LAYOUT = 32,
+	UI_DIRTY_OVERLAY = 64,
+	UI_DIRTY_PAGER = 128,
+	UI_DIRTY_EVERYTHING = 255,
+};
+
+struct ui_geom {
+	int y, x, h, w;
+	int shown;
+	WINDOW *win;
+};
+
+/* The newest output of a call read back from its files, for when the
+ * events no longer carry it all (a big output). */
+struct ui_tail {
+	int call;
+	uint64_t bytes[2];
+	struct ui_oline *line;
+	size_t n, cap;
+};
+
+struct ui_pager;
+struct ui_watch;
+
+struct ui {
+	struct loop *loop;
+	struct session *s; /* NULL when only watching events */
+	struct config *cfg;
+	const struct ui_opts *opts;
+	struct ui_model m;
+	struct ui_theme theme;
+	struct ui_input in;
+
+	int rows, cols;
+	int too_small;
+	struct ui_geom g[P_COUNT];
+	WINDOW *status;
+	int focus;
+	unsigned dirty;
+	uint64_t frame_timer, tick_timer, stats_timer;
+	int64_t last_frame;
+
+	/* Conversation: the first row shown (item, row in it), or follow */
+	int conv_follow;
+	int conv_item, conv_row;
+	int conv_sel; /* the item of the selected call summary, -1 */
+	int conv_rows_shown;
+
+	/* Tools */
+	int sel_call;       /* -1: none */
+	int sel_follow;     /* select each new call */
+	int out_scroll;     /* output rows up from the bottom */
+	int out_rows_shown; /* output rows the pane had last time */
+	int list_top;
+	struct ui_tail tail;
+
+	/* Workspace */
+	int tree_cur, tree_top;
+	char *tree_cur_path;
+	int ws_fd; /* the host workspace, for the pager; -1 */
+
+	/* overlays */
+	int help;
+	int confirm_quit;
+	struct ui_pager *pager;
+	char *notice;
+	int64_t notice_until;
+	int ctrl_c_armed;
+	int quit;
+	int in_paste;
+
+	/* frame statistics (ASSAY_TUI_STATS) */
+	int stats;
+	long frames;
+	int64_t stats_t0, frame_us_max;
+
+	struct ui_watch *watch;
+};
+
+/* Ask for a frame soon (coalesced: at most one per UI_FRAME_MS). */
+void ui_touch(struct ui *u, unsigned bits);
+void ui_notice(struct ui *u, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* panes.c */
+void ui_draw_conv(struct ui *u);
+void ui_draw_tools(struct ui *u);
+void ui_draw_tree(struct ui *u);
+void ui_draw_input(struct ui *u);
+void ui_draw_status(struct ui *u);
+void ui_draw_help(struct ui *u, WINDOW *w);
+int ui_help_lines(void);
+void ui_draw_confirm(struct ui *u, WINDOW *w);
+void ui_draw_box(WINDOW *w, const char *title, int focused);
+/* Conversation scrolling by rows (negative: up). */
+void ui_conv_scroll(struct ui *u, int rows);
+void ui_conv_home(struct ui *u);
+/* The rows of an item at a width (cached). */
+struct ui_rows *ui_item_rows(struct ui *u, int i, int width);
+int ui_conv_width(const struct ui *u);
+/* Map a click in the conversation to an item (or -1). */
+int ui_conv_item_at(struct ui *u, int row);
+void ui_tail_free(struct ui_tail *t);
+/* Select a call in Tools (and in the conversation). */
+void ui_select_call(struct ui *u, int call, int user);
+
+/* pager.c */
+/* Open the full output of call i, or a workspace file. */
+void ui_pager_open_call(struct ui *u, int i);
+void ui_pager_open_file(struct ui *u, const char *rel);
+void ui_pager_close(struct ui *u);
+void ui_pager_draw(struct ui *u, WINDOW *w);
+/* A key while the pager is open; 1 if used. */
+int ui_pager_key(struct ui *u, int key, int is_fn);
+int ui_pager_busy(const struct ui *u); /* a search runs */
+void ui_pager_cancel_search(struct ui *u);
+
+/* watch.c: inotify on the host workspace; rescan calls back. */
+struct ui_watch *ui_watch_new(struct loop *l, const char *root,
+                              void (*rescan)(void *arg), void *arg);
+/* Watch these directories too (from a listing). */
+void ui_watch_dirs(struct ui_watch *w, const cJSON *list);
+/* A rescan happened now and took ms. */
+void ui_watch_scanned(struct ui_watch *w, int64_t ms);
+void ui_watch_free(struct ui_watch *w);
+
+#define UI_FRAME_MS 16
+
+#endif

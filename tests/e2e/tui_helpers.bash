@@ -1,0 +1,181 @@
+# tui_helpers.bash: drive the real TUI inside tmux for the tui_*.sh tests
+# (sourced after lib.bash, not run). A private tmux server (-L, no
+# config) with a fixed window size; screens are read with capture-pane
+# and checked for titles, key lines and where things are, never for
+# bytes that depend on timing. The UI is made deterministic with
+# ASSAY_SCRIPT_DELAY_MS=0 (scripted model at full speed) and
+# ASSAY_TUI_CLOCK_MS=0 (a fixed clock: no moving spinners or timers).
+
+command -v tmux >/dev/null || skip "tmux is not installed"
+
+# a fresh server (socket) for each start: one that is shutting down may
+# still hold the old socket
+TM_BASE=assay-tui-$$-$RANDOM
+TM_N=0
+tm() { tmux -L "$TM_BASE-$TM_N" -f /dev/null "$@"; }
+
+tui_cleanup() {
+	tm kill-server 2>/dev/null || true
+	cleanup
+}
+trap tui_cleanup EXIT
+
+# tui_start COLS ROWS [VAR=VALUE...] -- ARGS...: run assay ARGS in a new
+# tmux session "t" in $T; its exit code lands in $T/exit.
+tui_start() {
+	local cols=$1 rows=$2
+	shift 2
+	local envs=(LANG=C.UTF-8 LC_ALL=C.UTF-8 ASSAY_SCRIPT_DELAY_MS=0
+		ASSAY_TUI_CLOCK_MS=0 ASSAY_TUI_STATS=1)
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+		envs+=("$1")
+		shift
+	done
+	shift
+	rm -f "$T/exit"
+	{
+		printf 'cd %q\n' "$T"
+		printf 'export %q\n' "${envs[@]}"
+		printf '%q ' "$ASSAY" "$@"
+		printf '\necho $? > %q\nexec sleep 600\n' "$T/exit"
+	} >"$T/run.sh"
+	tm kill-server 2>/dev/null || true
+	TM_N=$((TM_N + 1))
+	tm start-server \; set -g default-terminal tmux-256color \; \
+		new-session -d -s t -x "$cols" -y "$rows" "bash $T/run.sh"
+}
+
+keys() { tm send-keys -t t "$@"; }
+# Type text literally (no key names).
+type_text() { tm send-keys -t t -l "$1"; }
+screen() { tm capture-pane -p -t t; }
+screen_attrs() { tm capture-pane -p -e -t t; }
+# The screen with wrapped lines joined (for long messages).
+screen_joined() { tm capture-pane -p -J -t t; }
+
+# wait_joined REGEX [SECONDS]: wait_for on the joined screen.
+wait_joined() {
+	local re=$1 secs=${2:-10} i txt
+	for ((i = 0; i < secs * 20; i++)); do
+		txt=$(screen_joined)
+		if grep -Eq -- "$re" <<<"$txt"; then return 0; fi
+		sleep 0.05
+	done
+	screen_joined
+	return 1
+}
+
+# wait_for REGEX [SECONDS]: until the screen matches; prints it if not.
+wait_for() {
+	local re=$1 secs=${2:-30} i
+	for ((i = 0; i < secs * 20; i++)); do
+		if screen_has "$re"; then return 0; fi
+		sleep 0.05
+	done
+	echo "--- screen while waiting for /$re/:"
+	screen
+	return 1
+}
+
+# wait_gone REGEX [SECONDS]
+wait_gone() {
+	local re=$1 secs=${2:-10} i
+	for ((i = 0; i < secs * 20; i++)); do
+		if ! screen_has "$re"; then return 0; fi
+		sleep 0.05
+	done
+	screen
+	return 1
+}
+
+# wait_exit [SECONDS]: until assay has exited; prints its exit code.
+wait_exit() {
+	local secs=${1:-30} i
+	for ((i = 0; i < secs * 20; i++)); do
+		[ -s "$T/exit" ] && { cat "$T/exit"; return 0; }
+		sleep 0.05
+	done
+	echo timeout
+}
+
+# col_of ROW TEXT: the screen column where TEXT starts on ROW (0-based),
+# counted in characters; -1 if absent.
+col_of() {
+	screen | $PY -c 'import sys
+rows = sys.stdin.read().split("\n")
+r, t = int(sys.argv[1]), sys.argv[2]
+print(rows[r].find(t) if r < len(rows) else -1)' "$1" "$2"
+}
+
+# row_of TEXT [COL]: the first row where TEXT starts at COL (or anywhere).
+row_of() {
+	screen | $PY -c 'import sys
+rows = sys.stdin.read().split("\n")
+t = sys.argv[1]; c = int(sys.argv[2]) if len(sys.argv) > 2 else -1
+for i, r in enumerate(rows):
+    k = r.find(t)
+    if k >= 0 and (c < 0 or k == c):
+        print(i); break
+else:
+    print(-1)' "$@"
+}
+
+# region TOP LEFT BOTTOM RIGHT: the text of a rectangle of the screen
+# (rows and columns inclusive, 0-based), one row per line.
+region() {
+	local scr
+	scr=$(screen)
+	$PY -c 'import sys
+rows = sys.argv[5].split("\n")
+t, l, b, r = map(int, sys.argv[1:5])
+for row in rows[t:b + 1]:
+    print(row[l:r + 1])' "$@" "$scr"
+}
+
+# in_region TOP LEFT BOTTOM RIGHT REGEX
+in_region() {
+	local txt
+	txt=$(region "$1" "$2" "$3" "$4")
+	grep -Eq -- "$5" <<<"$txt"
+}
+
+# count_in_region TOP LEFT BOTTOM RIGHT REGEX: matching rows
+count_in_region() {
+	local txt
+	txt=$(region "$1" "$2" "$3" "$4")
+	grep -Ec -- "$5" <<<"$txt" || true
+}
+
+# screen_has REGEX (without the pipe races of grep -q on a pipe)
+screen_has() {
+	local txt
+	txt=$(screen)
+	grep -Eq -- "$1" <<<"$txt"
+}
+
+# attrs_has REGEX: the screen with its SGR attributes matches
+attrs_has() {
+	local txt
+	txt=$(screen_attrs)
+	grep -Eq -- "$1" <<<"$txt"
+}
+
+# The widest row of the screen, in characters.
+screen_width() {
+	local txt
+	txt=$(screen)
+	$PY -c 'import sys; print(max(len(r) for r in sys.argv[1].split("\n")))' "$txt"
+}
+
+# The pid of the assay process (the one whose arguments name the run dir).
+assay_pid() { pgrep -f -- "assay .*--run-dir $1( |$)" | head -1; }
+
+# Processes still alive that belong to the run (assay, the sandbox and
+# its helpers name the run dir in their arguments).
+leftovers() { pgrep -af -- "$1( |/|$)" | grep -v -e 'sleep 600' -e pgrep || true; }
+
+# The highest frame rate the TUI logged (ASSAY_TUI_STATS) in a run dir.
+max_fps() {
+	awk '/tui: frames/ { if ($7 > 0) { r = $5 * 1000 / $7; if (r > m) m = r } }
+	     END { printf "%d", m }' "$1/assay.log"
+}

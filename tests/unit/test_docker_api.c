@@ -1,0 +1,219 @@
+/* test_docker_api.c: where the docker backend looks for the daemon
+ * (DOCKER_HOST, DOCKER_CERT_PATH, DOCKER_TLS_VERIFY) and which API
+ * version it speaks: negotiated from what the daemon says, never
+ * hard-coded (29.x engines refuse anything below 1.44), with
+ * DOCKER_API_VERSION as a pin that a daemon may refuse. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "assay/util.h"
+#include "sandbox/docker_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void test_version_cmp(void **state)
+{
+	(void)state;
+	assert_true(dk_version_cmp("1.41", "1.41") == 0);
+	assert_true(dk_version_cmp("1.9", "1.41") < 0); /* numeric, not text */
+	assert_true(dk_version_cmp("1.100", "1.99") > 0);
+	assert_true(dk_version_cmp("2.0", "1.99") > 0);
+	assert_true(dk_version_cmp("junk", "1.0") < 0);
+	assert_true(dk_version_cmp("1.41x", "1.0") < 0);
+}
+
+static char *nego(const char *pin, const char *max, const char *min,
+                  char **err)
+{
+	char *out = NULL;
+	*err = NULL;
+	if (dk_negotiate(pin, max, min, &out, err) < 0) {
+		assert_null(out);
+		assert_non_null(*err);
+		return NULL;
+	}
+	assert_null(*err);
+	return out;
+}
+
+static void test_negotiate(void **state)
+{
+	(void)state;
+	char *err, *v;
+	/* An older daemon: speak its version. */
+	v = nego(NULL, "1.41", "1.12", &err);
+	assert_string_equal(v, "1.41");
+	free(v);
+	/* A newer daemon: speak ours, which it still accepts. */
+	v = nego(NULL, "1.52", "1.44", &err);
+	assert_string_equal(v, DK_API_MAX);
+	free(v);
+	/* /version missing (no minimum known): still ours at most. */
+	v = nego("", "1.60", NULL, &err);
+	assert_string_equal(v, DK_API_MAX);
+	free(v);
+	/* A daemon whose minimum is above what we speak: refused, and
+	 * the message says so and what to do. */
+	assert_null(nego(NULL, "1.70", "1.60", &err));
+	assert_non_null(strstr(err, "API version refused"));
+	assert_non_null(strstr(err, "upgrade assay"));
+	free(err);
+	/* A daemon too old for us. */
+	assert_null(nego(NULL, "1.24", "1.12", &err));
+	assert_non_null(strstr(err, "upgrade Docker"));
+	free(err);
+	/* No version header at all. */
+	assert_null(nego(NULL, NULL, NULL, &err));
+	free(err);
+	assert_null(nego(NULL, "garbage", "1.12", &err));
+	free(err);
+}
+
+static void test_pinned(void **state)
+{
+	(void)state;
+	char *err, *v;
+	v = nego("1.40", "1.41", "1.12", &err);
+	assert_string_equal(v, "1.40");
+	free(v);
+	v = nego("v1.41", "1.41", "1.12", &err); /* the v is tolerated */
+	assert_string_equal(v, "1.41");
+	free(v);
+	/* Pinned above the daemon: refused before any request. */
+	assert_null(nego("1.99", "1.41", "1.12", &err));
+	assert_non_null(strstr(err, "API version refused"));
+	assert_non_null(strstr(err, "DOCKER_API_VERSION"));
+	free(err);
+	/* Pinned below the daemon's minimum (29.x and 1.41). */
+	assert_null(nego("1.41", "1.52", "1.44", &err));
+	assert_non_null(strstr(err, "at least 1.44"));
+	free(err);
+	/* Below what assay can speak, or not a version. */
+	assert_null(nego("1.20", "1.41", "1.12", &err));
+	free(err);
+	assert_null(nego("latest", "1.41", "1.12", &err));
+	assert_non_null(strstr(err, "not a version"));
+	free(err);
+}
+
+static void test_endpoint_default_and_unix(void **state)
+{
+	(void)state;
+	struct dk_endpoint ep;
+	char *err = NULL;
+	assert_int_equal(dk_endpoint_parse(NULL, NULL, NULL, "/root", &ep, &err),
+	                 0);
+	assert_string_equal(ep.unix_path, "/var/run/docker.sock");
+	assert_string_equal(ep.base, "http://docker");
+	assert_false(ep.tls);
+	dk_endpoint_free(&ep);
+	assert_int_equal(
+	    dk_endpoint_parse("unix:///run/user/1000/docker.sock", NULL, "1",
+	                      "/root", &ep, &err),
+	    0);
+	assert_string_equal(ep.unix_path, "/run/user/1000/docker.sock");
+	assert_false(ep.tls); /* TLS settings do not apply to a socket */
+	dk_endpoint_free(&ep);
+	assert_int_equal(dk_endpoint_parse("unix://", NULL, NULL, "/", &ep, &err),
+	                 -1);
+	free(err);
+	err = NULL;
+	assert_int_equal(
+	    dk_endpoint_parse("ssh://me@host", NULL, NULL, "/", &ep, &err), -1);
+	assert_non_null(strstr(err, "ssh -L"));
+	free(err);
+}
+
+static void test_endpoint_tcp(void **state)
+{
+	(void)state;
+	struct dk_endpoint ep;
+	char *err = NULL;
+	assert_int_equal(
+	    dk_endpoint_parse("tcp://10.0.0.5:2375", NULL, NULL, "/", &ep, &err),
+	    0);
+	assert_null(ep.unix_path);
+	assert_string_equal(ep.base, "http://10.0.0.5:2375");
+	dk_endpoint_free(&ep);
+	/* No port: Docker's defaults, 2375 plain and 2376 with TLS. */
+	assert_int_equal(
+	    dk_endpoint_parse("tcp://dockerhost", NULL, NULL, "/", &ep, &err),
+	    0);
+	assert_string_equal(ep.base, "http://dockerhost:2375");
+	dk_endpoint_free(&ep);
+	assert_int_equal(dk_endpoint_parse("tcp://", NULL, NULL, "/", &ep, &err),
+	                 -1);
+	free(err);
+}
+
+static void test_endpoint_tls(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/assay-dkcert-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	struct dk_endpoint ep;
+	char *err = NULL;
+	/* DOCKER_TLS_VERIFY without the files: a clear error. */
+	assert_int_equal(
+	    dk_endpoint_parse("tcp://h:2376", dir, "1", "/", &ep, &err), -1);
+	assert_non_null(strstr(err, "DOCKER_CERT_PATH"));
+	free(err);
+	err = NULL;
+	const char *names[] = {"ca.pem", "cert.pem", "key.pem"};
+	for (int i = 0; i < 3; i++) {
+		char *p = xasprintf("%s/%s", dir, names[i]);
+		FILE *f = fopen(p, "w");
+		assert_non_null(f);
+		fputs("x", f);
+		fclose(f);
+		free(p);
+	}
+	assert_int_equal(
+	    dk_endpoint_parse("tcp://h", dir, "1", "/", &ep, &err), 0);
+	assert_string_equal(ep.base, "https://h:2376");
+	assert_true(ep.tls && ep.verify);
+	assert_non_null(strstr(ep.ca, "/ca.pem"));
+	assert_non_null(strstr(ep.cert, "/cert.pem"));
+	assert_non_null(strstr(ep.key, "/key.pem"));
+	dk_endpoint_free(&ep);
+	/* Without DOCKER_CERT_PATH: ~/.docker. */
+	char *home = xasprintf("%s/home", dir);
+	char *dd = xasprintf("%s/.docker", home);
+	assert_int_equal(mkdir(home, 0700), 0);
+	assert_int_equal(mkdir(dd, 0700), 0);
+	for (int i = 0; i < 3; i++) {
+		char *p = xasprintf("%s/%s", dd, names[i]);
+		FILE *f = fopen(p, "w");
+		fputs("x", f);
+		fclose(f);
+		free(p);
+	}
+	assert_int_equal(
+	    dk_endpoint_parse("tcp://h:1234", NULL, "yes", home, &ep, &err), 0);
+	assert_string_equal(ep.base, "https://h:1234");
+	assert_non_null(strstr(ep.ca, "/home/.docker/ca.pem"));
+	dk_endpoint_free(&ep);
+	rm_rf(dir);
+	free(home);
+	free(dd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_version_cmp),
+	    cmocka_unit_test(test_negotiate),
+	    cmocka_unit_test(test_pinned),
+	    cmocka_unit_test(test_endpoint_default_and_unix),
+	    cmocka_unit_test(test_endpoint_tcp),
+	    cmocka_unit_test(test_endpoint_tls),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

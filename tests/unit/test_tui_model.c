@@ -1,0 +1,231 @@
+/* test_tui_model.c: the TUI's model is built from events only
+ * (src/tui/model.c, tree.c): conversation items with streamed text,
+ * tool calls with a bounded ring of output lines (sanitised, \r
+ * overwritten), the switch to the output files when the events lost
+ * output, the workspace tree with its marks, and the run's phases. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tui/text.c"
+#include "tui/sanitize.c"
+#include "tui/tree.c"
+#include "tui/model.c"
+
+#include <locale.h>
+
+static void ev(struct ui_model *m, const char *json)
+{
+	cJSON *e = cJSON_Parse(json);
+	if (!e)
+		fail_msg("bad test event: %s", json);
+	ui_model_event(m, e);
+	cJSON_Delete(e);
+}
+
+static void start(struct ui_model *m)
+{
+	ui_model_init(m);
+	ev(m, "{\"seq\":1,\"t\":0,\"type\":\"run_start\",\"provider\":\"script\","
+	      "\"model\":\"m1\",\"sandbox\":{\"backend\":\"local\"},\"ask\":"
+	      "\"risky\",\"workspace\":\"/w\",\"run_dir\":\"/r\",\"limits\":"
+	      "{\"max_turns\":7}}");
+}
+
+static void test_conversation(void **state)
+{
+	(void)state;
+	struct ui_model m;
+	start(&m);
+	assert_string_equal(m.model_name, "m1");
+	assert_string_equal(m.backend, "local");
+	assert_int_equal(m.max_turns, 7);
+	ev(&m, "{\"t\":1,\"type\":\"user_message\",\"text\":\"hi\"}");
+	ev(&m, "{\"t\":2,\"type\":\"model_request\",\"turn\":1}");
+	assert_int_equal(m.phase, UI_REQUESTING);
+	ev(&m, "{\"t\":3,\"type\":\"text_delta\",\"turn\":1,\"text\":\"Hel\"}");
+	ev(&m, "{\"t\":4,\"type\":\"text_delta\",\"turn\":1,\"text\":\"lo\"}");
+	assert_int_equal(m.nitems, 2);
+	assert_int_equal(m.items[1].kind, UI_ITEM_ASSISTANT);
+	assert_string_equal(buf_str(&m.items[1].text), "Hello");
+	assert_true(m.items[1].streaming);
+	/* a retry voids what the failed try streamed */
+	ev(&m, "{\"t\":5,\"type\":\"error\",\"category\":\"provider_server\","
+	       "\"message\":\"500\",\"retry_in_ms\":100,\"turn\":1}");
+	assert_int_equal(m.nitems, 2);
+	assert_int_equal(m.items[1].kind, UI_ITEM_ERROR);
+	ev(&m, "{\"t\":6,\"type\":\"text_delta\",\"turn\":1,\"text\":\"Hi \"}");
+	ev(&m, "{\"t\":7,\"type\":\"assistant_message\",\"turn\":1,\"text\":"
+	       "\"Hi there\",\"tool_calls\":[]}");
+	assert_int_equal(m.nitems, 3);
+	assert_string_equal(buf_str(&m.items[2].text), "Hi there");
+	assert_false(m.items[2].streaming);
+	ev(&m, "{\"t\":8,\"type\":\"usage\",\"totals\":{\"input_tokens\":"
+	       "1200,\"output_tokens\":30,\"cost_usd\":0.5}}");
+	assert_true(m.in_tokens == 1200 && m.cost == 0.5);
+	ev(&m, "{\"t\":9,\"type\":\"idle\",\"reason\":\"answered\"}");
+	assert_int_equal(m.phase, UI_IDLE);
+	ui_model_free(&m);
+}
+
+static void test_call_output(void **state)
+{
+	(void)state;
+	struct ui_model m;
+	start(&m);
+	ui_tree_set(&m.tree, "old.txt", UI_N_FILE, 1, 1, UI_MARK_NEW);
+	ev(&m, "{\"t\":10,\"type\":\"tool_call\",\"id\":\"c/../1\",\"name\":"
+	       "\"shell\",\"arguments\":{\"command\":\"make\\nmake test\"}}");
+	assert_int_equal(m.ncalls, 1);
+	assert_true(m.new_call);
+	struct ui_call *c = m.calls[0];
+	assert_string_equal(c->summary, "make");
+	assert_int_equal(m.items[0].kind, UI_ITEM_CALL);
+	/* a new call clears the marks of the last one */
+	assert_int_equal(ui_tree_find(&m.tree, "old.txt")->mark, UI_MARK_NONE);
+	ev(&m, "{\"t\":11,\"type\":\"exec_start\",\"id\":\"c/../1\"}");
+	assert_int_equal(c->state, UI_CALL_RUNNING);
+	ev(&m, "{\"t\":12,\"type\":\"exec_output\",\"id\":\"c/../1\",\"stream\":"
+	       "\"stdout\",\"bytes\":27,\"text\":\"10%\\r100%\\nA\\u001b]0;x\\u0007B"
+	       "\\n\\u001b[31mpart\"}");
+	ev(&m, "{\"t\":13,\"type\":\"exec_output\",\"id\":\"c/../1\",\"stream\":"
+	       "\"stderr\",\"bytes\":5,\"text\":\"oops\\n\"}");
+	assert_int_equal(c->nline, 3);
+	assert_string_equal(ui_call_line(c, 2)->st, "100%");
+	assert_string_equal(ui_call_line(c, 1)->st, "AB");
+	assert_string_equal(ui_call_line(c, 0)->st, "oops");
+	assert_int_equal(ui_call_line(c, 0)->err, 1);
+	assert_true(ui_term_open(&c->term[0])); /* "part" is still open */
+	assert_false(c->truncated);
+	ev(&m, "{\"t\":14,\"type\":\"exec_output\",\"id\":\"c/../1\",\"stream\":"
+	       "\"stdout\",\"bytes\":90000,\"text\":\"x\",\"truncated\":true}");
+	assert_true(c->truncated);
+	assert_int_equal(c->bytes[0], 90027);
+	ev(&m, "{\"t\":50,\"type\":\"exec_end\",\"id\":\"c/../1\",\"exit_code\":2,"
+	       "\"signal\":0,\"timed_out\":false,\"duration_ms\":39,"
+	       "\"stdout_bytes\":90030,\"stderr_bytes\":5}");
+	assert_int_equal(c->state, UI_CALL_DONE);
+	assert_int_equal(c->exit_code, 2);
+	assert_int_equal(c->duration_ms, 39);
+	assert_int_equal(c->nline, 4); /* the open line was flushed */
+	char *p = ui_st_plain(ui_call_line(c, 0)->st,
+	                      strlen(ui_call_line(c, 0)->st));
+	assert_string_equal(p, "partx");
+	free(p);
+	/* the files of a call, with its id made safe */
+	char *f = ui_call_file(&m, c, 1);
+	assert_string_equal(f, "/r/exec/c____1.stderr");
+	free(f);
+	ui_model_free(&m);
+}
+
+static void test_ring_is_bounded(void **state)
+{
+	(void)state;
+	struct ui_model m;
+	start(&m);
+	ev(&m, "{\"type\":\"tool_call\",\"id\":\"a\",\"name\":\"shell\","
+	       "\"arguments\":{\"command\":\"yes\"}}");
+	cJSON *e = cJSON_Parse("{\"type\":\"exec_output\",\"id\":\"a\","
+	                       "\"stream\":\"stdout\"}");
+	char *chunk = xmalloc(8193);
+	for (int i = 0; i < 8192; i += 8)
+		memcpy(chunk + i, "line..\n\n", 8);
+	chunk[8192] = '\0';
+	cJSON_AddStringToObject(e, "text", chunk);
+	for (int i = 0; i < 200; i++)
+		ui_model_event(&m, e);
+	struct ui_call *c = m.calls[0];
+	assert_int_equal(c->nline, UI_CALL_LINES_MAX);
+	assert_true(c->line_bytes <= UI_CALL_BYTES_MAX);
+	assert_true(c->lines_dropped > 0);
+	assert_int_equal(c->bytes[0], 200 * 8192);
+	cJSON_Delete(e);
+	free(chunk);
+	ui_model_free(&m);
+}
+
+static void test_tree_and_end(void **state)
+{
+	(void)state;
+	struct ui_model m;
+	start(&m);
+	ev(&m, "{\"type\":\"workspace_change\",\"path\":\"input/a.csv\","
+	       "\"kind\":\"created\",\"size\":10}");
+	ev(&m, "{\"type\":\"workspace_change\",\"path\":\"out/deep/b.png\","
+	       "\"kind\":\"created\",\"size\":20}");
+	struct ui_node *n = ui_tree_find(&m.tree, "out/deep/b.png");
+	assert_non_null(n);
+	assert_int_equal(n->mark, UI_MARK_NEW);
+	assert_int_equal(n->parent->type, UI_N_DIR);
+	ev(&m, "{\"type\":\"tool_call\",\"id\":\"w\",\"name\":\"write_file\","
+	       "\"arguments\":{\"path\":\"input/a.csv\",\"content\":\"x\"}}");
+	ev(&m, "{\"type\":\"workspace_change\",\"path\":\"input/a.csv\","
+	       "\"kind\":\"modified\",\"size\":1}");
+	assert_int_equal(ui_tree_find(&m.tree, "input/a.csv")->mark, UI_MARK_MOD);
+	assert_int_equal(ui_tree_find(&m.tree, "out/deep/b.png")->mark,
+	                 UI_MARK_NONE);
+	ev(&m, "{\"type\":\"tool_result\",\"id\":\"w\",\"content\":\"wrote 1 "
+	       "bytes\",\"is_error\":false}");
+	assert_int_equal(m.calls[0]->state, UI_CALL_DONE);
+	assert_string_equal(m.calls[0]->detail, "x");
+	ev(&m, "{\"type\":\"workspace_change\",\"path\":\"out/deep/b.png\","
+	       "\"kind\":\"deleted\",\"size\":0}");
+	assert_null(ui_tree_find(&m.tree, "out/deep/b.png"));
+	/* directories first, then names */
+	ui_tree_set(&m.tree, "a_file", UI_N_FILE, 1, 0, UI_MARK_NONE);
+	ui_tree_set(&m.tree, "z_dir/f", UI_N_FILE, 1, 0, UI_MARK_NONE);
+	ui_tree_visible(&m.tree);
+	assert_string_equal(m.tree.vis[0]->name, "input");
+	assert_string_equal(m.tree.vis[m.tree.nvis - 1]->name, "a_file");
+	ev(&m, "{\"type\":\"run_end\",\"status\":\"completed\",\"exit_code\":0,"
+	       "\"outputs\":[{\"path\":\"o.csv\",\"present\":true,\"bytes\":3,"
+	       "\"copied_to\":\"out/o.csv\"}],\"totals\":{\"turns\":2,"
+	       "\"duration_ms\":1500},\"archive\":\"/r/w.tar.gz\"}");
+	assert_int_equal(m.phase, UI_ENDED);
+	assert_int_equal(m.exit_code, 0);
+	struct ui_item *last = &m.items[m.nitems - 1];
+	assert_int_equal(last->kind, UI_ITEM_END);
+	assert_non_null(strstr(buf_str(&last->text), "output o.csv -> out/o.csv"));
+	ui_model_free(&m);
+}
+
+static void test_tree_sync_marks(void **state)
+{
+	(void)state;
+	struct ui_tree t;
+	ui_tree_init(&t);
+	cJSON *l = cJSON_Parse("[{\"path\":\"d\",\"type\":\"dir\"},"
+	                       "{\"path\":\"d/a\",\"type\":\"file\",\"size\":1,"
+	                       "\"mtime\":5},{\"path\":\"b\",\"type\":\"file\","
+	                       "\"size\":2,\"mtime\":5}]");
+	ui_tree_sync(&t, l, 0);
+	cJSON_Delete(l);
+	ui_tree_clear_marks(&t);
+	l = cJSON_Parse("[{\"path\":\"d\",\"type\":\"dir\"},"
+	                "{\"path\":\"d/a\",\"type\":\"file\",\"size\":1,"
+	                "\"mtime\":6},{\"path\":\"c\",\"type\":\"file\"}]");
+	ui_tree_sync(&t, l, 0);
+	cJSON_Delete(l);
+	assert_int_equal(ui_tree_find(&t, "d/a")->mark, UI_MARK_MOD);
+	assert_int_equal(ui_tree_find(&t, "c")->mark, UI_MARK_NEW);
+	assert_null(ui_tree_find(&t, "b")); /* gone */
+	assert_int_equal(t.count, 3);
+	ui_tree_free(&t);
+}
+
+int main(void)
+{
+	setlocale(LC_ALL, "C.UTF-8");
+	unsetenv("ASSAY_TUI_CLOCK_MS");
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_conversation),
+	    cmocka_unit_test(test_call_output),
+	    cmocka_unit_test(test_ring_is_bounded),
+	    cmocka_unit_test(test_tree_and_end),
+	    cmocka_unit_test(test_tree_sync_marks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
