@@ -27,6 +27,8 @@ enum session_state {
 	SESSION_REQUESTING,
 	SESSION_EXECUTING,
 	SESSION_DONE,
+	/* the next call waits for a person's decision (session_approve) */
+	SESSION_AWAITING_APPROVAL,
 };
 
 /* Sees every event (seq, t, type, ...) as it happens. */
@@ -70,5 +72,70 @@ int session_cancel(struct session *s);
 void session_end(struct session *s);
 /* The run's sandbox, for the workspace tree (NULL before start). */
 struct sbx *session_sandbox(const struct session *s);
+
+/* --- approvals ----------------------------------------------------
+ * Every tool call of a turn goes through the policy when the turn's
+ * answer arrives (each gets its tool_call event then). A call the
+ * policy asks about becomes a request to the approver; the calls run
+ * in order, so the session waits (SESSION_AWAITING_APPROVAL) when the
+ * next one has no decision yet, while the loop goes on. Without an
+ * approver, a call that needs asking is denied: its result starts
+ * with "not approved:" and says how to allow it. */
+
+/* A call waiting for a decision. Valid until it is answered or
+ * cancelled. */
+struct session_approval {
+	const char *id;      /* the tool call's id */
+	const char *tool;    /* shell, python, write_file... */
+	const char *subject; /* the complete command, code or path */
+	const char *cwd;     /* where it runs: "/workspace" */
+	const char *const *reasons; /* in words, for the user */
+	size_t nreasons;
+	/* the exact rules "always" saves ([{"match", "action"[, "tool"]}]),
+	 * or NULL when "always" is not offered; then no_always says why */
+	const cJSON *rules;
+	const char *no_always;
+	int editable; /* the subject can be edited (shell, python) */
+};
+
+enum session_decision {
+	SESSION_RUN_ONCE,  /* run it this time */
+	SESSION_EDIT,      /* run the edited command instead */
+	SESSION_ALWAYS,    /* save the rules shown, then run it */
+	SESSION_DENY,      /* the model is told the user denied it */
+	SESSION_FEEDBACK,  /* denied; the feedback is the tool result */
+};
+
+enum session_scope {
+	SESSION_SCOPE_SESSION, /* "always" rules last for this run */
+	SESSION_SCOPE_PROJECT, /* ...and are saved in .assay/config.json */
+};
+
+/* The frontend that asks a person. Neither function may block: answer
+ * later, from the loop, with session_approve. */
+struct session_approver {
+	void (*request)(void *arg, const struct session_approval *req);
+	/* the request is gone unanswered (run ended, turn cancelled,
+	 * or an "always" rule now allows it) */
+	void (*cancel)(void *arg, const char *id);
+};
+
+/* Set before session_start; ops is copied. */
+void session_set_approver(struct session *s,
+                          const struct session_approver *ops, void *arg);
+/* Decide the pending call id. edited is the new command or code
+ * (SESSION_EDIT), feedback the text for SESSION_FEEDBACK, scope where
+ * SESSION_ALWAYS saves. -1 + *err (and the call stays pending) when
+ * there is no such request, an edit is empty or denied by a rule, or
+ * the rules cannot be saved. */
+int session_approve(struct session *s, const char *id,
+                    enum session_decision decision, const char *edited,
+                    const char *feedback, enum session_scope scope,
+                    char **err);
+/* The requests still waiting, oldest first (for a frontend that
+ * redraws its queue). */
+size_t session_approvals_pending(const struct session *s);
+const struct session_approval *session_approval_at(const struct session *s,
+                                                   size_t i);
 
 #endif

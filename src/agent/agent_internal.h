@@ -69,6 +69,15 @@ struct session {
 	int cancelling; /* Ctrl-C: the turn's other calls are not run */
 	int failed;     /* the last model request failed */
 	int awaiting;   /* IDLE, waiting for session_send */
+
+	/* approvals (approval.c): the policy, one entry per call of the
+	 * turn, and the frontend that asks a person */
+	struct policy *policy;
+	struct approval *approvals;
+	int napprovals;
+	struct session_approver approver;
+	void *approver_arg;
+	uint64_t approval_timer;
 };
 
 /* Emit an event: fills seq and t, writes the transcript, tells every
@@ -97,6 +106,29 @@ void snapshot_free(struct snapshot *sn);
  * (old may be NULL: everything is created). */
 void snapshot_diff(struct snapshot *old, const struct snapshot *now,
                    snapshot_change_fn fn, void *arg);
+
+/* Whether the snapshot holds a file at path (workspace-relative). */
+int snapshot_has(const struct snapshot *sn, const char *path);
+
+/* approval.c: each call of a turn through the policy. */
+struct approval; /* one call's decision */
+/* Make the policy from the configuration (its rules are checked). */
+int approval_init(struct session *s, char **err);
+void approval_free(struct session *s);
+/* The turn's calls (s->pending) arrived: emit their tool_call events,
+ * decide each, and ask the approver about those that need a person. */
+void approval_turn(struct session *s);
+/* The call at s->next_call: 0 while it waits for a decision; else 1
+ * with *run the call to run (perhaps edited) or, for a denied call,
+ * *denied the tool result to give (and *run the original call). */
+int approval_next(struct session *s, const cJSON **run, const char **denied);
+/* Withdraw every request still waiting (the run or turn ends). */
+void approval_cancel_all(struct session *s);
+/* The tool result as the model is told it (an edited call says what
+ * ran instead). Caller frees. */
+char *approval_result(struct session *s, const char *id, const char *content);
+/* Run the next call now (session.c): after a decision arrives. */
+void session_run_next(struct session *s);
 
 /* The default system prompt with the workspace layout filled in. */
 char *prompt_system(const struct config *cfg, char **err);

@@ -582,8 +582,9 @@ void pytool_run(struct session *s, const char *id, const cJSON *args)
 		tools_finished(s, id, "python: a cell is already running", 1);
 		return;
 	}
+	/* the model may shorten the user's timeout, never lengthen it */
 	int timeout = (int)json_num(args, "timeout_s", 0);
-	if (timeout <= 0)
+	if (timeout <= 0 || timeout > s->cfg->timeout_s)
 		timeout = s->cfg->timeout_s;
 	struct tool_run *run = tool_run_begin(s, id, code, &err);
 	if (!run) {

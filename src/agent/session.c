@@ -150,6 +150,7 @@ void session_free(struct session *s)
 	/* a start that failed before run_start leaves nothing behind */
 	if (s->seq == 0 && s->made_run_dir && s->run_dir)
 		rm_rf(s->run_dir);
+	approval_free(s);
 	cJSON_Delete(s->messages);
 	cJSON_Delete(s->tools);
 	cJSON_Delete(s->pending);
@@ -290,30 +291,9 @@ static void emit_usage(struct session *s, const struct llm_result *r)
 	session_emit(s, ev);
 }
 
-/* How the call was let through. Until the policy layer exists every
- * call is approved by the mode, and the event says so. */
-static void emit_approval(struct session *s, const cJSON *call)
-{
-	const cJSON *args = cJSON_GetObjectItem(call, "arguments");
-	const char *what = json_str(args, "command", NULL);
-	if (!what)
-		what = json_str(args, "path", "");
-	cJSON *ev = event_new("approval");
-	cJSON_AddStringToObject(ev, "id", json_str(call, "id", ""));
-	cJSON_AddStringToObject(ev, "decision", "approved");
-	cJSON_AddStringToObject(ev, "by", "mode");
-	cJSON_AddStringToObject(ev, "mode", s->cfg->ask);
-	cJSON_AddNullToObject(ev, "rule");
-	cJSON_AddArrayToObject(ev, "reasons");
-	cJSON_AddStringToObject(ev, "original", what);
-	cJSON_AddStringToObject(ev, "final", what);
-	cJSON_AddNullToObject(ev, "feedback");
-	cJSON_AddStringToObject(ev, "note",
-	                        "no approval policy yet: every call runs, "
-	                        "sandboxed");
-	session_emit(s, ev);
-}
-
+/* The next call of the turn, once its decision is known (approval.c
+ * decides; a call that waits for a person leaves the session in
+ * AWAITING_APPROVAL until session_approve wakes it). */
 static void run_next_call(struct session *s)
 {
 	if (s->interrupted) {
@@ -327,17 +307,23 @@ static void run_next_call(struct session *s)
 		request_turn(s);
 		return;
 	}
-	const cJSON *call = cJSON_GetArrayItem(s->pending, s->next_call++);
-	cJSON *ev = event_new("tool_call");
-	cJSON_AddStringToObject(ev, "id", json_str(call, "id", ""));
-	cJSON_AddStringToObject(ev, "name", json_str(call, "name", ""));
-	cJSON_AddItemToObject(
-	    ev, "arguments",
-	    cJSON_Duplicate(cJSON_GetObjectItem(call, "arguments"), 1));
-	session_emit(s, ev);
-	emit_approval(s, call);
+	const cJSON *call = NULL;
+	const char *denied = NULL;
+	if (!approval_next(s, &call, &denied)) {
+		s->state = SESSION_AWAITING_APPROVAL;
+		return;
+	}
+	s->next_call++;
 	s->state = SESSION_EXECUTING;
-	tools_run(s, call);
+	if (denied)
+		tools_finished(s, json_str(call, "id", ""), denied, 1);
+	else
+		tools_run(s, call);
+}
+
+void session_run_next(struct session *s)
+{
+	run_next_call(s);
 }
 
 static void on_llm_done(void *arg, struct llm_result *r)
@@ -393,7 +379,9 @@ static void on_llm_done(void *arg, struct llm_result *r)
 	s->pending = cJSON_Duplicate(r->tool_calls, 1);
 	s->next_call = 0;
 	llm_result_free(r);
-	run_next_call(s);
+	approval_turn(s);
+	if (s->state != SESSION_DONE)
+		run_next_call(s);
 }
 
 static int budget_left(struct session *s, char **why)
@@ -513,8 +501,11 @@ void tools_finished(struct session *s, const char *id, const char *content,
 {
 	if (s->freeing)
 		return;
-	/* what the model is sent must be valid UTF-8 */
-	char *clean = utf8_sanitize(content, strlen(content), NULL);
+	/* what the model is sent must be valid UTF-8; an edited call
+	 * says what ran instead */
+	char *told = approval_result(s, id, content);
+	char *clean = utf8_sanitize(told, strlen(told), NULL);
+	free(told);
 	content = clean;
 	cJSON *ev = event_new("tool_result");
 	cJSON_AddStringToObject(ev, "id", id);
@@ -685,6 +676,10 @@ static int check_layout(struct session *s, char **err)
 
 int session_start(struct session *s, const char *prompt, char **err)
 {
+	if (approval_init(s, err) < 0) {
+		s->exit_code = EXIT_USAGE;
+		return -1;
+	}
 	if (make_run_dir(s, err) < 0) {
 		s->exit_code = EXIT_FAILED;
 		return -1;
@@ -717,7 +712,7 @@ int session_start(struct session *s, const char *prompt, char **err)
 	}
 	emit_run_start(s);
 	scan_workspace(s); /* the staged inputs */
-	if (!prompt) { /* interactive: the user speaks first */
+	if (!prompt) {     /* interactive: the user speaks first */
 		pytool_start(s, ready_idle);
 		return 0;
 	}
@@ -775,6 +770,7 @@ static void finish(struct session *s, const char *status, int code)
 {
 	if (s->state == SESSION_DONE)
 		return;
+	approval_cancel_all(s);
 	flush_delta(s);
 	int missing = 0;
 	cJSON *outputs = NULL;
@@ -861,18 +857,14 @@ static void skip_pending(struct session *s)
 {
 	static const char *why = "[not run: cancelled by the user]";
 	int n = cJSON_GetArraySize(s->pending);
+	/* questions still open go away; every call already had its
+	 * tool_call event when the turn arrived (approval.c) */
+	approval_cancel_all(s);
 	while (s->next_call < n) {
 		const cJSON *call =
 		    cJSON_GetArrayItem(s->pending, s->next_call++);
 		const char *id = json_str(call, "id", "");
-		cJSON *ev = event_new("tool_call");
-		cJSON_AddStringToObject(ev, "id", id);
-		cJSON_AddStringToObject(ev, "name", json_str(call, "name", ""));
-		cJSON_AddItemToObject(
-		    ev, "arguments",
-		    cJSON_Duplicate(cJSON_GetObjectItem(call, "arguments"), 1));
-		session_emit(s, ev);
-		ev = event_new("tool_result");
+		cJSON *ev = event_new("tool_result");
 		cJSON_AddStringToObject(ev, "id", id);
 		cJSON_AddStringToObject(ev, "content", why);
 		cJSON_AddBoolToObject(ev, "is_error", 1);
@@ -880,7 +872,8 @@ static void skip_pending(struct session *s)
 		cJSON *msg = cJSON_CreateObject();
 		cJSON_AddStringToObject(msg, "role", "tool");
 		cJSON_AddStringToObject(msg, "tool_call_id", id);
-		cJSON_AddStringToObject(msg, "name", json_str(call, "name", ""));
+		cJSON_AddStringToObject(msg, "name",
+		                        json_str(call, "name", ""));
 		cJSON_AddStringToObject(msg, "content", why);
 		cJSON_AddBoolToObject(msg, "is_error", 1);
 		cJSON_AddItemToArray(s->messages, msg);
@@ -935,6 +928,10 @@ int session_cancel(struct session *s)
 		 * next_call_timer then skips the rest of the turn */
 		s->cancelling = 1;
 		tools_cancel(s);
+		return 1;
+	}
+	if (s->state == SESSION_AWAITING_APPROVAL) {
+		skip_pending(s); /* nothing runs: the turn ends here */
 		return 1;
 	}
 	return 0;

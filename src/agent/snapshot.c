@@ -46,6 +46,11 @@ static struct snap_entry *snap_find(const struct snapshot *sn,
 	}
 }
 
+int snapshot_has(const struct snapshot *sn, const char *path)
+{
+	return snap_find(sn, path) != NULL;
+}
+
 /* Files of a sandbox listing ({"path","type","size","mtime"}...). */
 struct snapshot *snapshot_new(const cJSON *list)
 {

@@ -32,6 +32,8 @@ struct stream_state {
 	struct buf pending; /* not yet in an exec_output event */
 	uint64_t pending_bytes;
 	uint64_t logged; /* text bytes put in the transcript */
+	uint64_t file_max; /* the exec file stops growing here */
+	int file_cut;      /* ... and did */
 };
 
 struct tool_run {
@@ -123,11 +125,16 @@ static void flush_output(struct tool_run *r)
 		char *text = utf8_sanitize(st->pending.data, n, NULL);
 		cJSON_AddStringToObject(ev, "text", text);
 		free(text);
-		if (st->pending_bytes > n)
+		/* bytes held back (a split character) go with the next
+		 * event; bytes never buffered make this one truncated */
+		size_t held = st->pending.len - n;
+		if (st->pending_bytes > st->pending.len)
 			cJSON_AddBoolToObject(ev, "truncated", 1);
+		cJSON_SetNumberValue(cJSON_GetObjectItem(ev, "bytes"),
+		                     (double)(st->pending_bytes - held));
 		st->logged += n;
-		buf_reset(&st->pending);
-		st->pending_bytes = 0;
+		buf_consume(&st->pending, n);
+		st->pending_bytes = held;
 		session_emit(r->s, ev);
 	}
 }
@@ -161,7 +168,11 @@ void tool_run_output(void *arg, enum sbx_stream which, const char *data,
 {
 	struct tool_run *r = arg;
 	struct stream_state *st = &r->out[which == SBX_STDERR];
-	write_all(st->fd, data, n);
+	/* the sandbox's file-size limit does not bind assay's own copy */
+	uint64_t keep = st->bytes >= st->file_max ? 0 : st->file_max - st->bytes;
+	write_all(st->fd, data, n < keep ? n : (size_t)keep);
+	if (n > keep)
+		st->file_cut = 1;
 	if (memchr(data, '\0', n)) {
 		/* the model's text is a C string: a NUL would cut it, so
 		 * it becomes an invalid byte, shown as U+FFFD */
@@ -239,6 +250,9 @@ char *tool_run_end(struct tool_run *r, const struct sbx_exit *ex)
 	cJSON_AddNumberToObject(ev, "stdout_bytes", (double)r->out[0].bytes);
 	cJSON_AddNumberToObject(ev, "stderr_bytes", (double)r->out[1].bytes);
 	cJSON_AddStringToObject(ev, "output_file", r->out[0].path);
+	if (r->out[0].file_cut || r->out[1].file_cut)
+		cJSON_AddNumberToObject(ev, "output_file_cut_at",
+		                        (double)r->out[0].file_max);
 	if (ex->error)
 		cJSON_AddStringToObject(ev, "error", ex->error);
 	session_emit(s, ev);
@@ -289,11 +303,24 @@ static int open_output(struct session *s, struct tool_run *r, int i,
                        const char *fid, char **err)
 {
 	struct stream_state *st = &r->out[i];
-	st->path = xasprintf("%s/exec/%s.%s", s->run_dir, fid,
-	                     i == 0 ? "stdout" : "stderr");
-	st->fd = open(st->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* a call id the model repeats must not overwrite an earlier
+	 * call's output: number the later ones */
+	for (int k = 1; k < 1000; k++) {
+		free(st->path);
+		st->path = k == 1 ? xasprintf("%s/exec/%s.%s", s->run_dir, fid,
+		                              i == 0 ? "stdout" : "stderr")
+		                  : xasprintf("%s/exec/%s-%d.%s", s->run_dir,
+		                              fid, k,
+		                              i == 0 ? "stdout" : "stderr");
+		st->fd = open(st->path,
+		              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		              0644);
+		if (st->fd >= 0 || errno != EEXIST)
+			break;
+	}
 	if (st->fd < 0)
 		return set_err(err, "%s: %s", st->path, strerror(errno));
+	st->file_max = (uint64_t)s->cfg->fsize_mb << 20;
 	size_t half = s->cfg->max_output_bytes / 4;
 	headtail_init(&st->ht, half, half);
 	buf_init(&st->pending, 0);
@@ -343,9 +370,10 @@ static void run_shell(struct session *s, const char *id, const cJSON *args)
 		finish_error(s, id, "shell: missing \"command\" (a string)");
 		return;
 	}
+	/* the model may shorten the user's timeout, never lengthen it */
 	int timeout = (int)json_num(args, "timeout_s", 0);
-	if (timeout < 0)
-		timeout = 0;
+	if (timeout <= 0 || timeout > s->cfg->timeout_s)
+		timeout = s->cfg->timeout_s;
 	char *err = NULL;
 	struct tool_run *r = tool_run_begin(s, id, command, &err);
 	if (!r) {

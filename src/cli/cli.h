@@ -7,4 +7,10 @@
 /* Print progress on stderr, or events as JSON lines on stdout. */
 void headless_attach(struct session *s, int json);
 
+struct loop;
+/* With a terminal on stdin: ask it about the calls that need approval
+ * (approve.c); detach restores the terminal. */
+void approve_attach(struct session *s, struct loop *l);
+void approve_detach(void);
+
 #endif

@@ -75,9 +75,9 @@ static const struct option options[] = {
 
 static void usage(FILE *f)
 {
-	fputs("usage: assay [OPTIONS] [PROMPT]        the interactive workbench "
-	      "(headless when\n"
-	      "                                       stdin or stdout is not a "
+	fputs("usage: assay [OPTIONS] [PROMPT]        the workbench (headless "
+	      "when stdin or\n"
+	      "                                       stdout is not a "
 	      "terminal)\n"
 	      "       assay run [OPTIONS] PROMPT      headless: progress on "
 	      "stderr\n"
@@ -104,8 +104,10 @@ static void usage(FILE *f)
 	      "  --workspace DIR     use an existing directory as the "
 	      "workspace [a fresh one in the run dir]\n"
 	      "  --run-dir DIR       [.assay/runs/<run-id>]\n"
-	      "  --ask MODE          all|risky|none (approvals; accepted, "
-	      "every command runs for now) [risky]\n"
+	      "  --ask MODE          ask before every call, calls with a "
+	      "reason, or never\n"
+	      "                      (all|risky|none; deny rules always "
+	      "apply) [risky]\n"
 	      "  --network           give the sandbox network access [off]\n"
 	      "  --timeout SEC       per command [120]\n"
 	      "  --max-turns N       [50]\n"
@@ -349,6 +351,8 @@ static int run_headless(struct config *c, const char *prompt)
 		return EXIT_FAILED;
 	}
 	headless_attach(s, c->json);
+	if (isatty(STDIN_FILENO))
+		approve_attach(s, l);
 	running = s;
 	loop_signal(l, SIGINT, on_stop_signal, NULL);
 	loop_signal(l, SIGTERM, on_stop_signal, NULL);
@@ -363,6 +367,7 @@ static int run_headless(struct config *c, const char *prompt)
 		code = session_exit_code(s);
 	}
 	running = NULL;
+	approve_detach();
 	session_free(s);
 	loop_free(l);
 	return code;

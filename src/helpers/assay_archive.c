@@ -83,7 +83,9 @@ int main(int argc, char **argv)
 		return argc == 4 ? create(argv[2], argv[3]) : usage();
 	signal(SIGPIPE, SIG_IGN); /* a reader that gives up: EPIPE */
 	limit(RLIMIT_CORE, 0);
+#ifndef __SANITIZE_ADDRESS__ /* ASan reserves terabytes of shadow */
 	limit(RLIMIT_AS, HELPER_MEM);
+#endif
 	limit(RLIMIT_CPU, HELPER_CPU_S);
 	limit(RLIMIT_FSIZE, (rlim_t)HELPER_FILE);
 	umask(022);

@@ -376,6 +376,8 @@ static void xfer_set_upload(struct http_xfer *x, const struct http_request *r,
 	x->read_body = r->read_body;
 	curl_easy_setopt(e, CURLOPT_READFUNCTION, http_read_cb);
 	curl_easy_setopt(e, CURLOPT_READDATA, x);
+	/* streamed bodies are large (archives): fewer, larger sends */
+	curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 1L << 20);
 	if (strcmp(m, "POST") == 0) {
 		curl_easy_setopt(e, CURLOPT_POST, 1L);
 		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, size);
@@ -596,7 +598,8 @@ struct http_raw *http_raw_connect(const struct http_request *r, char **err)
 	if (rc < 0 || cc != CURLE_OK || c->fd == CURL_SOCKET_BAD) {
 		if (rc == 0)
 			set_err(err, "%s",
-			        c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
+			        c->errbuf[0] ? c->errbuf
+			                     : curl_easy_strerror(cc));
 		http_raw_free(c);
 		return NULL;
 	}

@@ -62,7 +62,8 @@ static void proc_start(int pid, char *out, size_t n)
 	char *p = strrchr(line, ')');
 	for (int field = 2; p && *p; p++)
 		if (*p == ' ' && ++field == 22) {
-			snprintf(out, n, "%.*s", (int)strcspn(p + 1, " "), p + 1);
+			snprintf(out, n, "%.*s", (int)strcspn(p + 1, " "),
+			         p + 1);
 			return;
 		}
 }
@@ -117,10 +118,12 @@ static void sweep_stale(struct docker *d)
 			if (!id || owner_alive(labels, &me))
 				continue;
 			char *del = xasprintf("/containers/%s?force=1&v=1", id);
-			long rc = dk_json(&d->api, "DELETE", del, NULL, NULL, NULL);
-			log_info("docker: removed stale container %.12s of a dead "
-			         "assay (pid %s): %ld",
-			         id, json_str(labels, DK_LABEL, "?"), rc);
+			long rc =
+			    dk_json(&d->api, "DELETE", del, NULL, NULL, NULL);
+			log_info(
+			    "docker: removed stale container %.12s of a dead "
+			    "assay (pid %s): %ld",
+			    id, json_str(labels, DK_LABEL, "?"), rc);
 			free(del);
 		}
 	cJSON_Delete(list);
@@ -160,8 +163,7 @@ static int unreachable(struct docker *d, const char *why, char **err)
 	               d->api.ep.host, why);
 }
 
-static void keep_body(void *arg, long status, struct buf *body,
-                      const char *err)
+static void keep_body(void *arg, long status, struct buf *body, const char *err)
 {
 	long *st = arg;
 	*st = err && !status ? -1 : status;
@@ -197,9 +199,10 @@ static int connect_daemon(struct sbx *s, struct docker *d, char **err)
 	}
 	if (st != 200) {
 		free(apiv);
-		return set_err(err, "docker: the daemon at %s answered /_ping "
-		                    "with status %ld: is DOCKER_HOST a Docker "
-		                    "daemon?",
+		return set_err(err,
+		               "docker: the daemon at %s answered /_ping "
+		               "with status %ld: is DOCKER_HOST a Docker "
+		               "daemon?",
 		               d->api.ep.host, st);
 	}
 	cJSON *ver = NULL;
@@ -238,16 +241,17 @@ static int check_image(struct sbx *s, struct docker *d, char **err)
 	free(path);
 	int rc = 0;
 	if (st == 404) {
-		rc = set_err(err,
-		             "docker: image '%s' is not on the daemon at %s: "
-		             "build it with scripts/sandbox-image/build-offline "
-		             "(no registry needed) or 'docker build -t "
-		             "assay-sandbox:latest scripts/sandbox-image', or "
-		             "name another with --image",
-		             image, d->api.ep.host);
+		rc =
+		    set_err(err,
+		            "docker: image '%s' is not on the daemon at %s: "
+		            "build it with scripts/sandbox-image/build-offline "
+		            "(no registry needed) or 'docker build -t "
+		            "assay-sandbox:latest scripts/sandbox-image', or "
+		            "name another with --image",
+		            image, d->api.ep.host);
 	} else if (st != 200) {
-		rc = set_err(err, "docker: cannot inspect image '%s': %s", image,
-		             why ? why : "no answer");
+		rc = set_err(err, "docker: cannot inspect image '%s': %s",
+		             image, why ? why : "no answer");
 	} else {
 		free(s->image_id);
 		s->image_id = xstrdup(json_str(j, "Id", ""));
@@ -308,12 +312,14 @@ static char *container_body(struct sbx *s, struct docker *d, long ncpu)
 	if (ncpu > 0)
 		cJSON_AddNumberToObject(
 		    hc, "NanoCpus",
-		    (double)(ncpu < DK_MAX_THREADS ? ncpu : DK_MAX_THREADS) * 1e9);
+		    (double)(ncpu < DK_MAX_THREADS ? ncpu : DK_MAX_THREADS) *
+		        1e9);
 	cJSON_AddBoolToObject(hc, "ReadonlyRootfs", 1);
 	cJSON_AddBoolToObject(hc, "Init", 1);
 	cJSON *tmpfs = cJSON_AddObjectToObject(hc, "Tmpfs");
 	long tmp_mb = cfg->mem_mb > 0 ? cfg->mem_mb / 4 : 1024;
-	char *opt = xasprintf("rw,nosuid,nodev,size=%ldm", tmp_mb < 64 ? 64 : tmp_mb);
+	char *opt =
+	    xasprintf("rw,nosuid,nodev,size=%ldm", tmp_mb < 64 ? 64 : tmp_mb);
 	cJSON_AddStringToObject(tmpfs, "/tmp", opt);
 	free(opt);
 	cJSON *mounts = cJSON_AddArrayToObject(hc, "Mounts");
@@ -355,8 +361,8 @@ static int create_container(struct sbx *s, struct docker *d, char **err)
 	dk_json(&d->api, "GET", "/info", NULL, &info, NULL);
 	long ncpu = (long)json_num(info, "NCPU", 0);
 	cJSON_Delete(info);
-	d->threads = ncpu > 0 && ncpu < DK_MAX_THREADS ? (int)ncpu
-	                                               : DK_MAX_THREADS;
+	d->threads =
+	    ncpu > 0 && ncpu < DK_MAX_THREADS ? (int)ncpu : DK_MAX_THREADS;
 	d->name = container_name(s);
 	char *body = container_body(s, d, ncpu);
 	char *q = dk_escape(d->name);

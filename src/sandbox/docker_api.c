@@ -45,8 +45,9 @@ static int parse_tcp(const char *rest, struct dk_endpoint *ep, char **err)
 {
 	size_t n = strcspn(rest, "/?#");
 	if (n == 0)
-		return set_err(err, "DOCKER_HOST=%s has no host name: use "
-		                    "tcp://HOST:PORT",
+		return set_err(err,
+		               "DOCKER_HOST=%s has no host name: use "
+		               "tcp://HOST:PORT",
 		               ep->host);
 	char *hp = xstrndup(rest, n);
 	const char *scheme = ep->tls ? "https" : "http";
@@ -56,8 +57,8 @@ static int parse_tcp(const char *rest, struct dk_endpoint *ep, char **err)
 	if (has_port)
 		ep->base = xasprintf("%s://%s", scheme, hp);
 	else
-		ep->base = xasprintf("%s://%s:%d", scheme, hp,
-		                     ep->tls ? 2376 : 2375);
+		ep->base =
+		    xasprintf("%s://%s:%d", scheme, hp, ep->tls ? 2376 : 2375);
 	free(hp);
 	return 0;
 }
@@ -73,8 +74,9 @@ int dk_endpoint_parse(const char *docker_host, const char *cert_path,
 	ep->host = xstrdup(h);
 	if (!strncmp(h, "unix://", 7)) {
 		if (!h[7]) {
-			set_err(err, "DOCKER_HOST=%s names no socket: use "
-			             "unix:///var/run/docker.sock",
+			set_err(err,
+			        "DOCKER_HOST=%s names no socket: use "
+			        "unix:///var/run/docker.sock",
 			        h);
 			goto fail;
 		}
@@ -193,8 +195,8 @@ int dk_negotiate(const char *pinned, const char *server_max,
 		               "speaks (Docker older than 1.13?): assay needs "
 		               "API %s or newer",
 		               DK_API_MIN);
-	const char *v =
-	    dk_version_cmp(server_max, DK_API_MAX) < 0 ? server_max : DK_API_MAX;
+	const char *v = dk_version_cmp(server_max, DK_API_MAX) < 0 ? server_max
+	                                                           : DK_API_MAX;
 	if (dk_version_cmp(v, DK_API_MIN) < 0)
 		return set_err(err,
 		               "the daemon speaks API %s at most; assay needs "
@@ -234,8 +236,7 @@ static void call_response(struct http_xfer *x, long status, void *arg)
 	}
 }
 
-static int call_data(struct http_xfer *x, const char *data, size_t n,
-                     void *arg)
+static int call_data(struct http_xfer *x, const char *data, size_t n, void *arg)
 {
 	struct dk_call *c = arg;
 	(void)x;
@@ -278,10 +279,10 @@ struct dk_call *dk_send(struct dk_api *a, const struct dk_req *r, char **err)
 	c->a = a;
 	c->r = *r;
 	buf_init(&c->body, r->max_body ? r->max_body : DK_MAX_BODY);
-	char *url = r->unversioned || !a->version
-	                ? xasprintf("%s%s", a->ep.base, r->path)
-	                : xasprintf("%s/v%s%s", a->ep.base, a->version,
-	                            r->path);
+	char *url =
+	    r->unversioned || !a->version
+	        ? xasprintf("%s%s", a->ep.base, r->path)
+	        : xasprintf("%s/v%s%s", a->ep.base, a->version, r->path);
 	char *ctype = NULL;
 	if (r->content_type || r->json)
 		ctype = xasprintf("Content-Type: %s", r->content_type
@@ -350,8 +351,7 @@ struct json_wait {
 	int done;
 };
 
-static void json_done(void *arg, long status, struct buf *body,
-                      const char *err)
+static void json_done(void *arg, long status, struct buf *body, const char *err)
 {
 	struct json_wait *w = arg;
 	w->status = status;
@@ -402,8 +402,8 @@ char *dk_message(long status, const struct buf *body)
 	if (m)
 		out = xstrdup(m);
 	else if (body && body->len)
-		out = utf8_sanitize(body->data, body->len < 300 ? body->len : 300,
-		                    NULL);
+		out = utf8_sanitize(body->data,
+		                    body->len < 300 ? body->len : 300, NULL);
 	else
 		out = xasprintf("HTTP status %ld", status);
 	cJSON_Delete(j);

@@ -31,11 +31,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DK_STDIN_MAX (16u << 20)  /* queued stdin bytes at most */
-#define DK_HEAD_MAX (16u << 10)   /* the raw response head */
-#define DK_CHUNK 65536            /* raw reads */
-#define DK_KILL_GRACE_MS 3000     /* then the container is restarted */
-#define DK_INSPECT_TRIES 100      /* ExitCode still null after EOF */
+#define DK_STDIN_MAX (16u << 20) /* queued stdin bytes at most */
+#define DK_HEAD_MAX (16u << 10)  /* the raw response head */
+#define DK_CHUNK 65536           /* raw reads */
+#define DK_KILL_GRACE_MS 3000    /* then the container is restarted */
+#define DK_INSPECT_TRIES 100     /* ExitCode still null after EOF */
 #define DK_INSPECT_RETRY_MS 20
 #define DK_SYNC_OUT_MAX (64u << 20)
 
@@ -180,8 +180,8 @@ static void on_frame(void *arg, int stream, const char *data, size_t n)
 {
 	struct sbx_exec *e = arg;
 	if (e->obs.on_output && n && !e->finished)
-		e->obs.on_output(e->obs.arg,
-		                 stream == 2 ? SBX_STDERR : SBX_STDOUT, data, n);
+		e->obs.on_output(
+		    e->obs.arg, stream == 2 ? SBX_STDERR : SBX_STDOUT, data, n);
 }
 
 static int on_stream(void *arg, const char *data, size_t n)
@@ -239,8 +239,9 @@ static void on_inspected(void *arg, long status, struct buf *body,
 		return;
 	}
 	if (++e->tries > DK_INSPECT_TRIES) {
-		exec_fail(e, "docker: the exec's stream ended but it has no "
-		             "exit code%s",
+		exec_fail(e,
+		          "docker: the exec's stream ended but it has no "
+		          "exit code%s",
 		          NULL);
 		return;
 	}
@@ -283,7 +284,8 @@ static void on_stream_done(void *arg, long status, struct buf *body,
 	struct sbx_exec *e = arg;
 	e->call = NULL;
 	if (status < 200 || status >= 300) {
-		char *m = err && !status ? xstrdup(err) : dk_message(status, body);
+		char *m =
+		    err && !status ? xstrdup(err) : dk_message(status, body);
 		if (e->killing || e->restarted) {
 			free(m);
 			exec_inspect(e);
@@ -365,8 +367,9 @@ static int raw_flush(struct sbx_exec *e)
 static int raw_head(struct sbx_exec *e, const char *data, size_t n)
 {
 	if (buf_append(&e->head, data, n) < 0) {
-		exec_fail(e, "docker: the daemon's answer to exec start is "
-		             "too long%s",
+		exec_fail(e,
+		          "docker: the daemon's answer to exec start is "
+		          "too long%s",
 		          NULL);
 		return -1;
 	}
@@ -389,7 +392,8 @@ static int raw_head(struct sbx_exec *e, const char *data, size_t n)
 	e->upgraded = 1;
 	size_t left = e->head.len - used;
 	if (left)
-		dk_demux_feed(&e->demux, e->head.data + used, left, on_frame, e);
+		dk_demux_feed(&e->demux, e->head.data + used, left, on_frame,
+		              e);
 	buf_free(&e->head);
 	return 0;
 }
@@ -423,8 +427,9 @@ static void raw_event_run(struct sbx_exec *e, int revents)
 		if (n <= 0) {
 			raw_close(e);
 			if (!e->upgraded)
-				exec_fail(e, "docker: the daemon closed the "
-				             "exec connection%s",
+				exec_fail(e,
+				          "docker: the daemon closed the "
+				          "exec connection%s",
 				          NULL);
 			else
 				exec_inspect(e);
@@ -458,14 +463,14 @@ static int start_raw(struct sbx_exec *e, char **err)
 	                          .ca_file = d->api.ep.ca,
 	                          .cert_file = d->api.ep.cert,
 	                          .key_file = d->api.ep.key,
-	                          .no_verify = d->api.ep.tls &&
-	                                       !d->api.ep.verify};
+	                          .no_verify =
+	                              d->api.ep.tls && !d->api.ep.verify};
 	char *why = NULL;
 	e->raw = http_raw_connect(&hr, &why);
 	free(url);
 	if (!e->raw) {
-		set_err(err, "docker: cannot connect to %s: %s",
-		        d->api.ep.host, why);
+		set_err(err, "docker: cannot connect to %s: %s", d->api.ep.host,
+		        why);
 		free(why);
 		return -1;
 	}
@@ -494,7 +499,8 @@ static void on_created(void *arg, long status, struct buf *body,
 	struct sbx_exec *e = arg;
 	e->call = NULL;
 	if (status != 201) {
-		char *m = err && !status ? xstrdup(err) : dk_message(status, body);
+		char *m =
+		    err && !status ? xstrdup(err) : dk_message(status, body);
 		exec_fail(e, "docker: cannot create the command: %s", m);
 		free(m);
 		return;
@@ -570,18 +576,21 @@ static char *exec_body(struct sbx_exec *e, const struct dk_exec_args *a)
 		cJSON_AddItemToArray(cmd, cJSON_CreateString("assay-fileop"));
 	} else {
 		char num[3][24];
-		snprintf(num[0], sizeof num[0], "%ld", a->internal ? 0 : d->mem_mb);
-		snprintf(num[1], sizeof num[1], "%ld", a->internal ? 0 : d->cpu_s);
+		snprintf(num[0], sizeof num[0], "%ld",
+		         a->internal ? 0 : d->mem_mb);
+		snprintf(num[1], sizeof num[1], "%ld",
+		         a->internal ? 0 : d->cpu_s);
 		snprintf(num[2], sizeof num[2], "%ld",
 		         a->internal ? 0 : d->fsize_mb);
-		cJSON_AddItemToArray(cmd, cJSON_CreateString(dk_wrapper_script));
+		cJSON_AddItemToArray(cmd,
+		                     cJSON_CreateString(dk_wrapper_script));
 		cJSON_AddItemToArray(cmd, cJSON_CreateString("assay-exec"));
 		if (a->internal != 3) {
 			cJSON_AddItemToArray(cmd, cJSON_CreateString("run"));
 			cJSON_AddItemToArray(cmd, cJSON_CreateString(e->tag));
 			for (int i = 0; i < 3; i++)
-				cJSON_AddItemToArray(cmd,
-				                     cJSON_CreateString(num[i]));
+				cJSON_AddItemToArray(
+				    cmd, cJSON_CreateString(num[i]));
 		}
 	}
 	for (size_t i = 0; a->argv[i]; i++)

@@ -83,8 +83,8 @@ static char *fileop_error(struct fileop *op, const struct sbx_exit *ex)
 }
 
 static int fileop_run(struct fileop *op, const char *const *argv,
-                      size_t out_max, void (*on_exit)(void *,
-                                                      const struct sbx_exit *))
+                      size_t out_max,
+                      void (*on_exit)(void *, const struct sbx_exit *))
 {
 	buf_free(&op->out);
 	buf_free(&op->err);
@@ -123,8 +123,8 @@ static void read_done(void *arg, const struct sbx_exit *ex)
 	int rc = -1;
 	struct buf b;
 	buf_init(&b, 0);
-	const char *nl = op->out.len ? memchr(op->out.data, '\n', op->out.len)
-	                             : NULL;
+	const char *nl =
+	    op->out.len ? memchr(op->out.data, '\n', op->out.len) : NULL;
 	if (ex->error || ex->exit_code != 0 || !nl) {
 		err = fileop_error(op, ex);
 	} else {
@@ -177,7 +177,8 @@ static int path_cmp(const char *a, const char *b)
 
 static int item_cmp(const void *x, const void *y)
 {
-	const cJSON *a = *(const cJSON *const *)x, *b = *(const cJSON *const *)y;
+	const cJSON *a = *(const cJSON *const *)x,
+	            *b = *(const cJSON *const *)y;
 	return path_cmp(json_str(a, "path", ""), json_str(b, "path", ""));
 }
 
@@ -240,7 +241,8 @@ static void list_done(void *arg, const struct sbx_exit *ex)
 			truncated = 1;
 			break;
 		}
-		cJSON *e = len < DK_LIST_LINE_MAX ? list_item(rec, prefix) : NULL;
+		cJSON *e =
+		    len < DK_LIST_LINE_MAX ? list_item(rec, prefix) : NULL;
 		if (!e)
 			continue;
 		if (n == cap)
@@ -316,8 +318,7 @@ static void tar_pad(struct buf *b, size_t n)
 
 /* name (a single component) with n bytes of data; long names go in a
  * pax header. */
-static void tar_one(struct buf *b, const char *name, const char *data,
-                    size_t n)
+static void tar_one(struct buf *b, const char *name, const char *data, size_t n)
 {
 	static const char zero[1024];
 	if (strlen(name) >= 100) {
@@ -337,8 +338,7 @@ static void tar_one(struct buf *b, const char *name, const char *data,
 	buf_append(b, zero, sizeof zero);
 }
 
-static void put_done(void *arg, long status, struct buf *body,
-                     const char *err)
+static void put_done(void *arg, long status, struct buf *body, const char *err)
 {
 	struct fileop *op = arg;
 	char *msg = NULL;
@@ -402,7 +402,8 @@ void dk_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
                    sbx_done_fn fn, void *arg)
 {
 	if (!strcmp(rel, ".")) {
-		fn(arg, -1, "the workspace itself is a directory: give a file path",
+		fn(arg, -1,
+		   "the workspace itself is a directory: give a file path",
 		   NULL, NULL);
 		return;
 	}
@@ -570,8 +571,7 @@ static long pump_read(char *buf, size_t n, void *arg)
 	}
 }
 
-static void pump_done(void *arg, long status, struct buf *body,
-                      const char *err)
+static void pump_done(void *arg, long status, struct buf *body, const char *err)
 {
 	struct pump *p = arg;
 	p->status = status;
@@ -609,7 +609,9 @@ static int archive_to_helper(struct sbx *s, const char *cpath,
 	} else if (p.status != 200) {
 		char *m = p.status ? dk_message(p.status, &p.body) : NULL;
 		rc = set_err(err, "docker: cannot read %s: %s", cpath,
-		             m ? m : p.err ? p.err : "no answer");
+		             m       ? m
+		             : p.err ? p.err
+		                     : "no answer");
 		free(m);
 	} else if (hrc < 0) {
 		rc = set_err(err, "%s", herr);
@@ -689,7 +691,8 @@ int dk_stage(struct sbx *s, char **err)
 	free(args);
 	if (pid < 0)
 		return -1;
-	/* the helper's stdin: nothing */
+	/* fewer, larger reads and writes between the helper and curl */
+	fcntl(from, F_SETPIPE_SZ, 1 << 20);
 	struct pump p = {.fd = from};
 	buf_init(&p.body, 1u << 20);
 	char *path = xasprintf("/containers/%s/archive?path=/workspace"
@@ -715,7 +718,9 @@ int dk_stage(struct sbx *s, char **err)
 	} else if (p.status != 200) {
 		char *m = p.status ? dk_message(p.status, &p.body) : NULL;
 		rc = set_err(err, "docker: cannot stage the inputs: %s",
-		             m ? m : p.err ? p.err : "no answer");
+		             m       ? m
+		             : p.err ? p.err
+		                     : "no answer");
 		free(m);
 	}
 	free(herr);

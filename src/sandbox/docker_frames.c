@@ -49,8 +49,9 @@ int dk_demux_feed(struct dk_demux *d, const char *data, size_t n,
 			continue;
 		}
 		d->stream = stream_of(d->hdr[0]);
-		d->left = (uint32_t)d->hdr[4] << 24 | (uint32_t)d->hdr[5] << 16 |
-		          (uint32_t)d->hdr[6] << 8 | (uint32_t)d->hdr[7];
+		d->left = (uint32_t)d->hdr[4] << 24 |
+		          (uint32_t)d->hdr[5] << 16 | (uint32_t)d->hdr[6] << 8 |
+		          (uint32_t)d->hdr[7];
 	}
 	return d->bad ? -1 : 0;
 }

@@ -26,9 +26,9 @@ struct loop;
 /* ---- where the daemon is (DOCKER_HOST & co) ---- */
 
 struct dk_endpoint {
-	char *host;      /* DOCKER_HOST as understood, for messages */
-	char *unix_path; /* unix socket, or NULL for tcp */
-	char *base;      /* URL prefix: http://docker or http(s)://h:p */
+	char *host;            /* DOCKER_HOST as understood, for messages */
+	char *unix_path;       /* unix socket, or NULL for tcp */
+	char *base;            /* URL prefix: http://docker or http(s)://h:p */
 	char *ca, *cert, *key; /* TLS files, or NULL */
 	int tls, verify;
 };
@@ -54,16 +54,15 @@ int dk_negotiate(const char *pinned, const char *server_max,
 
 struct dk_demux {
 	unsigned char hdr[8];
-	size_t hdr_len;  /* header bytes held */
-	uint32_t left;   /* payload bytes still due in this frame */
-	int stream;      /* of the current frame */
-	int bad;         /* a header that cannot be one was seen */
+	size_t hdr_len; /* header bytes held */
+	uint32_t left;  /* payload bytes still due in this frame */
+	int stream;     /* of the current frame */
+	int bad;        /* a header that cannot be one was seen */
 };
 
 /* stream: 1 stdout, 2 stderr (0, stdin, is reported as stdout; 3,
  * a daemon error, as stderr). */
-typedef void (*dk_frame_fn)(void *arg, int stream, const char *data,
-                            size_t n);
+typedef void (*dk_frame_fn)(void *arg, int stream, const char *data, size_t n);
 
 void dk_demux_init(struct dk_demux *d);
 /* Feed bytes as they come, split anywhere; payload pieces go to fn
@@ -141,13 +140,13 @@ struct docker {
 	char *id;   /* container */
 	char *name; /* assay-<run>-<pid> */
 	struct sbx_exec *execs;
-	unsigned seq;  /* exec tags */
-	char *script;  /* the in-container wrapper (docker_exec.c) */
+	unsigned seq; /* exec tags */
+	char *script; /* the in-container wrapper (docker_exec.c) */
 	int started, stopped, restarting;
 	int draining; /* stopping: only the backend's own work runs */
 	long mem_mb, cpu_s, fsize_mb;
-	int threads;  /* BLAS/OpenMP threads per command */
-	char *chunk;  /* raw reads */
+	int threads; /* BLAS/OpenMP threads per command */
+	char *chunk; /* raw reads */
 };
 
 /* docker_exec.c */
@@ -166,7 +165,7 @@ int dk_restart(struct sbx *s, char **err);
  * code into *code. Stderr goes to *err when the command fails. */
 int dk_run_sync(struct sbx *s, const char *const *argv, struct buf *out,
                 size_t max, int *code, char **err);
-extern const char dk_fileop_script[];  /* docker_scripts.c */
+extern const char dk_fileop_script[]; /* docker_scripts.c */
 extern const char dk_wrapper_script[];
 
 /* docker_files.c */
@@ -186,8 +185,7 @@ int dk_extract_fd(int fd, const char *name, const char *dest, char **err);
 
 /* docker_tar.c (the helper only) */
 int dk_tar_pack(int out_fd, char *const *specs, int n, char **err);
-int dk_tar_extract(int in_fd, const char *name, const char *dest,
-                   char **err);
+int dk_tar_extract(int in_fd, const char *name, const char *dest, char **err);
 int dk_tar_repack(int in_fd, const char *strip, const char *out_path,
                   char **err);
 

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define TAR_CHUNK 65536
+#define TAR_CHUNK (1 << 20)
 #define TAR_MAX_DEPTH 128
 #define TAR_MAX_ENTRIES 1000000
 #define TAR_MAX_SKIP_NOTES 20
@@ -110,8 +110,8 @@ static int pack_entry(struct pack *p, int dfd, const char *name,
 		if (p->have_skip && st.st_dev == p->skip_dev &&
 		    st.st_ino == p->skip_ino)
 			return 0; /* the run directory */
-		int sub = openat(dfd, name,
-		                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int sub = openat(
+		    dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
 			return set_err(p->err, "input %s: %s", src,
 			               strerror(errno));
@@ -123,11 +123,12 @@ static int pack_entry(struct pack *p, int dfd, const char *name,
 		note_skip(p, src, "not a regular file or directory");
 		return 0;
 	}
-	int fd = openat(dfd, name,
-	                O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int fd =
+	    openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
-		note_skip(p, src, S_ISLNK(st.st_mode) ? "dangling link"
-		                                      : strerror(errno));
+		note_skip(p, src,
+		          S_ISLNK(st.st_mode) ? "dangling link"
+		                              : strerror(errno));
 		return 0;
 	}
 	int rc = 0;
@@ -170,7 +171,8 @@ static int pack_dir(struct pack *p, int dfd, const char *src, const char *dest,
 		names[n++] = xstrdup(de->d_name);
 	}
 	closedir(d);
-	qsort(names, n, sizeof *names, (int (*)(const void *, const void *))strcmp);
+	qsort(names, n, sizeof *names,
+	      (int (*)(const void *, const void *))strcmp);
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (rc == 0) {
@@ -222,6 +224,7 @@ int dk_tar_pack(int out_fd, char *const *specs, int n, char **err)
 	p.chunk = xmalloc(TAR_CHUNK);
 	if (archive_write_set_format_pax_restricted(p.a) != ARCHIVE_OK ||
 	    archive_write_add_filter_none(p.a) != ARCHIVE_OK ||
+	    archive_write_set_bytes_per_block(p.a, TAR_CHUNK) != ARCHIVE_OK ||
 	    archive_write_set_bytes_in_last_block(p.a, 1) != ARCHIVE_OK ||
 	    archive_write_open_fd(p.a, out_fd) != ARCHIVE_OK) {
 		pack_fail(&p, "pack");
@@ -236,17 +239,19 @@ int dk_tar_pack(int out_fd, char *const *specs, int n, char **err)
 		}
 		if (pack_parents(&p, dest) < 0)
 			goto out;
-		int fd = open(src, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
-		                       (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+		int fd =
+		    open(src, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+		                  (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
 		if (fd < 0) {
 			set_err(err, "input %s: %s", src, strerror(errno));
 			goto out;
 		}
-		int r = S_ISDIR(st.st_mode) ? pack_dir(&p, fd, src, dest, 0)
-		        : S_ISREG(st.st_mode)
-		            ? pack_file(&p, fd, dest, &st)
-		            : set_err(err, "input %s is not a file or directory",
-		                      src);
+		int r =
+		    S_ISDIR(st.st_mode) ? pack_dir(&p, fd, src, dest, 0)
+		    : S_ISREG(st.st_mode)
+		        ? pack_file(&p, fd, dest, &st)
+		        : set_err(err, "input %s is not a file or directory",
+		                  src);
 		close(fd);
 		if (r < 0)
 			goto out;
@@ -293,7 +298,8 @@ static int place(const char *from, const char *dest, char **err)
 	struct stat fs, ds;
 	if (lstat(from, &fs) < 0)
 		return set_err(err, "extract: %s: %s", from, strerror(errno));
-	if (lstat(dest, &ds) < 0 || (!S_ISDIR(fs.st_mode) && !S_ISDIR(ds.st_mode))) {
+	if (lstat(dest, &ds) < 0 ||
+	    (!S_ISDIR(fs.st_mode) && !S_ISDIR(ds.st_mode))) {
 		if (rename(from, dest) < 0)
 			return set_err(err, "extract: %s: %s", dest,
 			               strerror(errno));
@@ -366,7 +372,8 @@ static int extract_entries(struct archive *in, struct archive *out,
 			continue; /* links and specials stay behind */
 		archive_entry_set_uid(e, getuid());
 		archive_entry_set_gid(e, getgid());
-		archive_entry_set_perm(e, (archive_entry_perm(e) & 0777) | 0600 |
+		archive_entry_set_perm(e, (archive_entry_perm(e) & 0777) |
+		                              0600 |
 		                              (type == AE_IFDIR ? 0700 : 0));
 		if (archive_write_header(out, e) != ARCHIVE_OK)
 			return set_err(err, "extract: %s: %s", path,
@@ -418,9 +425,9 @@ int dk_tar_extract(int in_fd, const char *name, const char *dest, char **err)
 	archive_read_support_format_tar(in);
 	archive_read_support_filter_none(in);
 	archive_write_disk_set_options(
-	    out, ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-	             ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS |
-	             ARCHIVE_EXTRACT_TIME);
+	    out,
+	    ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+	        ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS | ARCHIVE_EXTRACT_TIME);
 	if (archive_read_open_fd(in, in_fd, TAR_CHUNK) != ARCHIVE_OK) {
 		set_err(err, "extract: %s", archive_error_string(in));
 		goto out;

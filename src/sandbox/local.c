@@ -315,7 +315,9 @@ static void add_env(struct strv *a)
 	strv_pushv(a, 3, "--setenv", "MPLBACKEND", "Agg");
 	strv_pushv(a, 3, "--setenv", "MPLCONFIGDIR", LOCAL_MPL_DIR);
 	strv_pushv(a, 3, "--setenv", "PYTHONUNBUFFERED", "1");
-	strv_pushv(a, 3, "--setenv", "PYTHONPYCACHEPREFIX", "/tmp/.pycache");
+	/* bytecode of /usr is used as shipped; scripts in the workspace
+	 * leave no __pycache__ behind */
+	strv_pushv(a, 3, "--setenv", "PYTHONDONTWRITEBYTECODE", "1");
 	strv_pushv(a, 3, "--setenv", "OPENBLAS_NUM_THREADS", threads);
 	strv_pushv(a, 3, "--setenv", "OMP_NUM_THREADS", threads);
 }

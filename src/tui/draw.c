@@ -56,7 +56,8 @@ static void rgb_of(int32_t c, int *r, int *g, int *b)
 	if (c & UI_RGB_FLAG) {
 		*r = (c >> 16) & 255, *g = (c >> 8) & 255, *b = c & 255;
 	} else if (c < 16) {
-		*r = basic_rgb[c][0], *g = basic_rgb[c][1], *b = basic_rgb[c][2];
+		*r = basic_rgb[c][0], *g = basic_rgb[c][1],
+		*b = basic_rgb[c][2];
 	} else if (c < 232) {
 		c -= 16;
 		*r = lv[c / 36], *g = lv[c / 6 % 6], *b = lv[c % 6];
@@ -121,8 +122,8 @@ void ui_style_resolve(const struct ui_style *st, unsigned *attr, int *pair)
 	if (rev)
 		a ^= A_REVERSE;
 	*pair = 0;
-	if (use_color && (st->fg != UI_COLOR_DEFAULT ||
-	                  st->bg != UI_COLOR_DEFAULT)) {
+	if (use_color &&
+	    (st->fg != UI_COLOR_DEFAULT || st->bg != UI_COLOR_DEFAULT)) {
 		int p = alloc_pair(map_color(st->fg), map_color(st->bg));
 		*pair = p > 0 ? p : 0;
 	}
@@ -233,8 +234,8 @@ int ui_draw_st(WINDOW *w, int y, int x, int maxw, const char *s, size_t n,
 				nrun = 0;
 			}
 			if (s[i] == ST_ELEM && m == 2) {
-				el = *ui_elem_style(
-				    (enum ui_elem)((unsigned char)s[i + 1] - 1));
+				el = *ui_elem_style((enum ui_elem)(
+				    (unsigned char)s[i + 1] - 1));
 				cur = el;
 			} else if (s[i] == ST_HL_ON) {
 				hl = 1;

@@ -58,9 +58,8 @@ int ui_input_insert(struct ui_input *in, const char *s, size_t n)
 	} else if (add.len) {
 		/* insert at the cursor: append, then rotate into place */
 		size_t tail = in->text.len - in->cur;
-		char *rest = xstrndup(in->text.data ? in->text.data + in->cur
-		                                    : "",
-		                      tail);
+		char *rest = xstrndup(
+		    in->text.data ? in->text.data + in->cur : "", tail);
 		in->text.len = in->cur;
 		if (in->text.data)
 			in->text.data[in->cur] = '\0';
@@ -260,8 +259,8 @@ char *ui_input_take(struct ui_input *in)
 			        (in->nhist - 1) * sizeof *in->hist);
 			in->nhist--;
 		}
-		in->hist = xrealloc(in->hist,
-		                    (in->nhist + 1) * sizeof *in->hist);
+		in->hist =
+		    xrealloc(in->hist, (in->nhist + 1) * sizeof *in->hist);
 		in->hist[in->nhist++] = xstrdup(msg);
 	}
 	in->hpos = in->nhist;
@@ -334,6 +333,35 @@ void ui_input_layout(const struct ui_input *in, int width,
 		col += w;
 		i += len;
 	}
+}
+
+int ui_input_rows(const struct ui_input *in, int width, int cap)
+{
+	const char *t = txt(in);
+	int rows = 1, col = 0;
+	if (width < 2)
+		width = 2;
+	for (size_t i = 0; i < in->text.len && rows <= cap;) {
+		uint32_t cp;
+		if (t[i] == '\n') {
+			rows++;
+			col = 0;
+			i++;
+			continue;
+		}
+		i += ui_u8_decode(t + i, in->text.len - i, &cp);
+		int w = ui_cp_width(cp);
+		w = w < 0 ? 1 : w;
+		if (col + w > width) {
+			rows++;
+			col = 0;
+		}
+		col += w;
+	}
+	/* the cursor after a full last row opens one more */
+	if (col >= width && in->cur == in->text.len)
+		rows++;
+	return rows < cap ? rows : cap;
 }
 
 void ui_input_layout_free(struct ui_input_layout *lo)

@@ -29,8 +29,7 @@ void ui_md_free(struct ui_md *md)
 }
 
 /* Inline markup of one line: `code` and **bold** / __bold__. */
-static void inline_md(struct buf *b, const char *s, size_t n,
-                      enum ui_elem base)
+static void inline_md(struct buf *b, const char *s, size_t n, enum ui_elem base)
 {
 	size_t i = 0;
 	while (i < n) {
@@ -179,7 +178,8 @@ void ui_md_render(struct ui_md *md, const char *text, enum ui_elem base)
 			size_t lead = lead_spaces(p, n);
 			ui_st_elem(&b, UE_DIM);
 			if (!in_code) {
-				buf_puts(&b, md->ascii ? "+- " : "\xe2\x94\x8c ");
+				buf_puts(&b,
+				         md->ascii ? "+- " : "\xe2\x94\x8c ");
 				buf_append(&b, p + lead + 3, n - lead - 3);
 			} else {
 				buf_puts(&b, md->ascii ? "+-" : "\xe2\x94\x94");

@@ -82,8 +82,8 @@ static struct ui_item *item_add(struct ui_model *m, enum ui_item_kind kind,
 {
 	if (m->nitems == m->capitems) {
 		m->capitems = m->capitems ? m->capitems * 2 : 32;
-		m->items = xrealloc(m->items,
-		                    (size_t)m->capitems * sizeof *m->items);
+		m->items =
+		    xrealloc(m->items, (size_t)m->capitems * sizeof *m->items);
 	}
 	struct ui_item *it = &m->items[m->nitems++];
 	memset(it, 0, sizeof *it);
@@ -128,9 +128,8 @@ static void push_line(struct ui_call *c, const char *st, size_t n, int err)
 {
 	if (!c->line)
 		c->line = xcalloc(UI_CALL_LINES_MAX, sizeof *c->line);
-	while (c->nline &&
-	       (c->nline == UI_CALL_LINES_MAX ||
-	        c->line_bytes + n > UI_CALL_BYTES_MAX)) {
+	while (c->nline && (c->nline == UI_CALL_LINES_MAX ||
+	                    c->line_bytes + n > UI_CALL_BYTES_MAX)) {
 		struct ui_oline *old = &c->line[c->head];
 		c->line_bytes -= strlen(old->st);
 		free(old->st);
@@ -191,8 +190,8 @@ static void on_tool_call(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	if (m->ncalls == m->capcalls) {
 		m->capcalls = m->capcalls ? m->capcalls * 2 : 16;
-		m->calls = xrealloc(m->calls,
-		                    (size_t)m->capcalls * sizeof *m->calls);
+		m->calls =
+		    xrealloc(m->calls, (size_t)m->capcalls * sizeof *m->calls);
 	}
 	struct ui_call *c = xcalloc(1, sizeof *c);
 	m->calls[m->ncalls] = c;
@@ -243,7 +242,7 @@ static void on_exec_output(struct ui_model *m, const cJSON *ev)
 		c->truncated = 1;
 	if (c->term_live)
 		ui_term_feed(&c->term[err], s, n);
-	touch_call(m, c);
+	m->dirty |= UI_DIRTY_TOOLS; /* its one-liner did not change */
 }
 
 static void on_exec_end(struct ui_model *m, const cJSON *ev, int64_t t)
@@ -256,12 +255,12 @@ static void on_exec_end(struct ui_model *m, const cJSON *ev, int64_t t)
 	c->sig = (int)json_num(ev, "signal", 0);
 	c->timed_out = json_bool(ev, "timed_out", 0);
 	c->cancelled = json_bool(ev, "cancelled", 0);
-	c->duration_ms = (int64_t)json_num(ev, "duration_ms",
-	                                   (double)(t - c->t_start));
-	c->bytes[0] = (uint64_t)json_num(ev, "stdout_bytes",
-	                                 (double)c->bytes[0]);
-	c->bytes[1] = (uint64_t)json_num(ev, "stderr_bytes",
-	                                 (double)c->bytes[1]);
+	c->duration_ms =
+	    (int64_t)json_num(ev, "duration_ms", (double)(t - c->t_start));
+	c->bytes[0] =
+	    (uint64_t)json_num(ev, "stdout_bytes", (double)c->bytes[0]);
+	c->bytes[1] =
+	    (uint64_t)json_num(ev, "stderr_bytes", (double)c->bytes[1]);
 	const char *error = json_str(ev, "error", NULL);
 	if (error) {
 		free(c->result);
@@ -308,9 +307,8 @@ static void on_workspace_change(struct ui_model *m, const cJSON *ev)
 		if (old && old->size == json_num(ev, "size", 0) &&
 		    old->mark != UI_MARK_NONE)
 			mark = old->mark;
-		ui_tree_set(&m->tree, path, UI_N_FILE,
-		            json_num(ev, "size", 0), old ? old->mtime : 0,
-		            mark);
+		ui_tree_set(&m->tree, path, UI_N_FILE, json_num(ev, "size", 0),
+		            old ? old->mtime : 0, mark);
 	}
 	m->dirty |= UI_DIRTY_TREE;
 }
@@ -326,8 +324,8 @@ static void on_run_start(struct ui_model *m, const cJSON *ev, int64_t t)
 	set_str(&m->workspace, json_str(ev, "workspace", NULL));
 	set_str(&m->run_dir, json_str(ev, "run_dir", NULL));
 	set_str(&m->run_id, json_str(ev, "run_id", ""));
-	m->max_turns = (int)json_num(cJSON_GetObjectItem(ev, "limits"),
-	                             "max_turns", 0);
+	m->max_turns =
+	    (int)json_num(cJSON_GetObjectItem(ev, "limits"), "max_turns", 0);
 	m->sandbox_running = 1;
 	if (m->on_run_start)
 		m->on_run_start(m->hook_arg);
@@ -438,10 +436,18 @@ void ui_model_event(struct ui_model *m, const cJSON *ev)
 		m->cost = json_num(tot, "cost_usd", m->cost);
 	} else if (!strcmp(type, "tool_call")) {
 		on_tool_call(m, ev, t);
+	} else if (!strcmp(type, "approval_request")) {
+		struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+		if (c) {
+			c->asking = 1;
+			touch_call(m, c);
+		}
 	} else if (!strcmp(type, "approval")) {
 		struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
-		if (c && !strcmp(json_str(ev, "decision", ""), "denied")) {
-			c->state = UI_CALL_DENIED;
+		if (c) {
+			c->asking = 0;
+			if (!strcmp(json_str(ev, "decision", ""), "denied"))
+				c->state = UI_CALL_DENIED;
 			touch_call(m, c);
 		}
 	} else if (!strcmp(type, "exec_start")) {

@@ -315,8 +315,8 @@ static int64_t scan_back(struct ui_pgsearch *s, const struct ui_pgpart *pt,
 			last = p++;
 		}
 		if (last) {
-			s->hit = (struct ui_pgpos){s->at.part,
-			                           start + (last - buf)};
+			s->hit =
+			    (struct ui_pgpos){s->at.part, start + (last - buf)};
 			s->found = 1;
 			return scanned + (s->at.off - start);
 		}

@@ -123,8 +123,9 @@ static int build_call_doc(struct ui *u, struct ui_pager *p)
 
 static const char *mode_name(int mode)
 {
-	return mode == MODE_OUT ? "stdout" : mode == MODE_ERR ? "stderr"
-	                                                      : "stdout+stderr";
+	return mode == MODE_OUT   ? "stdout"
+	       : mode == MODE_ERR ? "stderr"
+	                          : "stdout+stderr";
 }
 
 static struct ui_pager *pager_new(void)
@@ -190,8 +191,8 @@ void ui_pager_open_file(struct ui *u, const char *rel)
 		ui_notice(u, "files can be opened with the local sandbox only");
 		return;
 	}
-	int fd = path_open_beneath(u->ws_fd, rel, O_RDONLY | O_CLOEXEC, 0,
-	                           &err);
+	int fd =
+	    path_open_beneath(u->ws_fd, rel, O_RDONLY | O_CLOEXEC, 0, &err);
 	if (fd < 0) {
 		char *clean = ui_clean(err, strlen(err), 0);
 		ui_notice(u, "%s", clean);
@@ -302,11 +303,12 @@ void ui_pager_draw(struct ui *u, WINDOW *w)
 		uint32_t cp;
 		title += ui_u8_decode(title, strlen(title), &cp);
 	}
-	char *head = xasprintf(
-	    " %s%s%s%s  %s  %d%%%s", title == p->title ? "" : ui_glyph(G_ELLIPSIS),
-	    title, p->call >= 0 ? ": " : "",
-	    p->call >= 0 ? mode_name(p->mode) : "", sz,
-	    total ? (int)(at * 100 / total) : 100, p->follow ? "  (following)" : "");
+	char *head = xasprintf(" %s%s%s%s  %s  %d%%%s",
+	                       title == p->title ? "" : ui_glyph(G_ELLIPSIS),
+	                       title, p->call >= 0 ? ": " : "",
+	                       p->call >= 0 ? mode_name(p->mode) : "", sz,
+	                       total ? (int)(at * 100 / total) : 100,
+	                       p->follow ? "  (following)" : "");
 	ui_fill(w, 0, 0, wd, UE_STATUS);
 	ui_draw_text(w, 0, 0, wd, head, UE_STATUS);
 	free(head);
@@ -337,8 +339,8 @@ void ui_pager_draw(struct ui *u, WINDOW *w)
 	ui_fill(w, h - 1, 0, wd, UE_STATUS);
 	if (p->prompting) {
 		char *shown = ui_clean(buf_str(&p->prompt), p->prompt.len, 0);
-		char *line = xasprintf("%c%s", p->prompt_dir > 0 ? '/' : '?',
-		                       shown);
+		char *line =
+		    xasprintf("%c%s", p->prompt_dir > 0 ? '/' : '?', shown);
 		ui_draw_text(w, h - 1, 0, wd, line, UE_STATUS);
 		free(line);
 		free(shown);

@@ -65,8 +65,8 @@ static void call_state(struct ui *u, const struct ui_call *c, char *out,
 	ui_fmt_duration(d, sizeof d, c->duration_ms);
 	switch (c->state) {
 	case UI_CALL_PENDING:
-		snprintf(out, max, "waiting");
-		*el = UE_DIM;
+		snprintf(out, max, c->asking ? "needs approval" : "waiting");
+		*el = c->asking ? UE_APPROVAL : UE_DIM;
 		return;
 	case UI_CALL_DENIED:
 		snprintf(out, max, "denied");
@@ -148,12 +148,11 @@ int ui_conv_width(const struct ui *u)
 	return w > 4 ? w : 4;
 }
 
-static void wrap_text(struct ui_rows *out, const char *label,
-                      enum ui_elem lel, const char *text, enum ui_elem el,
-                      int width)
+static void wrap_text(struct ui_rows *out, const char *label, enum ui_elem lel,
+                      const char *text, enum ui_elem el, int width)
 {
-	char *clean = ui_clean(text, strlen(text),
-	                       UI_CLEAN_NEWLINES | UI_CLEAN_TABS);
+	char *clean =
+	    ui_clean(text, strlen(text), UI_CLEAN_NEWLINES | UI_CLEAN_TABS);
 	const char *p = clean;
 	int first = 1;
 	while (1) {
@@ -209,20 +208,20 @@ static void assistant_rows(struct ui_rows *out, const struct ui_item *it,
 struct ui_rows *ui_item_rows(struct ui *u, int i, int width)
 {
 	struct ui_item *it = &u->m.items[i];
-	if (it->kind == UI_ITEM_CALL && u->m.calls[it->call]->state ==
-	                                    UI_CALL_RUNNING)
+	if (it->kind == UI_ITEM_CALL &&
+	    u->m.calls[it->call]->state == UI_CALL_RUNNING)
 		it->rows_dirty = 1; /* the spinner moves */
 	if (!it->rows_dirty && it->rows_w == width)
 		return &it->rows;
 	ui_rows_free(&it->rows);
 	it->rows_w = width;
 	it->rows_dirty = 0;
-	int next_is_call = i + 1 < u->m.nitems &&
-	                   u->m.items[i + 1].kind == UI_ITEM_CALL;
+	int next_is_call =
+	    i + 1 < u->m.nitems && u->m.items[i + 1].kind == UI_ITEM_CALL;
 	switch (it->kind) {
 	case UI_ITEM_USER:
-		wrap_text(&it->rows, "you: ", UE_USER_LABEL,
-		          buf_str(&it->text), UE_USER, width);
+		wrap_text(&it->rows, "you: ", UE_USER_LABEL, buf_str(&it->text),
+		          UE_USER, width);
 		break;
 	case UI_ITEM_ASSISTANT:
 		assistant_rows(&it->rows, it, width);
@@ -248,10 +247,11 @@ struct ui_rows *ui_item_rows(struct ui *u, int i, int width)
 		const char *nl = strchr(t, '\n');
 		char *first = xstrndup(t, nl ? (size_t)(nl - t) : strlen(t));
 		int ok = u->m.exit_code == 0;
-		wrap_text(&it->rows, NULL, UE_OK, first, ok ? UE_OK : UE_WARNING,
-		          width);
+		wrap_text(&it->rows, NULL, UE_OK, first,
+		          ok ? UE_OK : UE_WARNING, width);
 		if (nl)
-			wrap_text(&it->rows, NULL, UE_DIM, nl + 1, UE_DIM, width);
+			wrap_text(&it->rows, NULL, UE_DIM, nl + 1, UE_DIM,
+			          width);
 		free(first);
 		break;
 	}
@@ -382,7 +382,8 @@ void ui_draw_conv(struct ui *u)
 		ui_draw_text(w, 1, 2, width, "starting...", UE_DIM);
 	if (!u->conv_follow && g->w > 12) {
 		ui_set_elem(w, UE_WARNING);
-		mvwaddstr(w, g->h - 1, g->w - 10, ui_ascii ? " more v " : " more \xe2\x86\x93 ");
+		mvwaddstr(w, g->h - 1, g->w - 10,
+		          ui_ascii ? " more v " : " more \xe2\x86\x93 ");
 	}
 	u->conv_rows_shown = ch;
 }
@@ -478,11 +479,11 @@ static void tail_refresh(struct ui *u, int idx)
 struct outsrc {
 	struct ui *u;
 	struct ui_call *c;
-	int mode;                /* 0 ring, 1 tail, 2 text */
-	struct buf open[2];      /* the open (partial) lines */
-	int open_which[2];       /* stdout's shows above stderr's */
+	int mode;           /* 0 ring, 1 tail, 2 text */
+	struct buf open[2]; /* the open (partial) lines */
+	int open_which[2];  /* stdout's shows above stderr's */
 	int nopen;
-	char **text;             /* mode 2: result lines */
+	char **text; /* mode 2: result lines */
 	int ntext;
 	int more; /* older output exists beyond what is here */
 };
@@ -499,7 +500,8 @@ static size_t src_count(const struct outsrc *s)
 static const char *src_get(const struct outsrc *s, size_t k, int *err)
 {
 	if (s->mode == 1) {
-		const struct ui_oline *l = &s->u->tail.line[s->u->tail.n - 1 - k];
+		const struct ui_oline *l =
+		    &s->u->tail.line[s->u->tail.n - 1 - k];
 		*err = l->err;
 		return l->st;
 	}
@@ -534,8 +536,8 @@ static void src_init(struct outsrc *s, struct ui *u, int idx)
 		char *save = NULL;
 		for (char *line = strtok_r(clean, "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save)) {
-			s->text = xrealloc(s->text,
-			                   (size_t)(s->ntext + 1) * sizeof *s->text);
+			s->text = xrealloc(s->text, (size_t)(s->ntext + 1) *
+			                                sizeof *s->text);
 			s->text[s->ntext++] = xstrdup(line);
 		}
 		free(clean);
@@ -619,11 +621,11 @@ static void draw_output(struct ui *u, WINDOW *w, int y0, int rows, int width,
 	for (int r = top; r < rows; r++) {
 		enum ui_elem ge = rerr[r] ? UE_GUTTER_ERR : UE_GUTTER_OUT;
 		int y = y0 + r - shift;
-		ui_draw_text(w, y, 1, 2,
-		             first[r] ? ui_glyph(rerr[r] ? G_GUTTER_ERR
-		                                         : G_GUTTER_OUT)
-		                      : " ",
-		             ge);
+		ui_draw_text(
+		    w, y, 1, 2,
+		    first[r] ? ui_glyph(rerr[r] ? G_GUTTER_ERR : G_GUTTER_OUT)
+		             : " ",
+		    ge);
 		ui_draw_st(w, y, 3, tw, row[r], strlen(row[r]),
 		           rerr[r] ? UE_STDERR : UE_STDOUT);
 		free(row[r]);
@@ -691,9 +693,10 @@ void ui_draw_tools(struct ui *u)
 	char sz0[16], sz1[16];
 	ui_fmt_size(sz0, sizeof sz0, (double)c->bytes[0]);
 	ui_fmt_size(sz1, sizeof sz1, (double)c->bytes[1]);
-	char *rule = c->is_exec ? xasprintf(" #%d output: stdout %s, stderr %s ",
-	                                    sel + 1, sz0, sz1)
-	                        : xasprintf(" #%d result ", sel + 1);
+	char *rule = c->is_exec
+	                 ? xasprintf(" #%d output: stdout %s, stderr %s ",
+	                             sel + 1, sz0, sz1)
+	                 : xasprintf(" #%d result ", sel + 1);
 	ui_set_elem(w, UE_BORDER);
 	for (int x = 1; x <= inner; x++)
 		mvwaddstr(w, ry, x, ui_glyph(G_HRULE));
@@ -800,8 +803,8 @@ void ui_draw_tree(struct ui *u)
 		}
 	}
 	if (t->truncated)
-		ui_draw_text(w, ch, 2, inner - 2,
-		             "(listing cut at its limit)", UE_WARNING);
+		ui_draw_text(w, ch, 2, inner - 2, "(listing cut at its limit)",
+		             UE_WARNING);
 }
 
 /* ---- input ------------------------------------------------------------ */
@@ -957,8 +960,7 @@ void ui_draw_help(struct ui *u, WINDOW *w)
 		ui_draw_text(w, i + 1, 25, wd - 27, help_lines[i][1],
 		             UE_OVERLAY);
 	}
-	ui_draw_text(w, h - 2, 2, wd - 4, "any key closes this help",
-	             UE_DIM);
+	ui_draw_text(w, h - 2, 2, wd - 4, "any key closes this help", UE_DIM);
 }
 
 void ui_draw_confirm(struct ui *u, WINDOW *w)

@@ -85,7 +85,8 @@ enum {
 	T_STRING_ESC, /* ESC inside a string: maybe ST */
 };
 
-static const struct ui_style plain_style = {UI_COLOR_DEFAULT, UI_COLOR_DEFAULT, 0};
+static const struct ui_style plain_style = {UI_COLOR_DEFAULT, UI_COLOR_DEFAULT,
+                                            0};
 
 void ui_term_init(struct ui_term *t,
                   void (*emit)(void *arg, const char *line, size_t n),
@@ -123,8 +124,8 @@ static void style_sgr(struct buf *b, const struct ui_style *st)
 {
 	static const struct {
 		int attr, code;
-	} map[] = {{UI_A_BOLD, 1},      {UI_A_DIM, 2},     {UI_A_ITALIC, 3},
-	           {UI_A_UNDERLINE, 4}, {UI_A_BLINK, 5},   {UI_A_REVERSE, 7}};
+	} map[] = {{UI_A_BOLD, 1},      {UI_A_DIM, 2},   {UI_A_ITALIC, 3},
+	           {UI_A_UNDERLINE, 4}, {UI_A_BLINK, 5}, {UI_A_REVERSE, 7}};
 	buf_puts(b, "\033[0");
 	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
 		if (st->attrs & map[i].attr)
@@ -139,7 +140,8 @@ static void style_sgr(struct buf *b, const struct ui_style *st)
 /* The cells [0, n) as stext; trailing plain_style blanks dropped. */
 static void cells_stext(const struct ui_cell *c, size_t n, struct buf *out)
 {
-	while (n > 0 && c[n - 1].cp == ' ' && style_eq(&c[n - 1].st, &plain_style))
+	while (n > 0 && c[n - 1].cp == ' ' &&
+	       style_eq(&c[n - 1].st, &plain_style))
 		n--;
 	struct ui_style cur = plain_style;
 	for (size_t i = 0; i < n; i++) {
@@ -360,8 +362,8 @@ static void csi_done(struct ui_term *t, char final)
 		apply_sgr(t, t->seq, t->seq_len);
 	} else if (final == 'K') {
 		int mode = t->seq_len ? atoi(t->seq) : 0;
-		if (t->seq_len == 0 || (t->seq_len == 1 && t->seq[0] >= '0' &&
-		                        t->seq[0] <= '2'))
+		if (t->seq_len == 0 ||
+		    (t->seq_len == 1 && t->seq[0] >= '0' && t->seq[0] <= '2'))
 			erase_line(t, mode);
 	}
 	/* everything else (cursor movement, modes, queries) dropped */

@@ -236,8 +236,8 @@ void ui_st_wrap(const char *s, size_t n, int width, int indent,
 			}
 		}
 		if (i >= n) {
-			ui_rows_push(out, make_row(s, start, n, first ? 0
-			                                              : indent));
+			ui_rows_push(out,
+			             make_row(s, start, n, first ? 0 : indent));
 			return;
 		}
 		size_t end = i;

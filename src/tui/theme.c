@@ -70,44 +70,25 @@ const char *ui_elem_name(enum ui_elem e)
 void ui_theme_builtin(struct ui_theme *t)
 {
 	static const struct ui_style def[UE_COUNT] = {
-	    [UE_NORMAL] = {D, D, 0},
-	    [UE_BORDER] = {240, D, 0},
-	    [UE_BORDER_FOCUS] = {75, D, B},
-	    [UE_TITLE] = {250, D, B},
-	    [UE_TITLE_FOCUS] = {16, 75, B},
-	    [UE_USER_LABEL] = {114, D, B},
-	    [UE_USER] = {252, D, 0},
-	    [UE_ASSISTANT_LABEL] = {75, D, B},
-	    [UE_ASSISTANT] = {D, D, 0},
-	    [UE_HEADING] = {215, D, B},
-	    [UE_BOLD] = {D, D, B},
-	    [UE_CODE] = {180, 236, 0},
-	    [UE_CODE_BLOCK] = {186, D, 0},
-	    [UE_BULLET] = {75, D, 0},
-	    [UE_TOOL_CALL] = {246, D, 0},
-	    [UE_STDOUT] = {D, D, 0},
-	    [UE_STDERR] = {210, D, 0},
-	    [UE_GUTTER_OUT] = {238, D, 0},
-	    [UE_GUTTER_ERR] = {203, D, B},
-	    [UE_RUNNING] = {221, D, 0},
-	    [UE_OK] = {114, D, 0},
-	    [UE_FAIL] = {203, D, B},
-	    [UE_SELECTION] = {D, 238, 0},
-	    [UE_STATUS] = {252, 236, 0},
-	    [UE_WARNING] = {221, D, B},
-	    [UE_ERROR] = {203, D, B},
-	    [UE_APPROVAL] = {16, 221, B},
-	    [UE_INPUT] = {D, D, 0},
-	    [UE_PROMPT] = {75, D, B},
-	    [UE_TREE_DIR] = {75, D, B},
-	    [UE_TREE_FILE] = {D, D, 0},
-	    [UE_TREE_LINK] = {80, D, 0},
-	    [UE_TREE_NEW] = {114, D, B},
-	    [UE_TREE_MODIFIED] = {221, D, 0},
-	    [UE_TREE_SIZE] = {243, D, 0},
-	    [UE_MATCH] = {16, 220, 0},
-	    [UE_OVERLAY] = {252, 237, 0},
-	    [UE_DIM] = {243, D, 0},
+	    [UE_NORMAL] = {D, D, 0},        [UE_BORDER] = {240, D, 0},
+	    [UE_BORDER_FOCUS] = {75, D, B}, [UE_TITLE] = {250, D, B},
+	    [UE_TITLE_FOCUS] = {16, 75, B}, [UE_USER_LABEL] = {114, D, B},
+	    [UE_USER] = {252, D, 0},        [UE_ASSISTANT_LABEL] = {75, D, B},
+	    [UE_ASSISTANT] = {D, D, 0},     [UE_HEADING] = {215, D, B},
+	    [UE_BOLD] = {D, D, B},          [UE_CODE] = {180, 236, 0},
+	    [UE_CODE_BLOCK] = {186, D, 0},  [UE_BULLET] = {75, D, 0},
+	    [UE_TOOL_CALL] = {246, D, 0},   [UE_STDOUT] = {D, D, 0},
+	    [UE_STDERR] = {210, D, 0},      [UE_GUTTER_OUT] = {238, D, 0},
+	    [UE_GUTTER_ERR] = {203, D, B},  [UE_RUNNING] = {221, D, 0},
+	    [UE_OK] = {114, D, 0},          [UE_FAIL] = {203, D, B},
+	    [UE_SELECTION] = {D, 238, 0},   [UE_STATUS] = {252, 236, 0},
+	    [UE_WARNING] = {221, D, B},     [UE_ERROR] = {203, D, B},
+	    [UE_APPROVAL] = {16, 221, B},   [UE_INPUT] = {D, D, 0},
+	    [UE_PROMPT] = {75, D, B},       [UE_TREE_DIR] = {75, D, B},
+	    [UE_TREE_FILE] = {D, D, 0},     [UE_TREE_LINK] = {80, D, 0},
+	    [UE_TREE_NEW] = {114, D, B},    [UE_TREE_MODIFIED] = {221, D, 0},
+	    [UE_TREE_SIZE] = {243, D, 0},   [UE_MATCH] = {16, 220, 0},
+	    [UE_OVERLAY] = {252, 237, 0},   [UE_DIM] = {243, D, 0},
 	};
 	memcpy(t->el, def, sizeof def);
 	t->name = xstrdup("default");
@@ -124,11 +105,14 @@ void ui_theme_free(struct ui_theme *t)
 	t->name = t->path = NULL;
 }
 
-static const char *const color_names[16] = {
-    "black",        "red",          "green",        "yellow",
-    "blue",         "magenta",      "cyan",         "white",
-    "bright-black", "bright-red",   "bright-green", "bright-yellow",
-    "bright-blue",  "bright-magenta", "bright-cyan", "bright-white"};
+static const char *const color_names[16] = {"black",        "red",
+                                            "green",        "yellow",
+                                            "blue",         "magenta",
+                                            "cyan",         "white",
+                                            "bright-black", "bright-red",
+                                            "bright-green", "bright-yellow",
+                                            "bright-blue",  "bright-magenta",
+                                            "bright-cyan",  "bright-white"};
 
 static int hexval(char c)
 {
@@ -216,9 +200,9 @@ static const struct {
 	const char *name;
 	uint16_t attr;
 } attr_names[] = {
-    {"bold", UI_A_BOLD},           {"dim", UI_A_DIM},
-    {"italic", UI_A_ITALIC},       {"underline", UI_A_UNDERLINE},
-    {"reverse", UI_A_REVERSE},     {"blink", UI_A_BLINK},
+    {"bold", UI_A_BOLD},       {"dim", UI_A_DIM},
+    {"italic", UI_A_ITALIC},   {"underline", UI_A_UNDERLINE},
+    {"reverse", UI_A_REVERSE}, {"blink", UI_A_BLINK},
 };
 
 static int theme_err(char **err, const char *origin, const char *key,
@@ -249,10 +233,11 @@ static int parse_element(struct ui_style *st, const cJSON *v,
 		snprintf(key, sizeof key, "elements.%s", name);
 		*st = (struct ui_style){UI_COLOR_DEFAULT, UI_COLOR_DEFAULT, 0};
 		if (parse_color(v, palette, &st->fg) < 0)
-			return theme_err(err, origin, key,
-			                 "not a colour: use \"#rrggbb\", 0-255, "
-			                 "a colour name, a palette entry or "
-			                 "\"default\"");
+			return theme_err(
+			    err, origin, key,
+			    "not a colour: use \"#rrggbb\", 0-255, "
+			    "a colour name, a palette entry or "
+			    "\"default\"");
 		return 0;
 	}
 	if (!cJSON_IsObject(v)) {
@@ -316,8 +301,9 @@ int ui_theme_parse(struct ui_theme *t, const cJSON *doc, const char *origin,
 	{
 		if (!strcmp(f->string, "palette")) {
 			if (!cJSON_IsObject(f))
-				return theme_err(err, origin, "palette",
-				                 "expected an object of colours");
+				return theme_err(
+				    err, origin, "palette",
+				    "expected an object of colours");
 			palette = f;
 		} else if (!strcmp(f->string, "elements")) {
 			if (!cJSON_IsObject(f))
@@ -432,10 +418,11 @@ int ui_theme_load(struct ui_theme *t, const char *name, char **err)
 		return load_file(t, name, name, err);
 	for (const char *p = name; *p; p++)
 		if (!name_char(*p))
-			return set_err(err,
-			               "theme name \"%s\": use letters, digits, "
-			               "- and _ (or give a path to a .json file)",
-			               name);
+			return set_err(
+			    err,
+			    "theme name \"%s\": use letters, digits, "
+			    "- and _ (or give a path to a .json file)",
+			    name);
 	char *dirs[2] = {user_theme_dir(), bundled_theme_dir()};
 	int rc = -2;
 	for (int i = 0; i < 2 && rc == -2; i++) {

@@ -95,8 +95,8 @@ static struct ui_node *kid_add(struct ui_tree *t, struct ui_node *parent,
 	}
 	if (parent->nkid == parent->capkid) {
 		parent->capkid = parent->capkid ? parent->capkid * 2 : 4;
-		parent->kid = xrealloc(parent->kid,
-		                       parent->capkid * sizeof *parent->kid);
+		parent->kid =
+		    xrealloc(parent->kid, parent->capkid * sizeof *parent->kid);
 	}
 	memmove(parent->kid + i + 1, parent->kid + i,
 	        (parent->nkid - i) * sizeof *parent->kid);

@@ -25,6 +25,8 @@ struct ui_opts {
  * the process exit code. Errors before the screen opens are printed
  * on stderr. */
 int ui_main(struct config *c, const struct ui_opts *o);
+/* The terminal can be driven by curses (terminal.c). */
+int ui_terminal_check(char **err);
 
 /* ---- styles and themes (theme.c) -------------------------------------- */
 
@@ -153,8 +155,7 @@ char *ui_st_fit(const char *s, size_t n, int width);
 char *ui_st_plain(const char *s, size_t n);
 /* Copy stext with ST_HL_ON/OFF around each occurrence of needle in its
  * plain text; *found counts them. */
-char *ui_st_highlight(const char *s, size_t n, const char *needle,
-                      int *found);
+char *ui_st_highlight(const char *s, size_t n, const char *needle, int *found);
 /* Human sizes: "512 B", "3.4 KB", "1.2 MB". */
 void ui_fmt_size(char *out, size_t max, double bytes);
 /* Durations: "0.8s", "12s", "3m05s". */
@@ -272,8 +273,12 @@ struct ui_input_layout {
 void ui_input_layout(const struct ui_input *in, int width,
                      struct ui_input_layout *lo);
 void ui_input_layout_free(struct ui_input_layout *lo);
+/* How many rows the text takes at width, counting at most cap (cheap
+ * for a long text: it stops there). */
+int ui_input_rows(const struct ui_input *in, int width, int cap);
 
-/* ---- paging through big files (pagefile.c) -------------------------------- */
+/* ---- paging through big files (pagefile.c) --------------------------------
+ */
 
 #define UI_PG_LINE_MAX 16384 /* longer lines are split */
 
@@ -316,7 +321,7 @@ int64_t ui_pg_offset(const struct ui_pgdoc *d, struct ui_pgpos p);
  * loop stays responsive. */
 struct ui_pgsearch {
 	char *needle;
-	int dir; /* +1 forward, -1 backward */
+	int dir;            /* +1 forward, -1 backward */
 	struct ui_pgpos at; /* where the scan goes on */
 	struct ui_pgpos hit;
 	int64_t scanned;
@@ -376,7 +381,8 @@ void ui_tree_clear_marks(struct ui_tree *t);
 /* The visible rows (expanded directories' children), in order. */
 void ui_tree_visible(struct ui_tree *t);
 
-/* ---- the model built from events (model.c) -------------------------------- */
+/* ---- the model built from events (model.c) --------------------------------
+ */
 
 enum ui_phase {
 	UI_STARTING,
@@ -431,6 +437,7 @@ struct ui_call {
 	enum ui_call_state state;
 	int is_exec;
 	int exit_code, sig, timed_out, cancelled, is_error;
+	int asking; /* an approval_request waits for a person */
 	int64_t t_start, duration_ms; /* event clock */
 	uint64_t bytes[2];            /* stdout, stderr */
 	int truncated; /* the events lost some output: read the files */
@@ -459,9 +466,9 @@ struct ui_model {
 	int max_turns;
 	int turn;
 	double in_tokens, out_tokens, cost;
-	int64_t t0_mono; /* now_ms() at event t = 0 */
-	int64_t last_t;  /* t of the last event */
-	int64_t end_ms;  /* duration once ended */
+	int64_t t0_mono;     /* now_ms() at event t = 0 */
+	int64_t last_t;      /* t of the last event */
+	int64_t end_ms;      /* duration once ended */
 	int64_t fixed_clock; /* ASSAY_TUI_CLOCK_MS, or -1 */
 	enum ui_phase phase;
 	char *end_status;
@@ -489,8 +496,7 @@ struct ui_call *ui_model_call(struct ui_model *m, const char *id);
 /* The i-th newest line of a call (0 = newest); NULL past the ring. */
 const struct ui_oline *ui_call_line(const struct ui_call *c, size_t i);
 /* exec/<id>.stdout|stderr of a call in the run dir (caller frees). */
-char *ui_call_file(const struct ui_model *m, const struct ui_call *c,
-                   int err);
+char *ui_call_file(const struct ui_model *m, const struct ui_call *c, int err);
 /* Milliseconds on the run's clock (ASSAY_TUI_CLOCK_MS pins it). */
 int64_t ui_model_now(const struct ui_model *m);
 

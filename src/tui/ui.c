@@ -80,12 +80,7 @@ static void drop_windows(struct ui *u)
 
 static int input_rows_wanted(struct ui *u, int cols)
 {
-	struct ui_input_layout lo;
-	ui_input_layout(&u->in, cols - 4, &lo);
-	int n = lo.n;
-	ui_input_layout_free(&lo);
-	int max = u->rows >= 30 ? 8 : 3;
-	return n < 1 ? 1 : n > max ? max : n;
+	return ui_input_rows(&u->in, cols - 4, u->rows >= 30 ? 8 : 3);
 }
 
 static void place(struct ui *u, int p, int y, int x, int h, int w)
@@ -197,8 +192,8 @@ static void frame(struct ui *u)
 	ui_draw_status(u);
 	wnoutrefresh(u->status);
 	draw_overlays(u);
-	int cursor = u->focus == P_INPUT && !overlay && !u->pager &&
-	             u->g[P_INPUT].shown;
+	int cursor =
+	    u->focus == P_INPUT && !overlay && !u->pager && u->g[P_INPUT].shown;
 	if (cursor) /* the cursor goes where the input window left it */
 		wnoutrefresh(u->g[P_INPUT].win);
 	curs_set(cursor ? 1 : 0);
@@ -236,11 +231,12 @@ static void on_tick(void *arg)
 		bits |= UI_DIRTY_TOOLS | UI_DIRTY_CONV;
 	if (u->m.phase != UI_ENDED || (u->notice && now_ms() < u->notice_until))
 		ui_touch(u, bits);
-	u->tick_timer = loop_timer_add(u->loop, running ? 100 : 1000, on_tick,
-	                               u);
+	u->tick_timer =
+	    loop_timer_add(u->loop, running ? 100 : 1000, on_tick, u);
 }
 
-/* ---- the live tree -------------------------------------------------------- */
+/* ---- the live tree --------------------------------------------------------
+ */
 
 static void on_listing(void *arg, int rc, const char *err, struct buf *data,
                        cJSON *list)
@@ -516,8 +512,8 @@ static void tree_key(struct ui *u, int key, int fn)
 	ui_tree_visible(t);
 	if (!t->nvis)
 		return;
-	struct ui_node *n = t->vis[u->tree_cur < (int)t->nvis ? u->tree_cur
-	                                                      : 0];
+	struct ui_node *n =
+	    t->vis[u->tree_cur < (int)t->nvis ? u->tree_cur : 0];
 	int page = u->g[P_TREE].h - 3;
 	int move = 0;
 	if ((fn && key == KEY_DOWN) || (!fn && key == 'j'))
@@ -535,8 +531,8 @@ static void tree_key(struct ui *u, int key, int fn)
 	else if ((!fn && (key == '\r' || key == 'l' || key == 'o')) ||
 	         (fn && key == KEY_RIGHT)) {
 		if (n->type == UI_N_DIR) {
-			n->expanded = key == '\r' || key == 'o' ? !n->expanded
-			                                        : 1;
+			n->expanded =
+			    key == '\r' || key == 'o' ? !n->expanded : 1;
 			t->vis_dirty = 1;
 		} else if (n->type == UI_N_FILE && !fn &&
 		           (key == '\r' || key == 'o')) {
@@ -844,6 +840,12 @@ int ui_main(struct config *c, const struct ui_opts *o)
 		ui_theme_free(&u.theme);
 		return EXIT_USAGE;
 	}
+	if (ui_terminal_check(&err) < 0) {
+		fprintf(stderr, "assay: %s\n", err);
+		free(err);
+		ui_theme_free(&u.theme);
+		return EXIT_USAGE;
+	}
 	setlocale(LC_ALL, "");
 	ui_ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
 	ui_input_init(&u.in);
@@ -872,8 +874,9 @@ int ui_main(struct config *c, const struct ui_opts *o)
 			dup2(saved, STDERR_FILENO);
 			close(saved);
 		}
-		fprintf(stderr, "assay: cannot open the terminal (TERM=%s): "
-		                "try assay run for a headless run\n",
+		fprintf(stderr,
+		        "assay: cannot open the terminal (TERM=%s): "
+		        "try assay run for a headless run\n",
 		        getenv("TERM") ? getenv("TERM") : "");
 		session_end(u.s);
 		code = EXIT_FAILED;

@@ -34,10 +34,9 @@ struct ui_watch {
 	void *arg;
 };
 
-static const uint32_t MASK = IN_CREATE | IN_DELETE | IN_MODIFY |
-                             IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO |
-                             IN_ATTRIB | IN_DELETE_SELF | IN_ONLYDIR |
-                             IN_DONT_FOLLOW;
+static const uint32_t MASK =
+    IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM |
+    IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
 
 static void add_watch(struct ui_watch *w, const char *path)
 {

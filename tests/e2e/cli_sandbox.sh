@@ -13,7 +13,7 @@ D=$SRC/tests/e2e/data
 
 set +e
 SECRET_DIR=$T/secret ASSAY_PLANTED_SECRET=planted-value-123 \
-	"$ASSAY" run --provider script --script "$D/escape.json" --input ok.txt \
+	"$ASSAY" run --ask none --provider script --script "$D/escape.json" --input ok.txt \
 	--run-dir "$T/esc" "try to escape" 2>"$T/esc.stderr"
 code=$?
 set -e
@@ -59,6 +59,17 @@ check "exec_end says timed_out" grep -q '"timed_out":true' "$T/slow/transcript.j
 check "model told about the timeout" grep -q 'timed out after' "$T/slow/transcript.jsonl"
 sleep 0.5
 check "no sleep 30x survives the timeout" sh -c "! pgrep -f 'sleep 30[012]' >/dev/null"
+
+# the model cannot lengthen the user's timeout; a UTF-8 character split
+# between two writes arrives whole
+set +e
+"$ASSAY" run --provider script --script "$D/limits.json" --timeout 1 \
+	--run-dir "$T/lim" "limits" 2>"$T/lim.stderr"
+set -e
+check "timeout_s above --timeout is capped" \
+	test "$(jget "$T/lim/transcript.jsonl" '[e["timed_out"] for e in x if e["type"]=="exec_end"][0]')" = True
+check "split UTF-8 character kept across output events" \
+	test "$(jget "$T/lim/transcript.jsonl" '"".join(e["text"] for e in x if e["type"]=="exec_output" and e["id"].endswith("_1_0"))')" = "café ok"
 
 # Ctrl-C in the middle of a command: run_end interrupted, exit 130
 "$ASSAY" run --provider script --script "$D/sleepy.json" --run-dir "$T/int" \

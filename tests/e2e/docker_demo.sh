@@ -13,6 +13,7 @@ image=${ASSAY_DOCKER_IMAGE:-assay-sandbox:latest}
 docker image inspect "$image" >/dev/null 2>&1 ||
 	{ echo "FAIL image $image is missing: scripts/sandbox-image/build-offline builds it"; exit 1; }
 cd "$T"
+P=dk$$- # run directory names, which label the containers
 
 # left RUN_DIR_NAME: containers and volumes labelled with that run
 left() {
@@ -22,32 +23,35 @@ left() {
 
 # --- the demo -------------------------------------------------------
 set +e
-"$ASSAY" demo --sandbox docker --run-dir "$T/demo" --out "$T/out" 2>"$T/demo.stderr"
+"$ASSAY" demo --sandbox docker --run-dir "$T/${P}demo" --out "$T/out" 2>"$T/demo.stderr"
 code=$?
 set -e
 check "demo with --sandbox docker exits 0 (got $code)" test "$code" -eq 0
 check "findings match the ground truth" \
 	$PY "$DATA/check_findings.py" "$T/out/output" "$DATA/building_energy.truth.json"
-TR=$T/demo/transcript.jsonl
+TR=$T/${P}demo/transcript.jsonl
 check "run_start names the docker backend" \
 	test "$(jget "$TR" 'x[0]["sandbox"]["backend"]')" = docker
 check "run_start records the image id" \
 	test "$(jget "$TR" 'x[0]["sandbox"]["image_id"]')" = "$(docker image inspect -f '{{.Id}}' "$image")"
 check "run_end completed" test "$(jget "$TR" 'x[-1]["status"]')" = completed
 check "workspace persisted with the report" \
-	sh -c "tar -tzf '$T/demo/workspace.tar.gz' | grep -qx output/anomaly_report.md"
+	sh -c "tar -tzf '$T/${P}demo/workspace.tar.gz' | grep -qx output/anomaly_report.md"
 check "the workspace tree was seen (workspace_change events)" \
 	grep -q '"path":"output/anomalies.csv","kind":"created"' "$TR"
-check "no container or volume left" test "$(left demo)" -eq 0
+check "no container or volume left" test "$(left ${P}demo)" -eq 0
 
 # --- Ctrl-C in the middle of a command -------------------------------
+# (sleeps of its own: the local backend's tests look for sleep 30[012]
+# on the host, and a container's processes are host processes)
 D=$SRC/tests/e2e/data
-"$ASSAY" run --sandbox docker --provider script --script "$D/sleepy.json" \
-	--run-dir "$T/int" "wait" 2>"$T/int.stderr" &
+sed 's/sleep 30\([0-9]\)/sleep 31\1/g' "$D/sleepy.json" >"$T/sleepy.json"
+"$ASSAY" run --sandbox docker --provider script --script "$T/sleepy.json" \
+	--run-dir "$T/${P}int" "wait" 2>"$T/int.stderr" &
 pid=$!
-for _ in $(seq 300); do grep -q started "$T/int/exec/"*.stdout 2>/dev/null && break; sleep 0.1; done
-check "the command started" grep -q started "$T/int/exec/"*.stdout
-check "its container runs" test "$(docker ps -q --filter label=assay.run=int | wc -l)" -eq 1
+for _ in $(seq 300); do grep -q started "$T/${P}int/exec/"*.stdout 2>/dev/null && break; sleep 0.1; done
+check "the command started" grep -q started "$T/${P}int/exec/"*.stdout
+check "its container runs" test "$(docker ps -q --filter label=assay.run=${P}int | wc -l)" -eq 1
 kill -INT $pid
 set +e
 wait $pid
@@ -55,26 +59,26 @@ code=$?
 set -e
 check "Ctrl-C: exit 130 (got $code)" test "$code" -eq 130
 check "Ctrl-C: run_end interrupted" \
-	test "$(jget "$T/int/transcript.jsonl" 'x[-1]["status"]')" = interrupted
-check "Ctrl-C: exec_end says cancelled" grep -q '"cancelled":true' "$T/int/transcript.jsonl"
-check "Ctrl-C: no container or volume left" test "$(left int)" -eq 0
-check "Ctrl-C: no process left" sh -c "! pgrep -f 'sleep 30[012]' >/dev/null"
+	test "$(jget "$T/${P}int/transcript.jsonl" 'x[-1]["status"]')" = interrupted
+check "Ctrl-C: exec_end says cancelled" grep -q '"cancelled":true' "$T/${P}int/transcript.jsonl"
+check "Ctrl-C: no container or volume left" test "$(left ${P}int)" -eq 0
+check "Ctrl-C: no process left" sh -c "! pgrep -f 'sleep 31[012]' >/dev/null"
 
 # --- kill -9 of assay, then a new run --------------------------------
-"$ASSAY" run --sandbox docker --provider script --script "$D/sleepy.json" \
-	--run-dir "$T/crash" "wait" 2>"$T/crash.stderr" &
+"$ASSAY" run --sandbox docker --provider script --script "$T/sleepy.json" \
+	--run-dir "$T/${P}crash" "wait" 2>"$T/crash.stderr" &
 pid=$!
-for _ in $(seq 300); do grep -q started "$T/crash/exec/"*.stdout 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q started "$T/${P}crash/exec/"*.stdout 2>/dev/null && break; sleep 0.1; done
 kill -9 $pid
 wait $pid 2>/dev/null || true
-check "kill -9: the dead run's container is still there" test "$(left crash)" -ge 1
+check "kill -9: the dead run's container is still there" test "$(left ${P}crash)" -ge 1
 "$ASSAY" run --sandbox docker --provider script --script "$D/short.json" \
-	--run-dir "$T/next" "hello" 2>"$T/next.stderr" || true
+	--run-dir "$T/${P}next" "hello" 2>"$T/next.stderr" || true
 check "the next run completes" \
-	test "$(jget "$T/next/transcript.jsonl" 'x[-1]["status"]')" = completed
-check "the next run removed the dead run's container and volume" test "$(left crash)" -eq 0
-check "the next run left nothing of its own" test "$(left next)" -eq 0
-check "kill -9: no process of the dead run left" sh -c "! pgrep -f 'sleep 30[012]' >/dev/null"
+	test "$(jget "$T/${P}next/transcript.jsonl" 'x[-1]["status"]')" = completed
+check "the next run removed the dead run's container and volume" test "$(left ${P}crash)" -eq 0
+check "the next run left nothing of its own" test "$(left ${P}next)" -eq 0
+check "kill -9: no process of the dead run left" sh -c "! pgrep -f 'sleep 31[012]' >/dev/null"
 
 # --- clear errors, exit 3 --------------------------------------------
 run3() { # run3 NAME VAR=VALUE [assay options...]
@@ -82,7 +86,7 @@ run3() { # run3 NAME VAR=VALUE [assay options...]
 	shift 2
 	set +e
 	env "$var" "$ASSAY" run --sandbox docker --provider script \
-		--script "$D/short.json" --run-dir "$T/$name" "$@" "hi" 2>"$T/$name.stderr"
+		--script "$D/short.json" --run-dir "$T/$P$name" "$@" "hi" 2>"$T/$name.stderr"
 	echo $? >"$T/$name.code"
 	set -e
 }
@@ -98,5 +102,5 @@ run3 apiver DOCKER_API_VERSION=1.99
 check "API version refused: exit 3" test "$(cat "$T/apiver.code")" -eq 3
 check "API version refused: says so" grep -q "API version refused" "$T/apiver.stderr"
 check "no container or volume left by the failed starts" \
-	test "$(($(left unreach) + $(left noimage) + $(left apiver)))" -eq 0
+	test "$(($(left ${P}unreach) + $(left ${P}noimage) + $(left ${P}apiver)))" -eq 0
 finish

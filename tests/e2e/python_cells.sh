@@ -66,7 +66,7 @@ PYEOF
 
 start_fake "$T/cells.json" --quirks openai --key sk-py
 set +e
-OPENAI_API_KEY=sk-py "$ASSAY" run --base-url "$URL" --model gpt-test \
+OPENAI_API_KEY=sk-py "$ASSAY" run --ask none --base-url "$URL" --model gpt-test \
 	--input "$CSV" --output output/daily.png \
 	--run-dir "$T/run" --out "$T/out" "explore the data" 2>"$T/stderr"
 code=$?

@@ -70,7 +70,7 @@ start_fake "$T/cells.json" --quirks openai
 echo "$PORT" >port.txt # the cells read the fake's port from a file
 set +e
 SECRET_DIR=$T/secret ASSAY_PLANTED_SECRET=planted-value-123 OPENAI_API_KEY=sk-x \
-	"$ASSAY" run --base-url "$URL" --model gpt-test --input ok.txt --input port.txt \
+	"$ASSAY" run --ask none --base-url "$URL" --model gpt-test --input ok.txt --input port.txt \
 	--run-dir "$T/run" "escape" 2>"$T/stderr"
 code=$?
 set -e

@@ -33,7 +33,7 @@ json.dump({"turns": turns}, open(sys.argv[1], "w"))
 PYEOF
 start_fake "$T/cells.json" --quirks openai
 set +e
-OPENAI_API_KEY=sk-x "$ASSAY" run --base-url "$URL" --model gpt-test \
+OPENAI_API_KEY=sk-x "$ASSAY" run --ask none --base-url "$URL" --model gpt-test \
 	--run-dir "$T/run" "crash it" 2>"$T/stderr"
 code=$?
 set -e

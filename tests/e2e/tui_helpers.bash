@@ -1,7 +1,7 @@
 # tui_helpers.bash: drive the real TUI inside tmux for the tui_*.sh tests
-# (sourced after lib.bash, not run). A private tmux server (-L, no
-# config) with a fixed window size; screens are read with capture-pane
-# and checked for titles, key lines and where things are, never for
+# (sourced after lib.bash, not run). A private tmux server (-L, a config
+# of one line, nothing from the user) with a fixed window size; screens
+# are read with capture-pane and checked for titles, key lines and where things are, never for
 # bytes that depend on timing. The UI is made deterministic with
 # ASSAY_SCRIPT_DELAY_MS=0 (scripted model at full speed) and
 # ASSAY_TUI_CLOCK_MS=0 (a fixed clock: no moving spinners or timers).
@@ -12,7 +12,9 @@ command -v tmux >/dev/null || skip "tmux is not installed"
 # still hold the old socket
 TM_BASE=assay-tui-$$-$RANDOM
 TM_N=0
-tm() { tmux -L "$TM_BASE-$TM_N" -f /dev/null "$@"; }
+# no user configuration: only what the tests need
+echo 'set -g default-terminal tmux-256color' >"$T/tmux.conf"
+tm() { tmux -L "$TM_BASE-$TM_N" -f "$T/tmux.conf" "$@"; }
 
 tui_cleanup() {
 	tm kill-server 2>/dev/null || true
@@ -41,8 +43,7 @@ tui_start() {
 	} >"$T/run.sh"
 	tm kill-server 2>/dev/null || true
 	TM_N=$((TM_N + 1))
-	tm start-server \; set -g default-terminal tmux-256color \; \
-		new-session -d -s t -x "$cols" -y "$rows" "bash $T/run.sh"
+	tm new-session -d -s t -x "$cols" -y "$rows" "bash $T/run.sh"
 }
 
 keys() { tm send-keys -t t "$@"; }

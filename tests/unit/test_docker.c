@@ -106,8 +106,8 @@ static void on_done(void *arg, int rc, const char *err, struct buf *data,
 	d->called = 1;
 	d->rc = rc;
 	d->err = err ? xstrdup(err) : NULL;
-	d->data = data ? xstrndup(data->data ? data->data : "", data->len)
-	               : NULL;
+	d->data =
+	    data ? xstrndup(data->data ? data->data : "", data->len) : NULL;
 	d->len = data ? data->len : 0;
 	d->list = list ? cJSON_Duplicate(list, 1) : NULL;
 }
@@ -222,17 +222,16 @@ static void test_stdin(void **state)
 	start(h);
 	struct result r;
 	result_init(&r);
-	const char *argv[] = {
-	    "python3", "-u", "-c",
-	    "import sys\n"
-	    "ns = {}\n"
-	    "for line in sys.stdin:\n"
-	    "    exec(line, ns)\n"
-	    "    print('--done--', flush=True)\n"
-	    "print('eof', flush=True)\n",
-	    NULL};
-	struct sbx_exec_req req = {.argv = argv, .keep_stdin = 1,
-	                           .timeout_s = 60};
+	const char *argv[] = {"python3", "-u", "-c",
+	                      "import sys\n"
+	                      "ns = {}\n"
+	                      "for line in sys.stdin:\n"
+	                      "    exec(line, ns)\n"
+	                      "    print('--done--', flush=True)\n"
+	                      "print('eof', flush=True)\n",
+	                      NULL};
+	struct sbx_exec_req req = {
+	    .argv = argv, .keep_stdin = 1, .timeout_s = 60};
 	struct sbx_exec_obs obs = {result_output, result_exit, &r};
 	char *err = NULL;
 	struct sbx_exec *e = h->sbx->ops->exec(h->sbx, &req, &obs, &err);
@@ -278,17 +277,17 @@ static void test_cancel(void **state)
 	start(h);
 	struct result r;
 	struct sbx_exec *e =
-	    harness_spawn(h, &r, "sleep 987721 & sleep 987722", 60);
+	    harness_spawn(h, &r, "sleep 987921 & sleep 987922", 60);
 	assert_non_null(e);
 	int64_t end = now_ms() + 10000;
-	while (count_procs("sleep 98772") < 2 && now_ms() < end)
+	while (count_procs("sleep 98792") < 2 && now_ms() < end)
 		loop_once(h->loop, 50);
-	assert_true(count_procs("sleep 98772") >= 2);
+	assert_true(count_procs("sleep 98792") >= 2);
 	h->sbx->ops->cancel(e);
 	harness_wait(h, &r, 10000);
 	assert_true(r.done);
 	assert_true(r.ex.cancelled);
-	assert_int_equal(wait_no_procs("sleep 98772", 3000), 0);
+	assert_int_equal(wait_no_procs("sleep 98792", 3000), 0);
 	result_free(&r);
 	/* The sandbox still works. */
 	char *o = run_out(h, "echo alive");
@@ -306,7 +305,8 @@ static void test_files(void **state)
 	do_write(h, "notes/deep/a.txt", "line1\nline2\nline3\n", &d);
 	assert_int_equal(d.rc, 0);
 	done_free(&d);
-	char *o = run_out(h, "cat notes/deep/a.txt; stat -c %s notes/deep/a.txt");
+	char *o =
+	    run_out(h, "cat notes/deep/a.txt; stat -c %s notes/deep/a.txt");
 	assert_string_equal(o, "line1\nline2\nline3\n18\n");
 	free(o);
 	do_read(h, "notes/deep/a.txt", 1 << 20, &d);
@@ -482,8 +482,8 @@ static void test_stage_fetch_export(void **state)
 		free(c2);
 		sum = xstrdup(line);
 	}
-	char *want = xasprintf("a,b\n1,2\nnested\na,b\n1,2\nregular\nsub\n%s",
-	                       sum);
+	char *want =
+	    xasprintf("a,b\n1,2\nnested\na,b\n1,2\nregular\nsub\n%s", sum);
 	assert_string_equal(o, want);
 	free(want);
 	free(o);
@@ -549,7 +549,8 @@ static void test_stage_fetch_export(void **state)
 	pclose(f);
 	assert_non_null(strstr(buf_str(&b), " output/r.md\n"));
 	assert_non_null(strstr(buf_str(&b), " input/tree/sub/n.txt\n"));
-	assert_non_null(strstr(buf_str(&b), " output/figs/evil -> /etc/passwd"));
+	assert_non_null(
+	    strstr(buf_str(&b), " output/figs/evil -> /etc/passwd"));
 	assert_null(strstr(buf_str(&b), "workspace/"));
 	buf_free(&b);
 	free(list);
@@ -607,7 +608,8 @@ static void test_hostile_tar(void **state)
 		    "    i = tarfile.TarInfo(name); i.size = len(data)\n"
 		    "    t.addfile(i, io.BytesIO(data))\n"
 		    "b = io.BytesIO()\n"
-		    "t = tarfile.open(fileobj=b, mode='w', format=tarfile.GNU_FORMAT)\n"
+		    "t = tarfile.open(fileobj=b, mode='w', "
+		    "format=tarfile.GNU_FORMAT)\n"
 		    "%s\n"
 		    "t.close(); sys.stdout.buffer.write(b.getvalue())\"",
 		    victim, cases[i].py);
@@ -616,9 +618,8 @@ static void test_hostile_tar(void **state)
 		free(cmd);
 		assert_int_equal(r.ex.exit_code, 0);
 		char *tarp = xasprintf("%s/hostile.tar", h->run_dir);
-		assert_int_equal(write_file_atomic(tarp, r.out.data, r.out.len,
-		                                   NULL),
-		                 0);
+		assert_int_equal(
+		    write_file_atomic(tarp, r.out.data, r.out.len, NULL), 0);
 		result_free(&r);
 		int fd = open(tarp, O_RDONLY | O_CLOEXEC);
 		char *dest = xasprintf("%s/dest%zu/out", h->run_dir, i);
@@ -785,28 +786,29 @@ static void test_outlive_timeout(void **state)
 	struct result r;
 	int64_t t0 = now_ms();
 	harness_run(h, &r,
-	            "(trap '' TERM HUP INT; sleep 987711) & "
-	            "(setsid sleep 987712 &) & "
-	            "nohup sleep 987713 >/dev/null 2>&1 & disown; "
-	            "env -i setsid sleep 987716 >/dev/null 2>&1 & "
+	            "(trap '' TERM HUP INT; sleep 987911) & "
+	            "(setsid sleep 987912 &) & "
+	            "nohup sleep 987913 >/dev/null 2>&1 & disown; "
+	            "env -i setsid sleep 987916 >/dev/null 2>&1 & "
 	            "python3 -c 'import os, time\n"
 	            "if os.fork() == 0:\n"
 	            "    os.setsid()\n"
 	            "    if os.fork() == 0:\n"
-	            "        os.execvp(\"sleep\", [\"sleep\", \"987714\"])\n"
-	            "' ; exec sleep 987715",
+	            "        os.execvp(\"sleep\", [\"sleep\", \"987914\"])\n"
+	            "' ; exec sleep 987915",
 	            1);
 	assert_true(r.done);
 	assert_true(r.ex.timed_out);
 	fprintf(stderr, "timeout: on_exit after %lld ms\n",
 	        (long long)(r.t_exit - t0));
 	assert_true(r.t_exit - t0 < 8000);
-	assert_int_equal(wait_no_procs("sleep 98771", 2000), 0);
+	assert_int_equal(wait_no_procs("sleep 98791", 2000), 0);
 	result_free(&r);
 	/* A command that ends normally leaves nothing behind either. */
-	harness_run(h, &r, "sleep 987717 & (setsid sleep 987718 &); echo ok", 10);
+	harness_run(h, &r, "sleep 987917 & (setsid sleep 987918 &); echo ok",
+	            10);
 	assert_int_equal(r.ex.exit_code, 0);
-	assert_int_equal(wait_no_procs("sleep 98771", 2000), 0);
+	assert_int_equal(wait_no_procs("sleep 98791", 2000), 0);
 	result_free(&r);
 	char *cmd = xasprintf("kill -0 %d", (int)getpid());
 	must_fail(h, cmd);
@@ -919,15 +921,15 @@ static void test_stop_removes(void **state)
 	struct docker *d = h->sbx->priv;
 	char *id = xstrdup(d->id);
 	struct result r;
-	assert_non_null(harness_spawn(h, &r, "sleep 987731", 60));
+	assert_non_null(harness_spawn(h, &r, "sleep 987931", 60));
 	int64_t end = now_ms() + 10000;
-	while (!count_procs("sleep 987731") && now_ms() < end)
+	while (!count_procs("sleep 987931") && now_ms() < end)
 		loop_once(h->loop, 50);
 	h->sbx->ops->stop(h->sbx);
 	assert_true(r.done); /* on_exit came, cancelled */
 	assert_true(r.ex.cancelled);
 	result_free(&r);
-	assert_int_equal(wait_no_procs("sleep 987731", 3000), 0);
+	assert_int_equal(wait_no_procs("sleep 987931", 3000), 0);
 	char *cmd = xasprintf("docker ps -aq --no-trunc | grep -c %s", id);
 	assert_int_not_equal(WEXITSTATUS(system(cmd)), 0);
 	free(cmd);

@@ -29,8 +29,7 @@ static void test_version_cmp(void **state)
 	assert_true(dk_version_cmp("1.41x", "1.0") < 0);
 }
 
-static char *nego(const char *pin, const char *max, const char *min,
-                  char **err)
+static char *nego(const char *pin, const char *max, const char *min, char **err)
 {
 	char *out = NULL;
 	*err = NULL;
@@ -108,21 +107,20 @@ static void test_endpoint_default_and_unix(void **state)
 	(void)state;
 	struct dk_endpoint ep;
 	char *err = NULL;
-	assert_int_equal(dk_endpoint_parse(NULL, NULL, NULL, "/root", &ep, &err),
-	                 0);
+	assert_int_equal(
+	    dk_endpoint_parse(NULL, NULL, NULL, "/root", &ep, &err), 0);
 	assert_string_equal(ep.unix_path, "/var/run/docker.sock");
 	assert_string_equal(ep.base, "http://docker");
 	assert_false(ep.tls);
 	dk_endpoint_free(&ep);
-	assert_int_equal(
-	    dk_endpoint_parse("unix:///run/user/1000/docker.sock", NULL, "1",
-	                      "/root", &ep, &err),
-	    0);
+	assert_int_equal(dk_endpoint_parse("unix:///run/user/1000/docker.sock",
+	                                   NULL, "1", "/root", &ep, &err),
+	                 0);
 	assert_string_equal(ep.unix_path, "/run/user/1000/docker.sock");
 	assert_false(ep.tls); /* TLS settings do not apply to a socket */
 	dk_endpoint_free(&ep);
-	assert_int_equal(dk_endpoint_parse("unix://", NULL, NULL, "/", &ep, &err),
-	                 -1);
+	assert_int_equal(
+	    dk_endpoint_parse("unix://", NULL, NULL, "/", &ep, &err), -1);
 	free(err);
 	err = NULL;
 	assert_int_equal(
@@ -136,9 +134,9 @@ static void test_endpoint_tcp(void **state)
 	(void)state;
 	struct dk_endpoint ep;
 	char *err = NULL;
-	assert_int_equal(
-	    dk_endpoint_parse("tcp://10.0.0.5:2375", NULL, NULL, "/", &ep, &err),
-	    0);
+	assert_int_equal(dk_endpoint_parse("tcp://10.0.0.5:2375", NULL, NULL,
+	                                   "/", &ep, &err),
+	                 0);
 	assert_null(ep.unix_path);
 	assert_string_equal(ep.base, "http://10.0.0.5:2375");
 	dk_endpoint_free(&ep);
@@ -148,8 +146,8 @@ static void test_endpoint_tcp(void **state)
 	    0);
 	assert_string_equal(ep.base, "http://dockerhost:2375");
 	dk_endpoint_free(&ep);
-	assert_int_equal(dk_endpoint_parse("tcp://", NULL, NULL, "/", &ep, &err),
-	                 -1);
+	assert_int_equal(
+	    dk_endpoint_parse("tcp://", NULL, NULL, "/", &ep, &err), -1);
 	free(err);
 }
 
@@ -175,8 +173,8 @@ static void test_endpoint_tls(void **state)
 		fclose(f);
 		free(p);
 	}
-	assert_int_equal(
-	    dk_endpoint_parse("tcp://h", dir, "1", "/", &ep, &err), 0);
+	assert_int_equal(dk_endpoint_parse("tcp://h", dir, "1", "/", &ep, &err),
+	                 0);
 	assert_string_equal(ep.base, "https://h:2376");
 	assert_true(ep.tls && ep.verify);
 	assert_non_null(strstr(ep.ca, "/ca.pem"));

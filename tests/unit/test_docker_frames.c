@@ -41,11 +41,15 @@ static void on_frame(void *arg, int stream, const char *data, size_t n)
 	buf_append(stream == 2 ? &k->err : &k->out, data, n);
 }
 
-static void frame(struct buf *b, unsigned char type, const char *data,
-                  size_t n)
+static void frame(struct buf *b, unsigned char type, const char *data, size_t n)
 {
-	unsigned char h[8] = {type, 0, 0, 0, (unsigned char)(n >> 24),
-	                      (unsigned char)(n >> 16), (unsigned char)(n >> 8),
+	unsigned char h[8] = {type,
+	                      0,
+	                      0,
+	                      0,
+	                      (unsigned char)(n >> 24),
+	                      (unsigned char)(n >> 16),
+	                      (unsigned char)(n >> 8),
 	                      (unsigned char)n};
 	buf_append(b, h, 8);
 	buf_append(b, data, n);
@@ -61,7 +65,7 @@ static void build(struct buf *s, struct buf *want_out, struct buf *want_err)
 	buf_puts(want_out, "hello\n");
 	frame(s, 2, "warn: x\n", 8);
 	buf_puts(want_err, "warn: x\n");
-	frame(s, 1, "", 0); /* empty frames happen */
+	frame(s, 1, "", 0);               /* empty frames happen */
 	frame(s, 0, "stdin-typed\n", 12); /* 0 is treated as stdout */
 	buf_puts(want_out, "stdin-typed\n");
 	char *big = malloc(70000);
@@ -123,7 +127,8 @@ static void test_every_split(void **state)
 		assert_int_equal(dk_demux_feed(&d, s.data, cut, on_frame, &k),
 		                 0);
 		assert_int_equal(
-		    dk_demux_feed(&d, s.data + cut, s.len - cut, on_frame, &k), 0);
+		    dk_demux_feed(&d, s.data + cut, s.len - cut, on_frame, &k),
+		    0);
 		assert_true(dk_demux_idle(&d));
 		check(&k, &wo, &we);
 		sink_free(&k);
@@ -147,7 +152,8 @@ static void test_small_pieces(void **state)
 		for (size_t pos = 0; pos < s.len; pos += step) {
 			size_t n = s.len - pos < step ? s.len - pos : step;
 			assert_int_equal(
-			    dk_demux_feed(&d, s.data + pos, n, on_frame, &k), 0);
+			    dk_demux_feed(&d, s.data + pos, n, on_frame, &k),
+			    0);
 			/* idle only exactly between frames */
 		}
 		assert_true(dk_demux_idle(&d));
@@ -195,9 +201,11 @@ static void test_bad_header(void **state)
 		struct dk_demux d;
 		dk_demux_init(&d);
 		int a = dk_demux_feed(&d, s.data, cut, on_frame, &k);
-		int b = dk_demux_feed(&d, s.data + cut, s.len - cut, on_frame, &k);
+		int b =
+		    dk_demux_feed(&d, s.data + cut, s.len - cut, on_frame, &k);
 		assert_true(a == -1 || b == -1);
-		assert_string_equal(buf_str(&k.out), "ok\nplain text, not frames\n");
+		assert_string_equal(buf_str(&k.out),
+		                    "ok\nplain text, not frames\n");
 		assert_int_equal(k.err.len, 0);
 		assert_false(dk_demux_idle(&d));
 		sink_free(&k);

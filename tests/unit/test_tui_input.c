@@ -118,7 +118,8 @@ static void test_paste_cleaned(void **state)
 	(void)state;
 	struct ui_input in;
 	ui_input_init(&in);
-	const char paste[] = "a\r\nb\tc\033[31md\x01\xc2\x9b" "e\r";
+	const char paste[] = "a\r\nb\tc\033[31md\x01\xc2\x9b"
+	                     "e\r";
 	assert_int_equal(ui_input_insert(&in, paste, sizeof paste - 1), 0);
 	assert_string_equal(text(&in), "a\nb    c[31mde\n");
 	ui_input_free(&in);
@@ -157,6 +158,9 @@ static void test_layout(void **state)
 	assert_int_equal(lo.end[2] - lo.start[2], 6);
 	assert_int_equal(lo.cur_row, 3);
 	assert_int_equal(lo.cur_col, 2);
+	/* the cheap count agrees, and stops at its cap */
+	assert_int_equal(ui_input_rows(&in, 5, 10), lo.n);
+	assert_int_equal(ui_input_rows(&in, 5, 2), 2);
 	ui_input_layout_free(&lo);
 	/* the cursor at the end of a full row goes to the next one */
 	buf_reset(&in.text);
@@ -166,6 +170,7 @@ static void test_layout(void **state)
 	assert_int_equal(lo.n, 2);
 	assert_int_equal(lo.cur_row, 1);
 	assert_int_equal(lo.cur_col, 0);
+	assert_int_equal(ui_input_rows(&in, 5, 10), 2);
 	ui_input_layout_free(&lo);
 	ui_input_free(&in);
 }

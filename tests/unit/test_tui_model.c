@@ -28,10 +28,11 @@ static void ev(struct ui_model *m, const char *json)
 static void start(struct ui_model *m)
 {
 	ui_model_init(m);
-	ev(m, "{\"seq\":1,\"t\":0,\"type\":\"run_start\",\"provider\":\"script\","
-	      "\"model\":\"m1\",\"sandbox\":{\"backend\":\"local\"},\"ask\":"
-	      "\"risky\",\"workspace\":\"/w\",\"run_dir\":\"/r\",\"limits\":"
-	      "{\"max_turns\":7}}");
+	ev(m,
+	   "{\"seq\":1,\"t\":0,\"type\":\"run_start\",\"provider\":\"script\","
+	   "\"model\":\"m1\",\"sandbox\":{\"backend\":\"local\"},\"ask\":"
+	   "\"risky\",\"workspace\":\"/w\",\"run_dir\":\"/r\",\"limits\":"
+	   "{\"max_turns\":7}}");
 }
 
 static void test_conversation(void **state)
@@ -87,11 +88,14 @@ static void test_call_output(void **state)
 	assert_int_equal(ui_tree_find(&m.tree, "old.txt")->mark, UI_MARK_NONE);
 	ev(&m, "{\"t\":11,\"type\":\"exec_start\",\"id\":\"c/../1\"}");
 	assert_int_equal(c->state, UI_CALL_RUNNING);
-	ev(&m, "{\"t\":12,\"type\":\"exec_output\",\"id\":\"c/../1\",\"stream\":"
-	       "\"stdout\",\"bytes\":27,\"text\":\"10%\\r100%\\nA\\u001b]0;x\\u0007B"
-	       "\\n\\u001b[31mpart\"}");
-	ev(&m, "{\"t\":13,\"type\":\"exec_output\",\"id\":\"c/../1\",\"stream\":"
-	       "\"stderr\",\"bytes\":5,\"text\":\"oops\\n\"}");
+	ev(&m,
+	   "{\"t\":12,\"type\":\"exec_output\",\"id\":\"c/../1\",\"stream\":"
+	   "\"stdout\",\"bytes\":27,\"text\":\"10%\\r100%\\nA\\u001b]0;"
+	   "x\\u0007B"
+	   "\\n\\u001b[31mpart\"}");
+	ev(&m,
+	   "{\"t\":13,\"type\":\"exec_output\",\"id\":\"c/../1\",\"stream\":"
+	   "\"stderr\",\"bytes\":5,\"text\":\"oops\\n\"}");
 	assert_int_equal(c->nline, 3);
 	assert_string_equal(ui_call_line(c, 2)->st, "100%");
 	assert_string_equal(ui_call_line(c, 1)->st, "AB");
@@ -99,19 +103,21 @@ static void test_call_output(void **state)
 	assert_int_equal(ui_call_line(c, 0)->err, 1);
 	assert_true(ui_term_open(&c->term[0])); /* "part" is still open */
 	assert_false(c->truncated);
-	ev(&m, "{\"t\":14,\"type\":\"exec_output\",\"id\":\"c/../1\",\"stream\":"
-	       "\"stdout\",\"bytes\":90000,\"text\":\"x\",\"truncated\":true}");
+	ev(&m,
+	   "{\"t\":14,\"type\":\"exec_output\",\"id\":\"c/../1\",\"stream\":"
+	   "\"stdout\",\"bytes\":90000,\"text\":\"x\",\"truncated\":true}");
 	assert_true(c->truncated);
 	assert_int_equal(c->bytes[0], 90027);
-	ev(&m, "{\"t\":50,\"type\":\"exec_end\",\"id\":\"c/../1\",\"exit_code\":2,"
-	       "\"signal\":0,\"timed_out\":false,\"duration_ms\":39,"
-	       "\"stdout_bytes\":90030,\"stderr_bytes\":5}");
+	ev(&m,
+	   "{\"t\":50,\"type\":\"exec_end\",\"id\":\"c/../1\",\"exit_code\":2,"
+	   "\"signal\":0,\"timed_out\":false,\"duration_ms\":39,"
+	   "\"stdout_bytes\":90030,\"stderr_bytes\":5}");
 	assert_int_equal(c->state, UI_CALL_DONE);
 	assert_int_equal(c->exit_code, 2);
 	assert_int_equal(c->duration_ms, 39);
 	assert_int_equal(c->nline, 4); /* the open line was flushed */
-	char *p = ui_st_plain(ui_call_line(c, 0)->st,
-	                      strlen(ui_call_line(c, 0)->st));
+	char *p =
+	    ui_st_plain(ui_call_line(c, 0)->st, strlen(ui_call_line(c, 0)->st));
 	assert_string_equal(p, "partx");
 	free(p);
 	/* the files of a call, with its id made safe */
@@ -164,7 +170,8 @@ static void test_tree_and_end(void **state)
 	       "\"arguments\":{\"path\":\"input/a.csv\",\"content\":\"x\"}}");
 	ev(&m, "{\"type\":\"workspace_change\",\"path\":\"input/a.csv\","
 	       "\"kind\":\"modified\",\"size\":1}");
-	assert_int_equal(ui_tree_find(&m.tree, "input/a.csv")->mark, UI_MARK_MOD);
+	assert_int_equal(ui_tree_find(&m.tree, "input/a.csv")->mark,
+	                 UI_MARK_MOD);
 	assert_int_equal(ui_tree_find(&m.tree, "out/deep/b.png")->mark,
 	                 UI_MARK_NONE);
 	ev(&m, "{\"type\":\"tool_result\",\"id\":\"w\",\"content\":\"wrote 1 "
@@ -188,7 +195,30 @@ static void test_tree_and_end(void **state)
 	assert_int_equal(m.exit_code, 0);
 	struct ui_item *last = &m.items[m.nitems - 1];
 	assert_int_equal(last->kind, UI_ITEM_END);
-	assert_non_null(strstr(buf_str(&last->text), "output o.csv -> out/o.csv"));
+	assert_non_null(
+	    strstr(buf_str(&last->text), "output o.csv -> out/o.csv"));
+	ui_model_free(&m);
+}
+
+static void test_approvals(void **state)
+{
+	(void)state;
+	struct ui_model m;
+	start(&m);
+	ev(&m, "{\"type\":\"tool_call\",\"id\":\"r\",\"name\":\"shell\","
+	       "\"arguments\":{\"command\":\"rm -rf data\"}}");
+	ev(&m, "{\"type\":\"approval_request\",\"id\":\"r\",\"tool\":"
+	       "\"shell\",\"command\":\"rm -rf data\",\"reasons\":[]}");
+	assert_true(m.calls[0]->asking);
+	assert_int_equal(m.calls[0]->state, UI_CALL_PENDING);
+	ev(&m, "{\"type\":\"approval\",\"id\":\"r\",\"decision\":"
+	       "\"denied\",\"by\":\"user\"}");
+	assert_false(m.calls[0]->asking);
+	assert_int_equal(m.calls[0]->state, UI_CALL_DENIED);
+	/* a result after the denial keeps the call denied */
+	ev(&m, "{\"type\":\"tool_result\",\"id\":\"r\",\"content\":"
+	       "\"denied by the user\",\"is_error\":true}");
+	assert_int_equal(m.calls[0]->state, UI_CALL_DENIED);
 	ui_model_free(&m);
 }
 
@@ -225,6 +255,7 @@ int main(void)
 	    cmocka_unit_test(test_call_output),
 	    cmocka_unit_test(test_ring_is_bounded),
 	    cmocka_unit_test(test_tree_and_end),
+	    cmocka_unit_test(test_approvals),
 	    cmocka_unit_test(test_tree_sync_marks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -98,7 +98,8 @@ static void test_sgr_kept(void **state)
 {
 	(void)state;
 	struct lines ls;
-	const char *s = "\033[1;31mred\033[0m plain \033[38;5;208mo\033[38;2;1;2;3mt";
+	const char *s =
+	    "\033[1;31mred\033[0m plain \033[38;5;208mo\033[38;2;1;2;3mt";
 	run(&ls, s, strlen(s));
 	assert_int_equal(ls.n, 1);
 	assert_string_equal(ls.l[0], "\033[0;1;38;5;1mred\033[0m plain "
@@ -190,7 +191,10 @@ static void test_wide_overwrite(void **state)
 	run(&ls, s, strlen(s));
 	assert_string_equal(ls.l[0], "X\xe4\xb8\xad");
 	lines_free(&ls);
-	assert_int_equal(ui_st_width("\xe4\xb8\xad" "a", 4), 3);
+	assert_int_equal(ui_st_width("\xe4\xb8\xad"
+	                             "a",
+	                             4),
+	                 3);
 }
 
 static void test_long_line_is_broken(void **state)

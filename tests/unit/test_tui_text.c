@@ -26,12 +26,15 @@ static void test_width(void **state)
 	assert_int_equal(ui_st_width("\xe4\xb8\xad\xe6\x96\x87", 6), 4);
 	assert_int_equal(ui_st_width("\xc3\xa9", 2), 1);
 	/* markers take no room */
-	assert_int_equal(ui_st_width("\x01\x05" "ab\033[0;1mc\002d\003", 13),
+	assert_int_equal(ui_st_width("\x01\x05"
+	                             "ab\033[0;1mc\002d\003",
+	                             13),
 	                 4);
 	uint32_t cp;
 	assert_int_equal(ui_u8_decode("\xc0\xaf", 2, &cp), 1); /* overlong */
 	assert_int_equal(cp, 0xFFFD);
-	assert_int_equal(ui_u8_decode("\xed\xa0\x80", 3, &cp), 1); /* surrogate */
+	assert_int_equal(ui_u8_decode("\xed\xa0\x80", 3, &cp),
+	                 1); /* surrogate */
 	assert_int_equal(cp, 0xFFFD);
 }
 
@@ -142,8 +145,10 @@ static void test_markdown(void **state)
 	assert_int_equal(md.l[0].st[1], UE_HEADING + 1);
 	/* bold and code switch elements and come back */
 	const char *l1 = md.l[1].st;
-	assert_non_null(strstr(l1, "\x01\x0b" "bold")); /* UE_BOLD */
-	assert_non_null(strstr(l1, "\x01\x0c" "code")); /* UE_CODE */
+	assert_non_null(strstr(l1, "\x01\x0b"
+	                           "bold")); /* UE_BOLD */
+	assert_non_null(strstr(l1, "\x01\x0c"
+	                           "code")); /* UE_CODE */
 	p = plain(l1);
 	assert_string_equal(p, "Some bold and code here.");
 	free(p);

@@ -118,8 +118,7 @@ static void test_user_theme_first(void **state)
 	ui_theme_free(&t);
 }
 
-static void expect_error(const char *name, const char *text,
-                         const char *key)
+static void expect_error(const char *name, const char *text, const char *key)
 {
 	write_theme(name, text);
 	struct ui_theme t;
@@ -140,7 +139,8 @@ static void test_broken_themes(void **state)
 	             "elements.bordr");
 	expect_error("b2", "{\"elements\": {\"border\": {\"fg\": \"purpl\"}}}",
 	             "elements.border.fg");
-	expect_error("b3", "{\"elements\": {\"title\": {\"attrs\": [\"shiny\"]}}}",
+	expect_error("b3",
+	             "{\"elements\": {\"title\": {\"attrs\": [\"shiny\"]}}}",
 	             "elements.title.attrs");
 	expect_error("b4", "{\"colours\": {}}", "colours");
 	expect_error("b5", "{\"elements\": {\"ok\": 300}}", "elements.ok");

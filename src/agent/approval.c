@@ -1,0 +1,576 @@
+/* approval.c: the POLICY -> ASK -> AWAITING_APPROVAL steps of the
+ * session (DESIGN.md section 2). When a turn's tool calls arrive each
+ * is classified and decided: allowed or denied by a rule or the mode,
+ * or put to the frontend's approver, whose answer comes back through
+ * session_approve. Every decision is an `approval` event; calls run in
+ * order once their decision is known. */
+#include "agent_internal.h"
+
+#include "assay/buf.h"
+#include "assay/config.h"
+#include "assay/json.h"
+#include "assay/log.h"
+#include "assay/loop.h"
+#include "assay/policy.h"
+#include "assay/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PROJECT_CONFIG ".assay/config.json"
+#define WORKDIR "/workspace"
+
+enum approval_state { APPROVAL_ASKING, APPROVAL_RUN, APPROVAL_DENIED };
+
+struct approval {
+	enum approval_state state;
+	const cJSON *call; /* in s->pending */
+	char *id;
+	char *tool;
+	struct policy_verdict *v;
+	cJSON *edited; /* the call with the user's command, when edited */
+	char *result;  /* the tool result of a denied call */
+	const char **reasons;
+	struct session_approval req;
+};
+
+static const char *const DENIED_BY_USER =
+    "denied by the user: the user chose not to run this call, so it did "
+    "not run. Do not retry it as it is; do the task another way, or ask "
+    "the user what to do.";
+
+static int exists_in_snapshot(void *arg, const char *rel)
+{
+	struct session *s = arg;
+	return snapshot_has(s->snapshot, rel);
+}
+
+int approval_init(struct session *s, char **err)
+{
+	s->policy = policy_new(s->cfg, err);
+	if (!s->policy)
+		return -1;
+	policy_set_exists(s->policy, exists_in_snapshot, s);
+	return 0;
+}
+
+static void free_entries(struct session *s)
+{
+	for (int i = 0; i < s->napprovals; i++) {
+		struct approval *a = &s->approvals[i];
+		free(a->id);
+		free(a->tool);
+		policy_verdict_free(a->v);
+		cJSON_Delete(a->edited);
+		free(a->result);
+		free(a->reasons);
+	}
+	free(s->approvals);
+	s->approvals = NULL;
+	s->napprovals = 0;
+}
+
+void approval_free(struct session *s)
+{
+	if (s->approval_timer)
+		loop_timer_cancel(s->loop, s->approval_timer);
+	s->approval_timer = 0;
+	free_entries(s);
+	policy_free(s->policy);
+	s->policy = NULL;
+}
+
+void session_set_approver(struct session *s,
+                          const struct session_approver *ops, void *arg)
+{
+	s->approver = ops ? *ops : (struct session_approver){0};
+	s->approver_arg = arg;
+}
+
+static struct approval *find(struct session *s, const char *id)
+{
+	for (int i = 0; i < s->napprovals; i++)
+		if (!strcmp(s->approvals[i].id, id))
+			return &s->approvals[i];
+	return NULL;
+}
+
+/* --- events ------------------------------------------------------ */
+
+static void add_reasons(cJSON *ev, const struct policy_verdict *v)
+{
+	cJSON *r = cJSON_AddArrayToObject(ev, "reasons");
+	cJSON *k = cJSON_AddArrayToObject(ev, "kinds");
+	unsigned seen = 0;
+	for (size_t i = 0; v && i < v->nreasons; i++) {
+		cJSON_AddItemToArray(r, cJSON_CreateString(v->reasons[i].text));
+		if (seen & (1u << v->reasons[i].kind))
+			continue;
+		seen |= 1u << v->reasons[i].kind;
+		cJSON_AddItemToArray(
+		    k, cJSON_CreateString(policy_kind_name(v->reasons[i].kind)));
+	}
+}
+
+static void add_string(cJSON *ev, const char *key, const char *value)
+{
+	if (value)
+		cJSON_AddStringToObject(ev, key, value);
+	else
+		cJSON_AddNullToObject(ev, key);
+}
+
+struct decision {
+	const char *decision; /* approved, edited, denied */
+	const char *by;       /* user, rule, mode */
+	const char *choice;   /* what the user picked, or NULL */
+	const cJSON *rule;    /* the deciding or saved rule */
+	const cJSON *rules;   /* all rules saved, or NULL */
+	const char *final;    /* what runs (NULL when denied) */
+	const char *feedback;
+	const char *note;
+	const char *scope; /* where "always" saved */
+};
+
+static void emit_approval(struct session *s, const struct approval *a,
+                          const struct decision *d)
+{
+	cJSON *ev = event_new("approval");
+	cJSON_AddStringToObject(ev, "id", a->id);
+	cJSON_AddStringToObject(ev, "tool", a->tool);
+	cJSON_AddStringToObject(ev, "decision", d->decision);
+	cJSON_AddStringToObject(ev, "by", d->by);
+	cJSON_AddStringToObject(ev, "mode", s->cfg->ask);
+	if (d->choice)
+		cJSON_AddStringToObject(ev, "choice", d->choice);
+	if (d->rule)
+		cJSON_AddItemToObject(ev, "rule", cJSON_Duplicate(d->rule, 1));
+	else
+		cJSON_AddNullToObject(ev, "rule");
+	if (d->rules)
+		cJSON_AddItemToObject(ev, "rules",
+		                      cJSON_Duplicate(d->rules, 1));
+	add_reasons(ev, a->v);
+	cJSON_AddStringToObject(ev, "original", a->v ? a->v->subject : "");
+	add_string(ev, "final", d->final);
+	add_string(ev, "feedback", d->feedback);
+	if (d->scope) {
+		cJSON *saved = cJSON_AddObjectToObject(ev, "saved");
+		cJSON_AddStringToObject(saved, "scope", d->scope);
+		if (!strcmp(d->scope, "project"))
+			cJSON_AddStringToObject(saved, "path", PROJECT_CONFIG);
+	}
+	if (d->note)
+		cJSON_AddStringToObject(ev, "note", d->note);
+	session_emit(s, ev);
+}
+
+static void emit_request(struct session *s, const struct approval *a)
+{
+	cJSON *ev = event_new("approval_request");
+	cJSON_AddStringToObject(ev, "id", a->id);
+	cJSON_AddStringToObject(ev, "tool", a->tool);
+	cJSON_AddStringToObject(ev, "command", a->v->subject);
+	cJSON_AddStringToObject(ev, "cwd", WORKDIR);
+	add_reasons(ev, a->v);
+	if (a->v->save)
+		cJSON_AddItemToObject(ev, "rules",
+		                      cJSON_Duplicate(a->v->save, 1));
+	else
+		cJSON_AddNullToObject(ev, "rules");
+	add_string(ev, "no_always", a->v->no_save);
+	cJSON_AddBoolToObject(ev, "editable", a->req.editable);
+	session_emit(s, ev);
+}
+
+static void emit_tool_call(struct session *s, const cJSON *call)
+{
+	cJSON *ev = event_new("tool_call");
+	cJSON_AddStringToObject(ev, "id", json_str(call, "id", ""));
+	cJSON_AddStringToObject(ev, "name", json_str(call, "name", ""));
+	cJSON_AddItemToObject(
+	    ev, "arguments",
+	    cJSON_Duplicate(cJSON_GetObjectItem(call, "arguments"), 1));
+	session_emit(s, ev);
+}
+
+/* --- deciding ---------------------------------------------------- */
+
+/* A rule that would let this call run, for the "not approved" text. */
+static char *example_rule(const struct approval *a)
+{
+	const struct policy_verdict *v = a->v;
+	if (v->save)
+		return json_print(cJSON_GetArrayItem(v->save, 0));
+	for (size_t k = 0; k < v->nparts; k++) {
+		if (!v->parts[k].nreasons && v->nparts > 1)
+			continue;
+		cJSON *r = cJSON_CreateObject();
+		char *glob = policy_glob_escape(v->parts[k].text);
+		cJSON_AddStringToObject(r, "match", glob);
+		free(glob);
+		cJSON_AddStringToObject(r, "action", "allow");
+		if (strcmp(a->tool, "shell"))
+			cJSON_AddStringToObject(r, "tool", a->tool);
+		char *text = json_print(r);
+		cJSON_Delete(r);
+		return text;
+	}
+	return NULL;
+}
+
+static char *not_approved(struct session *s, const struct approval *a)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	buf_printf(&b,
+	           "not approved: this %s call needs a person's approval "
+	           "and there is no one to ask (assay runs without a "
+	           "terminal), so it did not run.",
+	           a->tool);
+	if (a->v->nreasons) {
+		buf_puts(&b, " Why it needs approval: ");
+		for (size_t k = 0; k < a->v->nreasons; k++)
+			buf_printf(&b, "%s%s", k ? "; " : "",
+			           a->v->reasons[k].text);
+		buf_puts(&b, ".");
+	} else {
+		buf_printf(&b, " --ask %s asks about every call.", s->cfg->ask);
+	}
+	/* no rule is suggested for what cannot be seen: it would allow
+	 * more than anyone can read */
+	int blind = 0;
+	for (size_t k = 0; k < a->v->nreasons; k++)
+		blind |= a->v->reasons[k].kind == POLICY_HIDDEN ||
+		         a->v->reasons[k].kind == POLICY_UNPARSED;
+	char *rule = blind ? NULL : example_rule(a);
+	buf_puts(&b, " To let calls like it run, the user can start assay "
+	             "with --ask none (nothing is asked; deny rules still "
+	             "apply) or add an allow rule to .assay/config.json or "
+	             "assay.json");
+	if (rule)
+		buf_printf(&b, ", for example \"rules\": [%s]", rule);
+	buf_puts(&b, ". Until then, do the task without this call.");
+	free(rule);
+	return buf_detach(&b);
+}
+
+static char *denied_by_rule(const cJSON *rule)
+{
+	char *r = json_print(rule);
+	char *text = xasprintf(
+	    "denied by a rule: %s in the configuration forbids this call, so "
+	    "it did not run. Do not try to get around the rule; do the task "
+	    "another way, or tell the user what you need.",
+	    r);
+	free(r);
+	return text;
+}
+
+static void fill_request(struct approval *a)
+{
+	const struct policy_verdict *v = a->v;
+	a->reasons = xcalloc(v->nreasons + 1, sizeof *a->reasons);
+	for (size_t k = 0; k < v->nreasons; k++)
+		a->reasons[k] = v->reasons[k].text;
+	a->req = (struct session_approval){
+	    .id = a->id,
+	    .tool = a->tool,
+	    .subject = v->subject,
+	    .cwd = WORKDIR,
+	    .reasons = a->reasons,
+	    .nreasons = v->nreasons,
+	    .rules = v->save,
+	    .no_always = v->no_save,
+	    .editable = !strcmp(a->tool, "shell") || !strcmp(a->tool, "python"),
+	};
+}
+
+/* Arguments the tool will refuse anyway need no decision. */
+static int bad_arguments(const cJSON *call)
+{
+	return json_str(call, "arguments_error", NULL) ||
+	       !cJSON_IsObject(cJSON_GetObjectItem(call, "arguments"));
+}
+
+static void decide(struct session *s, struct approval *a)
+{
+	const cJSON *args = cJSON_GetObjectItem(a->call, "arguments");
+	if (bad_arguments(a->call)) {
+		a->state = APPROVAL_RUN;
+		emit_approval(s, a,
+		              &(struct decision){
+		                  .decision = "approved",
+		                  .by = "mode",
+		                  .note = "the arguments are not valid: the "
+		                          "tool reports the error"});
+		return;
+	}
+	a->v = policy_check(s->policy, a->tool, args);
+	struct policy_verdict *v = a->v;
+	if (v->action == POLICY_ALLOW) {
+		a->state = APPROVAL_RUN;
+		emit_approval(s, a,
+		              &(struct decision){.decision = "approved",
+		                                 .by = v->by,
+		                                 .rule = v->rule,
+		                                 .final = v->subject});
+	} else if (v->action == POLICY_DENY) {
+		a->state = APPROVAL_DENIED;
+		a->result = denied_by_rule(v->rule);
+		emit_approval(s, a,
+		              &(struct decision){.decision = "denied",
+		                                 .by = "rule",
+		                                 .rule = v->rule});
+	} else if (!s->approver.request) {
+		a->state = APPROVAL_DENIED;
+		a->result = not_approved(s, a);
+		emit_approval(s, a,
+		              &(struct decision){
+		                  .decision = "denied",
+		                  .by = "mode",
+		                  .rule = v->rule,
+		                  .note = "no one to ask: assay runs without "
+		                          "a terminal"});
+	} else {
+		a->state = APPROVAL_ASKING;
+		fill_request(a);
+		emit_request(s, a);
+		s->approver.request(s->approver_arg, &a->req);
+	}
+}
+
+void approval_turn(struct session *s)
+{
+	free_entries(s);
+	int n = cJSON_GetArraySize(s->pending);
+	s->approvals = xcalloc(n > 0 ? (size_t)n : 1, sizeof *s->approvals);
+	s->napprovals = n;
+	for (int i = 0; i < n; i++) {
+		struct approval *a = &s->approvals[i];
+		a->call = cJSON_GetArrayItem(s->pending, i);
+		a->id = xstrdup(json_str(a->call, "id", ""));
+		a->tool = xstrdup(json_str(a->call, "name", ""));
+		a->state = APPROVAL_ASKING; /* until decided below */
+	}
+	/* every call is announced before any is asked about, so a
+	 * frontend sees the whole turn */
+	for (int i = 0; i < n; i++)
+		emit_tool_call(s, s->approvals[i].call);
+	for (int i = 0; i < n && s->state != SESSION_DONE; i++)
+		decide(s, &s->approvals[i]);
+}
+
+int approval_next(struct session *s, const cJSON **run, const char **denied)
+{
+	*run = cJSON_GetArrayItem(s->pending, s->next_call);
+	*denied = NULL;
+	struct approval *a =
+	    s->next_call < s->napprovals ? &s->approvals[s->next_call] : NULL;
+	if (!a)
+		return 1;
+	if (a->state == APPROVAL_ASKING)
+		return 0;
+	if (a->state == APPROVAL_DENIED)
+		*denied = a->result;
+	else if (a->edited)
+		*run = a->edited;
+	return 1;
+}
+
+char *approval_result(struct session *s, const char *id, const char *content)
+{
+	struct approval *a = find(s, id);
+	if (!a || !a->edited)
+		return xstrdup(content);
+	const cJSON *args = cJSON_GetObjectItem(a->edited, "arguments");
+	const char *ran = json_str(args, !strcmp(a->tool, "python") ? "code"
+	                                                            : "command",
+	                           "");
+	return xasprintf("[the user edited this call before it ran; what ran "
+	                 "instead of your %s:\n%s\n]\n%s",
+	                 !strcmp(a->tool, "python") ? "code" : "command", ran,
+	                 content);
+}
+
+void approval_cancel_all(struct session *s)
+{
+	for (int i = 0; i < s->napprovals; i++) {
+		struct approval *a = &s->approvals[i];
+		if (a->state != APPROVAL_ASKING || !a->v)
+			continue;
+		a->state = APPROVAL_DENIED;
+		a->result = xstrdup("[not run: the run ended before the user "
+		                    "decided]");
+		if (s->approver.cancel)
+			s->approver.cancel(s->approver_arg, a->id);
+	}
+}
+
+/* --- the person's answer ----------------------------------------- */
+
+static void timer_fired(void *arg)
+{
+	struct session *s = arg;
+	s->approval_timer = 0;
+	if (s->state == SESSION_AWAITING_APPROVAL)
+		session_run_next(s);
+}
+
+/* Through the loop: session_approve may be called from anywhere,
+ * even from inside the approver's request. */
+static void wake(struct session *s)
+{
+	if (!s->approval_timer)
+		s->approval_timer = loop_timer_add(s->loop, 0, timer_fired, s);
+}
+
+static int edit(struct session *s, struct approval *a, const char *edited,
+                char **err)
+{
+	if (!a->req.editable)
+		return set_err(err, "a %s call cannot be edited", a->tool);
+	if (!edited || !*edited)
+		return set_err(err, "the edited %s is empty",
+		               !strcmp(a->tool, "python") ? "code" : "command");
+	cJSON *call = cJSON_Duplicate(a->call, 1);
+	cJSON *args = cJSON_GetObjectItem(call, "arguments");
+	const char *key = !strcmp(a->tool, "python") ? "code" : "command";
+	cJSON_ReplaceItemInObject(args, key, cJSON_CreateString(edited));
+	/* the user's own deny rules still hold for what they type */
+	struct policy_verdict *v = policy_check(s->policy, a->tool, args);
+	if (v->action == POLICY_DENY) {
+		char *r = json_print(v->rule);
+		set_err(err, "the edited %s is denied by the rule %s", key, r);
+		free(r);
+		policy_verdict_free(v);
+		cJSON_Delete(call);
+		return -1;
+	}
+	policy_verdict_free(v);
+	a->edited = call;
+	return 0;
+}
+
+/* After "always": other waiting calls the new rules allow run too. */
+static void recheck_waiting(struct session *s)
+{
+	for (int i = 0; i < s->napprovals; i++) {
+		struct approval *a = &s->approvals[i];
+		if (a->state != APPROVAL_ASKING || !a->v)
+			continue;
+		struct policy_verdict *v = policy_check(
+		    s->policy, a->tool, cJSON_GetObjectItem(a->call, "arguments"));
+		if (v->action != POLICY_ALLOW) {
+			policy_verdict_free(v);
+			continue;
+		}
+		a->state = APPROVAL_RUN;
+		emit_approval(s, a,
+		              &(struct decision){.decision = "approved",
+		                                 .by = v->by,
+		                                 .rule = v->rule,
+		                                 .final = v->subject});
+		policy_verdict_free(v);
+		if (s->approver.cancel)
+			s->approver.cancel(s->approver_arg, a->id);
+	}
+}
+
+static int always(struct session *s, struct approval *a,
+                  enum session_scope scope, char **err)
+{
+	if (!a->v->save)
+		return set_err(err, "\"always\" is not offered for this call: %s",
+		               a->v->no_save ? a->v->no_save : "no rule");
+	if (scope == SESSION_SCOPE_PROJECT &&
+	    policy_save_rules(PROJECT_CONFIG, a->v->save, err) < 0)
+		return -1;
+	const cJSON *r;
+	cJSON_ArrayForEach(r, a->v->save)
+	{
+		if (policy_add_rule(s->policy, r, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int session_approve(struct session *s, const char *id,
+                    enum session_decision decision, const char *edited,
+                    const char *feedback, enum session_scope scope,
+                    char **err)
+{
+	struct approval *a = id ? find(s, id) : NULL;
+	if (!a || a->state != APPROVAL_ASKING || !a->v || s->state == SESSION_DONE)
+		return set_err(err, "no call %s is waiting for approval",
+		               id ? id : "(null)");
+	struct decision d = {.by = "user", .final = a->v->subject};
+	switch (decision) {
+	case SESSION_RUN_ONCE:
+		d.decision = "approved";
+		d.choice = "run_once";
+		break;
+	case SESSION_EDIT:
+		if (edit(s, a, edited, err) < 0)
+			return -1;
+		d.decision = "edited";
+		d.choice = "edit";
+		d.final = edited;
+		break;
+	case SESSION_ALWAYS:
+		if (always(s, a, scope, err) < 0)
+			return -1;
+		d.decision = "approved";
+		d.choice = "always";
+		d.rule = cJSON_GetArrayItem(a->v->save, 0);
+		d.rules = a->v->save;
+		d.scope = scope == SESSION_SCOPE_PROJECT ? "project" : "session";
+		break;
+	case SESSION_DENY:
+		d.decision = "denied";
+		d.choice = "deny";
+		d.final = NULL;
+		a->result = xstrdup(DENIED_BY_USER);
+		break;
+	case SESSION_FEEDBACK:
+		if (!feedback || !*feedback)
+			return set_err(err, "the feedback is empty");
+		d.decision = "denied";
+		d.choice = "feedback";
+		d.final = NULL;
+		d.feedback = feedback;
+		a->result = xasprintf("denied by the user, who did not run "
+		                      "this call and says:\n%s",
+		                      feedback);
+		break;
+	default:
+		return set_err(err, "unknown decision %d", (int)decision);
+	}
+	a->state = d.final ? APPROVAL_RUN : APPROVAL_DENIED;
+	emit_approval(s, a, &d);
+	if (decision == SESSION_ALWAYS)
+		recheck_waiting(s);
+	wake(s);
+	return 0;
+}
+
+size_t session_approvals_pending(const struct session *s)
+{
+	size_t n = 0;
+	for (int i = 0; i < s->napprovals; i++)
+		n += s->approvals[i].state == APPROVAL_ASKING && s->approvals[i].v;
+	return n;
+}
+
+const struct session_approval *session_approval_at(const struct session *s,
+                                                   size_t i)
+{
+	for (int k = 0; k < s->napprovals; k++) {
+		const struct approval *a = &s->approvals[k];
+		if (a->state != APPROVAL_ASKING || !a->v)
+			continue;
+		if (i-- == 0)
+			return &a->req;
+	}
+	return NULL;
+}

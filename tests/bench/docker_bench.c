@@ -1,0 +1,201 @@
+/* docker_bench.c: the docker backend against the docker CLI, on the same
+ * container in the same run, interleaved:
+ *   - the round trip of `true`: sbx exec through the Engine API (exec
+ *     create, start with the stream attached, inspect; the wrapper that
+ *     sets the limits and sweeps leftovers included) against
+ *     `docker exec NAME true` (goal: at most half the CLI's time);
+ *   - staging 50 MB of inputs (assay-archive packs, PUT .../archive)
+ *     against `docker cp` of the same file (goal: at least as fast).
+ * Prints medians and ratios; does not fail on a missed goal.
+ *
+ * usage: docker_bench [-n RUNS]  (assay-archive beside it; built and
+ * run by tests/bench/docker_bench.sh) */
+#include "assay/config.h"
+#include "assay/loop.h"
+#include "assay/sandbox.h"
+#include "assay/util.h"
+#include "sandbox/docker_internal.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+struct one {
+	int done, code;
+};
+
+static void on_exit_cb(void *arg, const struct sbx_exit *ex)
+{
+	struct one *o = arg;
+	o->done = 1;
+	o->code = ex->error ? -2 : ex->exit_code;
+}
+
+static double api_true(struct sbx *s, struct loop *l)
+{
+	struct one o = {0};
+	struct sbx_exec_req r = {.command = "true", .timeout_s = 30};
+	struct sbx_exec_obs obs = {NULL, on_exit_cb, &o};
+	char *err = NULL;
+	int64_t t0 = now_ms();
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	if (!s->ops->exec(s, &r, &obs, &err)) {
+		fprintf(stderr, "exec: %s\n", err);
+		exit(1);
+	}
+	while (!o.done && now_ms() - t0 < 30000)
+		loop_once(l, 100);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if (o.code != 0) {
+		fprintf(stderr, "true through the API failed (%d)\n", o.code);
+		exit(1);
+	}
+	return (double)(b.tv_sec - a.tv_sec) * 1e3 +
+	       (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+}
+
+/* Wall milliseconds of argv, which must succeed. */
+static double run_cmd(char *const *argv)
+{
+	struct timespec a, b;
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	pid_t pid;
+	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
+		perror(argv[0]);
+		exit(1);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	posix_spawn_file_actions_destroy(&fa);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "%s %s failed\n", argv[0], argv[1]);
+		exit(1);
+	}
+	return (double)(b.tv_sec - a.tv_sec) * 1e3 +
+	       (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void report(const char *what, double *a, double *b, int n,
+                   const char *an, const char *bn, const char *goal)
+{
+	double ratio[256];
+	for (int i = 0; i < n; i++)
+		ratio[i] = a[i] / b[i];
+	double mr = median(ratio, n);
+	double ma = median(a, n), mb = median(b, n);
+	printf("%s (%d runs, interleaved):\n", what, n);
+	printf("  %-34s median %7.1f ms (min %.1f, max %.1f)\n", an, ma, a[0],
+	       a[n - 1]);
+	printf("  %-34s median %7.1f ms (min %.1f, max %.1f)\n", bn, mb, b[0],
+	       b[n - 1]);
+	printf("  ratio: median %.2fx (%s)\n", mr, goal);
+}
+
+int main(int argc, char **argv)
+{
+	int runs = 20;
+	if (argc == 3 && !strcmp(argv[1], "-n"))
+		runs = atoi(argv[2]);
+	if (runs < 1 || runs > 256)
+		runs = 20;
+	signal(SIGPIPE, SIG_IGN);
+	char tmpl[] = "/tmp/assay-dkbench-XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	struct config cfg;
+	config_defaults(&cfg);
+	config_set(&cfg.sandbox, "docker");
+	struct loop *l = loop_new();
+	char *err = NULL;
+	struct sbx *s = sbx_new(&cfg, l, dir, &err);
+	if (!s || s->ops->start(s, &err) < 0) {
+		fprintf(stderr, "docker sandbox: %s\n", err);
+		return 1;
+	}
+	struct docker *d = s->priv;
+	char *name = d->name;
+	printf("container %s, image %s, API %s\n", name, s->image,
+	       d->api.version);
+
+	/* -- true -- */
+	double *api = xcalloc((size_t)runs, sizeof *api);
+	double *cli = xcalloc((size_t)runs, sizeof *cli);
+	char *exec_argv[] = {"docker", "exec", name, "true", NULL};
+	api_true(s, l); /* warm-up */
+	run_cmd(exec_argv);
+	for (int i = 0; i < runs; i++) {
+		api[i] = api_true(s, l);
+		cli[i] = run_cmd(exec_argv);
+	}
+	report("round trip of `true`", api, cli, runs,
+	       "assay (Engine API, in process)", "docker exec (CLI)",
+	       "goal <= 0.5x");
+
+	/* -- 50 MB of inputs -- */
+	char *big = xasprintf("%s/input-50mb.bin", dir);
+	char *cmd = xasprintf("head -c 52428800 /dev/urandom > %s", big);
+	if (system(cmd) != 0)
+		return 1;
+	free(cmd);
+	config_add_input(&cfg, big, "input/input-50mb.bin");
+	char *dest = xasprintf("%s:/workspace/input/", name);
+	char *cp_argv[] = {"docker", "cp", big, dest, NULL};
+	int n = runs < 8 ? runs : 8;
+	double *st = xcalloc((size_t)n, sizeof *st);
+	double *cp = xcalloc((size_t)n, sizeof *cp);
+	for (int i = 0; i <= n; i++) {
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		if (dk_stage(s, &err) < 0) {
+			fprintf(stderr, "stage: %s\n", err);
+			return 1;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		double t = (double)(b.tv_sec - a.tv_sec) * 1e3 +
+		           (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+		double c = run_cmd(cp_argv);
+		if (i == 0)
+			continue; /* warm-up: page cache */
+		st[i - 1] = t;
+		cp[i - 1] = c;
+	}
+	report("staging 50 MB", st, cp, n,
+	       "assay (assay-archive + PUT archive)", "docker cp (CLI)",
+	       "goal <= 1x");
+	s->ops->stop(s);
+	sbx_free(s);
+	loop_free(l);
+	config_free(&cfg);
+	rm_rf(dir);
+	free(api);
+	free(cli);
+	free(st);
+	free(cp);
+	free(big);
+	free(dest);
+	return 0;
+}
