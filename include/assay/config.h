@@ -47,8 +47,8 @@ struct config {
 	size_t n_inputs;
 	char **outputs;
 	size_t n_outputs;
-	cJSON *rules; /* array, kept for the policy layer; the rules of
-	                 every layer add up */
+	cJSON *rules;      /* array, kept for the policy layer; the rules of
+	                      every layer add up */
 	cJSON *never_save; /* kinds of reasons never saved as "always"
 	                      rules (array of names; NULL = default) */
 };

@@ -55,10 +55,10 @@ struct policy_part {
 
 struct policy_verdict {
 	enum policy_action action;
-	const char *by;     /* "mode" or "rule" */
-	char *tool;         /* shell, python, write_file... */
-	char *subject;      /* the command, the code or the path */
-	char *parse_error;  /* why a shell command could not be parsed */
+	const char *by;    /* "mode" or "rule" */
+	char *tool;        /* shell, python, write_file... */
+	char *subject;     /* the command, the code or the path */
+	char *parse_error; /* why a shell command could not be parsed */
 	struct policy_reason *reasons; /* every part's, without repeats */
 	size_t nreasons;
 	struct policy_part *parts;

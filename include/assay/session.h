@@ -85,10 +85,10 @@ struct sbx *session_sandbox(const struct session *s);
 /* A call waiting for a decision. Valid until it is answered or
  * cancelled. */
 struct session_approval {
-	const char *id;      /* the tool call's id */
-	const char *tool;    /* shell, python, write_file... */
-	const char *subject; /* the complete command, code or path */
-	const char *cwd;     /* where it runs: "/workspace" */
+	const char *id;             /* the tool call's id */
+	const char *tool;           /* shell, python, write_file... */
+	const char *subject;        /* the complete command, code or path */
+	const char *cwd;            /* where it runs: "/workspace" */
 	const char *const *reasons; /* in words, for the user */
 	size_t nreasons;
 	/* the exact rules "always" saves ([{"match", "action"[, "tool"]}]),
@@ -99,11 +99,11 @@ struct session_approval {
 };
 
 enum session_decision {
-	SESSION_RUN_ONCE,  /* run it this time */
-	SESSION_EDIT,      /* run the edited command instead */
-	SESSION_ALWAYS,    /* save the rules shown, then run it */
-	SESSION_DENY,      /* the model is told the user denied it */
-	SESSION_FEEDBACK,  /* denied; the feedback is the tool result */
+	SESSION_RUN_ONCE, /* run it this time */
+	SESSION_EDIT,     /* run the edited command instead */
+	SESSION_ALWAYS,   /* save the rules shown, then run it */
+	SESSION_DENY,     /* the model is told the user denied it */
+	SESSION_FEEDBACK, /* denied; the feedback is the tool result */
 };
 
 enum session_scope {
@@ -121,8 +121,8 @@ struct session_approver {
 };
 
 /* Set before session_start; ops is copied. */
-void session_set_approver(struct session *s,
-                          const struct session_approver *ops, void *arg);
+void session_set_approver(struct session *s, const struct session_approver *ops,
+                          void *arg);
 /* Decide the pending call id. edited is the new command or code
  * (SESSION_EDIT), feedback the text for SESSION_FEEDBACK, scope where
  * SESSION_ALWAYS saves. -1 + *err (and the call stays pending) when
@@ -130,8 +130,7 @@ void session_set_approver(struct session *s,
  * the rules cannot be saved. */
 int session_approve(struct session *s, const char *id,
                     enum session_decision decision, const char *edited,
-                    const char *feedback, enum session_scope scope,
-                    char **err);
+                    const char *feedback, enum session_scope scope, char **err);
 /* The requests still waiting, oldest first (for a frontend that
  * redraws its queue). */
 size_t session_approvals_pending(const struct session *s);

@@ -80,8 +80,8 @@ void approval_free(struct session *s)
 	s->policy = NULL;
 }
 
-void session_set_approver(struct session *s,
-                          const struct session_approver *ops, void *arg)
+void session_set_approver(struct session *s, const struct session_approver *ops,
+                          void *arg)
 {
 	s->approver = ops ? *ops : (struct session_approver){0};
 	s->approver_arg = arg;
@@ -107,8 +107,8 @@ static void add_reasons(cJSON *ev, const struct policy_verdict *v)
 		if (seen & (1u << v->reasons[i].kind))
 			continue;
 		seen |= 1u << v->reasons[i].kind;
-		cJSON_AddItemToArray(
-		    k, cJSON_CreateString(policy_kind_name(v->reasons[i].kind)));
+		cJSON_AddItemToArray(k, cJSON_CreateString(policy_kind_name(
+		                            v->reasons[i].kind)));
 	}
 }
 
@@ -302,6 +302,7 @@ static void decide(struct session *s, struct approval *a)
 		              &(struct decision){
 		                  .decision = "approved",
 		                  .by = "mode",
+		                  .final = "",
 		                  .note = "the arguments are not valid: the "
 		                          "tool reports the error"});
 		return;
@@ -384,9 +385,8 @@ char *approval_result(struct session *s, const char *id, const char *content)
 	if (!a || !a->edited)
 		return xstrdup(content);
 	const cJSON *args = cJSON_GetObjectItem(a->edited, "arguments");
-	const char *ran = json_str(args, !strcmp(a->tool, "python") ? "code"
-	                                                            : "command",
-	                           "");
+	const char *ran =
+	    json_str(args, !strcmp(a->tool, "python") ? "code" : "command", "");
 	return xasprintf("[the user edited this call before it ran; what ran "
 	                 "instead of your %s:\n%s\n]\n%s",
 	                 !strcmp(a->tool, "python") ? "code" : "command", ran,
@@ -459,8 +459,9 @@ static void recheck_waiting(struct session *s)
 		struct approval *a = &s->approvals[i];
 		if (a->state != APPROVAL_ASKING || !a->v)
 			continue;
-		struct policy_verdict *v = policy_check(
-		    s->policy, a->tool, cJSON_GetObjectItem(a->call, "arguments"));
+		struct policy_verdict *v =
+		    policy_check(s->policy, a->tool,
+		                 cJSON_GetObjectItem(a->call, "arguments"));
 		if (v->action != POLICY_ALLOW) {
 			policy_verdict_free(v);
 			continue;
@@ -481,7 +482,8 @@ static int always(struct session *s, struct approval *a,
                   enum session_scope scope, char **err)
 {
 	if (!a->v->save)
-		return set_err(err, "\"always\" is not offered for this call: %s",
+		return set_err(err,
+		               "\"always\" is not offered for this call: %s",
 		               a->v->no_save ? a->v->no_save : "no rule");
 	if (scope == SESSION_SCOPE_PROJECT &&
 	    policy_save_rules(PROJECT_CONFIG, a->v->save, err) < 0)
@@ -497,11 +499,11 @@ static int always(struct session *s, struct approval *a,
 
 int session_approve(struct session *s, const char *id,
                     enum session_decision decision, const char *edited,
-                    const char *feedback, enum session_scope scope,
-                    char **err)
+                    const char *feedback, enum session_scope scope, char **err)
 {
 	struct approval *a = id ? find(s, id) : NULL;
-	if (!a || a->state != APPROVAL_ASKING || !a->v || s->state == SESSION_DONE)
+	if (!a || a->state != APPROVAL_ASKING || !a->v ||
+	    s->state == SESSION_DONE)
 		return set_err(err, "no call %s is waiting for approval",
 		               id ? id : "(null)");
 	struct decision d = {.by = "user", .final = a->v->subject};
@@ -524,7 +526,8 @@ int session_approve(struct session *s, const char *id,
 		d.choice = "always";
 		d.rule = cJSON_GetArrayItem(a->v->save, 0);
 		d.rules = a->v->save;
-		d.scope = scope == SESSION_SCOPE_PROJECT ? "project" : "session";
+		d.scope =
+		    scope == SESSION_SCOPE_PROJECT ? "project" : "session";
 		break;
 	case SESSION_DENY:
 		d.decision = "denied";
@@ -558,7 +561,8 @@ size_t session_approvals_pending(const struct session *s)
 {
 	size_t n = 0;
 	for (int i = 0; i < s->napprovals; i++)
-		n += s->approvals[i].state == APPROVAL_ASKING && s->approvals[i].v;
+		n += s->approvals[i].state == APPROVAL_ASKING &&
+		     s->approvals[i].v;
 	return n;
 }
 

@@ -125,7 +125,7 @@ static void show(void)
 	raw_on();
 	say("\n--- Approval ---------------------------------------------\n");
 	say("  tool:    %s\n", r->tool);
-	say("  %s\n", !strcmp(r->tool, "python") ? "code:"
+	say("  %s\n", !strcmp(r->tool, "python")  ? "code:"
 	              : !strcmp(r->tool, "shell") ? "command:"
 	                                          : "path:");
 	say_text(r->subject, "    ");
@@ -141,12 +141,18 @@ static void show(void)
 	choices();
 }
 
+static void pop(void);
+
 static void show_timer_fired(void *arg)
 {
 	(void)arg;
 	P.show_timer = 0;
-	if (P.n && P.mode == M_IDLE)
+	if (!P.n || P.mode != M_IDLE)
+		return;
+	if (head())
 		show();
+	else
+		pop(); /* answered elsewhere meanwhile */
 }
 
 /* Show the head of the queue from the loop, after what is already
@@ -155,7 +161,8 @@ static void show_timer_fired(void *arg)
 static void show_later(void)
 {
 	if (!P.show_timer)
-		P.show_timer = loop_timer_add(P.loop, 0, show_timer_fired, NULL);
+		P.show_timer =
+		    loop_timer_add(P.loop, 0, show_timer_fired, NULL);
 }
 
 static void pop(void)
@@ -299,8 +306,8 @@ static void on_field(int c)
 		if (k == 1)
 			say("\b \b");
 		else if (k == 2) { /* a line back: show the field again */
-			char *clean = term_sanitize(buf_str(&P.field),
-			                            P.field.len);
+			char *clean =
+			    term_sanitize(buf_str(&P.field), P.field.len);
 			say("\n  %s", clean);
 			free(clean);
 		}

@@ -322,10 +322,11 @@ static int apply_key(struct config *c, const cJSON *v, const char *origin,
 			ok &= cJSON_IsString(r);
 		}
 		if (!ok)
-			return set_err(err,
-			               "%s: \"never_save\" must be an array of "
-			               "reason kinds (network, deletion, hidden...)",
-			               origin);
+			return set_err(
+			    err,
+			    "%s: \"never_save\" must be an array of "
+			    "reason kinds (network, deletion, hidden...)",
+			    origin);
 		cJSON_Delete(c->never_save);
 		c->never_save = cJSON_Duplicate(v, 1);
 		return 0;

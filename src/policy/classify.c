@@ -20,7 +20,7 @@
 
 /* What feeds a command's stdin. */
 struct input {
-	int fed;                   /* a pipe, or an enclosing redirection */
+	int fed;                    /* a pipe, or an enclosing redirection */
 	const struct sh_redir *doc; /* a here-document or here-string */
 };
 
@@ -44,8 +44,7 @@ static const char *const KIND_LABEL[POLICY_NKINDS] = {
     [POLICY_UNPARSED] = "cannot be checked",
 };
 
-void reasons_add(struct reasons *r, enum policy_kind kind, const char *fmt,
-                 ...)
+void reasons_add(struct reasons *r, enum policy_kind kind, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -222,8 +221,8 @@ static void add_forms(struct cls *c, struct sh_word **w, size_t n)
 	if (t && strchr(t, '/') && *base_name(t)) {
 		char *rest = n > 1 ? join_canon(w, n, 1) : xstrdup("");
 		char *b = sh_quote(base_name(t));
-		strv_add(c->forms, xasprintf("%s%s%s", b, n > 1 ? " " : "",
-		                             rest));
+		strv_add(c->forms,
+		         xasprintf("%s%s%s", b, n > 1 ? " " : "", rest));
 		free(b);
 		free(rest);
 	}
@@ -271,9 +270,9 @@ static int push_path(char *out, size_t max, const char *path)
 static enum path_kind absolute_kind(const char *norm, char *rel)
 {
 	static const char *const dev_ok[] = {
-	    "dev/null",   "dev/zero",   "dev/full",   "dev/random",
+	    "dev/null",    "dev/zero",  "dev/full",   "dev/random",
 	    "dev/urandom", "dev/stdin", "dev/stdout", "dev/stderr",
-	    "dev/tty",    NULL};
+	    "dev/tty",     NULL};
 	if (!strcmp(norm, "workspace") || !strncmp(norm, "workspace/", 10)) {
 		snprintf(rel, REL_MAX, "%s", norm[9] ? norm + 10 : ".");
 		return PATH_INSIDE;
@@ -333,17 +332,31 @@ const char *policy_input_of(const struct policy *p, const char *rel)
 
 int policy_persistent_name(const char *path)
 {
-	static const char *const names[] = {
-	    ".bashrc",  ".bash_profile", ".bash_login", ".bash_logout",
-	    ".profile", ".zshrc",        ".zprofile",   ".zshenv",
-	    ".zlogin",  ".cshrc",        ".tcshrc",     ".kshrc",
-	    ".xprofile", ".xinitrc",     "authorized_keys", "crontab",
-	    "rc.local", ".pam_environment", NULL};
+	static const char *const names[] = {".bashrc",
+	                                    ".bash_profile",
+	                                    ".bash_login",
+	                                    ".bash_logout",
+	                                    ".profile",
+	                                    ".zshrc",
+	                                    ".zprofile",
+	                                    ".zshenv",
+	                                    ".zlogin",
+	                                    ".cshrc",
+	                                    ".tcshrc",
+	                                    ".kshrc",
+	                                    ".xprofile",
+	                                    ".xinitrc",
+	                                    "authorized_keys",
+	                                    "crontab",
+	                                    "rc.local",
+	                                    ".pam_environment",
+	                                    NULL};
 	static const char *const dirs[] = {
-	    "/etc/cron",      "/var/spool/cron", "/etc/profile",
-	    "/etc/init.d",    "/etc/systemd",    ".config/autostart",
-	    ".config/systemd", "/etc/rc",        ".ssh/",
-	    NULL};
+	    "/etc/cron",       "/var/spool/cron",
+	    "/etc/profile",    "/etc/init.d",
+	    "/etc/systemd",    ".config/autostart",
+	    ".config/systemd", "/etc/rc",
+	    ".ssh/",           NULL};
 	if (in_list(base_name(path), names))
 		return 1;
 	for (const char *const *d = dirs; *d; d++)
@@ -371,7 +384,8 @@ static const char *path_value(const char *t)
 	const char *eq = strchr(t, '=');
 	if (eq && eq > t && (eq[1] == '/' || eq[1] == '~' || eq[1] == '.')) {
 		for (const char *q = t; q < eq; q++)
-			if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+			if (!((*q >= 'a' && *q <= 'z') ||
+			      (*q >= 'A' && *q <= 'Z') ||
 			      (*q >= '0' && *q <= '9') || *q == '_'))
 				return t;
 		return eq + 1;
@@ -384,17 +398,15 @@ static int is_python(const char *b);
 static const struct interp *find_interp(const char *b);
 
 /* Operands that are patterns or code, not paths. */
-static int skip_operand(const char *cmd, struct sh_word **w, size_t n,
-                        size_t i)
+static int skip_operand(const char *cmd, struct sh_word **w, size_t n, size_t i)
 {
 	static const char *const pattern_first[] = {
-	    "grep", "egrep", "fgrep", "rg",  "ag",  "sed",  "awk",
-	    "gawk", "mawk",  "nawk",  "jq",  "yq",  "perl", NULL};
-	static const char *const code_opts[] = {"-c", "-e", "-E", "--eval",
-	                                        "-r", "--command", "-S",
-	                                        NULL};
-	static const char *const runners[] = {"su", "runuser", "flock",
-	                                      "script", "env", "watch", NULL};
+	    "grep", "egrep", "fgrep", "rg", "ag", "sed",  "awk",
+	    "gawk", "mawk",  "nawk",  "jq", "yq", "perl", NULL};
+	static const char *const code_opts[] = {
+	    "-c", "-e", "-E", "--eval", "-r", "--command", "-S", NULL};
+	static const char *const runners[] = {
+	    "su", "runuser", "flock", "script", "env", "watch", NULL};
 	const char *prev = i > 1 ? T(w[i - 1]) : NULL;
 	int code = is_shell(cmd) || is_python(cmd) || find_interp(cmd) ||
 	           in_list(cmd, runners);
@@ -428,14 +440,15 @@ static void check_paths(struct cls *c, const char *cmd, struct sh_word **w,
 		if (k == PATH_OUTSIDE)
 			reasons_add(c->r, POLICY_OUTSIDE, "%s uses %s", cmd, s);
 		else if (k == PATH_NETWORK)
-			reasons_add(c->r, POLICY_NETWORK, "%s opens %s", cmd, s);
+			reasons_add(c->r, POLICY_NETWORK, "%s opens %s", cmd,
+			            s);
 		free(s);
 	}
 }
 
 /* A file the command writes; truncate: its old content is lost. */
-static void check_write(struct cls *c, const struct sh_word *w,
-                        int truncate, const char *how)
+static void check_write(struct cls *c, const struct sh_word *w, int truncate,
+                        const char *how)
 {
 	char rel[REL_MAX];
 	const char *t = T(w);
@@ -444,9 +457,10 @@ static void check_write(struct cls *c, const struct sh_word *w,
 	char *s = policy_snip(t ? t : w->raw, 60);
 	if (!t) {
 		if (truncate)
-			reasons_add(c->r, POLICY_DELETION,
-			            "%s writes to a file named at run time (%s)",
-			            how, s);
+			reasons_add(
+			    c->r, POLICY_DELETION,
+			    "%s writes to a file named at run time (%s)", how,
+			    s);
 		free(s);
 		return;
 	}
@@ -473,8 +487,9 @@ static void check_write(struct cls *c, const struct sh_word *w,
 	case PATH_INSIDE:
 		if (policy_input_of(c->pol, rel))
 			reasons_add(c->r, POLICY_DELETION,
-			            "%s %s the staged input %s (your data)", how,
-			            truncate ? "overwrites" : "changes", rel);
+			            "%s %s the staged input %s (your data)",
+			            how, truncate ? "overwrites" : "changes",
+			            rel);
 		else if (truncate && exists(c, rel))
 			reasons_add(c->r, POLICY_DELETION,
 			            "%s overwrites the existing file %s", how,
@@ -537,8 +552,8 @@ static void check_redir(struct cls *c, const struct sh_redir *r)
 		free(s);
 		return;
 	}
-	int append = !strcmp(op, ">>") || !strcmp(op, "&>>") ||
-	             !strcmp(op, "<>");
+	int append =
+	    !strcmp(op, ">>") || !strcmp(op, "&>>") || !strcmp(op, "<>");
 	check_write(c, r->arg, !append, how);
 }
 
@@ -547,8 +562,8 @@ static void check_redir(struct cls *c, const struct sh_redir *r)
 static int is_shell(const char *b)
 {
 	static const char *const shells[] = {
-	    "sh",  "bash", "dash", "zsh",  "ksh",  "mksh", "ash",
-	    "fish", "csh", "tcsh", "yash", "rbash", "posh", NULL};
+	    "sh",   "bash", "dash", "zsh",  "ksh",   "mksh", "ash",
+	    "fish", "csh",  "tcsh", "yash", "rbash", "posh", NULL};
 	return in_list(b, shells);
 }
 
@@ -567,24 +582,33 @@ static int is_python(const char *b)
 /* Other interpreters and the options that give them inline code. */
 struct interp {
 	const char *name;
-	const char *shorts;            /* option letters taking code */
+	const char *shorts; /* option letters taking code */
 	const char *const longs[3];
 };
 
 static const struct interp INTERPS[] = {
-    {"perl", "eE", {NULL}},         {"perl5", "eE", {NULL}},
-    {"ruby", "e", {NULL}},          {"irb", "", {NULL}},
+    {"perl", "eE", {NULL}},
+    {"perl5", "eE", {NULL}},
+    {"ruby", "e", {NULL}},
+    {"irb", "", {NULL}},
     {"node", "ep", {"--eval", "--print", NULL}},
     {"nodejs", "ep", {"--eval", "--print", NULL}},
-    {"deno", "", {"eval", NULL}},   {"bun", "e", {"--eval", NULL}},
-    {"php", "rR", {NULL}},          {"lua", "e", {NULL}},
-    {"luajit", "e", {NULL}},        {"Rscript", "e", {NULL}},
-    {"R", "e", {NULL}},             {"julia", "e", {"--eval", NULL}},
-    {"tclsh", "", {NULL}},          {"wish", "", {NULL}},
-    {"osascript", "e", {NULL}},     {"guile", "c", {NULL}},
+    {"deno", "", {"eval", NULL}},
+    {"bun", "e", {"--eval", NULL}},
+    {"php", "rR", {NULL}},
+    {"lua", "e", {NULL}},
+    {"luajit", "e", {NULL}},
+    {"Rscript", "e", {NULL}},
+    {"R", "e", {NULL}},
+    {"julia", "e", {"--eval", NULL}},
+    {"tclsh", "", {NULL}},
+    {"wish", "", {NULL}},
+    {"osascript", "e", {NULL}},
+    {"guile", "c", {NULL}},
     {"pwsh", "c", {"-Command", "-EncodedCommand", NULL}},
     {"powershell", "c", {"-Command", "-EncodedCommand", NULL}},
-    {"expect", "c", {NULL}},        {"gdb", "", {"-ex", "--eval-command", NULL}},
+    {"expect", "c", {NULL}},
+    {"gdb", "", {"-ex", "--eval-command", NULL}},
 };
 
 static const struct interp *find_interp(const char *b)
@@ -707,8 +731,8 @@ static void h_shell(struct cls *c, struct sh_word **w, size_t n,
 		script_operand(c, name, w[i], in, 's');
 }
 
-static void python_module(struct cls *c, const char *name,
-                          struct sh_word **w, size_t n, size_t i)
+static void python_module(struct cls *c, const char *name, struct sh_word **w,
+                          size_t n, size_t i)
 {
 	const char *m = T(w[i]);
 	if (!m) {
@@ -716,20 +740,20 @@ static void python_module(struct cls *c, const char *name,
 		            "%s -m runs a module named at run time", name);
 		return;
 	}
-	static const char *const net[] = {"http.server", "SimpleHTTPServer",
-	                                  "ensurepip",   "smtpd",
-	                                  "ftplib",      "webbrowser",
-	                                  "pip_download", NULL};
+	static const char *const net[] = {
+	    "http.server", "SimpleHTTPServer", "ensurepip",    "smtpd",
+	    "ftplib",      "webbrowser",       "pip_download", NULL};
 	if (in_list(m, net))
-		reasons_add(c->r, POLICY_NETWORK,
-		            "%s -m %s uses the network", name, m);
+		reasons_add(c->r, POLICY_NETWORK, "%s -m %s uses the network",
+		            name, m);
 	if (!strcmp(m, "pip")) {
 		const char *sub = i + 1 < n ? T(w[i + 1]) : NULL;
 		static const char *const pipnet[] = {"install", "download",
 		                                     "wheel", NULL};
 		if (sub && in_list(sub, pipnet))
 			reasons_add(c->r, POLICY_NETWORK,
-			            "%s -m pip %s downloads packages", name, sub);
+			            "%s -m pip %s downloads packages", name,
+			            sub);
 	}
 }
 
@@ -809,8 +833,8 @@ static void h_interp(struct cls *c, struct sh_word **w, size_t n,
 }
 
 /* awk programs can run commands: system(), pipes to and from "cmd". */
-static void h_awk(struct cls *c, struct sh_word **w, size_t n,
-                  struct input in, int level)
+static void h_awk(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                  int level)
 {
 	(void)in, (void)level;
 	const char *name = base_name(w[0]->text);
@@ -829,12 +853,13 @@ static void h_awk(struct cls *c, struct sh_word **w, size_t n,
 			continue;
 		if (!t) {
 			reasons_add(c->r, POLICY_HIDDEN,
-			            "the %s program is built at run time", name);
+			            "the %s program is built at run time",
+			            name);
 			return;
 		}
 		const char *pipe = t;
-		int runs = strstr(t, "system") != NULL ||
-		           strstr(t, "|&") != NULL;
+		int runs =
+		    strstr(t, "system") != NULL || strstr(t, "|&") != NULL;
 		while ((pipe = strchr(pipe, '|'))) {
 			const char *q = pipe + 1;
 			if (*q == '|' || (pipe > t && pipe[-1] == '|')) {
@@ -860,33 +885,31 @@ static void h_awk(struct cls *c, struct sh_word **w, size_t n,
 
 struct wrapper {
 	const char *name;
-	const char *argopts;          /* short options taking a value */
-	const char *const *longargs;  /* long options taking a value */
-	int positional;               /* operands before the command */
-	int kind;                     /* a reason of its own, or -1 */
+	const char *argopts;         /* short options taking a value */
+	const char *const *longargs; /* long options taking a value */
+	int positional;              /* operands before the command */
+	int kind;                    /* a reason of its own, or -1 */
 	const char *why;
 };
 
 static const char *const SUDO_LONG[] = {
-    "--user", "--group", "--host", "--prompt", "--close-from", "--chdir",
-    "--role", "--type",  "--other-user", "--command-timeout", NULL};
+    "--user",       "--group",           "--host", "--prompt",
+    "--close-from", "--chdir",           "--role", "--type",
+    "--other-user", "--command-timeout", NULL};
 static const char *const TIMEOUT_LONG[] = {"--signal", "--kill-after", NULL};
 static const char *const XARGS_LONG[] = {
-    "--max-args", "--max-lines", "--max-procs", "--max-chars",
-    "--delimiter", "--arg-file", "--process-slot-var", NULL};
+    "--max-args",  "--max-lines", "--max-procs",        "--max-chars",
+    "--delimiter", "--arg-file",  "--process-slot-var", NULL};
 
 static const struct wrapper WRAPPERS[] = {
     {"sudo", "ughpCDrtUT", SUDO_LONG, 0, POLICY_PRIVILEGE,
      "runs a command as another user"},
-    {"doas", "uC", NULL, 0, POLICY_PRIVILEGE,
-     "runs a command as another user"},
-    {"pkexec", "", NULL, 0, POLICY_PRIVILEGE,
-     "runs a command as another user"},
+    {"doas", "uC", NULL, 0, POLICY_PRIVILEGE, "runs a command as another user"},
+    {"pkexec", "", NULL, 0, POLICY_PRIVILEGE, "runs a command as another user"},
     {"sg", "", NULL, 1, POLICY_PRIVILEGE, "runs a command in another group"},
     {"chroot", "", NULL, 1, POLICY_PRIVILEGE,
      "runs a command in another root directory"},
-    {"nsenter", "tSGw", NULL, 0, POLICY_PRIVILEGE,
-     "enters other namespaces"},
+    {"nsenter", "tSGw", NULL, 0, POLICY_PRIVILEGE, "enters other namespaces"},
     {"unshare", "", NULL, 0, POLICY_PRIVILEGE, "creates namespaces"},
     {"torsocks", "", NULL, 0, POLICY_NETWORK,
      "sends a command's traffic through Tor"},
@@ -979,14 +1002,14 @@ static void h_wrapper(struct cls *c, struct sh_word **w, size_t n,
 	if (!strcmp(name, "xargs"))
 		in = (struct input){0};
 	if (!strcmp(name, "sudo") && i >= n &&
-	    has_opt(w, n, "is", (const char *const[]){"--login", "--shell",
-	                                               NULL}))
+	    has_opt(w, n, "is",
+	            (const char *const[]){"--login", "--shell", NULL}))
 		stdin_code(c, "a root shell", in, 's');
 	wrapped(c, w, n, i, in, level);
 }
 
-static void h_env(struct cls *c, struct sh_word **w, size_t n,
-                  struct input in, int level)
+static void h_env(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                  int level)
 {
 	size_t i = 1;
 	while (i < n) {
@@ -998,7 +1021,8 @@ static void h_env(struct cls *c, struct sh_word **w, size_t n,
 			break;
 		}
 		if (!strcmp(t, "-S") || !strcmp(t, "--split-string") ||
-		    !strncmp(t, "-S", 2) || !strncmp(t, "--split-string=", 15)) {
+		    !strncmp(t, "-S", 2) ||
+		    !strncmp(t, "--split-string=", 15)) {
 			const char *code = NULL;
 			if (!strcmp(t, "-S") || !strcmp(t, "--split-string"))
 				code = i + 1 < n ? T(w[i + 1]) : "";
@@ -1038,8 +1062,8 @@ static void h_command(struct cls *c, struct sh_word **w, size_t n,
 	wrapped(c, w, n, i, in, level);
 }
 
-static void h_find(struct cls *c, struct sh_word **w, size_t n,
-                   struct input in, int level)
+static void h_find(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                   int level)
 {
 	(void)in;
 	for (size_t i = 1; i < n; i++) {
@@ -1085,8 +1109,8 @@ static void h_flock(struct cls *c, struct sh_word **w, size_t n,
 }
 
 /* su and runuser: privilege, and -c runs shell code. */
-static void h_su(struct cls *c, struct sh_word **w, size_t n,
-                 struct input in, int level)
+static void h_su(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                 int level)
 {
 	const char *name = base_name(w[0]->text);
 	reasons_add(c->r, POLICY_PRIVILEGE, "%s runs commands as another user",
@@ -1175,13 +1199,13 @@ static void h_busybox(struct cls *c, struct sh_word **w, size_t n,
 
 /* --- commands ---------------------------------------------------- */
 
-static void h_rm(struct cls *c, struct sh_word **w, size_t n,
-                 struct input in, int level)
+static void h_rm(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                 int level)
 {
 	(void)in, (void)level;
 	const char *name = base_name(w[0]->text);
-	int recursive = has_opt(w, n, "rR",
-	                        (const char *const[]){"--recursive", NULL});
+	int recursive =
+	    has_opt(w, n, "rR", (const char *const[]){"--recursive", NULL});
 	char *who = xasprintf("%s%s", name, recursive ? " -r" : "");
 	int any = 0;
 	for (size_t i = 1; i < n; i++) {
@@ -1199,8 +1223,8 @@ static void h_rm(struct cls *c, struct sh_word **w, size_t n,
 	free(who);
 }
 
-static void h_dd(struct cls *c, struct sh_word **w, size_t n,
-                 struct input in, int level)
+static void h_dd(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                 int level)
 {
 	(void)in, (void)level;
 	for (size_t i = 1; i < n; i++) {
@@ -1235,13 +1259,13 @@ static long dest_operand(struct sh_word **w, size_t n)
 	return last;
 }
 
-static void h_copy(struct cls *c, struct sh_word **w, size_t n,
-                   struct input in, int level)
+static void h_copy(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                   int level)
 {
 	(void)in, (void)level;
 	const char *name = base_name(w[0]->text);
-	if (has_opt(w, n, "t", (const char *const[]){"--target-directory",
-	                                             NULL}))
+	if (has_opt(w, n, "t",
+	            (const char *const[]){"--target-directory", NULL}))
 		return;
 	long d = dest_operand(w, n);
 	if (d < 2 && strcmp(name, "ln"))
@@ -1250,7 +1274,8 @@ static void h_copy(struct cls *c, struct sh_word **w, size_t n,
 		for (long i = 1; i < d; i++)
 			if (!is_opt(w[i]) && T(w[i])) {
 				char rel[REL_MAX];
-				if (policy_path(c, T(w[i]), rel) == PATH_INSIDE &&
+				if (policy_path(c, T(w[i]), rel) ==
+				        PATH_INSIDE &&
 				    policy_input_of(c->pol, rel))
 					reasons_add(c->r, POLICY_DELETION,
 					            "mv moves away the staged "
@@ -1259,16 +1284,16 @@ static void h_copy(struct cls *c, struct sh_word **w, size_t n,
 			}
 	if (d < 1)
 		return;
-	if (!strcmp(name, "ln") && !has_opt(w, n, "f", (const char *const[]){
-	                                                   "--force", NULL}))
+	if (!strcmp(name, "ln") &&
+	    !has_opt(w, n, "f", (const char *const[]){"--force", NULL}))
 		return;
 	if (has_opt(w, n, "n", (const char *const[]){"--no-clobber", NULL}))
 		return;
 	check_write(c, w[d], 1, name);
 }
 
-static void h_tee(struct cls *c, struct sh_word **w, size_t n,
-                  struct input in, int level)
+static void h_tee(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                  int level)
 {
 	(void)in, (void)level;
 	int append =
@@ -1278,8 +1303,8 @@ static void h_tee(struct cls *c, struct sh_word **w, size_t n,
 			check_write(c, w[i], !append, "tee");
 }
 
-static void h_sed(struct cls *c, struct sh_word **w, size_t n,
-                  struct input in, int level)
+static void h_sed(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                  int level)
 {
 	(void)in, (void)level;
 	int inplace = 0;
@@ -1297,8 +1322,8 @@ static void h_sed(struct cls *c, struct sh_word **w, size_t n,
 	if (!inplace)
 		return;
 	int any = 0;
-	int script = !has_opt(w, n, "ef", (const char *const[]){
-	                                      "--expression", "--file", NULL});
+	int script = !has_opt(
+	    w, n, "ef", (const char *const[]){"--expression", "--file", NULL});
 	for (size_t i = 1; i < n; i++) {
 		if (is_opt(w[i]))
 			continue;
@@ -1310,7 +1335,8 @@ static void h_sed(struct cls *c, struct sh_word **w, size_t n,
 		check_destroy(c, w[i], "edits in place", "sed -i");
 	}
 	if (!any)
-		reasons_add(c->r, POLICY_DELETION, "sed -i edits files in place");
+		reasons_add(c->r, POLICY_DELETION,
+		            "sed -i edits files in place");
 }
 
 static int setuid_mode(const char *m)
@@ -1349,21 +1375,22 @@ static void h_chmod(struct cls *c, struct sh_word **w, size_t n,
 }
 
 static const char *const NET_CMDS[] = {
-    "curl",   "wget",     "nc",        "ncat",     "netcat",  "socat",
-    "ssh",    "scp",      "sftp",      "ftp",      "telnet",  "aria2c",
-    "axel",   "lftp",     "http",      "https",    "xh",      "dig",
-    "nslookup", "host",   "ping",      "ping6",    "traceroute",
-    "tracepath", "mtr",   "whois",     "nmap",     "masscan", "smbclient",
-    "rclone", "s3cmd",    "aws",       "gsutil",   "gcloud",  "az",
-    "kubectl", "gh",      "yt-dlp",    "youtube-dl", "huggingface-cli",
-    "sendmail", "mail",   "mailx",     "mutt",     "ldapsearch", "tftp",
-    "websocat", "wscat",  "npx",       "bunx",     "pnpx",    "uvx",
-    "pipx",   "mosh",     "autossh",   "sshpass",  "ncftp",   "curlie",
-    "links",  "lynx",     "w3m",       "httpie",   "grpcurl", "openvpn",
-    NULL};
+    "curl",     "wget",     "nc",         "ncat",       "netcat",
+    "socat",    "ssh",      "scp",        "sftp",       "ftp",
+    "telnet",   "aria2c",   "axel",       "lftp",       "http",
+    "https",    "xh",       "dig",        "nslookup",   "host",
+    "ping",     "ping6",    "traceroute", "tracepath",  "mtr",
+    "whois",    "nmap",     "masscan",    "smbclient",  "rclone",
+    "s3cmd",    "aws",      "gsutil",     "gcloud",     "az",
+    "kubectl",  "gh",       "yt-dlp",     "youtube-dl", "huggingface-cli",
+    "sendmail", "mail",     "mailx",      "mutt",       "ldapsearch",
+    "tftp",     "websocat", "wscat",      "npx",        "bunx",
+    "pnpx",     "uvx",      "pipx",       "mosh",       "autossh",
+    "sshpass",  "ncftp",    "curlie",     "links",      "lynx",
+    "w3m",      "httpie",   "grpcurl",    "openvpn",    NULL};
 
-static void h_net(struct cls *c, struct sh_word **w, size_t n,
-                  struct input in, int level)
+static void h_net(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                  int level)
 {
 	(void)n, (void)in, (void)level;
 	const char *name = base_name(w[0]->text);
@@ -1382,21 +1409,22 @@ struct subcmds {
 static const struct subcmds PKG[] = {
     {"pip", {"install", "download", "wheel", NULL}},
     {"pip3", {"install", "download", "wheel", NULL}},
-    {"npm", {"install", "i", "ci", "add", "update", "up", "upgrade",
-             "publish", "exec", "x", "create", NULL}},
-    {"pnpm", {"install", "i", "add", "update", "up", "dlx", "publish",
-              "create", NULL}},
-    {"yarn", {"install", "add", "upgrade", "dlx", "publish", "create",
-              NULL}},
+    {"npm",
+     {"install", "i", "ci", "add", "update", "up", "upgrade", "publish", "exec",
+      "x", "create", NULL}},
+    {"pnpm",
+     {"install", "i", "add", "update", "up", "dlx", "publish", "create", NULL}},
+    {"yarn", {"install", "add", "upgrade", "dlx", "publish", "create", NULL}},
     {"bun", {"install", "i", "add", "update", "x", "create", NULL}},
-    {"apt", {"install", "update", "upgrade", "full-upgrade", "source",
-             "download", NULL}},
-    {"apt-get", {"install", "update", "upgrade", "dist-upgrade",
-                 "source", "download", "build-dep", NULL}},
+    {"apt",
+     {"install", "update", "upgrade", "full-upgrade", "source", "download",
+      NULL}},
+    {"apt-get",
+     {"install", "update", "upgrade", "dist-upgrade", "source", "download",
+      "build-dep", NULL}},
     {"aptitude", {"install", "update", "upgrade", NULL}},
     {"yum", {"install", "update", "upgrade", "makecache", NULL}},
-    {"dnf", {"install", "update", "upgrade", "makecache", "download",
-             NULL}},
+    {"dnf", {"install", "update", "upgrade", "makecache", "download", NULL}},
     {"apk", {"add", "update", "upgrade", "fetch", NULL}},
     {"brew", {"install", "update", "upgrade", "fetch", "tap", NULL}},
     {"gem", {"install", "update", "fetch", NULL}},
@@ -1428,8 +1456,8 @@ static const struct subcmds *find_sub(const struct subcmds *t, size_t n,
 	return NULL;
 }
 
-static void h_pkg(struct cls *c, struct sh_word **w, size_t n,
-                  struct input in, int level)
+static void h_pkg(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                  int level)
 {
 	(void)in, (void)level;
 	const char *name = base_name(w[0]->text);
@@ -1450,23 +1478,27 @@ static void h_pkg(struct cls *c, struct sh_word **w, size_t n,
 		if (m < 0 || !T(w[m]) || !in_list(T(w[m]), fetch))
 			return;
 	}
-	reasons_add(c->r, POLICY_NETWORK, "%s %s downloads or uploads "
-	            "packages", name, sub);
+	reasons_add(c->r, POLICY_NETWORK,
+	            "%s %s downloads or uploads "
+	            "packages",
+	            name, sub);
 }
 
 static void h_git_config(struct cls *c, const char *kv)
 {
 	static const char *const keys[] = {
-	    "core.sshcommand", "core.pager", "core.editor", "core.hookspath",
-	    "core.fsmonitor",  "sequence.editor", "credential.helper",
-	    "diff.external", "core.gitproxy", NULL};
+	    "core.sshcommand",   "core.pager",
+	    "core.editor",       "core.hookspath",
+	    "core.fsmonitor",    "sequence.editor",
+	    "credential.helper", "diff.external",
+	    "core.gitproxy",     NULL};
 	char key[64];
 	size_t n = strcspn(kv, "=");
 	if (n >= sizeof key)
 		n = sizeof key - 1;
 	for (size_t k = 0; k < n; k++)
-		key[k] = (char)(kv[k] >= 'A' && kv[k] <= 'Z' ? kv[k] + 32
-		                                              : kv[k]);
+		key[k] =
+		    (char)(kv[k] >= 'A' && kv[k] <= 'Z' ? kv[k] + 32 : kv[k]);
 	key[n] = '\0';
 	const char *val = kv[n] ? kv + n + 1 : "";
 	if (in_list(key, keys) || (!strncmp(key, "alias.", 6) && *val == '!') ||
@@ -1476,13 +1508,14 @@ static void h_git_config(struct cls *c, const char *kv)
 		            key);
 }
 
-static void h_git(struct cls *c, struct sh_word **w, size_t n,
-                  struct input in, int level)
+static void h_git(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                  int level)
 {
 	(void)in, (void)level;
 	static const char *const net[] = {
-	    "clone", "fetch", "pull", "push", "ls-remote", "submodule",
-	    "archive", "send-email", "request-pull", "lfs", NULL};
+	    "clone",        "fetch",     "pull",    "push",
+	    "ls-remote",    "submodule", "archive", "send-email",
+	    "request-pull", "lfs",       NULL};
 	static const char *const del[] = {"clean", "rm", NULL};
 	size_t i = 1;
 	for (; i < n; i++) {
@@ -1514,17 +1547,17 @@ static void h_git(struct cls *c, struct sh_word **w, size_t n,
 	else if (in_list(sub, del))
 		reasons_add(c->r, POLICY_DELETION, "git %s deletes files", sub);
 	else if (!strcmp(sub, "reset") &&
-	         has_opt(w + i, n - i, NULL, (const char *const[]){
-	                                        "--hard", "--merge", "--keep",
-	                                        NULL}))
+	         has_opt(w + i, n - i, NULL,
+	                 (const char *const[]){"--hard", "--merge", "--keep",
+	                                       NULL}))
 		reasons_add(c->r, POLICY_DELETION,
 		            "git reset --hard discards changes to files");
 	else if (!strcmp(sub, "checkout") || !strcmp(sub, "restore")) {
 		for (size_t k = i + 1; k < n; k++)
-			if (T(w[k]) && (!strcmp(T(w[k]), "--") ||
-			                !strcmp(T(w[k]), ".") ||
-			                !strcmp(T(w[k]), "-f") ||
-			                !strcmp(sub, "restore"))) {
+			if (T(w[k]) &&
+			    (!strcmp(T(w[k]), "--") || !strcmp(T(w[k]), ".") ||
+			     !strcmp(T(w[k]), "-f") ||
+			     !strcmp(sub, "restore"))) {
 				reasons_add(c->r, POLICY_DELETION,
 				            "git %s discards changes to files",
 				            sub);
@@ -1546,9 +1579,10 @@ static void h_rsync(struct cls *c, struct sh_word **w, size_t n,
 		const char *t = T(w[i]);
 		if (!t)
 			continue;
-		if (!strncmp(t, "--delete", 8) || !strcmp(t, "--remove-source-files"))
-			reasons_add(c->r, POLICY_DELETION, "rsync %s deletes files",
-			            t);
+		if (!strncmp(t, "--delete", 8) ||
+		    !strcmp(t, "--remove-source-files"))
+			reasons_add(c->r, POLICY_DELETION,
+			            "rsync %s deletes files", t);
 		if (t[0] == '-')
 			continue;
 		const char *colon = strchr(t, ':');
@@ -1556,20 +1590,21 @@ static void h_rsync(struct cls *c, struct sh_word **w, size_t n,
 		if (!strncmp(t, "rsync://", 8) ||
 		    (colon && (!slash || colon < slash)))
 			reasons_add(c->r, POLICY_NETWORK,
-			            "rsync copies to or from another host (%s)", t);
+			            "rsync copies to or from another host (%s)",
+			            t);
 	}
 }
 
 static const char *const PRIV_CMDS[] = {
-    "mount",    "umount",   "insmod",   "rmmod",   "modprobe", "setcap",
-    "iptables", "ip6tables", "nft",     "passwd",  "chpasswd", "useradd",
-    "userdel",  "usermod",  "groupadd", "groupdel", "visudo",  "losetup",
-    "mknod",    "setpriv",  "capsh",    "swapon",  "swapoff",  "reboot",
-    "shutdown", "halt",     "poweroff", "service", "newgrp",   "sysctl",
-    "dmesg",    "chattr",   NULL};
+    "mount",    "umount",    "insmod",   "rmmod",    "modprobe", "setcap",
+    "iptables", "ip6tables", "nft",      "passwd",   "chpasswd", "useradd",
+    "userdel",  "usermod",   "groupadd", "groupdel", "visudo",   "losetup",
+    "mknod",    "setpriv",   "capsh",    "swapon",   "swapoff",  "reboot",
+    "shutdown", "halt",      "poweroff", "service",  "newgrp",   "sysctl",
+    "dmesg",    "chattr",    NULL};
 
-static void h_priv(struct cls *c, struct sh_word **w, size_t n,
-                   struct input in, int level)
+static void h_priv(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                   int level)
 {
 	(void)n, (void)in, (void)level;
 	const char *name = base_name(w[0]->text);
@@ -1579,8 +1614,8 @@ static void h_priv(struct cls *c, struct sh_word **w, size_t n,
 	            name);
 }
 
-static void h_mkfs(struct cls *c, struct sh_word **w, size_t n,
-                   struct input in, int level)
+static void h_mkfs(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                   int level)
 {
 	(void)n, (void)in, (void)level;
 	const char *name = base_name(w[0]->text);
@@ -1588,8 +1623,8 @@ static void h_mkfs(struct cls *c, struct sh_word **w, size_t n,
 	reasons_add(c->r, POLICY_PRIVILEGE, "%s needs privileges", name);
 }
 
-static void h_kill(struct cls *c, struct sh_word **w, size_t n,
-                   struct input in, int level)
+static void h_kill(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                   int level)
 {
 	(void)n, (void)in, (void)level;
 	const char *name = base_name(w[0]->text);
@@ -1604,16 +1639,16 @@ static void h_systemctl(struct cls *c, struct sh_word **w, size_t n,
                         struct input in, int level)
 {
 	(void)in, (void)level;
-	static const char *const persist[] = {"enable", "link", "edit",
-	                                      "set-default", "mask",
-	                                      "preset", NULL};
-	static const char *const proc[] = {"start", "stop", "restart", "kill",
-	                                   "reload", "isolate", NULL};
+	static const char *const persist[] = {
+	    "enable", "link", "edit", "set-default", "mask", "preset", NULL};
+	static const char *const proc[] = {
+	    "start", "stop", "restart", "kill", "reload", "isolate", NULL};
 	long k = operand(w, n, 1, 0);
 	const char *sub = k > 0 ? T(w[k]) : NULL;
 	if (sub && in_list(sub, persist))
 		reasons_add(c->r, POLICY_PERSISTENCE,
-		            "systemctl %s makes a service start by itself", sub);
+		            "systemctl %s makes a service start by itself",
+		            sub);
 	if (sub && in_list(sub, proc))
 		reasons_add(c->r, POLICY_PROCESS,
 		            "systemctl %s starts or stops services", sub);
@@ -1635,8 +1670,8 @@ static void h_persist(struct cls *c, struct sh_word **w, size_t n,
 	            "%s schedules commands to run later", name);
 }
 
-static void h_eval(struct cls *c, struct sh_word **w, size_t n,
-                   struct input in, int level)
+static void h_eval(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                   int level)
 {
 	(void)in, (void)level;
 	reasons_add(c->r, POLICY_HIDDEN,
@@ -1684,8 +1719,8 @@ static void h_alias(struct cls *c, struct sh_word **w, size_t n,
 	}
 }
 
-static void h_trap(struct cls *c, struct sh_word **w, size_t n,
-                   struct input in, int level)
+static void h_trap(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                   int level)
 {
 	(void)in, (void)level;
 	long k = operand(w, n, 1, 0);
@@ -1698,8 +1733,8 @@ static void h_trap(struct cls *c, struct sh_word **w, size_t n,
 		policy_inline_shell(c, code, "trap");
 }
 
-static void h_cd(struct cls *c, struct sh_word **w, size_t n,
-                 struct input in, int level)
+static void h_cd(struct cls *c, struct sh_word **w, size_t n, struct input in,
+                 int level)
 {
 	(void)in, (void)level;
 	const char *name = base_name(w[0]->text);
@@ -1722,7 +1757,8 @@ static void h_cd(struct cls *c, struct sh_word **w, size_t n,
 	enum path_kind pk = policy_path(c, t, rel);
 	if (pk == PATH_INSIDE && strlen(rel) < sizeof c->cwd) {
 		c->cwd_state = CWD_WORKSPACE;
-		snprintf(c->cwd, sizeof c->cwd, "%s", strcmp(rel, ".") ? rel : "");
+		snprintf(c->cwd, sizeof c->cwd, "%s",
+		         strcmp(rel, ".") ? rel : "");
 	} else if (pk == PATH_UNKNOWN || pk == PATH_INSIDE) {
 		c->cwd_state = CWD_UNKNOWN;
 	} else {
@@ -1736,26 +1772,63 @@ struct handler {
 };
 
 static const struct handler HANDLERS[] = {
-    {"rm", h_rm},          {"unlink", h_rm},       {"shred", h_rm},
-    {"srm", h_rm},         {"wipe", h_rm},         {"truncate", h_rm},
-    {"wipefs", h_mkfs},    {"dd", h_dd},           {"find", h_find},
-    {"mv", h_copy},        {"cp", h_copy},         {"ln", h_copy},
-    {"tee", h_tee},        {"sed", h_sed},         {"gsed", h_sed},
-    {"chmod", h_chmod},    {"chown", h_chmod},     {"chgrp", h_chmod},
-    {"rsync", h_rsync},    {"git", h_git},         {"kill", h_kill},
-    {"pkill", h_kill},     {"killall", h_kill},    {"skill", h_kill},
-    {"xkill", h_kill},     {"killall5", h_kill},   {"systemctl", h_systemctl},
-    {"crontab", h_persist}, {"at", h_persist},     {"batch", h_persist},
-    {"update-rc.d", h_persist}, {"chkconfig", h_persist},
-    {"launchctl", h_persist}, {"eval", h_eval},    {"source", h_source},
-    {".", h_source},       {"alias", h_alias},     {"shopt", h_alias},
-    {"enable", h_alias},   {"hash", h_alias},      {"trap", h_trap},
-    {"cd", h_cd},          {"pushd", h_cd},        {"popd", h_cd},
-    {"env", h_env},        {"command", h_command},
-    {"flock", h_flock},    {"su", h_su},           {"runuser", h_su},
-    {"watch", h_watch},    {"parallel", h_parallel}, {"script", h_script},
-    {"busybox", h_busybox}, {"awk", h_awk},        {"gawk", h_awk},
-    {"mawk", h_awk},       {"nawk", h_awk},
+    {"rm", h_rm},
+    {"unlink", h_rm},
+    {"shred", h_rm},
+    {"srm", h_rm},
+    {"wipe", h_rm},
+    {"truncate", h_rm},
+    {"wipefs", h_mkfs},
+    {"dd", h_dd},
+    {"find", h_find},
+    {"mv", h_copy},
+    {"cp", h_copy},
+    {"ln", h_copy},
+    {"tee", h_tee},
+    {"sed", h_sed},
+    {"gsed", h_sed},
+    {"chmod", h_chmod},
+    {"chown", h_chmod},
+    {"chgrp", h_chmod},
+    {"rsync", h_rsync},
+    {"git", h_git},
+    {"kill", h_kill},
+    {"pkill", h_kill},
+    {"killall", h_kill},
+    {"skill", h_kill},
+    {"xkill", h_kill},
+    {"killall5", h_kill},
+    {"systemctl", h_systemctl},
+    {"crontab", h_persist},
+    {"at", h_persist},
+    {"batch", h_persist},
+    {"update-rc.d", h_persist},
+    {"chkconfig", h_persist},
+    {"launchctl", h_persist},
+    {"eval", h_eval},
+    {"source", h_source},
+    {".", h_source},
+    {"alias", h_alias},
+    {"shopt", h_alias},
+    {"enable", h_alias},
+    {"hash", h_alias},
+    {"trap", h_trap},
+    {"cd", h_cd},
+    {"pushd", h_cd},
+    {"popd", h_cd},
+    {"env", h_env},
+    {"command", h_command},
+    {"flock", h_flock},
+    {"su", h_su},
+    {"runuser", h_su},
+    {"watch", h_watch},
+    {"parallel", h_parallel},
+    {"script", h_script},
+    {"busybox", h_busybox},
+    {"awk", h_awk},
+    {"gawk", h_awk},
+    {"mawk", h_awk},
+    {"nawk", h_awk},
 };
 
 static handler_fn find_handler(const char *b)
@@ -1785,8 +1858,8 @@ static handler_fn find_handler(const char *b)
 static void classify_argv(struct cls *c, struct sh_word **w, size_t n,
                           struct input in, int level)
 {
-	static const char *const quiet[] = {"echo", "printf", ":", "true",
-	                                    "false", NULL};
+	static const char *const quiet[] = {"echo", "printf", ":",
+	                                    "true", "false",  NULL};
 	if (!n)
 		return;
 	if (level > MAX_WRAPPERS) {
@@ -1917,12 +1990,11 @@ static char *canon_cmd(const struct sh_cmd *cmd)
 static const char *find_decoder(const struct sh_parse *sp)
 {
 	static const char *const always[] = {
-	    "uudecode", "gunzip", "zcat",   "bzcat",  "xzcat", "unxz",
+	    "uudecode", "gunzip",  "zcat",   "bzcat", "xzcat", "unxz",
 	    "bunzip2",  "zstdcat", "unzstd", "lzcat", NULL};
-	static const char *const with_d[] = {"base64", "base32", "basenc",
-	                                     "gzip",   "bzip2",  "xz",
-	                                     "zstd",   "openssl", "lzma",
-	                                     NULL};
+	static const char *const with_d[] = {
+	    "base64", "base32", "basenc",  "gzip", "bzip2",
+	    "xz",     "zstd",   "openssl", "lzma", NULL};
 	for (size_t k = 0; k < sp->ncmds; k++) {
 		const struct sh_cmd *cmd = sp->cmds[k];
 		if (!cmd->argc || !T(cmd->argv[0]))
@@ -1930,7 +2002,8 @@ static const char *find_decoder(const struct sh_parse *sp)
 		const char *b = base_name(cmd->argv[0]->text);
 		if (in_list(b, always))
 			return b;
-		if (!strcmp(b, "xxd") && has_opt(cmd->argv, cmd->argc, "r", NULL))
+		if (!strcmp(b, "xxd") &&
+		    has_opt(cmd->argv, cmd->argc, "r", NULL))
 			return "xxd -r";
 		if (in_list(b, with_d) &&
 		    has_opt(cmd->argv, cmd->argc, "dD",
@@ -2001,7 +2074,8 @@ void policy_inline_shell(struct cls *c, const char *code, const char *label)
 {
 	if (c->depth >= POLICY_MAX_INLINE) {
 		reasons_add(c->r, POLICY_HIDDEN,
-		            "%s: inline code nested too deeply to check", label);
+		            "%s: inline code nested too deeply to check",
+		            label);
 		return;
 	}
 	struct sh_parse *sp = sh_parse(code, strlen(code), c->depth + 1);

@@ -34,8 +34,8 @@ struct strv {
 	size_t n, cap;
 };
 
-void reasons_add(struct reasons *r, enum policy_kind kind, const char *fmt,
-                 ...) __attribute__((format(printf, 3, 4)));
+void reasons_add(struct reasons *r, enum policy_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void reasons_free(struct reasons *r);
 void strv_add(struct strv *s, char *owned);
 void strv_free(struct strv *s);
@@ -46,10 +46,10 @@ enum cwd_state { CWD_WORKSPACE, CWD_ELSEWHERE, CWD_UNKNOWN };
 /* One part being classified: where its reasons and forms go. */
 struct cls {
 	const struct policy *pol;
-	int depth;              /* inline code levels */
+	int depth; /* inline code levels */
 	enum cwd_state cwd_state;
-	char cwd[256];          /* workspace-relative when CWD_WORKSPACE */
-	const char *decoder;    /* a decoder in the same command line */
+	char cwd[256];       /* workspace-relative when CWD_WORKSPACE */
+	const char *decoder; /* a decoder in the same command line */
 	struct reasons *r;
 	struct strv *forms;
 };
@@ -66,16 +66,15 @@ void policy_shell_parts(const struct policy *pol, const char *cmd,
 void policy_inline_shell(struct cls *c, const char *code, const char *label);
 /* Python code (python.c): reasons join c's. where says where the code
  * came from ("python3 -c", "the python tool"...). */
-void policy_classify_python(struct cls *c, const char *code,
-                            const char *where);
+void policy_classify_python(struct cls *c, const char *code, const char *where);
 
 /* Paths, shared by both classifiers. */
 enum path_kind {
-	PATH_INSIDE,   /* in the workspace: rel is set */
-	PATH_SCRATCH,  /* /tmp, /dev/null...: harmless */
-	PATH_NETWORK,  /* /dev/tcp, /dev/udp */
-	PATH_OUTSIDE,  /* anywhere else */
-	PATH_UNKNOWN,  /* relative to a directory not known */
+	PATH_INSIDE,  /* in the workspace: rel is set */
+	PATH_SCRATCH, /* /tmp, /dev/null...: harmless */
+	PATH_NETWORK, /* /dev/tcp, /dev/udp */
+	PATH_OUTSIDE, /* anywhere else */
+	PATH_UNKNOWN, /* relative to a directory not known */
 };
 /* Where a static path word leads from c's directory; rel (256 bytes)
  * gets the workspace-relative path for PATH_INSIDE. */

@@ -35,7 +35,7 @@ const char *policy_action_name(enum policy_action a)
 static int action_of(const cJSON *rule)
 {
 	const char *a = json_str(rule, "action", "");
-	return !strcmp(a, "deny") ? POLICY_DENY
+	return !strcmp(a, "deny")  ? POLICY_DENY
 	       : !strcmp(a, "ask") ? POLICY_ASK
 	                           : POLICY_ALLOW;
 }
@@ -52,8 +52,8 @@ static int parse_never_save(struct policy *p, const cJSON *arr, char **err)
 	{
 		int k = 0;
 		while (k < POLICY_NKINDS &&
-		       strcmp(KIND_NAMES[k], it->valuestring ? it->valuestring
-		                                             : ""))
+		       strcmp(KIND_NAMES[k],
+		              it->valuestring ? it->valuestring : ""))
 			k++;
 		if (k == POLICY_NKINDS)
 			return set_err(err,
@@ -81,8 +81,8 @@ struct policy *policy_new(const struct config *cfg, char **err)
 		set_err(err, "ask must be all, risky or none (got '%s')", ask);
 		goto fail;
 	}
-	p->rules = cfg->rules ? cJSON_Duplicate(cfg->rules, 1)
-	                      : cJSON_CreateArray();
+	p->rules =
+	    cfg->rules ? cJSON_Duplicate(cfg->rules, 1) : cJSON_CreateArray();
 	p->session_rules = cJSON_CreateArray();
 	int i = 0;
 	const cJSON *r;
@@ -132,8 +132,8 @@ void policy_set_exists(struct policy *p,
 
 int policy_add_rule(struct policy *p, const cJSON *rule, char **err)
 {
-	if (policy_rule_check(rule, cJSON_GetArraySize(p->session_rules),
-	                      err) < 0)
+	if (policy_rule_check(rule, cJSON_GetArraySize(p->session_rules), err) <
+	    0)
 		return -1;
 	const cJSON *r;
 	cJSON_ArrayForEach(r, p->session_rules)
@@ -316,10 +316,11 @@ static void plan_save(const struct policy *p, struct policy_verdict *v,
 	if (!cJSON_GetArraySize(save))
 		v->no_save = xstrdup("there is nothing to save a rule for");
 	else if (*names)
-		v->no_save = xasprintf("calls with reasons of kind %s are never "
-		                       "saved as rules (the never_save "
-		                       "setting)",
-		                       names);
+		v->no_save =
+		    xasprintf("calls with reasons of kind %s are never "
+		              "saved as rules (the never_save "
+		              "setting)",
+		              names);
 	if (v->no_save)
 		cJSON_Delete(save);
 	else

@@ -154,7 +154,8 @@ static void tokenize(const char *s, struct toks *t)
 			push(t, PY_NAME, xstrndup(s, (size_t)(e - s)), line);
 			s = e;
 		} else if (c >= '0' && c <= '9') {
-			while (*s && (name_char((unsigned char)*s) || *s == '.'))
+			while (*s &&
+			       (name_char((unsigned char)*s) || *s == '.'))
 				s++;
 			push(t, PY_NUM, xstrdup("0"), line);
 		} else if (c == ' ' || c == '\t' || c == '\r' || c == '\\') {
@@ -217,21 +218,56 @@ static int starts(const char *s, const char *prefix)
 	return !strncmp(s, prefix, n) && (s[n] == '\0' || s[n] == '.');
 }
 
-static const char *const NET_MODULES[] = {
-    "socket", "urllib", "urllib2", "urllib3", "http.client", "http.server",
-    "httplib", "requests", "httpx", "aiohttp", "ftplib", "smtplib",
-    "poplib", "imaplib", "telnetlib", "paramiko", "websocket", "websockets",
-    "xmlrpc", "socketserver", "ssl", "asyncssh", "pycurl", "grpc",
-    "boto3", "botocore", "google.cloud", "huggingface_hub", "wget",
-    "ftputil", "dns", "scapy", "zmq", "paho", "pysftp", "fabric",
-    "tornado.httpclient", "twisted", "smbclient", "webbrowser",
-    "kaggle", "gdown", "yfinance", "pandas_datareader", NULL};
-static const char *const EXEC_MODULES[] = {"subprocess", "pty", "commands",
-                                           "sh", "pexpect", "plumbum",
-                                           NULL};
-static const char *const HIDDEN_MODULES[] = {"importlib", "ctypes", "cffi",
-                                             "marshal", "code", "builtins",
-                                             "__builtin__", NULL};
+static const char *const NET_MODULES[] = {"socket",
+                                          "urllib",
+                                          "urllib2",
+                                          "urllib3",
+                                          "http.client",
+                                          "http.server",
+                                          "httplib",
+                                          "requests",
+                                          "httpx",
+                                          "aiohttp",
+                                          "ftplib",
+                                          "smtplib",
+                                          "poplib",
+                                          "imaplib",
+                                          "telnetlib",
+                                          "paramiko",
+                                          "websocket",
+                                          "websockets",
+                                          "xmlrpc",
+                                          "socketserver",
+                                          "ssl",
+                                          "asyncssh",
+                                          "pycurl",
+                                          "grpc",
+                                          "boto3",
+                                          "botocore",
+                                          "google.cloud",
+                                          "huggingface_hub",
+                                          "wget",
+                                          "ftputil",
+                                          "dns",
+                                          "scapy",
+                                          "zmq",
+                                          "paho",
+                                          "pysftp",
+                                          "fabric",
+                                          "tornado.httpclient",
+                                          "twisted",
+                                          "smbclient",
+                                          "webbrowser",
+                                          "kaggle",
+                                          "gdown",
+                                          "yfinance",
+                                          "pandas_datareader",
+                                          NULL};
+static const char *const EXEC_MODULES[] = {
+    "subprocess", "pty", "commands", "sh", "pexpect", "plumbum", NULL};
+static const char *const HIDDEN_MODULES[] = {
+    "importlib", "ctypes",   "cffi",        "marshal",
+    "code",      "builtins", "__builtin__", NULL};
 
 static int module_in(const char *m, const char *const *list)
 {
@@ -247,16 +283,18 @@ static void check_module(struct py *p, const char *m)
 	if (module_in(m, NET_MODULES))
 		reasons_add(c->r, POLICY_NETWORK, "%s imports %s", p->where, m);
 	if (module_in(m, EXEC_MODULES))
-		reasons_add(c->r, POLICY_EXEC, "%s imports %s, which runs "
-		            "commands", p->where, m);
+		reasons_add(c->r, POLICY_EXEC,
+		            "%s imports %s, which runs "
+		            "commands",
+		            p->where, m);
 	if (module_in(m, HIDDEN_MODULES))
 		reasons_add(c->r, POLICY_HIDDEN,
 		            "%s imports %s, which can run code the policy "
 		            "cannot see",
 		            p->where, m);
 	if (starts(m, "crontab"))
-		reasons_add(c->r, POLICY_PERSISTENCE, "%s imports %s",
-		            p->where, m);
+		reasons_add(c->r, POLICY_PERSISTENCE, "%s imports %s", p->where,
+		            m);
 }
 
 /* import a.b [as c], ... | from a.b import x [as y], ... */
@@ -280,7 +318,8 @@ static void scan_imports(struct py *p)
 					add_alias(p, p->t.v[i + 1].text, m);
 					i += 2;
 				} else {
-					char *first = xstrndup(m, strcspn(m, "."));
+					char *first =
+					    xstrndup(m, strcspn(m, "."));
 					add_alias(p, first, first);
 					free(first);
 				}
@@ -299,7 +338,8 @@ static void scan_imports(struct py *p)
 			i = end + 1;
 			if (is(p, i, PY_OP, "("))
 				i++;
-			while (is(p, i, PY_NAME, NULL) || is(p, i, PY_OP, "*")) {
+			while (is(p, i, PY_NAME, NULL) ||
+			       is(p, i, PY_OP, "*")) {
 				const char *name = p->t.v[i].text;
 				char *full = xasprintf("%s.%s", m, name);
 				check_module(p, full);
@@ -323,38 +363,86 @@ static void scan_imports(struct py *p)
 
 /* --- calls ------------------------------------------------------- */
 
-static const char *const EXEC_CALLS[] = {
-    "os.system", "os.popen", "os.spawnl", "os.spawnle", "os.spawnlp",
-    "os.spawnlpe", "os.spawnv", "os.spawnve", "os.spawnvp", "os.spawnvpe",
-    "os.execl", "os.execle", "os.execlp", "os.execlpe", "os.execv",
-    "os.execve", "os.execvp", "os.execvpe", "os.posix_spawn",
-    "os.posix_spawnp", "subprocess.run", "subprocess.call",
-    "subprocess.Popen", "subprocess.check_output", "subprocess.check_call",
-    "subprocess.getoutput", "subprocess.getstatusoutput", "pty.spawn",
-    "commands.getoutput", "asyncio.create_subprocess_shell",
-    "asyncio.create_subprocess_exec", "pexpect.spawn", "pexpect.run",
-    "platform.popen", NULL};
-static const char *const DELETE_CALLS[] = {
-    "shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs",
-    "os.truncate", "os.rename", "os.replace", "shutil.move",
-    "send2trash.send2trash", NULL};
+static const char *const EXEC_CALLS[] = {"os.system",
+                                         "os.popen",
+                                         "os.spawnl",
+                                         "os.spawnle",
+                                         "os.spawnlp",
+                                         "os.spawnlpe",
+                                         "os.spawnv",
+                                         "os.spawnve",
+                                         "os.spawnvp",
+                                         "os.spawnvpe",
+                                         "os.execl",
+                                         "os.execle",
+                                         "os.execlp",
+                                         "os.execlpe",
+                                         "os.execv",
+                                         "os.execve",
+                                         "os.execvp",
+                                         "os.execvpe",
+                                         "os.posix_spawn",
+                                         "os.posix_spawnp",
+                                         "subprocess.run",
+                                         "subprocess.call",
+                                         "subprocess.Popen",
+                                         "subprocess.check_output",
+                                         "subprocess.check_call",
+                                         "subprocess.getoutput",
+                                         "subprocess.getstatusoutput",
+                                         "pty.spawn",
+                                         "commands.getoutput",
+                                         "asyncio.create_subprocess_shell",
+                                         "asyncio.create_subprocess_exec",
+                                         "pexpect.spawn",
+                                         "pexpect.run",
+                                         "platform.popen",
+                                         NULL};
+static const char *const DELETE_CALLS[] = {"shutil.rmtree",
+                                           "os.remove",
+                                           "os.unlink",
+                                           "os.rmdir",
+                                           "os.removedirs",
+                                           "os.truncate",
+                                           "os.rename",
+                                           "os.replace",
+                                           "shutil.move",
+                                           "send2trash.send2trash",
+                                           NULL};
 static const char *const NET_CALLS[] = {
-    "nltk.download", "torch.hub.load", "torch.hub.download_url_to_file",
-    "keras.utils.get_file", "tensorflow.keras.utils.get_file",
-    "tf.keras.utils.get_file", "datasets.load_dataset", "seaborn.load_dataset",
-    "sns.load_dataset", "pip.main", "sklearn.datasets.fetch_openml",
-    "sklearn.datasets.fetch_california_housing", NULL};
+    "nltk.download",
+    "torch.hub.load",
+    "torch.hub.download_url_to_file",
+    "keras.utils.get_file",
+    "tensorflow.keras.utils.get_file",
+    "tf.keras.utils.get_file",
+    "datasets.load_dataset",
+    "seaborn.load_dataset",
+    "sns.load_dataset",
+    "pip.main",
+    "sklearn.datasets.fetch_openml",
+    "sklearn.datasets.fetch_california_housing",
+    NULL};
 static const char *const PRIV_CALLS[] = {
-    "os.setuid", "os.setgid", "os.seteuid", "os.setegid", "os.setreuid",
-    "os.setregid", "os.setresuid", "os.chroot", "os.chown", "os.lchown",
+    "os.setuid",   "os.setgid",    "os.seteuid", "os.setegid", "os.setreuid",
+    "os.setregid", "os.setresuid", "os.chroot",  "os.chown",   "os.lchown",
     NULL};
 static const char *const PROC_CALLS[] = {"os.kill", "os.killpg",
                                          "signal.pthread_kill", NULL};
-static const char *const HIDDEN_CALLS[] = {
-    "eval", "exec", "compile", "__import__", "execfile", "marshal.loads",
-    "types.CodeType", "types.FunctionType", "code.interact",
-    "builtins.exec", "builtins.eval", "runpy.run_path", "runpy.run_module",
-    NULL};
+static const char *const HIDDEN_CALLS[] = {"eval",
+                                           "exec",
+                                           "compile",
+                                           "__import__",
+                                           "execfile",
+                                           "marshal.loads",
+                                           "types.CodeType",
+                                           "types.FunctionType",
+                                           "code.interact",
+                                           "builtins.exec",
+                                           "builtins.eval",
+                                           "runpy.run_path",
+                                           "runpy.run_module",
+                                           NULL};
 
 static int call_in(const char *name, const char *const *list)
 {
@@ -417,14 +505,13 @@ static void exec_call(struct py *p, const char *name, size_t args)
 
 /* Reasons for a call of name (resolved through imports); 1 if it is
  * one the policy knows. */
-static int check_call(struct py *p, const char *name, size_t args,
-                      int method)
+static int check_call(struct py *p, const char *name, size_t args, int method)
 {
 	struct cls *c = p->c;
 	static const char *const del_methods[] = {"unlink", "rmdir", "rmtree",
 	                                          NULL};
-	static const char *const reach[] = {"os", "subprocess", "shutil",
-	                                    "builtins", "__builtins__", NULL};
+	static const char *const reach[] = {
+	    "os", "subprocess", "shutil", "builtins", "__builtins__", NULL};
 	if (method) {
 		if (!call_in(name, del_methods))
 			return 0;
@@ -434,15 +521,19 @@ static int check_call(struct py *p, const char *name, size_t args,
 	           starts(name, "plumbum.local")) {
 		exec_call(p, name, args);
 	} else if (call_in(name, DELETE_CALLS)) {
-		reasons_add(c->r, POLICY_DELETION, "%s deletes or moves files "
-		            "(%s)", p->where, name);
+		reasons_add(c->r, POLICY_DELETION,
+		            "%s deletes or moves files "
+		            "(%s)",
+		            p->where, name);
 	} else if (call_in(name, NET_CALLS) ||
 	           !strncmp(name, "sklearn.datasets.fetch_", 23)) {
 		reasons_add(c->r, POLICY_NETWORK, "%s downloads data (%s)",
 		            p->where, name);
 	} else if (call_in(name, PRIV_CALLS)) {
-		reasons_add(c->r, POLICY_PRIVILEGE, "%s changes privileges "
-		            "(%s)", p->where, name);
+		reasons_add(c->r, POLICY_PRIVILEGE,
+		            "%s changes privileges "
+		            "(%s)",
+		            p->where, name);
 	} else if (call_in(name, PROC_CALLS)) {
 		reasons_add(c->r, POLICY_PROCESS, "%s signals processes (%s)",
 		            p->where, name);
@@ -475,7 +566,8 @@ static void scan_calls(struct py *p)
 		size_t end;
 		char *name = dotted(p, i, &end);
 		if (!is(p, end, PY_OP, "(")) {
-			/* names used without a call: __builtins__, sys.modules */
+			/* names used without a call: __builtins__, sys.modules
+			 */
 			if (!method && (starts(name, "__builtins__") ||
 			                starts(name, "sys.modules")))
 				reasons_add(p->c->r, POLICY_HIDDEN,
@@ -490,8 +582,8 @@ static void scan_calls(struct py *p)
 		} else {
 			size_t first = strcspn(name, ".");
 			char *head = xstrndup(name, first);
-			char *full = xasprintf("%s%s", resolve(p, head),
-			                       name + first);
+			char *full =
+			    xasprintf("%s%s", resolve(p, head), name + first);
 			int known = check_call(p, full, end + 1, 0);
 			if (!known && strcmp(full, name))
 				known = check_call(p, name, end + 1, 0);
@@ -510,15 +602,16 @@ static void scan_calls(struct py *p)
 
 static int write_word(const char *s)
 {
-	static const char *const modes[] = {"w", "wb", "w+", "wt", "a", "ab",
-	                                    "a+", "x", "xb", "r+", "rb+",
-	                                    "wb+", NULL};
+	static const char *const modes[] = {"w",   "wb",  "w+", "wt", "a",
+	                                    "ab",  "a+",  "x",  "xb", "r+",
+	                                    "rb+", "wb+", NULL};
 	static const char *const calls[] = {
-	    "to_csv", "to_excel", "to_parquet", "to_json", "to_pickle",
-	    "to_feather", "to_hdf", "to_stata", "to_html", "savefig", "save",
-	    "savetxt", "savez", "write_text", "write_bytes", "dump", "copy",
-	    "copyfile", "copy2", "move", "rename", "replace", "remove",
-	    "unlink", "to_file", "imwrite", NULL};
+	    "to_csv",     "to_excel", "to_parquet", "to_json",    "to_pickle",
+	    "to_feather", "to_hdf",   "to_stata",   "to_html",    "savefig",
+	    "save",       "savetxt",  "savez",      "write_text", "write_bytes",
+	    "dump",       "copy",     "copyfile",   "copy2",      "move",
+	    "rename",     "replace",  "remove",     "unlink",     "to_file",
+	    "imwrite",    NULL};
 	return call_in(s, modes) || call_in(s, calls);
 }
 
@@ -532,7 +625,8 @@ static int line_writes(const struct py *p, size_t i)
 	while (b + 1 < p->t.n && p->t.v[b + 1].line == line)
 		b++;
 	for (size_t k = a; k <= b; k++)
-		if (k != i && p->t.v[k].type != PY_OP && write_word(p->t.v[k].text))
+		if (k != i && p->t.v[k].type != PY_OP &&
+		    write_word(p->t.v[k].text))
 			return 1;
 	return 0;
 }
@@ -557,8 +651,8 @@ static void check_string(struct py *p, size_t i)
 	}
 	if (!*s || strchr(s, '\n') || strlen(s) >= REL_MAX)
 		return;
-	int pathlike = s[0] == '/' || s[0] == '~' ||
-	               !strncmp(s, "../", 3) || !strcmp(s, "..");
+	int pathlike = s[0] == '/' || s[0] == '~' || !strncmp(s, "../", 3) ||
+	               !strcmp(s, "..");
 	enum path_kind k = policy_path(c, s, rel);
 	if (pathlike && k == PATH_OUTSIDE) {
 		char *sn = policy_snip(s, 60);
@@ -570,21 +664,22 @@ static void check_string(struct py *p, size_t i)
 		reasons_add(c->r, POLICY_NETWORK, "%s opens %s", p->where, s);
 	int writes = line_writes(p, i);
 	if (writes && policy_persistent_name(s))
-		reasons_add(c->r, POLICY_PERSISTENCE,
-		            "%s writes %s, which runs at login or on a schedule",
-		            p->where, s);
+		reasons_add(
+		    c->r, POLICY_PERSISTENCE,
+		    "%s writes %s, which runs at login or on a schedule",
+		    p->where, s);
 	if (k == PATH_INSIDE && writes && policy_input_of(c->pol, rel))
 		reasons_add(c->r, POLICY_DELETION,
 		            "%s may overwrite the staged input %s (your data)",
 		            p->where, rel);
 }
 
-void policy_classify_python(struct cls *c, const char *code,
-                            const char *where)
+void policy_classify_python(struct cls *c, const char *code, const char *where)
 {
 	if (c->depth >= POLICY_MAX_INLINE) {
 		reasons_add(c->r, POLICY_HIDDEN,
-		            "%s: inline code nested too deeply to check", where);
+		            "%s: inline code nested too deeply to check",
+		            where);
 		return;
 	}
 	struct cls inner = *c;
@@ -595,8 +690,8 @@ void policy_classify_python(struct cls *c, const char *code,
 	tokenize(code, &p.t);
 	if (p.t.truncated)
 		reasons_add(c->r, POLICY_HIDDEN,
-		            "%s: too long to check (more than %d tokens)", where,
-		            PY_MAX_TOKENS);
+		            "%s: too long to check (more than %d tokens)",
+		            where, PY_MAX_TOKENS);
 	scan_imports(&p);
 	scan_calls(&p);
 	for (size_t i = 0; i < p.t.n; i++)

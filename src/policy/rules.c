@@ -103,9 +103,8 @@ char *policy_glob_escape(const char *s)
 	return out;
 }
 
-static const char *const TOOLS[] = {"shell",     "python",    "write_file",
-                                    "read_file", "list_files", "*",
-                                    NULL};
+static const char *const TOOLS[] = {
+    "shell", "python", "write_file", "read_file", "list_files", "*", NULL};
 
 /* A rule is {"match": glob, "action": allow|ask|deny[, "tool": name]};
  * "comment" and "//" keys are notes for people. */
@@ -121,7 +120,8 @@ int policy_rule_check(const cJSON *r, int index, char **err)
 	{
 		const char *k = v->string;
 		if (strcmp(k, "match") && strcmp(k, "action") &&
-		    strcmp(k, "tool") && strcmp(k, "comment") && strcmp(k, "//"))
+		    strcmp(k, "tool") && strcmp(k, "comment") &&
+		    strcmp(k, "//"))
 			return set_err(err,
 			               "rules[%d]: unknown key \"%s\" (known: "
 			               "match, action, tool, comment)",
@@ -175,14 +175,18 @@ int policy_save_rules(const char *path, const cJSON *rules, char **err)
 		char *why = NULL;
 		root = json_parse_file(path, CONFIG_MAX_BYTES, &why);
 		if (!root) {
-			set_err(err, "cannot add the rule to %s: %s (fix the "
-			        "file and try again)", path, why);
+			set_err(err,
+			        "cannot add the rule to %s: %s (fix the "
+			        "file and try again)",
+			        path, why);
 			free(why);
 			goto out;
 		}
 		if (!cJSON_IsObject(root)) {
-			set_err(err, "cannot add the rule to %s: it is not a "
-			        "JSON object", path);
+			set_err(err,
+			        "cannot add the rule to %s: it is not a "
+			        "JSON object",
+			        path);
 			goto out;
 		}
 	} else {
@@ -197,8 +201,10 @@ int policy_save_rules(const char *path, const cJSON *rules, char **err)
 	if (!arr)
 		arr = cJSON_AddArrayToObject(root, "rules");
 	if (!cJSON_IsArray(arr)) {
-		set_err(err, "cannot add the rule to %s: its \"rules\" is not "
-		        "an array", path);
+		set_err(err,
+		        "cannot add the rule to %s: its \"rules\" is not "
+		        "an array",
+		        path);
 		goto out;
 	}
 	const cJSON *r;

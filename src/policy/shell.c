@@ -149,8 +149,7 @@ static void addc(struct buf *b, int c)
 }
 
 static struct sh_word *new_word(struct parser *p, const char *raw,
-                                size_t rawlen, struct buf *text,
-                                unsigned flags)
+                                size_t rawlen, struct buf *text, unsigned flags)
 {
 	struct sh_word *w = own(p->out, xcalloc(1, sizeof *w));
 	w->raw = own(p->out, xstrndup(raw, rawlen));
@@ -245,10 +244,10 @@ static unsigned long lex_number(struct parser *p, int base, int max)
 {
 	unsigned long v = 0;
 	for (int k = 0; k < max; k++) {
-		int d = base == 8 ? (cur(p) >= '0' && cur(p) <= '7'
-		                         ? cur(p) - '0'
-		                         : -1)
-		                  : hexval(cur(p));
+		int d =
+		    base == 8
+		        ? (cur(p) >= '0' && cur(p) <= '7' ? cur(p) - '0' : -1)
+		        : hexval(cur(p));
 		if (d < 0)
 			break;
 		v = v * (unsigned long)base + (unsigned long)d;
@@ -483,8 +482,8 @@ static void lex_dollar(struct parser *p, struct buf *text, unsigned *flags,
 		while (cur(p) >= 0 && is_name_char(cur(p)))
 			p->i++;
 		*flags |= SH_W_PARAM;
-	} else if (c1 >= 0 && ((c1 >= '0' && c1 <= '9') ||
-	                       strchr("@*#?$!-", c1))) {
+	} else if (c1 >= 0 &&
+	           ((c1 >= '0' && c1 <= '9') || strchr("@*#?$!-", c1))) {
 		p->i += 2;
 		*flags |= SH_W_PARAM;
 	} else {
@@ -613,7 +612,8 @@ static struct sh_word *lex_word(struct parser *p)
 		int c = cur(p);
 		if (c < 0)
 			break;
-		if ((c == '<' || c == '>') && p->i == start && at(p, 1) == '(') {
+		if ((c == '<' || c == '>') && p->i == start &&
+		    at(p, 1) == '(') {
 			p->i += 2;
 			parse_subst(p, c == '<' ? "<(...)" : ">(...)",
 			            c == '>');
@@ -653,13 +653,15 @@ static struct sh_word *lex_word(struct parser *p)
 			lex_backtick(p, &text, &flags, 0);
 			break;
 		default:
-			if (c == '*' || c == '?' || (c == '[' && bracket_closes(p)))
+			if (c == '*' || c == '?' ||
+			    (c == '[' && bracket_closes(p)))
 				flags |= SH_W_GLOB;
 			else if (c == '~' && p->i == start)
 				flags |= SH_W_TILDE;
 			else if (c == '{')
 				brace = 1;
-			else if (brace && (c == ',' || (c == '.' && at(p, 1) == '.')))
+			else if (brace &&
+			         (c == ',' || (c == '.' && at(p, 1) == '.')))
 				brace_list = 1;
 			else if (c == '}' && brace_list)
 				flags |= SH_W_BRACE;
@@ -739,10 +741,9 @@ static void set_op(struct token *t, const char *op)
 	strcpy(t->op, op);
 }
 
-static const char *const OPS[] = {";;&", "&>>", "<<<", "<<-", "&&", "||",
-                                  "|&",  ";;",  ";&",  "&>",  "<<", "<&",
-                                  "<>",  ">>",  ">&",  ">|",  "&",  "|",
-                                  ";",   "(",   ")",   "<",   ">",  NULL};
+static const char *const OPS[] = {
+    ";;&", "&>>", "<<<", "<<-", "&&", "||", "|&", ";;", ";&", "&>", "<<", "<&",
+    "<>",  ">>",  ">&",  ">|",  "&",  "|",  ";",  "(",  ")",  "<",  ">",  NULL};
 
 static int digits_only(const char *s)
 {
@@ -805,8 +806,7 @@ word:
 	t.type = T_WORD;
 	t.word = lex_word(p);
 	c = cur(p);
-	if ((c == '<' || c == '>') && at(p, 1) != '(' &&
-	    t.word->flags == 0 &&
+	if ((c == '<' || c == '>') && at(p, 1) != '(' && t.word->flags == 0 &&
 	    (digits_only(t.word->raw) || varfd(t.word->raw))) {
 		t.type = T_IONUM;
 		t.fd = digits_only(t.word->raw) ? atoi(t.word->raw) : 10;
@@ -841,9 +841,9 @@ static int is_kw(const struct token *t, const char *kw)
 
 static int is_redir_op(const struct token *t)
 {
-	static const char *const r[] = {"<",  ">",  ">>", ">|", "<>",  "<&",
-	                                ">&", "&>", "&>>", "<<", "<<-", "<<<",
-	                                NULL};
+	static const char *const r[] = {"<",   ">",   ">>", ">|",  "<>",
+	                                "<&",  ">&",  "&>", "&>>", "<<",
+	                                "<<-", "<<<", NULL};
 	if (t->type != T_OP)
 		return 0;
 	for (int k = 0; r[k]; k++)

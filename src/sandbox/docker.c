@@ -155,71 +155,83 @@ static void sweep_stale(struct docker *d)
 
 static int unreachable(struct docker *d, const char *why, char **err)
 {
-	return set_err(err,
-	               "docker: cannot reach the daemon at %s (%s): is it "
-	               "running? start dockerd (or systemctl start docker), "
-	               "point DOCKER_HOST at it, or use --sandbox local; "
-	               "'assay doctor' checks",
-	               d->api.ep.host, why);
+	/* curl says "port 80" for a socket: say what is wrong with it */
+	const char *sock = d->api.ep.unix_path;
+	char *own = NULL;
+	if (sock && access(sock, F_OK) < 0)
+		why = own = xasprintf("no socket at %s", sock);
+	else if (sock && access(sock, R_OK | W_OK) < 0)
+		why = own = xasprintf("%s: %s; root or the docker group can "
+		                      "use it",
+		                      sock, strerror(errno));
+	else if (sock && strstr(why, "Couldn't connect"))
+		why = own = xasprintf("connection refused on %s", sock);
+	set_err(err,
+	        "docker: cannot reach the daemon at %s (%s): is it "
+	        "running? start dockerd (or systemctl start docker), "
+	        "point DOCKER_HOST at it, or use --sandbox local; "
+	        "'assay doctor' checks",
+	        d->api.ep.host, why);
+	free(own);
+	return -1;
 }
 
-static void keep_body(void *arg, long status, struct buf *body, const char *err)
+struct ping {
+	long status;
+	char *err;
+};
+
+static void on_ping(void *arg, long status, struct buf *body, const char *err)
 {
-	long *st = arg;
-	*st = err && !status ? -1 : status;
+	struct ping *p = arg;
 	(void)body;
+	p->status = status;
+	p->err = err ? xstrdup(err) : NULL;
 }
 
 /* /_ping and /version, then the version to speak. */
-static int connect_daemon(struct sbx *s, struct docker *d, char **err)
+static int connect_daemon(struct docker *d, char **err)
 {
 	char *apiv = NULL, *why = NULL;
-	long st = 0;
+	struct ping p = {0};
 	struct dk_req r = {.method = "GET",
 	                   .path = "/_ping",
-	                   .on_done = keep_body,
-	                   .arg = &st,
+	                   .on_done = on_ping,
+	                   .arg = &p,
 	                   .timeout_ms = 15000,
 	                   .sync = 1,
 	                   .unversioned = 1,
 	                   .header_name = "Api-Version",
 	                   .header_value = &apiv};
-	struct dk_call *c = dk_send(&d->api, &r, &why);
-	(void)c;
-	if (why || st <= 0) {
-		/* ask again to learn why: on_done kept no message */
-		char *m = NULL;
-		if (!why)
-			dk_json(&d->api, "GET", "/_ping", NULL, NULL, &m);
-		unreachable(d, why ? why : m ? m : "no answer", err);
-		free(m);
-		free(why);
-		free(apiv);
-		return -1;
-	}
-	if (st != 200) {
-		free(apiv);
-		return set_err(err,
-		               "docker: the daemon at %s answered /_ping "
-		               "with status %ld: is DOCKER_HOST a Docker "
-		               "daemon?",
-		               d->api.ep.host, st);
-	}
+	dk_send(&d->api, &r, &why);
+	int rc = -1;
 	cJSON *ver = NULL;
+	if (why || p.status <= 0) {
+		unreachable(d, why ? why : p.err ? p.err : "no answer", err);
+		goto out;
+	}
+	if (p.status != 200) {
+		set_err(err,
+		        "docker: the daemon at %s answered /_ping with status "
+		        "%ld: is DOCKER_HOST a Docker daemon?",
+		        d->api.ep.host, p.status);
+		goto out;
+	}
 	dk_json(&d->api, "GET", "/version", NULL, &ver, NULL);
 	const char *max = apiv ? apiv : json_str(ver, "ApiVersion", NULL);
 	const char *min = json_str(ver, "MinAPIVersion", NULL);
-	int rc = dk_negotiate(getenv("DOCKER_API_VERSION"), max, min,
-	                      &d->api.version, &why);
+	rc = dk_negotiate(getenv("DOCKER_API_VERSION"), max, min,
+	                  &d->api.version, &why);
 	if (rc < 0)
 		set_err(err, "docker (%s): %s", d->api.ep.host, why);
 	else
 		log_info("docker: %s, Docker %s, API %s (daemon %s..%s)",
 		         d->api.ep.host, json_str(ver, "Version", "?"),
 		         d->api.version, min ? min : "?", max ? max : "?");
-	(void)s;
+out:
 	free(why);
 	free(apiv);
+	free(p.err);
 	cJSON_Delete(ver);
 	return rc;
 }
@@ -420,7 +432,7 @@ static int docker_start(struct sbx *s, char **err)
 	if (!d->api.http)
 		return set_err(err, "docker: cannot initialise libcurl");
 	int64_t t0 = now_ms();
-	if (connect_daemon(s, d, err) < 0)
+	if (connect_daemon(d, err) < 0)
 		return -1;
 	sweep_stale(d);
 	if (check_image(s, d, err) < 0 || create_container(s, d, err) < 0)

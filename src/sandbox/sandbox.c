@@ -1,6 +1,6 @@
 /* sandbox.c: picks the sandbox backend named by the configuration and
  * owns the parts of struct sbx every backend shares. The backends
- * themselves live in one file each (local.c, later docker.c and
+ * themselves live in one file each (local.c, docker.c, later
  * opensandbox.c). */
 #include "assay/sandbox.h"
 #include "assay/config.h"

@@ -27,11 +27,6 @@ void ui_colors_init(const struct ui_theme *t, int no_color)
 	}
 }
 
-int ui_has_color(void)
-{
-	return use_color;
-}
-
 const struct ui_style *ui_elem_style(enum ui_elem e)
 {
 	return &theme->el[e < UE_COUNT ? e : UE_NORMAL];

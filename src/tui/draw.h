@@ -13,7 +13,6 @@ extern int ui_ascii;
 /* Colour support of the terminal, decided once after initscr; with
  * no_color (NO_COLOR) only attributes are used. */
 void ui_colors_init(const struct ui_theme *t, int no_color);
-int ui_has_color(void);
 const struct ui_style *ui_elem_style(enum ui_elem e);
 /* The curses attributes and colour pair for a style. */
 void ui_style_resolve(const struct ui_style *st, unsigned *attr, int *pair);

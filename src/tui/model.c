@@ -209,13 +209,21 @@ static void on_tool_call(struct ui_model *m, const cJSON *ev, int64_t t)
 	it->call = m->ncalls;
 	c->item = m->nitems - 1;
 	m->ncalls++;
-	m->new_call = 1;
 	m->phase = UI_EXECUTING;
-	/* marks now tell what this call changes */
+	m->dirty |= UI_DIRTY_TOOLS | UI_DIRTY_STATUS;
+}
+
+/* A call starts or finishes (a turn announces all its calls first):
+ * the frontend may follow it, and the tree's marks start over, so that
+ * they tell what this call changes. */
+static void call_active(struct ui_model *m, struct ui_call *c)
+{
+	for (int i = m->ncalls - 1; i >= 0; i--)
+		if (m->calls[i] == c)
+			m->active_call = i;
+	m->new_call = 1;
 	ui_tree_clear_marks(&m->tree);
-	if (m->on_command_start)
-		m->on_command_start(m->hook_arg);
-	m->dirty |= UI_DIRTY_TOOLS | UI_DIRTY_TREE | UI_DIRTY_STATUS;
+	m->dirty |= UI_DIRTY_TREE;
 }
 
 static void touch_call(struct ui_model *m, struct ui_call *c)
@@ -281,6 +289,9 @@ static void on_tool_result(struct ui_model *m, const cJSON *ev, int64_t t)
 	if (!c)
 		return;
 	const char *content = json_str(ev, "content", "");
+	/* the session's listing after this result reports the changes
+	 * of this call alone */
+	call_active(m, c);
 	free(c->result);
 	c->result = dup_max(content, RESULT_MAX);
 	c->is_error = json_bool(ev, "is_error", 0);
@@ -456,6 +467,7 @@ void ui_model_event(struct ui_model *m, const cJSON *ev)
 			c->is_exec = 1;
 			c->state = UI_CALL_RUNNING;
 			c->t_start = t;
+			call_active(m, c);
 			touch_call(m, c);
 		}
 	} else if (!strcmp(type, "exec_output")) {

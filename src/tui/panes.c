@@ -56,6 +56,29 @@ void ui_draw_box(WINDOW *w, const char *title, int focused)
 	(void)h;
 }
 
+static const char *const pane_titles[] = {"Conversation", "Tools", "Workspace"};
+
+/* A pane's box; when the terminal is too narrow for more than one
+ * pane, the top border names the others Tab reaches. */
+static void pane_box(struct ui *u, int p)
+{
+	WINDOW *w = u->g[p].win;
+	ui_draw_box(w, pane_titles[p], u->focus == p);
+	if (u->g[P_CONV].shown + u->g[P_TOOLS].shown + u->g[P_TREE].shown > 1)
+		return;
+	struct buf b;
+	buf_init(&b, 0);
+	buf_puts(&b, " Tab:");
+	for (int i = 0; i < 3; i++)
+		if (i != p)
+			buf_printf(&b, " %s", pane_titles[i]);
+	buf_puts(&b, " ");
+	int tw = (int)b.len, x = u->g[p].w - tw - 2;
+	if (x > (int)strlen(pane_titles[p]) + 6)
+		ui_draw_text(w, 0, x, tw, buf_str(&b), UE_DIM);
+	buf_free(&b);
+}
+
 /* ---- tool call one-liners -------------------------------------------- */
 
 static void call_state(struct ui *u, const struct ui_call *c, char *out,
@@ -357,7 +380,7 @@ void ui_draw_conv(struct ui *u)
 	int ch = g->h - 2, width = ui_conv_width(u);
 	ui_background(w);
 	werase(w);
-	ui_draw_box(w, "Conversation", u->focus == P_CONV);
+	pane_box(u, P_CONV);
 	if (u->conv_item >= u->m.nitems)
 		u->conv_follow = 1;
 	if (u->conv_follow)
@@ -533,12 +556,18 @@ static void src_init(struct outsrc *s, struct ui *u, int idx)
 		const char *r = c->result ? c->result : "";
 		char *clean =
 		    ui_clean(r, strlen(r), UI_CLEAN_NEWLINES | UI_CLEAN_TABS);
-		char *save = NULL;
-		for (char *line = strtok_r(clean, "\n", &save); line;
-		     line = strtok_r(NULL, "\n", &save)) {
+		/* every line, the blank ones too; not the final \n */
+		size_t n = strlen(clean);
+		if (n && clean[n - 1] == '\n')
+			clean[--n] = '\0';
+		for (char *line = n ? clean : NULL; line;) {
+			char *nl = strchr(line, '\n');
+			if (nl)
+				*nl = '\0';
 			s->text = xrealloc(s->text, (size_t)(s->ntext + 1) *
 			                                sizeof *s->text);
 			s->text[s->ntext++] = xstrdup(line);
+			line = nl ? nl + 1 : NULL;
 		}
 		free(clean);
 		return;
@@ -656,7 +685,7 @@ void ui_draw_tools(struct ui *u)
 	int inner = g->w - 2, ch = g->h - 2;
 	ui_background(w);
 	werase(w);
-	ui_draw_box(w, "Tools", u->focus == P_TOOLS);
+	pane_box(u, P_TOOLS);
 	if (!u->m.ncalls) {
 		ui_draw_text(w, 1, 2, inner - 2, "no tool calls yet", UE_DIM);
 		return;
@@ -718,7 +747,7 @@ void ui_draw_tree(struct ui *u)
 	struct ui_tree *t = &u->m.tree;
 	ui_background(w);
 	werase(w);
-	ui_draw_box(w, "Workspace", u->focus == P_TREE);
+	pane_box(u, P_TREE);
 	ui_tree_visible(t);
 	if (!t->nvis) {
 		ui_draw_text(w, 1, 2, inner - 2,
@@ -821,7 +850,7 @@ void ui_draw_input(struct ui *u)
 	if (ph == UI_ENDED)
 		hint = "run ended: Ctrl-Q quits";
 	else if (ph == UI_IDLE)
-		hint = "Enter sends, Alt-Enter new line, ? help";
+		hint = "Enter sends, Alt-Enter new line, ? or F1 help";
 	else
 		hint = "agent busy: Ctrl-C stops it";
 	ui_draw_box(w, NULL, u->focus == P_INPUT);

@@ -457,7 +457,6 @@ enum {
 	UI_DIRTY_TOOLS = 2,
 	UI_DIRTY_TREE = 4,
 	UI_DIRTY_STATUS = 8,
-	UI_DIRTY_ALL = 15,
 };
 
 struct ui_model {
@@ -480,11 +479,11 @@ struct ui_model {
 	int ncalls, capcalls;
 	struct ui_tree tree;
 	unsigned dirty;
-	int new_call; /* a call started since the frontend last looked */
+	int new_call;    /* a call started or ended since the UI looked */
+	int active_call; /* which one */
 	char *last_idle_reason;
 	/* hooks for the live frontend (may be NULL) */
 	void (*on_run_start)(void *arg);
-	void (*on_command_start)(void *arg);
 	void (*on_run_end)(void *arg);
 	void *hook_arg;
 };

@@ -302,10 +302,12 @@ static void on_event(void *arg, const cJSON *ev)
 	const char *type = json_str(ev, "type", "");
 	if (u->m.phase != before) /* the input box tells the phase */
 		u->m.dirty |= UI_DIRTY_INPUT;
-	if (u->m.new_call) {
+	if (!strcmp(type, "tool_call") && u->sel_call < 0)
+		ui_select_call(u, u->m.ncalls - 1, 0);
+	if (u->m.new_call) { /* follow the call that runs */
 		u->m.new_call = 0;
-		if (u->sel_follow || u->sel_call < 0)
-			ui_select_call(u, u->m.ncalls - 1, 0);
+		if (u->sel_follow)
+			ui_select_call(u, u->m.active_call, 0);
 	}
 	if (!strcmp(type, "idle") && u->opts->end_when_done &&
 	    !strcmp(json_str(ev, "reason", ""), "answered"))
@@ -399,8 +401,9 @@ static void input_key(struct ui *u, int key, int fn)
 {
 	struct ui_input *in = &u->in;
 	int before = input_rows_wanted(u, u->cols);
-	if (!fn && u->in_paste && (key == '\r' || key == '\n')) {
-		ui_input_insert(in, "\n", 1);
+	if (!fn && u->in_paste && (key == '\r' || key == '\n' || key == '\t')) {
+		char c = key == '\t' ? '\t' : '\n';
+		ui_input_insert(in, &c, 1);
 	} else if (!fn && key == '\r') {
 		send_input(u);
 	} else if (!fn && key == '\n') {
@@ -683,7 +686,9 @@ static void handle_key(struct ui *u, int key, int fn)
 		set_focus(u, u->focus - 1);
 		return;
 	}
-	if (u->focus == P_INPUT) {
+	if (u->focus == P_INPUT &&
+	    !(!fn && key == '?' && !u->in.text.len && !u->in_paste)) {
+		/* ? in an empty box is the help, as in the panes */
 		input_key(u, key, fn);
 		return;
 	}

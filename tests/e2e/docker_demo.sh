@@ -8,7 +8,8 @@
 # Skipped (77) only when no Docker daemon answers.
 source "$(dirname "$0")/lib.bash"
 command -v docker >/dev/null || skip "the docker CLI (used by this test to look) is not installed"
-docker version >/dev/null 2>&1 || skip "no Docker daemon answers at ${DOCKER_HOST:-the default socket}"
+docker version >/dev/null 2>&1 ||
+	skip "no Docker daemon answers at ${DOCKER_HOST:-the default socket} (scripts/setup-docker starts one; its log: /run/assay-dockerd/dockerd.log)"
 image=${ASSAY_DOCKER_IMAGE:-assay-sandbox:latest}
 docker image inspect "$image" >/dev/null 2>&1 ||
 	{ echo "FAIL image $image is missing: scripts/sandbox-image/build-offline builds it"; exit 1; }
@@ -35,6 +36,10 @@ check "run_start names the docker backend" \
 check "run_start records the image id" \
 	test "$(jget "$TR" 'x[0]["sandbox"]["image_id"]')" = "$(docker image inspect -f '{{.Id}}' "$image")"
 check "run_end completed" test "$(jget "$TR" 'x[-1]["status"]')" = completed
+api=$(docker version -f '{{.Server.APIVersion}}')
+[ "$(printf '%s\n1.47\n' "$api" | sort -V | head -1)" = "$api" ] || api=1.47
+check "API version negotiated: min(daemon's $api, assay's 1.47)" \
+	grep -q "API $api (daemon " "$T/${P}demo/assay.log"
 check "workspace persisted with the report" \
 	sh -c "tar -tzf '$T/${P}demo/workspace.tar.gz' | grep -qx output/anomaly_report.md"
 check "the workspace tree was seen (workspace_change events)" \

@@ -67,7 +67,12 @@ check "160x45 again: titles in place" \
 	test "$(col_of 0 ' Tools ')" -eq 66 -a "$(col_of 0 ' Workspace ')" -eq 125
 check "160x45 again: content kept" in_region 1 0 5 63 'you: Find the unusual'
 
-# --- the help overlay
+# --- the help overlay (? in the empty input box, F1 anywhere)
+keys BTab # back to the input box
+keys '?'
+check "? in the empty input box opens the help" wait_for '─ Keys ─' 5
+keys q
+check "any key closes it" wait_gone '─ Keys ─' 5
 keys F1
 check "help overlay opens" wait_for '─ Keys ─' 5
 check "help lists Ctrl-Q" in_region 0 0 44 159 'Ctrl-Q +quit \(asks y/n'
@@ -78,7 +83,8 @@ check "help lists the mouse" in_region 0 0 44 159 'wheel scrolls'
 keys Escape
 check "help overlay closes" wait_gone '─ Keys ─' 5
 
-# --- p is taken by the image issue
+# --- p (in a pane) is taken by the image issue
+keys Tab # the Conversation
 keys p
 check "p says image previews are not there yet" \
 	wait_for 'image previews are not available yet' 5

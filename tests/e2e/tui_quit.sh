@@ -64,13 +64,18 @@ RUN=$T/run2
 cat >"$T/busy.json" <<EOF
 {"turns": [
   {"text": "Busy.", "tool_calls": [{"name": "shell", "arguments":
-    {"command": "echo busy; sleep $((tok + 1))"}}]}
+    {"command": "echo busy; echo x > live-file.txt; sleep $((tok + 1))"}}]}
 ]}
 EOF
 tui_start 120 40 -- --provider script --script "$T/busy.json" \
 	--run-dir "$RUN" --output out.txt "be busy"
 check "the command runs" wait_for '│ busy' 20
 check "sandboxed processes are running" test -n "$(pgrep -f "sleep $((tok + 1))")"
+# the session lists the workspace after a command ends; a file seen
+# while it still runs came through inotify
+check "the live tree shows a file made by the running command" \
+	wait_for 'live-file\.txt +2 B new' 10
+check "the command is still running then" in_region 1 48 10 91 '#1 shell .*[⠋|]'
 keys C-q
 check "Ctrl-Q asks y/n while the agent works" \
 	wait_for 'still working. Stop the run and quit\?' 5

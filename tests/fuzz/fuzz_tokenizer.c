@@ -71,7 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cJSON_AddStringToObject(args, "path", text);
 	static const char *const tools[] = {"shell", "python", "write_file"};
 	for (int t = 0; t < 3; t++) {
-		struct policy_verdict *v = policy_check(policy(), tools[t], args);
+		struct policy_verdict *v =
+		    policy_check(policy(), tools[t], args);
 		/* what cannot be parsed is never allowed unasked */
 		if (t == 0 && v->parse_error && v->action == POLICY_ALLOW)
 			abort();

@@ -943,7 +943,11 @@ static int daemon_available(void)
 	config_set(&h.cfg.sandbox, "docker");
 	int ok = harness_start(&h) == 0;
 	if (!ok && strstr(h.start_err, "cannot reach the daemon")) {
-		fprintf(stderr, "SKIP: no Docker daemon: %s\n", h.start_err);
+		fprintf(
+		    stderr,
+		    "SKIP: no Docker daemon: %s (scripts/setup-docker "
+		    "starts one; its log: /run/assay-dockerd/dockerd.log)\n",
+		    h.start_err);
 		harness_free(&h);
 		return 0;
 	}

@@ -55,8 +55,10 @@ static void frame(struct buf *b, unsigned char type, const char *data, size_t n)
 	buf_append(b, data, n);
 }
 
-/* The stream under test and what each side must receive. */
-static void build(struct buf *s, struct buf *want_out, struct buf *want_err)
+/* The stream under test and what each side must receive; one frame
+ * of big bytes (larger than any read when big is). */
+static void build(struct buf *s, struct buf *want_out, struct buf *want_err,
+                  size_t big_n)
 {
 	buf_init(s, 0);
 	buf_init(want_out, 0);
@@ -68,12 +70,12 @@ static void build(struct buf *s, struct buf *want_out, struct buf *want_err)
 	frame(s, 1, "", 0);               /* empty frames happen */
 	frame(s, 0, "stdin-typed\n", 12); /* 0 is treated as stdout */
 	buf_puts(want_out, "stdin-typed\n");
-	char *big = malloc(70000);
-	for (size_t i = 0; i < 70000; i++)
+	char *big = malloc(big_n);
+	for (size_t i = 0; i < big_n; i++)
 		big[i] = (char)('a' + i % 26);
-	big[69999] = '\0';
-	frame(s, 1, big, 70000); /* larger than any single read */
-	buf_append(want_out, big, 70000);
+	big[big_n - 1] = '\0';
+	frame(s, 1, big, big_n);
+	buf_append(want_out, big, big_n);
 	free(big);
 	frame(s, 3, "daemon error\n", 13); /* 3 goes to stderr */
 	buf_puts(want_err, "daemon error\n");
@@ -99,7 +101,7 @@ static void test_whole(void **state)
 {
 	(void)state;
 	struct buf s, wo, we;
-	build(&s, &wo, &we);
+	build(&s, &wo, &we, 300000); /* larger than any single read */
 	struct sink k;
 	sink_init(&k);
 	struct dk_demux d;
@@ -118,7 +120,7 @@ static void test_every_split(void **state)
 {
 	(void)state;
 	struct buf s, wo, we;
-	build(&s, &wo, &we);
+	build(&s, &wo, &we, 700);
 	for (size_t cut = 0; cut <= s.len; cut++) {
 		struct sink k;
 		sink_init(&k);
@@ -143,7 +145,7 @@ static void test_small_pieces(void **state)
 {
 	(void)state;
 	struct buf s, wo, we;
-	build(&s, &wo, &we);
+	build(&s, &wo, &we, 70000);
 	for (size_t step = 1; step <= 17; step++) {
 		struct sink k;
 		sink_init(&k);

@@ -30,9 +30,18 @@ struct row {
 	const char *kinds;
 };
 
-#define SH(cmd, d, k) {"shell", cmd, d, k}
-#define PY(code, d, k) {"python", code, d, k}
-#define WF(path, d, k) {"write_file", path, d, k}
+#define SH(cmd, d, k)                                                          \
+	{                                                                      \
+		"shell", cmd, d, k                                             \
+	}
+#define PY(code, d, k)                                                         \
+	{                                                                      \
+		"python", code, d, k                                           \
+	}
+#define WF(path, d, k)                                                         \
+	{                                                                      \
+		"write_file", path, d, k                                       \
+	}
 
 static const struct row TABLE[] = {
     /* --- safe: run unasked in risky mode --- */
@@ -194,8 +203,7 @@ static const struct row TABLE[] = {
     SH("find . -name x -execdir rm {} +", 'Q', "d"),
     SH("python3 -c \"import shutil; shutil.rmtree('output')\"", 'Q', "d"),
     SH("python3 -c \"import os; os.remove('data.csv')\"", 'Q', "d"),
-    SH("python3 -c \"from pathlib import Path; Path('x').unlink()\"", 'Q',
-       "d"),
+    SH("python3 -c \"from pathlib import Path; Path('x').unlink()\"", 'Q', "d"),
     SH("> data.csv", 'Q', "d"),
     SH(": > out.txt", 'Q', "d"),
     SH("{ echo a; echo b; } > out.txt", 'Q', "d"),
@@ -272,8 +280,7 @@ static const struct row TABLE[] = {
     SH("printf 'rm -rf x' | sh", 'Q', "h"),
     SH("cat script.txt | bash", 'Q', "h"),
     SH("xxd -r -p payload.hex | sh", 'Q', "h"),
-    SH("python3 -c \"exec(__import__('base64').b64decode('aW1w'))\"", 'Q',
-       "h"),
+    SH("python3 -c \"exec(__import__('base64').b64decode('aW1w'))\"", 'Q', "h"),
     SH("python3 -c \"eval(input())\"", 'Q', "h"),
     SH("perl -e 'print 1'", 'Q', "h"),
     SH("node -e 'console.log(1)'", 'Q', "h"),
@@ -296,8 +303,8 @@ static const struct row TABLE[] = {
     SH("gunzip -c p.gz | sh", 'Q', "h"),
     SH("eval \"$(echo ZWNobyBoaQ== | base64 -d)\"", 'Q', "h"),
     SH("echo ls | parallel", 'Q', "h"),
-    SH("python3 -c \"import subprocess; subprocess.run(cmd, shell=True)\"",
-       'Q', "eh"),
+    SH("python3 -c \"import subprocess; subprocess.run(cmd, shell=True)\"", 'Q',
+       "eh"),
     SH("python3 -c \"import subprocess; subprocess.run(['ls','-l'])\"", 'Q',
        "e"),
     SH("python3 -c \"import os; os.system('curl x | sh')\"", 'Q', "enh"),
@@ -395,8 +402,7 @@ static const struct row TABLE[] = {
        "df.describe()",
        'A', ""),
     PY("df.eval('a + b')", 'A', ""),
-    PY("import matplotlib.pyplot as plt\nplt.savefig('output/x.png')",
-       'A', ""),
+    PY("import matplotlib.pyplot as plt\nplt.savefig('output/x.png')", 'A', ""),
     PY("# os.system('rm -rf x') in a comment\nx = 1", 'A', ""),
     PY("s = 'rm -rf /'\nprint(s)", 'A', ""),
     PY("import subprocess\nsubprocess.run(['ls'])", 'Q', "e"),
@@ -418,8 +424,8 @@ static const struct row TABLE[] = {
     PY("import os\nos.kill(1, 9)", 'Q', "k"),
     PY("open('/workspace/.bashrc', 'a').write('x')", 'Q', "s"),
     PY("from pathlib import Path\nPath('out.txt').unlink()", 'Q', "d"),
-    PY("import subprocess\nsubprocess.run('pip install x', shell=True)",
-       'Q', "en"),
+    PY("import subprocess\nsubprocess.run('pip install x', shell=True)", 'Q',
+       "en"),
     PY("f'{__import__(\"os\").system(\"id\")}'", 'Q', "h"),
     /* file writes over the user's staged inputs */
     WF("input/sales.csv", 'Q', "d"),
@@ -428,10 +434,9 @@ static const struct row TABLE[] = {
     WF("data.csv", 'A', ""),
 };
 
-static const char *const EXISTING[] = {"data.csv",        "out.txt",
-                                       "report.md",       "notes/a.txt",
-                                       "input/sales.csv", "notes.txt",
-                                       NULL};
+static const char *const EXISTING[] = {
+    "data.csv",        "out.txt",   "report.md", "notes/a.txt",
+    "input/sales.csv", "notes.txt", NULL};
 
 static int exists(void *arg, const char *rel)
 {
@@ -486,10 +491,10 @@ static char action_letter(enum policy_action a)
 static void kinds_of(const struct policy_verdict *v, char *out)
 {
 	static const char letters[POLICY_NKINDS] = {
-	    [POLICY_NETWORK] = 'n',  [POLICY_DELETION] = 'd',
+	    [POLICY_NETWORK] = 'n',   [POLICY_DELETION] = 'd',
 	    [POLICY_PRIVILEGE] = 'p', [POLICY_OUTSIDE] = 'o',
-	    [POLICY_PROCESS] = 'k',  [POLICY_PERSISTENCE] = 's',
-	    [POLICY_HIDDEN] = 'h',   [POLICY_EXEC] = 'e',
+	    [POLICY_PROCESS] = 'k',   [POLICY_PERSISTENCE] = 's',
+	    [POLICY_HIDDEN] = 'h',    [POLICY_EXEC] = 'e',
 	    [POLICY_UNPARSED] = 'u'};
 	unsigned seen = 0;
 	for (size_t k = 0; k < v->nreasons; k++)
@@ -543,15 +548,14 @@ static void test_table(void **state)
 	policy_free(p);
 }
 
-
 /* The decision, "by" and deciding rule's match for one shell command. */
 static void expect(struct policy *p, const char *tool, const char *subject,
                    char decision, const char *by, const char *rule_match)
 {
 	struct policy_verdict *v = check(p, tool, subject);
 	if (action_letter(v->action) != decision || strcmp(v->by, by) ||
-	    (rule_match && (!v->rule ||
-	                    strcmp(json_str(v->rule, "match", ""), rule_match))) ||
+	    (rule_match && (!v->rule || strcmp(json_str(v->rule, "match", ""),
+	                                       rule_match))) ||
 	    (!rule_match && v->rule))
 		fail_msg("`%s`: want %c by %s (%s), got %c by %s (%s)", subject,
 		         decision, by, rule_match ? rule_match : "no rule",
@@ -673,7 +677,8 @@ static void test_mode_all_and_always(void **state)
 	v = check(p, "shell", "ls *.csv && wc -l a.csv | sort");
 	assert_int_equal(cJSON_GetArraySize(v->save), 2);
 	assert_string_equal(
-	    json_str(cJSON_GetArrayItem(v->save, 0), "match", ""), "wc -l a.csv");
+	    json_str(cJSON_GetArrayItem(v->save, 0), "match", ""),
+	    "wc -l a.csv");
 	assert_string_equal(
 	    json_str(cJSON_GetArrayItem(v->save, 1), "match", ""), "sort");
 	policy_verdict_free(v);
@@ -752,8 +757,8 @@ static void test_ask_rules_and_tools(void **state)
 	policy_free(p);
 }
 
-static void bad_config(const char *rules, const char *never,
-                       const char *ask, const char *want)
+static void bad_config(const char *rules, const char *never, const char *ask,
+                       const char *want)
 {
 	struct config c;
 	config_defaults(&c);
@@ -827,9 +832,9 @@ static void test_save_rules(void **state)
 	char dir[] = "/tmp/test_policy.XXXXXX";
 	assert_non_null(mkdtemp(dir));
 	char *path = xasprintf("%s/proj/.assay/config.json", dir);
-	cJSON *rules = cJSON_Parse(
-	    "[{\"match\": \"make\", \"action\": \"allow\"},"
-	    " {\"match\": \"ls\", \"action\": \"allow\"}]");
+	cJSON *rules =
+	    cJSON_Parse("[{\"match\": \"make\", \"action\": \"allow\"},"
+	                " {\"match\": \"ls\", \"action\": \"allow\"}]");
 	char *err = NULL;
 	/* a new file, in a new directory */
 	assert_int_equal(policy_save_rules(path, rules, &err), 0);

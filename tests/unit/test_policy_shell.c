@@ -240,16 +240,37 @@ static void test_nesting(void **state)
 static void test_errors(void **state)
 {
 	(void)state;
-	static const char *const bad[] = {
-	    "echo 'x",      "echo \"x",      "echo $(x",    "echo `x",
-	    "echo ${x",     "echo $((1+",    "ls |",        "ls &&",
-	    "| ls",         "&& ls",         ")",           ";;",
-	    "if a; then b", "while a; do b", "for; do a; done",
-	    "case x in a) b", "{ a;",        "( a",         "a (",
-	    "cat <<EOF\nx", "cat <<",        "ls >",        "echo @(a|b)",
-	    "done",         "fi",            "a && && b",   "f() ",
-	    "$'x",          "[[ x",          "echo $(ls; )) )",
-	    NULL};
+	static const char *const bad[] = {"echo 'x",
+	                                  "echo \"x",
+	                                  "echo $(x",
+	                                  "echo `x",
+	                                  "echo ${x",
+	                                  "echo $((1+",
+	                                  "ls |",
+	                                  "ls &&",
+	                                  "| ls",
+	                                  "&& ls",
+	                                  ")",
+	                                  ";;",
+	                                  "if a; then b",
+	                                  "while a; do b",
+	                                  "for; do a; done",
+	                                  "case x in a) b",
+	                                  "{ a;",
+	                                  "( a",
+	                                  "a (",
+	                                  "cat <<EOF\nx",
+	                                  "cat <<",
+	                                  "ls >",
+	                                  "echo @(a|b)",
+	                                  "done",
+	                                  "fi",
+	                                  "a && && b",
+	                                  "f() ",
+	                                  "$'x",
+	                                  "[[ x",
+	                                  "echo $(ls; )) )",
+	                                  NULL};
 	for (const char *const *b = bad; *b; b++) {
 		struct sh_parse *p = parse(*b);
 		if (!p->error)

@@ -80,14 +80,17 @@ static void test_call_output(void **state)
 	ev(&m, "{\"t\":10,\"type\":\"tool_call\",\"id\":\"c/../1\",\"name\":"
 	       "\"shell\",\"arguments\":{\"command\":\"make\\nmake test\"}}");
 	assert_int_equal(m.ncalls, 1);
-	assert_true(m.new_call);
 	struct ui_call *c = m.calls[0];
 	assert_string_equal(c->summary, "make");
 	assert_int_equal(m.items[0].kind, UI_ITEM_CALL);
-	/* a new call clears the marks of the last one */
-	assert_int_equal(ui_tree_find(&m.tree, "old.txt")->mark, UI_MARK_NONE);
+	/* announced is not started: the marks stay */
+	assert_int_equal(ui_tree_find(&m.tree, "old.txt")->mark, UI_MARK_NEW);
 	ev(&m, "{\"t\":11,\"type\":\"exec_start\",\"id\":\"c/../1\"}");
 	assert_int_equal(c->state, UI_CALL_RUNNING);
+	/* a command that starts clears the marks of the last one */
+	assert_int_equal(ui_tree_find(&m.tree, "old.txt")->mark, UI_MARK_NONE);
+	assert_true(m.new_call);
+	assert_int_equal(m.active_call, 0);
 	ev(&m,
 	   "{\"t\":12,\"type\":\"exec_output\",\"id\":\"c/../1\",\"stream\":"
 	   "\"stdout\",\"bytes\":27,\"text\":\"10%\\r100%\\nA\\u001b]0;"
@@ -168,15 +171,16 @@ static void test_tree_and_end(void **state)
 	assert_int_equal(n->parent->type, UI_N_DIR);
 	ev(&m, "{\"type\":\"tool_call\",\"id\":\"w\",\"name\":\"write_file\","
 	       "\"arguments\":{\"path\":\"input/a.csv\",\"content\":\"x\"}}");
+	ev(&m, "{\"type\":\"tool_result\",\"id\":\"w\",\"content\":\"wrote 1 "
+	       "bytes\",\"is_error\":false}");
+	assert_int_equal(m.calls[0]->state, UI_CALL_DONE);
+	/* the listing after a result tells what that call changed */
 	ev(&m, "{\"type\":\"workspace_change\",\"path\":\"input/a.csv\","
 	       "\"kind\":\"modified\",\"size\":1}");
 	assert_int_equal(ui_tree_find(&m.tree, "input/a.csv")->mark,
 	                 UI_MARK_MOD);
 	assert_int_equal(ui_tree_find(&m.tree, "out/deep/b.png")->mark,
 	                 UI_MARK_NONE);
-	ev(&m, "{\"type\":\"tool_result\",\"id\":\"w\",\"content\":\"wrote 1 "
-	       "bytes\",\"is_error\":false}");
-	assert_int_equal(m.calls[0]->state, UI_CALL_DONE);
 	assert_string_equal(m.calls[0]->detail, "x");
 	ev(&m, "{\"type\":\"workspace_change\",\"path\":\"out/deep/b.png\","
 	       "\"kind\":\"deleted\",\"size\":0}");
