@@ -911,6 +911,8 @@ void ui_draw_status(struct ui *u)
 		phase = m->end_status ? m->end_status : "ended";
 		break;
 	}
+	if (m->phase != UI_ENDED && ui_approval_shown(u))
+		phase = "waiting for approval";
 	/* the phase first: a notice may cover the figures, not it */
 	if (m->phase == UI_ENDED)
 		buf_printf(&b, " run %s (exit %d) |", phase, m->exit_code);

@@ -132,8 +132,13 @@ static WINDOW *center_win(struct ui *u, int h, int w)
 	return newwin(h, w, (u->rows - 1 - h) / 2, (u->cols - w) / 2);
 }
 
-static void draw_overlays(struct ui *u)
+/* The dialogs over the panes; 1 when the Approval field has the
+ * cursor (nothing is drawn over it). */
+static int draw_overlays(struct ui *u)
 {
+	int cursor = 0;
+	if (!u->too_small && ui_approval_shown(u))
+		cursor = ui_approval_draw(u);
 	if (u->help) {
 		WINDOW *w = center_win(u, ui_help_lines() + 4, 78);
 		ui_draw_help(u, w);
@@ -146,6 +151,7 @@ static void draw_overlays(struct ui *u)
 		wnoutrefresh(w);
 		delwin(w);
 	}
+	return cursor && !u->help && !u->confirm_quit;
 }
 
 static void frame(struct ui *u)
@@ -168,7 +174,7 @@ static void frame(struct ui *u)
 		u->last_frame = t0;
 		return;
 	}
-	int overlay = u->help || u->confirm_quit;
+	int overlay = u->help || u->confirm_quit || ui_approval_shown(u);
 	if (u->pager) {
 		WINDOW *w = newwin(u->rows - 1, u->cols, 0, 0);
 		leaveok(w, TRUE);
@@ -191,12 +197,12 @@ static void frame(struct ui *u)
 	}
 	ui_draw_status(u);
 	wnoutrefresh(u->status);
-	draw_overlays(u);
+	int field = draw_overlays(u);
 	int cursor =
 	    u->focus == P_INPUT && !overlay && !u->pager && u->g[P_INPUT].shown;
 	if (cursor) /* the cursor goes where the input window left it */
 		wnoutrefresh(u->g[P_INPUT].win);
-	curs_set(cursor ? 1 : 0);
+	curs_set(cursor || field ? 1 : 0);
 	doupdate();
 	u->last_frame = t0;
 	gettimeofday(&tv1, NULL);
@@ -665,7 +671,8 @@ static void handle_key(struct ui *u, int key, int fn)
 	}
 	if (fn && (key == KEY_PASTE_BEGIN || key == KEY_PASTE_END)) {
 		u->in_paste = key == KEY_PASTE_BEGIN;
-		if (u->in_paste && u->focus != P_INPUT && !u->pager)
+		if (u->in_paste && u->focus != P_INPUT && !u->pager &&
+		    !ui_approval_shown(u))
 			set_focus(u, P_INPUT);
 		return;
 	}
@@ -674,6 +681,8 @@ static void handle_key(struct ui *u, int key, int fn)
 		ui_touch(u, UI_DIRTY_OVERLAY);
 		return;
 	}
+	if (ui_approval_key(u, key, fn))
+		return;
 	if (u->pager) {
 		ui_pager_key(u, key, fn);
 		return;
@@ -727,8 +736,11 @@ static void on_stdin(int fd, int revents, void *arg)
 			wint_t ch2;
 			int r2 = get_wch(&ch2);
 			if (r2 == OK && (ch2 == '\r' || ch2 == '\n')) {
-				if (u->focus == P_INPUT && !u->pager &&
-				    !u->help && !u->confirm_quit)
+				if (!u->help && !u->confirm_quit &&
+				    ui_approval_shown(u))
+					ui_approval_key(u, '\n', 0);
+				else if (u->focus == P_INPUT && !u->pager &&
+				         !u->help && !u->confirm_quit)
 					input_key(u, '\n', 0);
 				continue;
 			}
@@ -869,6 +881,8 @@ int ui_main(struct config *c, const struct ui_opts *o)
 		goto fail;
 	session_set_interactive(u.s, 1);
 	session_observe(u.s, on_event, &u);
+	/* risky calls ask in the Approval dialog instead of being denied */
+	ui_approval_attach(&u);
 	if (session_start(u.s, o->prompt, &err) < 0) {
 		code = session_exit_code(u.s);
 		goto fail;
@@ -927,6 +941,7 @@ out:
 	if (u.pager)
 		ui_pager_close(&u);
 	session_free(u.s);
+	ui_approval_free(&u);
 	ui_free(&u);
 	loop_free(u.loop);
 	return code;

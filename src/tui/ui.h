@@ -38,6 +38,7 @@ struct ui_tail {
 
 struct ui_pager;
 struct ui_watch;
+struct ui_approval;
 
 struct ui {
 	struct loop *loop;
@@ -80,6 +81,7 @@ struct ui {
 	int help;
 	int confirm_quit;
 	struct ui_pager *pager;
+	struct ui_approval *appr; /* the Approval dialog (approval.c) */
 	char *notice;
 	int64_t notice_until;
 	int ctrl_c_armed;
@@ -131,6 +133,16 @@ void ui_pager_draw(struct ui *u, WINDOW *w);
 int ui_pager_key(struct ui *u, int key, int is_fn);
 int ui_pager_busy(const struct ui *u); /* a search runs */
 void ui_pager_cancel_search(struct ui *u);
+
+/* approval.c: the Approval dialog, the session's approver. */
+void ui_approval_attach(struct ui *u); /* before session_start */
+void ui_approval_free(struct ui *u);
+/* A call waits for a decision: the dialog is on screen. */
+int ui_approval_shown(struct ui *u);
+/* Draw it over the frame; 1 when it left the cursor in its field. */
+int ui_approval_draw(struct ui *u);
+/* A key while it is shown; 1 if used. */
+int ui_approval_key(struct ui *u, int key, int fn);
 
 /* watch.c: inotify on the host workspace; rescan calls back. */
 struct ui_watch *ui_watch_new(struct loop *l, const char *root,

@@ -242,6 +242,10 @@ def main():
         if tm:
             tm.close()
         subprocess.run(base + ["kill-server"], stderr=subprocess.DEVNULL)
+        sock_path = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"),
+                                 "tmux-%d" % os.getuid(), sock)
+        if os.path.exists(sock_path):
+            os.unlink(sock_path)
     fps = []
     for l in open(os.path.join(run_dir, "assay.log")):
         m = re.search(r"tui: frames (\d+) in (\d+) ms", l)

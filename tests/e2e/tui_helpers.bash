@@ -18,6 +18,8 @@ tm() { tmux -L "$TM_BASE-$TM_N" -f "$T/tmux.conf" "$@"; }
 
 tui_cleanup() {
 	tm kill-server 2>/dev/null || true
+	# the servers' socket files stay behind otherwise
+	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$TM_BASE-"*
 	cleanup
 }
 trap tui_cleanup EXIT

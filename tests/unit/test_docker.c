@@ -26,6 +26,24 @@
 
 static char secret_value[64];
 
+/* "sleep <prefix><digit>": the processes these tests start are host
+ * processes (the daemon is local), and another run of the tests on
+ * the same machine must not be mistaken for ours. */
+static char *sleeps(const char *fmt)
+{
+	char prefix[32];
+	snprintf(prefix, sizeof prefix, "7%06d", (int)(getpid() % 1000000));
+	struct buf b;
+	buf_init(&b, 0);
+	for (const char *p = fmt; *p; p++) {
+		if (*p == '@')
+			buf_puts(&b, prefix);
+		else
+			buf_append(&b, p, 1);
+	}
+	return buf_detach(&b);
+}
+
 static int setup(void **state)
 {
 	struct harness *h = xcalloc(1, sizeof *h);
@@ -276,19 +294,22 @@ static void test_cancel(void **state)
 	struct harness *h = *state;
 	start(h);
 	struct result r;
-	struct sbx_exec *e =
-	    harness_spawn(h, &r, "sleep 987921 & sleep 987922", 60);
+	char *cmd = sleeps("sleep @1 & sleep @2");
+	char *mark = sleeps("sleep @");
+	struct sbx_exec *e = harness_spawn(h, &r, cmd, 60);
 	assert_non_null(e);
 	int64_t end = now_ms() + 10000;
-	while (count_procs("sleep 98792") < 2 && now_ms() < end)
+	while (count_procs(mark) < 2 && now_ms() < end)
 		loop_once(h->loop, 50);
-	assert_true(count_procs("sleep 98792") >= 2);
+	assert_true(count_procs(mark) >= 2);
 	h->sbx->ops->cancel(e);
 	harness_wait(h, &r, 10000);
 	assert_true(r.done);
 	assert_true(r.ex.cancelled);
-	assert_int_equal(wait_no_procs("sleep 98792", 3000), 0);
+	assert_int_equal(wait_no_procs(mark, 3000), 0);
 	result_free(&r);
+	free(cmd);
+	free(mark);
 	/* The sandbox still works. */
 	char *o = run_out(h, "echo alive");
 	assert_string_equal(o, "alive\n");
@@ -785,31 +806,37 @@ static void test_outlive_timeout(void **state)
 	start(h);
 	struct result r;
 	int64_t t0 = now_ms();
-	harness_run(h, &r,
-	            "(trap '' TERM HUP INT; sleep 987911) & "
-	            "(setsid sleep 987912 &) & "
-	            "nohup sleep 987913 >/dev/null 2>&1 & disown; "
-	            "env -i setsid sleep 987916 >/dev/null 2>&1 & "
-	            "python3 -c 'import os, time\n"
-	            "if os.fork() == 0:\n"
-	            "    os.setsid()\n"
-	            "    if os.fork() == 0:\n"
-	            "        os.execvp(\"sleep\", [\"sleep\", \"987914\"])\n"
-	            "' ; exec sleep 987915",
-	            1);
+	char *mark = sleeps("sleep @");
+	/* Detach every way a shell can, ignore signals, clear the
+	 * environment, then block. */
+	char *bomb =
+	    sleeps("(trap '' TERM HUP INT; sleep @1) & "
+	           "(setsid sleep @2 &) & "
+	           "nohup sleep @3 >/dev/null 2>&1 & disown; "
+	           "env -i setsid sleep @6 >/dev/null 2>&1 & "
+	           "python3 -c 'import os, time\n"
+	           "if os.fork() == 0:\n"
+	           "    os.setsid()\n"
+	           "    if os.fork() == 0:\n"
+	           "        os.execvp(\"sleep\", [\"sleep\", \"@4\"])\n"
+	           "' ; exec sleep @5");
+	harness_run(h, &r, bomb, 1);
+	free(bomb);
 	assert_true(r.done);
 	assert_true(r.ex.timed_out);
 	fprintf(stderr, "timeout: on_exit after %lld ms\n",
 	        (long long)(r.t_exit - t0));
 	assert_true(r.t_exit - t0 < 8000);
-	assert_int_equal(wait_no_procs("sleep 98791", 2000), 0);
+	assert_int_equal(wait_no_procs(mark, 2000), 0);
 	result_free(&r);
 	/* A command that ends normally leaves nothing behind either. */
-	harness_run(h, &r, "sleep 987917 & (setsid sleep 987918 &); echo ok",
-	            10);
+	char *rest = sleeps("sleep @7 & (setsid sleep @8 &); echo ok");
+	harness_run(h, &r, rest, 10);
+	free(rest);
 	assert_int_equal(r.ex.exit_code, 0);
-	assert_int_equal(wait_no_procs("sleep 98791", 2000), 0);
+	assert_int_equal(wait_no_procs(mark, 2000), 0);
 	result_free(&r);
+	free(mark);
 	char *cmd = xasprintf("kill -0 %d", (int)getpid());
 	must_fail(h, cmd);
 	free(cmd);
@@ -921,16 +948,18 @@ static void test_stop_removes(void **state)
 	struct docker *d = h->sbx->priv;
 	char *id = xstrdup(d->id);
 	struct result r;
-	assert_non_null(harness_spawn(h, &r, "sleep 987931", 60));
+	char *cmd = sleeps("sleep @9");
+	assert_non_null(harness_spawn(h, &r, cmd, 60));
 	int64_t end = now_ms() + 10000;
-	while (!count_procs("sleep 987931") && now_ms() < end)
+	while (!count_procs(cmd) && now_ms() < end)
 		loop_once(h->loop, 50);
 	h->sbx->ops->stop(h->sbx);
 	assert_true(r.done); /* on_exit came, cancelled */
 	assert_true(r.ex.cancelled);
 	result_free(&r);
-	assert_int_equal(wait_no_procs("sleep 987931", 3000), 0);
-	char *cmd = xasprintf("docker ps -aq --no-trunc | grep -c %s", id);
+	assert_int_equal(wait_no_procs(cmd, 3000), 0);
+	free(cmd);
+	cmd = xasprintf("docker ps -aq --no-trunc | grep -c %s", id);
 	assert_int_not_equal(WEXITSTATUS(system(cmd)), 0);
 	free(cmd);
 	free(id);

@@ -1,0 +1,484 @@
+/* approval.c: the Approval dialog, the TUI's approver. The session's
+ * waiting calls are the queue (oldest on screen); the dialog is an
+ * overlay drawn each frame from them, so the loop never waits for a
+ * decision and the panes behind it go on updating. Keys mirror the
+ * terminal prompt of `assay run` (src/cli/approve.c). */
+#include "tui/ui.h"
+
+#include "assay/json.h"
+#include "assay/session.h"
+#include "assay/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DIALOG_W 100
+#define FIELD_ROWS 6
+
+enum amode { A_CHOICE, A_SCOPE, A_EDIT, A_FEEDBACK };
+
+struct ui_approval {
+	char *id; /* the request on screen */
+	enum amode mode;
+	struct ui_input field; /* the edited command, or the feedback */
+	int scroll;            /* body rows scrolled away */
+	int body_shown;        /* body rows the dialog had last time */
+	char *msg;             /* why the last answer failed (cleaned) */
+	/* the body's rows, made again when the request, the width or
+	 * the queue changes */
+	struct ui_rows body;
+	int body_w;
+	size_t body_n;
+};
+
+static const char CHOICES[] = "[y] run once  [e] edit  [a] always  [n] deny  "
+                              "[f] deny with feedback";
+
+static void set_msg(struct ui_approval *a, const char *text)
+{
+	free(a->msg);
+	a->msg = text ? ui_clean(text, strlen(text), 0) : NULL;
+}
+
+static void field_reset(struct ui_approval *a)
+{
+	buf_reset(&a->field.text);
+	a->field.cur = 0;
+	a->field.overflow = 0;
+}
+
+/* The request on screen; a new one starts at its choices. */
+static const struct session_approval *head(struct ui *u)
+{
+	struct ui_approval *a = u->appr;
+	const struct session_approval *r =
+	    a && u->s ? session_approval_at(u->s, 0) : NULL;
+	if (!a)
+		return NULL;
+	if (!r || !a->id || strcmp(a->id, r->id)) {
+		free(a->id);
+		a->id = r ? xstrdup(r->id) : NULL;
+		a->mode = A_CHOICE;
+		a->scroll = 0;
+		a->body_n = 0; /* rebuild */
+		set_msg(a, NULL);
+		field_reset(a);
+	}
+	return r;
+}
+
+int ui_approval_shown(struct ui *u)
+{
+	return head(u) != NULL;
+}
+
+/* ---- the approver ------------------------------------------------------ */
+
+static void on_request(void *arg, const struct session_approval *req)
+{
+	struct ui *u = arg;
+	(void)req;
+	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_STATUS);
+}
+
+static void on_cancel(void *arg, const char *id)
+{
+	struct ui *u = arg;
+	if (u->appr->id && !strcmp(u->appr->id, id))
+		ui_notice(u, "no longer waiting for approval: %s", id);
+	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_STATUS);
+}
+
+void ui_approval_attach(struct ui *u)
+{
+	static const struct session_approver ops = {on_request, on_cancel};
+	u->appr = xcalloc(1, sizeof *u->appr);
+	ui_input_init(&u->appr->field);
+	session_set_approver(u->s, &ops, u);
+}
+
+void ui_approval_free(struct ui *u)
+{
+	struct ui_approval *a = u->appr;
+	if (!a)
+		return;
+	free(a->id);
+	free(a->msg);
+	ui_input_free(&a->field);
+	ui_rows_free(&a->body);
+	free(a);
+	u->appr = NULL;
+}
+
+/* ---- rows ---------------------------------------------------------------- */
+
+/* Untrusted text, one wrapped row set per line, after a label. */
+static void add_text(struct ui_rows *out, int width, int indent,
+                     const char *label, enum ui_elem le, const char *raw,
+                     enum ui_elem e)
+{
+	char *clean =
+	    ui_clean(raw, strlen(raw), UI_CLEAN_NEWLINES | UI_CLEAN_TABS);
+	struct buf b;
+	buf_init(&b, 0);
+	for (char *line = clean, *nl; line; line = nl) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = '\0';
+		buf_reset(&b);
+		if (label) {
+			ui_st_elem(&b, le);
+			buf_puts(&b, label);
+		}
+		ui_st_elem(&b, e);
+		buf_puts(&b, line);
+		ui_st_wrap(buf_str(&b), b.len, width, indent, out);
+	}
+	buf_free(&b);
+	free(clean);
+}
+
+static const char *subject_label(const char *tool)
+{
+	if (!strcmp(tool, "python"))
+		return "code:";
+	if (!strcmp(tool, "shell"))
+		return "command:";
+	return "path:";
+}
+
+static void build_body(struct ui *u, const struct session_approval *r,
+                       int width)
+{
+	struct ui_approval *a = u->appr;
+	size_t n = session_approvals_pending(u->s);
+	if (a->body_n == n && a->body_w == width)
+		return;
+	ui_rows_free(&a->body);
+	memset(&a->body, 0, sizeof a->body);
+	a->body_w = width;
+	a->body_n = n;
+	struct ui_rows *b = &a->body;
+	add_text(b, width, 9, "tool:    ", UE_DIM, r->tool, UE_OVERLAY);
+	add_text(b, width, 0, NULL, UE_DIM, subject_label(r->tool), UE_DIM);
+	add_text(b, width, 2, "  ", UE_OVERLAY, r->subject, UE_APPROVAL);
+	add_text(b, width, 9, "in:      ", UE_DIM, r->cwd, UE_OVERLAY);
+	if (r->nreasons)
+		add_text(b, width, 0, NULL, UE_DIM,
+		         "why it needs approval:", UE_DIM);
+	else
+		add_text(b, width, 0, "why: ", UE_DIM,
+		         "--ask all asks about every call", UE_OVERLAY);
+	for (size_t i = 0; i < r->nreasons; i++)
+		add_text(b, width, 4, "  - ", UE_DIM, r->reasons[i],
+		         UE_OVERLAY);
+	if (n > 1) {
+		char more[64];
+		snprintf(more, sizeof more, "(%zu more waiting)", n - 1);
+		add_text(b, width, 0, NULL, UE_DIM, more, UE_DIM);
+	}
+}
+
+/* The rows under the body: the choices, or what the mode asks for. */
+static void build_footer(struct ui *u, const struct session_approval *r,
+                         int width, struct ui_rows *f, int *field_at)
+{
+	struct ui_approval *a = u->appr;
+	*field_at = -1;
+	switch (a->mode) {
+	case A_CHOICE:
+		if (!r->rules)
+			add_text(f, width, 2,
+			         "\"always\" is not offered: ", UE_WARNING,
+			         r->no_always ? r->no_always : "", UE_OVERLAY);
+		char line[sizeof CHOICES];
+		snprintf(line, sizeof line,
+		         "[y] run once  %s%s[n] deny  "
+		         "[f] deny with feedback",
+		         r->editable ? "[e] edit  " : "",
+		         r->rules ? "[a] always  " : "");
+		add_text(f, width, 0, NULL, UE_APPROVAL, line, UE_APPROVAL);
+		break;
+	case A_SCOPE: {
+		add_text(f, width, 0, NULL, UE_DIM,
+		         cJSON_GetArraySize(r->rules) > 1
+		             ? "the rules that would be saved:"
+		             : "the rule that would be saved:",
+		         UE_DIM);
+		const cJSON *rule;
+		cJSON_ArrayForEach(rule, r->rules)
+		{
+			char *j = json_print(rule);
+			add_text(f, width, 2, "  ", UE_OVERLAY, j, UE_APPROVAL);
+			free(j);
+		}
+		add_text(f, width, 0, NULL, UE_APPROVAL,
+		         "[s] for this session  [p] for the project "
+		         "(.assay/config.json)  Esc back",
+		         UE_APPROVAL);
+		break;
+	}
+	case A_EDIT:
+	case A_FEEDBACK:
+		add_text(f, width, 0, NULL, UE_DIM,
+		         a->mode == A_EDIT
+		             ? "edit, then Enter runs it (Ctrl-U clears, "
+		               "Ctrl-J new line, Esc back):"
+		             : "feedback for the model, then Enter (Esc back):",
+		         UE_DIM);
+		*field_at = f->n;
+		break;
+	}
+	if (a->msg)
+		add_text(f, width, 2, "! ", UE_ERROR, a->msg, UE_ERROR);
+}
+
+/* ---- drawing ------------------------------------------------------------- */
+
+static void draw_rows(WINDOW *w, int y, int x, int width,
+                      const struct ui_rows *r, int from, int n)
+{
+	for (int i = 0; i < n && from + i < r->n; i++) {
+		const char *row = r->row[from + i];
+		ui_draw_st(w, y + i, x, width, row, strlen(row), UE_OVERLAY);
+	}
+}
+
+/* The field's rows at y; returns the cursor's place. */
+static void draw_field(WINDOW *w, struct ui_approval *a, int y, int x,
+                       int width, int rows, int *cy, int *cx)
+{
+	struct ui_input_layout lo;
+	ui_input_layout(&a->field, width - 2, &lo);
+	int top = lo.cur_row >= rows ? lo.cur_row - rows + 1 : 0;
+	const char *t = buf_str(&a->field.text);
+	for (int i = 0; i < rows; i++) {
+		ui_fill(w, y + i, x, width, UE_INPUT);
+		if (i == 0 && top == 0)
+			ui_draw_text(w, y, x, 2, "> ", UE_PROMPT);
+		if (top + i < lo.n) {
+			size_t s = lo.start[top + i], z = lo.end[top + i];
+			/* clean already: ui_input_insert */
+			ui_draw_st(w, y + i, x + 2, width - 2, t + s, z - s,
+			           UE_INPUT);
+		}
+	}
+	*cy = y + lo.cur_row - top;
+	*cx = x + 2 + lo.cur_col;
+	ui_input_layout_free(&lo);
+}
+
+static int field_rows(struct ui_approval *a, int width)
+{
+	return ui_input_rows(&a->field, width - 2, FIELD_ROWS);
+}
+
+int ui_approval_draw(struct ui *u)
+{
+	const struct session_approval *r = head(u);
+	struct ui_approval *a = u->appr;
+	if (!r)
+		return 0;
+	int wd = u->cols - 2 < DIALOG_W ? u->cols - 2 : DIALOG_W;
+	int inner = wd - 4;
+	build_body(u, r, inner);
+	struct ui_rows foot = {0};
+	int field_at;
+	build_footer(u, r, inner, &foot, &field_at);
+	int frows = field_at >= 0 ? field_rows(a, inner) : 0;
+	if (frows > FIELD_ROWS)
+		frows = FIELD_ROWS;
+	int footer = foot.n + frows;
+	int want = a->body.n + 1 + footer + 2;
+	int h = want < u->rows - 1 ? want : u->rows - 1;
+	int body_h = h - 2 - 1 - footer;
+	if (body_h < 1)
+		body_h = 1;
+	int max_scroll = a->body.n - body_h > 0 ? a->body.n - body_h : 0;
+	if (a->scroll > max_scroll)
+		a->scroll = max_scroll;
+	if (a->scroll < 0)
+		a->scroll = 0;
+	a->body_shown = body_h;
+
+	WINDOW *w = newwin(h, wd, (u->rows - 1 - h) / 2, (u->cols - wd) / 2);
+	ui_background(w);
+	werase(w);
+	for (int y = 0; y < h; y++)
+		ui_fill(w, y, 0, wd, UE_OVERLAY);
+	ui_draw_box(w, "Approval", 1);
+	draw_rows(w, 1, 2, inner, &a->body, a->scroll, body_h);
+	if (max_scroll > 0) {
+		char pos[64];
+		snprintf(pos, sizeof pos, " %s%s PgUp/PgDn: %d-%d of %d ",
+		         a->scroll > 0 ? "^" : "",
+		         a->scroll < max_scroll ? "v" : "", a->scroll + 1,
+		         a->scroll + body_h, a->body.n);
+		int pw = (int)strlen(pos);
+		ui_draw_text(w, h - 1, wd - pw - 2, pw, pos, UE_DIM);
+	}
+	int y = 1 + body_h + 1, cy = -1, cx = -1;
+	for (int i = 0; i < foot.n && y < h - 1; i++) {
+		if (i == field_at) {
+			draw_field(w, a, y, 2, inner, frows, &cy, &cx);
+			y += frows;
+		}
+		draw_rows(w, y++, 2, inner, &foot, i, 1);
+	}
+	if (field_at == foot.n && y < h - 1)
+		draw_field(w, a, y, 2, inner, frows, &cy, &cx);
+	ui_rows_free(&foot);
+	int cursor = cy >= 0 && cy < h - 1;
+	leaveok(w, !cursor);
+	if (cursor)
+		wmove(w, cy, cx);
+	wnoutrefresh(w);
+	delwin(w);
+	return cursor;
+}
+
+/* ---- keys ------------------------------------------------------------------
+ */
+
+static void answer(struct ui *u, enum session_decision d, const char *edited,
+                   const char *feedback, enum session_scope scope)
+{
+	struct ui_approval *a = u->appr;
+	char *err = NULL;
+	char *id = xstrdup(a->id);
+	if (session_approve(u->s, id, d, edited, feedback, scope, &err) < 0)
+		set_msg(a, err ? err : "the decision was refused");
+	free(err);
+	free(id);
+}
+
+static void on_choice(struct ui *u, const struct session_approval *r, int key)
+{
+	struct ui_approval *a = u->appr;
+	set_msg(a, NULL);
+	switch (key) {
+	case 'y':
+		answer(u, SESSION_RUN_ONCE, NULL, NULL, 0);
+		break;
+	case 'n':
+		answer(u, SESSION_DENY, NULL, NULL, 0);
+		break;
+	case 'e':
+		if (!r->editable)
+			break;
+		a->mode = A_EDIT;
+		field_reset(a);
+		ui_input_insert(&a->field, r->subject, strlen(r->subject));
+		break;
+	case 'f':
+		a->mode = A_FEEDBACK;
+		field_reset(a);
+		break;
+	case 'a':
+		if (r->rules)
+			a->mode = A_SCOPE;
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_scope(struct ui *u, int key)
+{
+	if (key == 's')
+		answer(u, SESSION_ALWAYS, NULL, NULL, SESSION_SCOPE_SESSION);
+	else if (key == 'p')
+		answer(u, SESSION_ALWAYS, NULL, NULL, SESSION_SCOPE_PROJECT);
+	else if (key == 27)
+		u->appr->mode = A_CHOICE;
+}
+
+static void on_field(struct ui *u, int key, int fn)
+{
+	struct ui_approval *a = u->appr;
+	struct ui_input *in = &a->field;
+	if (!fn && key == '\r' && !u->in_paste) {
+		char *text = xstrdup(buf_str(&in->text));
+		if (a->mode == A_EDIT)
+			answer(u, SESSION_EDIT, text, NULL, 0);
+		else
+			answer(u, SESSION_FEEDBACK, NULL, text, 0);
+		free(text);
+	} else if (!fn && key == 27) {
+		a->mode = A_CHOICE;
+		set_msg(a, NULL);
+	} else if (!fn && (key == '\r' || key == '\n')) {
+		ui_input_insert(in, "\n", 1);
+	} else if (!fn && key == 21) { /* Ctrl-U: the whole field */
+		field_reset(a);
+	} else if ((fn && key == KEY_BACKSPACE) ||
+	           (!fn && (key == 127 || key == 8))) {
+		ui_input_backspace(in);
+	} else if ((fn && key == KEY_DC) || (!fn && key == 4)) {
+		ui_input_delete(in);
+	} else if (fn && key == KEY_LEFT) {
+		ui_input_left(in);
+	} else if (fn && key == KEY_RIGHT) {
+		ui_input_right(in);
+	} else if ((fn && key == KEY_HOME) || (!fn && key == 1)) {
+		ui_input_home(in);
+	} else if ((fn && key == KEY_END) || (!fn && key == 5)) {
+		ui_input_end(in);
+	} else if (!fn && key == 11) {
+		ui_input_kill_end(in);
+	} else if (!fn && key == 23) {
+		ui_input_kill_word(in);
+	} else if (fn && key == KEY_UP) {
+		ui_input_up(in);
+	} else if (fn && key == KEY_DOWN) {
+		ui_input_down(in);
+	} else if (!fn && (key >= 0x20 || key == '\t') && key != 0x7f) {
+		char u8[4];
+		ui_input_insert(in, u8, ui_u8_encode((uint32_t)key, u8));
+	}
+}
+
+/* Scrolling the body: a long command or many reasons. */
+static int scroll_key(struct ui *u, int key, int fn)
+{
+	struct ui_approval *a = u->appr;
+	int page = a->body_shown > 1 ? a->body_shown - 1 : 1;
+	int field = a->mode == A_EDIT || a->mode == A_FEEDBACK;
+	if (fn && key == KEY_PPAGE)
+		a->scroll -= page;
+	else if (fn && key == KEY_NPAGE)
+		a->scroll += page;
+	else if (field)
+		return 0;
+	else if ((fn && key == KEY_UP) || (!fn && key == 'k'))
+		a->scroll--;
+	else if ((fn && key == KEY_DOWN) || (!fn && key == 'j'))
+		a->scroll++;
+	else if (fn && key == KEY_HOME)
+		a->scroll = 0;
+	else if (fn && key == KEY_END)
+		a->scroll = a->body.n;
+	else
+		return 0;
+	if (a->scroll < 0)
+		a->scroll = 0; /* the bottom is clamped when drawn */
+	return 1;
+}
+
+int ui_approval_key(struct ui *u, int key, int fn)
+{
+	const struct session_approval *r = head(u);
+	if (!r)
+		return 0;
+	struct ui_approval *a = u->appr;
+	if (!scroll_key(u, key, fn)) {
+		if (a->mode == A_CHOICE && !fn)
+			on_choice(u, r, key);
+		else if (a->mode == A_SCOPE && !fn)
+			on_scope(u, key);
+		else if (a->mode == A_EDIT || a->mode == A_FEEDBACK)
+			on_field(u, key, fn);
+	}
+	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_STATUS);
+	return 1;
+}
