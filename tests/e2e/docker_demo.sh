@@ -47,10 +47,12 @@ check "the workspace tree was seen (workspace_change events)" \
 check "no container or volume left" test "$(left ${P}demo)" -eq 0
 
 # --- Ctrl-C in the middle of a command -------------------------------
-# (sleeps of its own: the local backend's tests look for sleep 30[012]
-# on the host, and a container's processes are host processes)
+# (sleeps of its own: the local backend's tests, and other runs of this
+# one, look for their sleeps on the host, and a container's processes
+# are host processes)
 D=$SRC/tests/e2e/data
-sed 's/sleep 30\([0-9]\)/sleep 31\1/g' "$D/sleepy.json" >"$T/sleepy.json"
+S=9$$
+sed "s/sleep 30\([0-9]\)/sleep $S\1/g" "$D/sleepy.json" >"$T/sleepy.json"
 "$ASSAY" run --sandbox docker --provider script --script "$T/sleepy.json" \
 	--run-dir "$T/${P}int" "wait" 2>"$T/int.stderr" &
 pid=$!
@@ -67,7 +69,7 @@ check "Ctrl-C: run_end interrupted" \
 	test "$(jget "$T/${P}int/transcript.jsonl" 'x[-1]["status"]')" = interrupted
 check "Ctrl-C: exec_end says cancelled" grep -q '"cancelled":true' "$T/${P}int/transcript.jsonl"
 check "Ctrl-C: no container or volume left" test "$(left ${P}int)" -eq 0
-check "Ctrl-C: no process left" sh -c "! pgrep -f 'sleep 31[012]' >/dev/null"
+check "Ctrl-C: no process left" sh -c "! pgrep -f 'sleep $S[012]' >/dev/null"
 
 # --- kill -9 of assay, then a new run --------------------------------
 "$ASSAY" run --sandbox docker --provider script --script "$T/sleepy.json" \
@@ -83,7 +85,7 @@ check "the next run completes" \
 	test "$(jget "$T/${P}next/transcript.jsonl" 'x[-1]["status"]')" = completed
 check "the next run removed the dead run's container and volume" test "$(left ${P}crash)" -eq 0
 check "the next run left nothing of its own" test "$(left ${P}next)" -eq 0
-check "kill -9: no process of the dead run left" sh -c "! pgrep -f 'sleep 31[012]' >/dev/null"
+check "kill -9: no process of the dead run left" sh -c "! pgrep -f 'sleep $S[012]' >/dev/null"
 
 # --- clear errors, exit 3 --------------------------------------------
 run3() { # run3 NAME VAR=VALUE [assay options...]
