@@ -22,9 +22,14 @@
 #include "assay/loop.h"
 #include "assay/util.h"
 
+#include "assay/buf.h"
+#include "assay/sandbox.h"
+
+#include <glob.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define PY_GRACE_MS 3000       /* from the interrupt to the kill */
 #define PY_HELLO_MS 10000      /* from the spawn to the hello */
@@ -278,6 +283,86 @@ static void send_cell(struct pykernel *k)
 	cJSON_Delete(m);
 }
 
+/* --- the sandbox's python, remembered ------------------------------ */
+
+/* What the hello reports (python version, libraries) only changes with
+ * the sandbox's software: the image for a container, the interpreter
+ * and its package directories for the local sandbox. Remembered under
+ * that key, it lets the first request go out without waiting ~40 ms for
+ * a kernel that a run may never use. */
+static char *env_cache_path(struct session *s)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	char *dir = xdg && *xdg ? xasprintf("%s/assay/python-env", xdg)
+	            : home && *home
+	                ? xasprintf("%s/.cache/assay/python-env", home)
+	                : NULL;
+	if (!dir)
+		return NULL;
+	struct buf key;
+	buf_init(&key, 0);
+	buf_printf(&key, "v1 %s image=%s", s->sbx->ops->name,
+	           s->sbx->image_id ? s->sbx->image_id : "");
+	if (!s->sbx->image_id || !*s->sbx->image_id) {
+		/* no image identity: the host's /usr is the sandbox's */
+		glob_t g;
+		const char *pat[] = {"/usr/bin/python3", "/usr/lib/python3*",
+		                     "/usr/lib/python3/dist-packages",
+		                     "/usr/local/lib/python3*/dist-packages",
+		                     NULL};
+		for (int i = 0; pat[i]; i++) {
+			if (glob(pat[i], 0, NULL, &g) != 0)
+				continue;
+			for (size_t j = 0; j < g.gl_pathc; j++) {
+				struct stat st;
+				if (stat(g.gl_pathv[j], &st) == 0)
+					buf_printf(
+					    &key, "|%s:%llu:%lld.%09ld",
+					    g.gl_pathv[j],
+					    (unsigned long long)st.st_ino,
+					    (long long)st.st_mtim.tv_sec,
+					    st.st_mtim.tv_nsec);
+			}
+			globfree(&g);
+		}
+	}
+	char hash[65];
+	sha256_hex(key.data, key.len, hash);
+	buf_free(&key);
+	char *path = xasprintf("%s/%.32s.json", dir, hash);
+	free(dir);
+	return path;
+}
+
+static cJSON *env_cache_read(struct session *s)
+{
+	char *path = env_cache_path(s);
+	cJSON *h = path ? json_parse_file(path, 1 << 20, NULL) : NULL;
+	free(path);
+	if (h && !cJSON_IsObject(cJSON_GetObjectItem(h, "packages")) &&
+	    !cJSON_IsArray(cJSON_GetObjectItem(h, "packages"))) {
+		cJSON_Delete(h);
+		h = NULL;
+	}
+	return h;
+}
+
+static void env_cache_write(struct session *s, const cJSON *h)
+{
+	char *path = env_cache_path(s);
+	if (!path)
+		return;
+	char *dir = xstrdup(path);
+	*strrchr(dir, '/') = '\0';
+	char *text = json_print(h);
+	if (mkdir_p(dir, NULL) == 0)
+		write_file_replace(path, text, strlen(text), NULL);
+	free(text);
+	free(dir);
+	free(path);
+}
+
 /* --- the kernel's output -------------------------------------------- */
 
 static void on_hello(struct pykernel *k, const char *payload, size_t n)
@@ -302,6 +387,7 @@ static void on_hello(struct pykernel *k, const char *payload, size_t n)
 		void (*ready)(struct session *) = k->on_ready;
 		k->on_ready = NULL;
 		prompt_add_python(&s->system_prompt, s->cfg, h, NULL);
+		env_cache_write(s, h);
 		ready(s);
 	}
 	cJSON_Delete(h);
@@ -545,11 +631,21 @@ static struct pykernel *kernel_spawn(struct session *s, char **err)
 
 /* The run's first request waits for the kernel's hello, which carries
  * the library versions (read from the names of the dist-info
- * directories, without importing anything). The whole start, bwrap and
- * python3 included, takes about 40 ms here; the first python cell then
- * finds a warm kernel. */
+ * directories, without importing anything), unless they are known from
+ * an earlier run on the same sandbox software (env_cache_*). The whole
+ * start, bwrap and python3 included, takes about 40 ms here. */
 void pytool_start(struct session *s, void (*ready)(struct session *))
 {
+	cJSON *known = env_cache_read(s);
+	if (known) {
+		/* the kernel starts with the first python cell */
+		log_info("python: libraries from the cache (%s)",
+		         json_str(known, "python", "?"));
+		prompt_add_python(&s->system_prompt, s->cfg, known, NULL);
+		cJSON_Delete(known);
+		ready(s);
+		return;
+	}
 	char *err = NULL;
 	struct pykernel *k = kernel_spawn(s, &err);
 	if (!k) {
