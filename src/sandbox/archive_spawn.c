@@ -14,7 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char *helper_path(void)
+/* The assay-archive binary: $ASSAY_ARCHIVE_BIN, else beside assay. */
+char *sbx_archive_helper(void)
 {
 	const char *env = getenv("ASSAY_ARCHIVE_BIN");
 	if (env && *env)
@@ -29,7 +30,7 @@ static char *helper_path(void)
 
 int sbx_spawn_archive(const char *dir, const char *path, char **err)
 {
-	char *bin = helper_path();
+	char *bin = sbx_archive_helper();
 	int pipefd[2] = {-1, -1}, rc = -1;
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);

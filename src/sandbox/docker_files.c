@@ -12,10 +12,10 @@
 #include "assay/loop.h"
 #include "assay/util.h"
 #include "sandbox/docker_internal.h"
+#include "sandbox/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <spawn.h>
@@ -417,19 +417,6 @@ void dk_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
 
 /* ---- the helper process ---- */
 
-static char *helper_path(void)
-{
-	const char *env = getenv("ASSAY_ARCHIVE_BIN");
-	if (env && *env)
-		return xstrdup(env);
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
-		return NULL;
-	self[n] = '\0';
-	return xasprintf("%s/assay-archive", dirname(self));
-}
-
 static void close_pair(int p[2])
 {
 	for (int i = 0; i < 2; i++)
@@ -441,7 +428,7 @@ static void close_pair(int p[2])
 pid_t dk_spawn_helper(char *const *args, int in_fd, int *to_child,
                       int *from_child, int *err_fd, char **err)
 {
-	char *bin = helper_path();
+	char *bin = sbx_archive_helper();
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, ep[2] = {-1, -1};
 	pid_t pid = -1;
 	posix_spawn_file_actions_t fa;

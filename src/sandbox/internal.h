@@ -57,6 +57,9 @@ int sbx_host_export_tar(int root_fd, const char *path, char **err);
 
 /* Build the directory the local sandbox binds at /etc (etc.c). */
 int sbx_etc_snapshot(const char *dir, int network, char **err);
+/* Where the assay-archive helper is: $ASSAY_ARCHIVE_BIN, else beside
+ * the running binary. NULL if /proc/self/exe cannot be read. */
+char *sbx_archive_helper(void);
 /* Run `assay-archive create path dir` (beside the assay binary, or
  * $ASSAY_ARCHIVE_BIN) and wait for it. */
 int sbx_spawn_archive(const char *dir, const char *path, char **err);
