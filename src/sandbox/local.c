@@ -314,6 +314,8 @@ static void add_env(struct strv *a)
 	strv_pushv(a, 3, "--setenv", "TMPDIR", "/tmp");
 	strv_pushv(a, 3, "--setenv", "MPLBACKEND", "Agg");
 	strv_pushv(a, 3, "--setenv", "MPLCONFIGDIR", LOCAL_MPL_DIR);
+	/* fontconfig's cache too: kept for the run, out of the workspace */
+	strv_pushv(a, 3, "--setenv", "XDG_CACHE_HOME", LOCAL_MPL_DIR "/cache");
 	strv_pushv(a, 3, "--setenv", "PYTHONUNBUFFERED", "1");
 	/* bytecode of /usr is used as shipped; scripts in the workspace
 	 * leave no __pycache__ behind */
