@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Short libFuzzer runs of the parsers of outside input with a stream
+# shape (tests/fuzz/): the SSE parser, the Chat Completions stream
+# rebuilder, Docker's exec frame demultiplexer and the python kernel's
+# frame reader. Each is fed every input in chunks and whole: it must
+# not crash or leak, and must read the same thing either way. Built
+# here with clang from the sources they need, as approval_fuzz.sh
+# does; SKIPPED when clang or its libFuzzer runtime is missing
+# (scripts/setup installs clang). Longer runs: cmake
+# -DCMAKE_C_COMPILER=clang -DASSAY_FUZZ=ON, then e.g.
+# build/fuzz_sse -max_total_time=600.
+source "$(dirname "$0")/lib.bash"
+command -v clang >/dev/null || skip "clang is not installed (scripts/setup installs it)"
+cd "$T"
+printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){return 0;}\n' >probe.c
+clang -fsanitize=fuzzer probe.c -o probe 2>/dev/null ||
+	skip "clang has no libFuzzer runtime here"
+
+# harness and the sources it needs besides src/core/
+declare -A SOURCES=(
+	[sse]="src/net/sse.c"
+	[chat_stream]="src/llm/chat_stream.c src/llm/retry.c src/net/sse.c"
+	[docker_frames]="src/sandbox/docker_frames.c"
+	[pyframe]="src/agent/pyframe.c"
+)
+HARNESSES="sse chat_stream docker_frames pyframe"
+CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+	-D_GNU_SOURCE -I$SRC/include -I$SRC/src $(pkg-config --cflags libcjson)"
+for h in $HARNESSES; do
+	srcs=()
+	for s in ${SOURCES[$h]}; do srcs+=("$SRC/$s"); done
+	# shellcheck disable=SC2086
+	clang $CFLAGS "$SRC/tests/fuzz/fuzz_$h.c" "${srcs[@]}" "$SRC"/src/core/*.c \
+		$(pkg-config --libs libcjson) -o "fuzz_$h" 2>"build_$h.log" &
+done
+wait
+for h in $HARNESSES; do
+	check "fuzz_$h builds" test -x "fuzz_$h"
+	[ -x "fuzz_$h" ] || cat "build_$h.log"
+done
+[ "$FAILED" -eq 0 ] || { finish; exit 1; }
+
+# seeds: the first byte's low 3 bits count the chunk-size bytes after
+# it (tests/fuzz/fuzz_chunks.h); the fuzzer mutates from these
+mkdir c_sse c_chat_stream c_docker_frames c_pyframe
+$PY - <<'PYEND'
+import struct
+def fr(t, p): return bytes([t, 0, 0, 0]) + struct.pack(">I", len(p)) + p
+def pf(t, p): return t + struct.pack(">I", len(p)) + p
+seeds = {
+    "sse": [
+        b"\x03\x05\x01\x11data: {\"a\":1}\r\nevent: x\ndata: b\n\n: c\n"
+        b"error: e\n\ndata: [DONE]\n\n",
+        b"\x08{\"bare\":1}\nid: 3\nretry: 5\ndata\n\n",
+    ],
+    "chat_stream": [
+        b"\x02\x07\x20data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":"
+        b"\"hi\",\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{"
+        b"\"name\":\"shell\",\"arguments\":\"{\\\"command\\\":\\\"ls\\\"}\"}}"
+        b"]},\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":"
+        b"5,\"completion_tokens\":2,\"total_tokens\":7}}\n\ndata: [DONE]\n\n",
+        b"\x00{\"error\":{\"message\":\"bad\",\"code\":400}}\n",
+        b"\x01\x03data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"r\","
+        b"\"tool_calls\":[{\"function\":{\"name\":\"python\",\"arguments\":"
+        b"\"{\\\"code\\\":1\"}}]}}]}\n\nerror: {\"message\":\"x\"}\n\n",
+    ],
+    "docker_frames": [
+        b"\x02\x03\x09" + fr(1, b"hello\n") + fr(2, b"err") + fr(0, b"")
+        + fr(3, b"daemon"),
+        b"\x01\x04" + fr(1, b"x") + b"not a frame at all",
+    ],
+    "pyframe": [
+        b"\x02\x02\x06" + pf(b"h", b'{"python":"3"}') + pf(b"o", b"")
+        + pf(b"e", b"\xff\x00") + pf(b"r", b"{}"),
+        b"\x00" + pf(b"x", b"a"),
+        b"\x00o\x00\x00\x10\x00",
+    ],
+}
+for name, list_ in seeds.items():
+    for i, s in enumerate(list_):
+        open(f"c_{name}/seed{i}", "wb").write(s)
+PYEND
+
+# a fixed amount of work, not a time: the same on a slow machine
+RUNS=20000
+for h in $HARNESSES; do
+	set +e
+	ASAN_OPTIONS=detect_leaks=1 "./fuzz_$h" -runs=$RUNS -seed=1 \
+		-max_len=2048 -rss_limit_mb=1024 -timeout=30 -print_final_stats=1 \
+		-artifact_prefix="$T/crash_$h-" "c_$h" >"fuzz_$h.log" 2>&1
+	code=$?
+	set -e
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "fuzz_$h.log")
+	check "fuzz_$h found nothing (exit $code, ${runs:-0} inputs)" test "$code" -eq 0
+	[ "$code" -eq 0 ] || grep -A20 -m1 'ERROR\|deadly' "fuzz_$h.log" || true
+	check "fuzz_$h ran every input asked for (${runs:-0})" test "${runs:-0}" -ge $RUNS
+done
+finish
