@@ -13,4 +13,8 @@ struct loop;
 void approve_attach(struct session *s, struct loop *l);
 void approve_detach(void);
 
+/* assay export RUN --format md|html [-o FILE] (export.c); argv[0]
+ * is "export". Returns the exit code. */
+int cmd_export(int argc, char **argv);
+
 #endif

@@ -83,6 +83,9 @@ static void usage(FILE *f)
 	      "stderr\n"
 	      "       assay demo [OPTIONS]            the bundled demo "
 	      "(scripted model, real sandbox)\n"
+	      "       assay export RUN [--format md|html] [-o FILE]\n"
+	      "                                       a readable record of "
+	      "a run\n"
 	      "       assay --version | --help\n"
 	      "\n"
 	      "options (defaults in brackets):\n"
@@ -268,8 +271,9 @@ static int validate(const struct config *c, char **err)
 		return set_err(err, "ollama needs a model: pass --model NAME "
 		                    "(one that `ollama list` shows)");
 	if (c->max_cost > 0)
-		return set_err(err, "--max-cost needs model prices, which assay "
-		                    "does not have yet: use --max-tokens");
+		return set_err(err,
+		               "--max-cost needs model prices, which assay "
+		               "does not have yet: use --max-tokens");
 	for (size_t i = 0; i < c->n_inputs; i++) {
 		struct stat st;
 		if (stat(c->inputs[i].src, &st) < 0)
@@ -378,6 +382,8 @@ int main(int argc, char **argv)
 	struct config c;
 	char *err = NULL;
 	const char *cmd = NULL;
+	if (argc > 1 && !strcmp(argv[1], "export"))
+		return cmd_export(argc - 1, argv + 1);
 	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "demo"))) {
 		cmd = argv[1];
 		argv++;
