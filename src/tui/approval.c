@@ -411,30 +411,10 @@ static void on_field(struct ui *u, int key, int fn)
 		ui_input_insert(in, "\n", 1);
 	} else if (!fn && key == 21) { /* Ctrl-U: the whole field */
 		field_reset(a);
-	} else if ((fn && key == KEY_BACKSPACE) ||
-	           (!fn && (key == 127 || key == 8))) {
-		ui_input_backspace(in);
-	} else if ((fn && key == KEY_DC) || (!fn && key == 4)) {
-		ui_input_delete(in);
-	} else if (fn && key == KEY_LEFT) {
-		ui_input_left(in);
-	} else if (fn && key == KEY_RIGHT) {
-		ui_input_right(in);
-	} else if ((fn && key == KEY_HOME) || (!fn && key == 1)) {
-		ui_input_home(in);
-	} else if ((fn && key == KEY_END) || (!fn && key == 5)) {
-		ui_input_end(in);
-	} else if (!fn && key == 11) {
-		ui_input_kill_end(in);
-	} else if (!fn && key == 23) {
-		ui_input_kill_word(in);
-	} else if (fn && key == KEY_UP) {
-		ui_input_up(in);
-	} else if (fn && key == KEY_DOWN) {
-		ui_input_down(in);
-	} else if (!fn && (key >= 0x20 || key == '\t') && key != 0x7f) {
-		char u8[4];
-		ui_input_insert(in, u8, ui_u8_encode((uint32_t)key, u8));
+	} else if (!fn && key == '\t') {
+		ui_input_insert(in, "\t", 1);
+	} else {
+		ui_edit_key(in, key, fn);
 	}
 }
 

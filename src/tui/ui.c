@@ -403,6 +403,36 @@ static void send_input(struct ui *u)
 	u->conv_follow = 1;
 }
 
+int ui_edit_key(struct ui_input *in, int key, int fn)
+{
+	if ((fn && key == KEY_BACKSPACE) || (!fn && (key == 127 || key == 8)))
+		ui_input_backspace(in);
+	else if ((fn && key == KEY_DC) || (!fn && key == 4))
+		ui_input_delete(in);
+	else if (fn && key == KEY_LEFT)
+		ui_input_left(in);
+	else if (fn && key == KEY_RIGHT)
+		ui_input_right(in);
+	else if ((fn && key == KEY_HOME) || (!fn && key == 1))
+		ui_input_home(in);
+	else if ((fn && key == KEY_END) || (!fn && key == 5))
+		ui_input_end(in);
+	else if (!fn && key == 11)
+		ui_input_kill_end(in);
+	else if (!fn && key == 23)
+		ui_input_kill_word(in);
+	else if (fn && key == KEY_UP)
+		ui_input_up(in);
+	else if (fn && key == KEY_DOWN)
+		ui_input_down(in);
+	else if (!fn && key >= 0x20 && key != 0x7f) {
+		char u8[4];
+		ui_input_insert(in, u8, ui_u8_encode((uint32_t)key, u8));
+	} else
+		return 0;
+	return 1;
+}
+
 static void input_key(struct ui *u, int key, int fn)
 {
 	struct ui_input *in = &u->in;
@@ -414,35 +444,13 @@ static void input_key(struct ui *u, int key, int fn)
 		send_input(u);
 	} else if (!fn && key == '\n') {
 		ui_input_insert(in, "\n", 1);
-	} else if ((fn && key == KEY_BACKSPACE) ||
-	           (!fn && (key == 127 || key == 8))) {
-		ui_input_backspace(in);
-	} else if ((fn && key == KEY_DC) || (!fn && key == 4)) {
-		ui_input_delete(in);
-	} else if (fn && key == KEY_LEFT) {
-		ui_input_left(in);
-	} else if (fn && key == KEY_RIGHT) {
-		ui_input_right(in);
-	} else if ((fn && key == KEY_HOME) || (!fn && key == 1)) {
-		ui_input_home(in);
-	} else if ((fn && key == KEY_END) || (!fn && key == 5)) {
-		ui_input_end(in);
 	} else if (!fn && key == 21) {
 		ui_input_kill_start(in);
-	} else if (!fn && key == 11) {
-		ui_input_kill_end(in);
-	} else if (!fn && key == 23) {
-		ui_input_kill_word(in);
-	} else if (fn && key == KEY_UP) {
-		ui_input_up(in);
-	} else if (fn && key == KEY_DOWN) {
-		ui_input_down(in);
+	} else if (ui_edit_key(in, key, fn)) {
+		/* done */
 	} else if (fn && (key == KEY_PPAGE || key == KEY_NPAGE)) {
 		int page = u->g[P_CONV].h - 3;
 		ui_conv_scroll(u, key == KEY_PPAGE ? -page : page);
-	} else if (!fn && key >= 0x20 && key != 0x7f) {
-		char u8[4];
-		ui_input_insert(in, u8, ui_u8_encode((uint32_t)key, u8));
 	} else {
 		return;
 	}

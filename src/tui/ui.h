@@ -155,4 +155,8 @@ void ui_watch_free(struct ui_watch *w);
 
 #define UI_FRAME_MS 16
 
+/* The editing keys every text field shares (the message box, the
+ * approval dialog's field): 1 if key was one of them and was applied. */
+int ui_edit_key(struct ui_input *in, int key, int fn);
+
 #endif
