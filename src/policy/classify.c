@@ -1757,8 +1757,8 @@ static void h_cd(struct cls *c, struct sh_word **w, size_t n, struct input in,
 	enum path_kind pk = policy_path(c, t, rel);
 	if (pk == PATH_INSIDE && strlen(rel) < sizeof c->cwd) {
 		c->cwd_state = CWD_WORKSPACE;
-		snprintf(c->cwd, sizeof c->cwd, "%s",
-		         strcmp(rel, ".") ? rel : "");
+		const char *d = strcmp(rel, ".") ? rel : "";
+		memcpy(c->cwd, d, strlen(d) + 1); /* length checked above */
 	} else if (pk == PATH_UNKNOWN || pk == PATH_INSIDE) {
 		c->cwd_state = CWD_UNKNOWN;
 	} else {
