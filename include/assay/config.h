@@ -81,5 +81,8 @@ void config_add_input(struct config *c, const char *src, const char *dest);
 void config_add_output(struct config *c, const char *path);
 /* Setters that free the previous value. */
 void config_set(char **field, const char *value);
+/* The `images` value (--images, config key "images"): auto, sixel,
+ * kitty, blocks or off; else -1 and *err says so. */
+int config_check_images(const char *value, char **err);
 
 #endif

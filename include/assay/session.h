@@ -4,6 +4,8 @@
 #ifndef ASSAY_SESSION_H
 #define ASSAY_SESSION_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <cjson/cJSON.h>
 
 struct loop;
@@ -29,6 +31,8 @@ enum session_state {
 	SESSION_DONE,
 	/* the next call waits for a person's decision (session_approve) */
 	SESSION_AWAITING_APPROVAL,
+	/* step mode: stopped at a breakpoint until session_step */
+	SESSION_PAUSED,
 };
 
 /* Sees every event (seq, t, type, ...) as it happens. */
@@ -136,5 +140,113 @@ int session_approve(struct session *s, const char *id,
 size_t session_approvals_pending(const struct session *s);
 const struct session_approval *session_approval_at(const struct session *s,
                                                    size_t i);
+
+/* --- resume, re-execute, fork --------------------------------------
+ * A recorded run (its transcript.jsonl, cache/ and workspace) goes on
+ * instead of starting afresh: call session_resume instead of
+ * session_start. Recorded model answers come from cache/<hash>.json
+ * (a `model_request` with "cached": true, usage with zero tokens,
+ * nothing sent to the provider) for as long as the request rebuilt
+ * here hashes to the recorded request_hash (computed with the
+ * recorded provider and model); the first request that differs, or
+ * that has no recorded answer, goes to the provider and the run is
+ * live from there (a `replay_diverged` event says why). */
+enum session_resume_mode {
+	/* Same run dir, appended to: the workspace as the run left it,
+	 * recorded tool results taken from the transcript (nothing runs
+	 * again). The transcript gets a `run_resume` event. */
+	SESSION_RESUME,
+	/* A new run dir (run_start has "forked_from"): a fresh sandbox
+	 * staged from the recorded inputs, every recorded tool call runs
+	 * again; recorded user messages are sent again in order. */
+	SESSION_REEXECUTE,
+};
+
+struct session_resume_opts {
+	const char *run; /* a run dir, a run id under .assay/runs/, or a
+	                    transcript path */
+	enum session_resume_mode mode;
+	/* SESSION_REEXECUTE: the new run's dir; NULL: <old dir>-reN,
+	 * the first N that does not exist */
+	const char *run_dir;
+	/* Fork (SESSION_REEXECUTE only): seq of a recorded tool_result or
+	 * user_message whose content is replaced by `replace`; the run is
+	 * live from there. 0 = no fork. */
+	uint64_t fork_at;
+	const char *replace;
+};
+
+/* Apply a recorded run's settings (its run_start: provider, model,
+ * base_url, sandbox backend and image, ask mode, inputs, outputs,
+ * limits, network) to cfg, which the caller then overrides with its
+ * own options. Call before session_new. Keys are never recorded: they
+ * still come from the environment. */
+int session_record_config(const char *run, struct config *cfg, char **err);
+
+/* Continue the recorded run o->run; prompt (may be NULL) is sent once
+ * the recorded part is done (one new request). A run that completed
+ * and gets no prompt ends at once with its outputs delivered again
+ * (run_end "completed"). -1 + *err (and session_exit_code) when the
+ * record cannot be read. Observers see the new events as usual. */
+int session_resume(struct session *s, const struct session_resume_opts *o,
+                   const char *prompt, char **err);
+
+/* --- step mode -----------------------------------------------------
+ * Breakpoints before each model request and before each execution
+ * (after approval: an approved call still pauses). At one, the
+ * session emits `step_pause`, goes SESSION_PAUSED and calls the
+ * stepper's pause; the frontend answers later, from the loop, with
+ * session_step (which emits `step_resume`). Without a stepper, step
+ * mode never pauses. */
+enum session_step_kind {
+	SESSION_STEP_REQUEST, /* a model request is about to be sent */
+	SESSION_STEP_EXEC,    /* a tool call is about to run */
+};
+
+/* What is about to happen. Valid until session_step answers it. */
+struct session_step {
+	enum session_step_kind kind;
+	/* SESSION_STEP_REQUEST */
+	int turn;                 /* the turn number the request opens */
+	size_t messages;          /* messages sent (not counting system) */
+	long est_input_tokens;    /* an estimate: characters / 4 */
+	const char *const *tools; /* the tool names offered */
+	size_t ntools;
+	const char *last_role;    /* user, assistant or tool */
+	const char *last_message; /* the last message in full */
+	/* SESSION_STEP_EXEC */
+	const char *id;      /* the tool call's id */
+	const char *tool;    /* shell, python, write_file... */
+	const char *subject; /* the command, code or path */
+	int editable;        /* shell and python calls can be edited */
+};
+
+enum session_step_action {
+	SESSION_STEP_CONTINUE, /* n: send the request / run the call */
+	SESSION_STEP_EDIT,     /* e: run the edited command or code */
+	SESSION_STEP_SKIP,     /* k: do not run; the model is told */
+	SESSION_STEP_END,      /* x: end the run (interrupted) */
+};
+
+struct session_stepper {
+	/* Must not block: answer later with session_step. */
+	void (*pause)(void *arg, const struct session_step *st);
+};
+
+/* ops is copied; set any time. */
+void session_set_stepper(struct session *s, const struct session_stepper *ops,
+                         void *arg);
+/* Turn step mode on or off at any time (the TUI's `s`); turning it
+ * off while paused does not resume: answer the pause. */
+void session_set_step(struct session *s, int on);
+int session_step_mode(const struct session *s);
+/* The pause waiting for an answer, or NULL. */
+const struct session_step *session_step_pending(const struct session *s);
+/* Answer the pause. EDIT needs edited (a non-empty command or code;
+ * the user's deny rules still apply) and is only for an execution;
+ * SKIP only for an execution. -1 + *err when nothing is paused or the
+ * action does not fit. */
+int session_step(struct session *s, enum session_step_action action,
+                 const char *edited, char **err);
 
 #endif

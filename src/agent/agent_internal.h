@@ -22,7 +22,11 @@ struct observer {
 	void *arg;
 };
 
-struct tool_run; /* one tool call in flight (tools.c) */
+struct tool_run;   /* one tool call in flight (tools.c) */
+struct replay;     /* resume.c */
+struct step_pause; /* step.c */
+struct llm_request;
+struct llm_result;
 
 struct session {
 	struct loop *loop;
@@ -78,7 +82,85 @@ struct session {
 	struct session_approver approver;
 	void *approver_arg;
 	uint64_t approval_timer;
+
+	/* resume.c: the recorded run being followed (NULL when live) */
+	struct replay *replay;
+	cJSON *queued;         /* user messages to send next (strings) */
+	int cached_answer;     /* the turn being delivered came from cache/ */
+	int persist_each_turn; /* no host workspace: archive every turn */
+
+	/* step.c: breakpoints before requests and executions */
+	int step_on;
+	struct session_stepper stepper;
+	void *stepper_arg;
+	struct step_pause *pause; /* the breakpoint waiting, or NULL */
+	int request_cleared;      /* the next request passed its pause */
+	int call_cleared;         /* 1 + the call that passed its pause */
+	uint64_t step_timer;
 };
+
+/* A recorded run read back (record.c). */
+struct record {
+	char *dir;        /* the run dir */
+	char *transcript; /* its transcript.jsonl */
+	cJSON *events;    /* every complete event, in order */
+	const cJSON *run_start;
+	size_t complete_bytes; /* up to the end of the last whole line */
+	size_t dropped_bytes;  /* a last line cut short (ignored) */
+	uint64_t last_seq;
+	int64_t last_t;
+};
+/* Find RUN (run dir, transcript or run id) and read it. */
+int record_load(const char *run, struct record *r, char **err);
+/* Parse transcript text (a cut last line is dropped, other bad lines
+ * skipped); -1 without a run_start. */
+int record_parse(const char *text, size_t len, struct record *r, char **err);
+void record_free(struct record *r);
+
+/* resume.c: hooks of the state machine while a record is followed. */
+/* request_turn: answer turn s->turn + 1 from the cache when the
+ * request (req) is the recorded one; 1 when it did (the answer is on
+ * its way through the loop). */
+int replay_request(struct session *s, const struct llm_request *req);
+/* The model answered without calls: send the next queued user
+ * message (a recorded one, or resume's PROMPT); 1 when it did. */
+int replay_next_user(struct session *s);
+/* The content a tool result is replaced with by a fork, or NULL. */
+const char *replay_fork_result(struct session *s, const char *id);
+void replay_free(struct session *s);
+/* Deliver a turn's answer as if the provider sent it (session.c). */
+void session_deliver(struct session *s, struct llm_result *r);
+/* The next request (session.c), for resume and step. */
+void session_request(struct session *s);
+/* Interactive: wait for the user's next message (session.c). */
+void session_idle(struct session *s, const char *reason);
+/* The run's end (session.c). */
+void session_finish(struct session *s, const char *status, int code);
+/* Shared by session_start and session_resume: llm, sandbox, prompt. */
+int session_prepare(struct session *s, int stage_inputs, char **err);
+/* Open (create) the run dir s->run_dir and its transcript. */
+int session_open_run_dir(struct session *s, char **err);
+void session_emit_run_start(struct session *s, cJSON *extra);
+/* A tool message for the conversation. */
+void session_add_tool_message(struct session *s, const char *id,
+                              const char *name, const char *content,
+                              int is_error);
+
+/* step.c: the breakpoints. 1 when the session paused (the caller
+ * returns; the answer resumes it). */
+int step_before_request(struct session *s, const struct llm_request *req);
+int step_before_exec(struct session *s, const cJSON *call);
+void step_free(struct session *s);
+/* Forget the breakpoint waiting (the run ends or the turn is
+ * cancelled). */
+void step_clear(struct session *s);
+/* List the workspace into s->snapshot; quiet: without
+ * workspace_change events (a resumed workspace is already known). */
+void session_scan(struct session *s, int quiet);
+/* approval.c: a step-mode edit of call id (deny rules checked); the
+ * result then says what ran instead. */
+int approval_set_edit(struct session *s, const char *id, const char *edited,
+                      char **err);
 
 /* Emit an event: fills seq and t, writes the transcript, tells every
  * observer; takes ownership of ev. */

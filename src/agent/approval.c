@@ -452,6 +452,24 @@ static int edit(struct session *s, struct approval *a, const char *edited,
 	return 0;
 }
 
+int approval_set_edit(struct session *s, const char *id, const char *edited,
+                      char **err)
+{
+	struct approval *a = find(s, id);
+	if (!a)
+		return set_err(err, "no call %s in this turn", id);
+	a->req.editable =
+	    !strcmp(a->tool, "shell") || !strcmp(a->tool, "python");
+	cJSON *before = a->edited;
+	a->edited = NULL;
+	if (edit(s, a, edited, err) < 0) {
+		a->edited = before;
+		return -1;
+	}
+	cJSON_Delete(before);
+	return 0;
+}
+
 /* After "always": other waiting calls the new rules allow run too. */
 static void recheck_waiting(struct session *s)
 {

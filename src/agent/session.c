@@ -151,6 +151,9 @@ void session_free(struct session *s)
 	if (s->seq == 0 && s->made_run_dir && s->run_dir)
 		rm_rf(s->run_dir);
 	approval_free(s);
+	replay_free(s);
+	step_free(s);
+	cJSON_Delete(s->queued);
 	cJSON_Delete(s->messages);
 	cJSON_Delete(s->tools);
 	cJSON_Delete(s->pending);
@@ -273,6 +276,14 @@ static void save_cache(struct session *s, const struct llm_result *r)
 
 static void emit_usage(struct session *s, const struct llm_result *r)
 {
+	if (s->cached_answer) {
+		/* nothing was sent: nothing is billed */
+		struct llm_result zero = *r;
+		zero.usage = (struct llm_usage){.known = 1};
+		s->cached_answer = 0;
+		emit_usage(s, &zero);
+		return;
+	}
 	s->in_tokens += r->usage.input_tokens;
 	s->out_tokens += r->usage.output_tokens;
 	s->cached_tokens += r->usage.cached_tokens;
@@ -291,6 +302,21 @@ static void emit_usage(struct session *s, const struct llm_result *r)
 	session_emit(s, ev);
 }
 
+/* A backend without a host workspace keeps its files remote: archive
+ * them after every turn so a killed run can be resumed from them. */
+static void persist_workspace(struct session *s)
+{
+	if (!s->persist_each_turn || !s->sbx)
+		return;
+	char *path = xasprintf("%s/workspace.tar.gz", s->run_dir);
+	char *err = NULL;
+	if (s->sbx->ops->export_tar(s->sbx, path, &err) < 0) {
+		log_warn("persisting the workspace: %s", err);
+		free(err);
+	}
+	free(path);
+}
+
 /* The next call of the turn, once its decision is known (approval.c
  * decides; a call that waits for a person leaves the session in
  * AWAITING_APPROVAL until session_approve wakes it). */
@@ -304,6 +330,7 @@ static void run_next_call(struct session *s)
 	if (s->next_call >= n) {
 		cJSON_Delete(s->pending);
 		s->pending = NULL;
+		persist_workspace(s);
 		request_turn(s);
 		return;
 	}
@@ -313,6 +340,8 @@ static void run_next_call(struct session *s)
 		s->state = SESSION_AWAITING_APPROVAL;
 		return;
 	}
+	if (!denied && step_before_exec(s, call))
+		return;
 	s->next_call++;
 	s->state = SESSION_EXECUTING;
 	if (denied)
@@ -328,9 +357,14 @@ void session_run_next(struct session *s)
 
 static void on_llm_done(void *arg, struct llm_result *r)
 {
-	struct session *s = arg;
+	session_deliver(arg, r);
+}
+
+void session_deliver(struct session *s, struct llm_result *r)
+{
 	flush_delta(s);
-	buf_reset(&s->delta); /* a cut character must not leak into the next turn */
+	buf_reset(
+	    &s->delta); /* a cut character must not leak into the next turn */
 	if (!r->ok) {
 		emit_error(
 		    s, r->error_category ? r->error_category : LLM_ERR_SERVER,
@@ -369,6 +403,8 @@ static void on_llm_done(void *arg, struct llm_result *r)
 
 	if (ncalls == 0) {
 		llm_result_free(r);
+		if (replay_next_user(s))
+			return;
 		if (s->interactive)
 			go_idle(s, "answered");
 		else
@@ -409,6 +445,21 @@ static int budget_left(struct session *s, char **why)
 	return 1;
 }
 
+void session_request(struct session *s)
+{
+	request_turn(s);
+}
+
+void session_finish(struct session *s, const char *status, int code)
+{
+	finish(s, status, code);
+}
+
+void session_idle(struct session *s, const char *reason)
+{
+	go_idle(s, reason);
+}
+
 static void request_turn(struct session *s)
 {
 	char *why = NULL;
@@ -422,7 +473,6 @@ static void request_turn(struct session *s)
 		finish(s, "budget_exhausted", EXIT_BUDGET);
 		return;
 	}
-	s->turn++;
 	struct llm_request req = {
 	    .model = s->llm->model,
 	    .system = s->system_prompt,
@@ -430,6 +480,11 @@ static void request_turn(struct session *s)
 	    .tools = s->tools,
 	    .max_output_tokens = s->cfg->max_output_tokens,
 	};
+	if (replay_request(s, &req))
+		return;
+	if (step_before_request(s, &req))
+		return;
+	s->turn++;
 	char *canon = llm_canonical_request(s->llm, &req);
 	char hash[65];
 	sha256_hex(canon, strlen(canon), hash);
@@ -486,6 +541,28 @@ static void scan_workspace(struct session *s)
 	s->sbx->ops->list(s->sbx, ".", 1, 100000, on_tree, s);
 }
 
+static void on_tree_quiet(void *arg, int rc, const char *err, struct buf *data,
+                          cJSON *list)
+{
+	struct session *s = arg;
+	(void)data;
+	if (s->freeing || rc < 0) {
+		if (rc < 0)
+			log_warn("workspace scan: %s", err ? err : "failed");
+		return;
+	}
+	snapshot_free(s->snapshot);
+	s->snapshot = snapshot_new(list);
+}
+
+void session_scan(struct session *s, int quiet)
+{
+	if (quiet)
+		s->sbx->ops->list(s->sbx, ".", 1, 100000, on_tree_quiet, s);
+	else
+		scan_workspace(s);
+}
+
 static void next_call_timer(void *arg)
 {
 	struct session *s = arg;
@@ -496,6 +573,19 @@ static void next_call_timer(void *arg)
 	run_next_call(s);
 }
 
+void session_add_tool_message(struct session *s, const char *id,
+                              const char *name, const char *content,
+                              int is_error)
+{
+	cJSON *msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "role", "tool");
+	cJSON_AddStringToObject(msg, "tool_call_id", id);
+	cJSON_AddStringToObject(msg, "name", name);
+	cJSON_AddStringToObject(msg, "content", content);
+	cJSON_AddBoolToObject(msg, "is_error", is_error);
+	cJSON_AddItemToArray(s->messages, msg);
+}
+
 void tools_finished(struct session *s, const char *id, const char *content,
                     int is_error)
 {
@@ -503,7 +593,9 @@ void tools_finished(struct session *s, const char *id, const char *content,
 		return;
 	/* what the model is sent must be valid UTF-8; an edited call
 	 * says what ran instead */
-	char *told = approval_result(s, id, content);
+	const char *original = content;
+	const char *forked = replay_fork_result(s, id);
+	char *told = forked ? xstrdup(forked) : approval_result(s, id, content);
 	char *clean = utf8_sanitize(told, strlen(told), NULL);
 	free(told);
 	content = clean;
@@ -511,16 +603,16 @@ void tools_finished(struct session *s, const char *id, const char *content,
 	cJSON_AddStringToObject(ev, "id", id);
 	cJSON_AddStringToObject(ev, "content", content);
 	cJSON_AddBoolToObject(ev, "is_error", is_error);
+	if (forked) {
+		/* a fork: the user's text replaces what the call gave */
+		cJSON_AddBoolToObject(ev, "forked", 1);
+		cJSON_AddStringToObject(ev, "original", original);
+	}
 	session_emit(s, ev);
 
 	const cJSON *call = cJSON_GetArrayItem(s->pending, s->next_call - 1);
-	cJSON *msg = cJSON_CreateObject();
-	cJSON_AddStringToObject(msg, "role", "tool");
-	cJSON_AddStringToObject(msg, "tool_call_id", id);
-	cJSON_AddStringToObject(msg, "name", json_str(call, "name", ""));
-	cJSON_AddStringToObject(msg, "content", content);
-	cJSON_AddBoolToObject(msg, "is_error", is_error);
-	cJSON_AddItemToArray(s->messages, msg);
+	session_add_tool_message(s, id, json_str(call, "name", ""), content,
+	                         is_error);
 	free(clean);
 
 	/* reading and listing change nothing: skip the scan */
@@ -549,6 +641,11 @@ static int make_run_dir(struct session *s, char **err)
 	s->run_id = make_run_id();
 	s->run_dir = s->cfg->run_dir ? xstrdup(s->cfg->run_dir)
 	                             : xasprintf(".assay/runs/%s", s->run_id);
+	return session_open_run_dir(s, err);
+}
+
+int session_open_run_dir(struct session *s, char **err)
+{
 	char *sub[] = {"exec", "cache"};
 	struct stat st;
 	s->made_run_dir = stat(s->run_dir, &st) < 0;
@@ -574,10 +671,11 @@ static int make_run_dir(struct session *s, char **err)
 	return s->transcript ? 0 : -1;
 }
 
-static void emit_run_start(struct session *s)
+void session_emit_run_start(struct session *s, cJSON *extra)
 {
 	const struct config *c = s->cfg;
-	cJSON *ev = event_new("run_start");
+	cJSON *ev = extra ? extra : cJSON_CreateObject();
+	cJSON_AddStringToObject(ev, "type", "run_start");
 	cJSON_AddStringToObject(ev, "version", ASSAY_VERSION);
 	cJSON_AddStringToObject(ev, "run_id", s->run_id);
 	cJSON_AddStringToObject(ev, "run_dir", s->run_dir);
@@ -585,6 +683,12 @@ static void emit_run_start(struct session *s)
 	cJSON_AddStringToObject(ev, "model", s->llm->model);
 	cJSON_AddStringToObject(ev, "base_url",
 	                        s->llm->base_url ? s->llm->base_url : "");
+	/* what resume needs to ask the same questions again (paths) */
+	if (c->script)
+		cJSON_AddStringToObject(ev, "script", c->script);
+	if (c->instructions)
+		cJSON_AddStringToObject(ev, "instructions", c->instructions);
+	cJSON_AddStringToObject(ev, "out", c->out_dir);
 	cJSON *sb = cJSON_AddObjectToObject(ev, "sandbox");
 	cJSON_AddStringToObject(sb, "backend", s->sbx->ops->name);
 	cJSON_AddStringToObject(sb, "image",
@@ -616,6 +720,7 @@ static void emit_run_start(struct session *s)
 	cJSON_AddNumberToObject(lim, "file_size_mb", (double)c->fsize_mb);
 	cJSON_AddNumberToObject(lim, "max_output_bytes",
 	                        (double)c->max_output_bytes);
+	cJSON_AddNumberToObject(lim, "max_output_tokens", c->max_output_tokens);
 	cJSON_AddBoolToObject(lim, "network", c->network);
 	session_emit(s, ev);
 }
@@ -665,11 +770,12 @@ static int check_layout(struct session *s, char **err)
 		             "with a directory outside the workspace",
 		             s->run_dir, ws);
 	else if (s->cfg->n_outputs && lies_inside(s->cfg->out_dir, ws))
-		rc = set_err(err,
-		             "the out dir %s is inside the workspace %s, where "
-		             "sandboxed code could plant links: pass --out with "
-		             "a directory outside the workspace",
-		             s->cfg->out_dir, ws);
+		rc =
+		    set_err(err,
+		            "the out dir %s is inside the workspace %s, where "
+		            "sandboxed code could plant links: pass --out with "
+		            "a directory outside the workspace",
+		            s->cfg->out_dir, ws);
 	free(ws);
 	return rc;
 }
@@ -684,6 +790,29 @@ int session_start(struct session *s, const char *prompt, char **err)
 		s->exit_code = EXIT_FAILED;
 		return -1;
 	}
+	if (session_prepare(s, 1, err) < 0)
+		return -1;
+	session_emit_run_start(s, NULL);
+	scan_workspace(s); /* the staged inputs */
+	if (!prompt) {     /* interactive: the user speaks first */
+		pytool_start(s, ready_idle);
+		return 0;
+	}
+	cJSON *ev = event_new("user_message");
+	cJSON_AddStringToObject(ev, "text", prompt);
+	session_emit(s, ev);
+	cJSON *msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "role", "user");
+	cJSON_AddStringToObject(msg, "content", prompt);
+	cJSON_AddItemToArray(s->messages, msg);
+	/* the first request waits for the python kernel's hello, which
+	 * completes the system prompt (pytool.c) */
+	pytool_start(s, request_turn);
+	return 0;
+}
+
+int session_prepare(struct session *s, int stage_inputs, char **err)
+{
 	if (check_layout(s, err) < 0) {
 		s->exit_code = EXIT_USAGE;
 		return -1;
@@ -706,26 +835,18 @@ int session_start(struct session *s, const char *prompt, char **err)
 		s->exit_code = EXIT_USAGE;
 		return -1;
 	}
-	if (s->sbx->ops->start(s->sbx, err) < 0) {
+	/* a resumed run's workspace already holds its inputs */
+	struct config *c = s->cfg;
+	size_t n_inputs = c->n_inputs;
+	if (!stage_inputs)
+		c->n_inputs = 0;
+	int rc = s->sbx->ops->start(s->sbx, err);
+	c->n_inputs = n_inputs;
+	if (rc < 0) {
 		s->exit_code = EXIT_SANDBOX;
 		return -1;
 	}
-	emit_run_start(s);
-	scan_workspace(s); /* the staged inputs */
-	if (!prompt) {     /* interactive: the user speaks first */
-		pytool_start(s, ready_idle);
-		return 0;
-	}
-	cJSON *ev = event_new("user_message");
-	cJSON_AddStringToObject(ev, "text", prompt);
-	session_emit(s, ev);
-	cJSON *msg = cJSON_CreateObject();
-	cJSON_AddStringToObject(msg, "role", "user");
-	cJSON_AddStringToObject(msg, "content", prompt);
-	cJSON_AddItemToArray(s->messages, msg);
-	/* the first request waits for the python kernel's hello, which
-	 * completes the system prompt (pytool.c) */
-	pytool_start(s, request_turn);
+	s->persist_each_turn = !s->sbx->workspace;
 	return 0;
 }
 
@@ -770,6 +891,7 @@ static void finish(struct session *s, const char *status, int code)
 {
 	if (s->state == SESSION_DONE)
 		return;
+	step_clear(s);
 	approval_cancel_all(s);
 	flush_delta(s);
 	int missing = 0;
@@ -932,6 +1054,17 @@ int session_cancel(struct session *s)
 	}
 	if (s->state == SESSION_AWAITING_APPROVAL) {
 		skip_pending(s); /* nothing runs: the turn ends here */
+		return 1;
+	}
+	if (s->state == SESSION_PAUSED) {
+		/* a step breakpoint: before a call, the turn's calls are
+		 * not run; before a request, it is not sent */
+		int exec = s->pending != NULL;
+		step_clear(s);
+		if (exec)
+			skip_pending(s);
+		else
+			go_idle(s, "cancelled");
 		return 1;
 	}
 	return 0;

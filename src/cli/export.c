@@ -1,24 +1,36 @@
 /* export.c: `assay export RUN --format md|html`: a readable record of a
  * recorded run (conversation, tool calls, approvals, outputs, tokens),
- * built from its transcript.jsonl; HTML is one self-contained file. */
+ * built from its transcript.jsonl; HTML is one self-contained file
+ * with the workspace's PNG images embedded, read from the workspace
+ * directory or else from the persisted workspace.tar.gz (through the
+ * assay-archive helper: libarchive stays out of this process). */
 #include "cli.h"
 
 #include "assay/buf.h"
 #include "assay/json.h"
 #include "assay/util.h"
+#include "sandbox/internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define EXP_LINE_MAX (16u << 20) /* longest transcript line accepted */
 #define EXP_OUT_MAX (256u << 20) /* the whole record */
 #define EXP_CALL_OUT_MAX 4096    /* output shown per tool call */
 #define EXP_IMAGE_MAX (5u << 20) /* largest PNG embedded */
 #define EXP_IMAGES_MAX 32        /* images embedded at most */
+#define EXP_HELPER_MS 120000     /* the archive helper's time */
+#define EXP_HELPER_OUT (64u << 10)
 
 struct exp;
 
@@ -42,6 +54,8 @@ struct exp {
 	struct buf out;
 	int overflow;
 	char *run_dir;
+	/* the local backend's host workspace, as run_start recorded it */
+	char *workspace;
 	/* the tool call whose output is being gathered */
 	char *call_id;
 	struct buf call_out;
@@ -383,6 +397,11 @@ static void ev_run_start(struct exp *x, const cJSON *e)
 	                    str_or(sb, "image", "-"));
 	o->item(x, "sandbox", s);
 	free(s);
+	const char *ws = json_str(e, "workspace", NULL);
+	if (ws && ws[0] == '/' && !strcmp(str_or(sb, "backend", ""), "local")) {
+		free(x->workspace);
+		x->workspace = xstrdup(ws);
+	}
 	o->item(x, "approval mode", str_or(e, "ask", "?"));
 	o->item(x, "version", str_or(e, "version", "?"));
 	s = list_text(cJSON_GetObjectItemCaseSensitive(e, "inputs"));
@@ -719,6 +738,311 @@ static int safe_rel(const char *p)
 	return 1;
 }
 
+static const char exp_not_here[] = "not in the workspace";
+
+/* The file rel below the directory root, opened one component at a
+ * time without following links (the sandbox made the tree: a link in
+ * it must not lead the export outside). At most max bytes; NULL with
+ * *why (static text, or *owned when made) if not read. */
+static char *read_below(const char *root, const char *rel, size_t max,
+                        size_t *n, const char **why, char **owned)
+{
+	char *data = NULL, *save = NULL, *p = xstrdup(rel);
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	*why = exp_not_here;
+	for (char *c = strtok_r(p, "/", &save); c && fd >= 0;) {
+		char *next = strtok_r(NULL, "/", &save);
+		int nfd = openat(fd, c,
+		                 O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
+		                     O_CLOEXEC | (next ? O_DIRECTORY : 0));
+		if (nfd < 0 && (errno == ELOOP || errno == ENOTDIR))
+			*why = "a link or not a file: not followed";
+		else if (nfd < 0 && errno != ENOENT)
+			*why = *owned =
+			    xasprintf("cannot be opened: %s", strerror(errno));
+		close(fd);
+		fd = nfd;
+		c = next;
+	}
+	free(p);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		*why = "not a regular file";
+	} else if ((size_t)st.st_size > max) {
+		*why = *owned = xasprintf("%lld bytes, over the %zu MiB limit",
+		                          (long long)st.st_size, max >> 20);
+	} else {
+		data = xmalloc((size_t)st.st_size + 1);
+		*n = 0;
+		ssize_t r;
+		while (*n <= (size_t)st.st_size &&
+		       (r = read(fd, data + *n, (size_t)st.st_size + 1 - *n)) !=
+		           0) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				*why = *owned = xasprintf("cannot be read: %s",
+				                          strerror(errno));
+				free(data);
+				data = NULL;
+				break;
+			}
+			*n += (size_t)r;
+		}
+		if (data && *n > (size_t)st.st_size) {
+			*why = "grew while read";
+			free(data);
+			data = NULL;
+		}
+	}
+	close(fd);
+	return data;
+}
+
+/* Drain the helper's stdout and stderr until both close or the time
+ * is up (then it is killed). */
+static int helper_drain(pid_t pid, int out_fd, int err_fd, struct buf *out,
+                        struct buf *msg)
+{
+	struct pollfd p[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+	struct buf *to[2] = {out, msg};
+	int64_t deadline = now_ms() + EXP_HELPER_MS;
+	char tmp[4096];
+	while (p[0].fd >= 0 || p[1].fd >= 0) {
+		int64_t left = deadline - now_ms();
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			return -1;
+		}
+		if (poll(p, 2, (int)left) < 0) {
+			if (errno == EINTR)
+				continue;
+			kill(pid, SIGKILL);
+			return -1;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			ssize_t r = read(p[i].fd, tmp, sizeof tmp);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				p[i].fd = -1;
+				continue;
+			}
+			buf_append(to[i], tmp,
+			           (size_t)r); /* past max: dropped */
+		}
+	}
+	return 0;
+}
+
+/* `assay-archive members ARCHIVE DIR MAX NAME...`, waited for; its
+ * report ("NAME<TAB>why" lines) into report. */
+static int run_members(const char *archive, const char *dir, char **names,
+                       int n, struct buf *report, char **err)
+{
+	char *bin = sbx_archive_helper(), *max = xasprintf("%u", EXP_IMAGE_MAX);
+	char **argv = xcalloc((size_t)n + 6, sizeof *argv);
+	int po[2] = {-1, -1}, pe[2] = {-1, -1}, rc = -1, status = 0;
+	struct buf msg;
+	buf_init(&msg, 4096);
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	if (!bin || access(bin, X_OK) < 0) {
+		set_err(err,
+		        "helper %s not found: reinstall assay (assay-archive "
+		        "belongs beside the assay binary) or set "
+		        "ASSAY_ARCHIVE_BIN",
+		        bin ? bin : "assay-archive");
+		goto out;
+	}
+	argv[0] = bin;
+	argv[1] = "members";
+	argv[2] = (char *)archive;
+	argv[3] = (char *)dir;
+	argv[4] = max;
+	for (int i = 0; i < n; i++)
+		argv[5 + i] = names[i];
+	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
+		set_err(err, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+	/* it reads what a sandbox made: no secrets in its environment */
+	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+	pid_t pid;
+	int e = posix_spawn(&pid, bin, &fa, NULL, argv, envp);
+	close(po[1]);
+	close(pe[1]);
+	po[1] = pe[1] = -1;
+	if (e) {
+		set_err(err, "cannot run %s: %s", bin, strerror(e));
+		goto out;
+	}
+	int timed_out = helper_drain(pid, po[0], pe[0], report, &msg) < 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	while (msg.len && msg.data[msg.len - 1] == '\n')
+		msg.data[--msg.len] = '\0';
+	if (timed_out)
+		set_err(err, "%s took over %d s: stopped", bin,
+		        EXP_HELPER_MS / 1000);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		rc = 0;
+	else if (msg.len)
+		set_err(err, "%s", buf_str(&msg));
+	else
+		set_err(err, "%s failed (status %d)", bin, status);
+out:
+	posix_spawn_file_actions_destroy(&fa);
+	for (int i = 0; i < 2; i++) {
+		if (po[i] >= 0)
+			close(po[i]);
+		if (pe[i] >= 0)
+			close(pe[i]);
+	}
+	buf_free(&msg);
+	free(argv);
+	free(max);
+	free(bin);
+	return rc;
+}
+
+/* Where each image comes from, and why one could not be had. */
+struct exp_img {
+	char *data;
+	size_t n;
+	const char *why;
+	char *why_owned;
+};
+
+static void img_why(struct exp_img *im, const char *why, char *owned)
+{
+	free(im->why_owned);
+	im->why = why;
+	im->why_owned = owned;
+}
+
+/* A name the archive helper takes: components that are neither empty,
+ * "." nor "..", and no control character (its report is by lines). */
+static int plain_name(const char *p)
+{
+	for (const unsigned char *c = (const unsigned char *)p; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return 0;
+	for (const char *c = p;;) {
+		size_t len = strcspn(c, "/");
+		if (!len || (len == 1 && c[0] == '.') ||
+		    (len == 2 && !strncmp(c, "..", 2)))
+			return 0;
+		if (!c[len])
+			return 1;
+		c += len + 1;
+	}
+}
+
+/* Why the helper did not write name: its "NAME<TAB>why" line, or
+ * NULL. */
+static char *helper_says(const struct buf *report, const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *l = buf_str(report); *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t ll = nl ? (size_t)(nl - l) : strlen(l);
+		if (ll > len && !strncmp(l, name, len) && l[len] == '\t')
+			return xasprintf("%.*s (workspace.tar.gz)",
+			                 (int)(ll - len - 1), l + len + 1);
+		l += ll + (nl ? 1 : 0);
+	}
+	return NULL;
+}
+
+/* The images not found in a workspace directory, from the run's
+ * workspace.tar.gz: extracted by the helper into a private temporary
+ * directory, then read from there like a workspace. */
+static void images_from_archive(struct exp *x, struct exp_img *im)
+{
+	char *archive = xasprintf("%s/workspace.tar.gz", x->run_dir);
+	char **names = xcalloc(EXP_IMAGES_MAX, sizeof *names);
+	char *err = NULL, *dir = NULL;
+	struct buf report;
+	buf_init(&report, EXP_HELPER_OUT);
+	int n = 0;
+	struct stat st;
+	for (int i = 0; i < x->n_images; i++) {
+		if (im[i].data || !safe_rel(x->images[i]))
+			continue;
+		if (plain_name(x->images[i]))
+			names[n++] = x->images[i];
+		else
+			img_why(&im[i],
+			        "not in the workspace, and not a plain name to "
+			        "look for in its archive",
+			        NULL);
+	}
+	if (!n)
+		goto out;
+	if (stat(archive, &st) < 0) {
+		for (int i = 0; i < x->n_images; i++)
+			if (!im[i].data && im[i].why == exp_not_here)
+				img_why(&im[i],
+				        "not in the workspace, and the run "
+				        "has no workspace.tar.gz to read it "
+				        "from",
+				        NULL);
+		goto out;
+	}
+	const char *tmp = getenv("TMPDIR");
+	dir = xasprintf("%s/assay-export-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		set_err(&err, "%s: %s", dir, strerror(errno));
+		free(dir);
+		dir = NULL;
+	} else {
+		run_members(archive, dir, names, n, &report, &err);
+	}
+	for (int i = 0; i < x->n_images; i++) {
+		if (im[i].data || !safe_rel(x->images[i]) ||
+		    !plain_name(x->images[i]))
+			continue;
+		if (err) {
+			img_why(&im[i], NULL,
+			        xasprintf("not in the workspace, and its "
+			                  "archive cannot be read: %s",
+			                  err));
+			continue;
+		}
+		const char *why = NULL;
+		char *owned = NULL;
+		im[i].data = read_below(dir, x->images[i], EXP_IMAGE_MAX,
+		                        &im[i].n, &why, &owned);
+		if (im[i].data) {
+			img_why(&im[i], NULL, NULL);
+			free(owned);
+			continue;
+		}
+		char *said = helper_says(&report, x->images[i]);
+		if (said) {
+			free(owned);
+			owned = said;
+		}
+		img_why(&im[i], owned ? NULL : why, owned);
+	}
+out:
+	if (dir)
+		rm_rf(dir);
+	free(dir);
+	free(err);
+	buf_free(&report);
+	free(names);
+	free(archive);
+}
+
 static void embed_images(struct exp *x)
 {
 	static const unsigned char sig[8] = {0x89, 'P',  'N',  'G',
@@ -726,37 +1050,48 @@ static void embed_images(struct exp *x)
 	if (!x->n_images)
 		return;
 	x->ops->heading(x, 2, "Images");
+	struct exp_img *im = xcalloc((size_t)x->n_images, sizeof *im);
+	char *run_ws = xasprintf("%s/workspace", x->run_dir);
+	/* the run dir's own first: a copied run dir reads its copy */
+	const char *dirs[2] = {run_ws, x->workspace};
+	for (int i = 0; i < x->n_images; i++) {
+		im[i].why = "path leaves the workspace";
+		if (!safe_rel(x->images[i]))
+			continue;
+		for (int d = 0; d < 2 && !im[i].data; d++) {
+			const char *why = NULL;
+			char *owned = NULL;
+			if (!dirs[d])
+				continue;
+			im[i].data =
+			    read_below(dirs[d], x->images[i], EXP_IMAGE_MAX,
+			               &im[i].n, &why, &owned);
+			img_why(&im[i], why, owned);
+		}
+	}
+	images_from_archive(x, im);
 	for (int i = 0; i < x->n_images; i++) {
 		const char *rel = x->images[i];
-		char *full = xasprintf("%s/workspace/%s", x->run_dir, rel);
-		char *why = NULL, *data = NULL;
-		struct stat st;
-		size_t n = 0;
-		if (!safe_rel(rel))
-			why = xstrdup("path leaves the workspace");
-		else if (lstat(full, &st) < 0 || !S_ISREG(st.st_mode))
-			why = xstrdup("not in the run's workspace/ (only the "
-			              "local backend keeps one)");
-		else if ((size_t)st.st_size > EXP_IMAGE_MAX)
-			why = xasprintf("%lld bytes, over the %u MiB limit",
-			                (long long)st.st_size,
-			                EXP_IMAGE_MAX >> 20);
-		else if (!(data = read_file_max(full, EXP_IMAGE_MAX, &n, NULL)))
-			why = xstrdup("cannot be read");
-		else if (n < 8 || memcmp(data, sig, 8))
-			why = xstrdup("not a PNG file");
-		if (why) {
-			char *note =
-			    xasprintf("image %s skipped: %s", rel, why);
+		if (im[i].data && (im[i].n < 8 || memcmp(im[i].data, sig, 8))) {
+			free(im[i].data);
+			im[i].data = NULL;
+			img_why(&im[i], "not a PNG file", NULL);
+		}
+		if (im[i].data) {
+			x->ops->image(x, rel, (const unsigned char *)im[i].data,
+			              im[i].n);
+		} else {
+			char *note = xasprintf("image %s skipped: %s", rel,
+			                       im[i].why_owned ? im[i].why_owned
+			                                       : im[i].why);
 			x->ops->note(x, note);
 			free(note);
-		} else {
-			x->ops->image(x, rel, (const unsigned char *)data, n);
 		}
-		free(why);
-		free(data);
-		free(full);
+		free(im[i].data);
+		free(im[i].why_owned);
 	}
+	free(im);
+	free(run_ws);
 	if (x->images_dropped) {
 		char *note =
 		    xasprintf("%d more images not embedded", x->images_dropped);
@@ -874,6 +1209,7 @@ out:
 	free(err);
 	free(tpath);
 	free(x.run_dir);
+	free(x.workspace);
 	free(x.call_id);
 	for (int i = 0; i < x.n_images; i++)
 		free(x.images[i]);

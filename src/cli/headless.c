@@ -16,6 +16,7 @@ struct headless {
 	int json;
 	int color;
 	int in_text; /* the last thing printed was streamed text */
+	int cached;  /* the turn's answer came from the cache */
 };
 
 static struct headless H;
@@ -110,8 +111,8 @@ static void print_run_end(const cJSON *ev)
 		char *path = clean(json_str(o, "path", "?"));
 		if (json_bool(o, "present", 0)) {
 			char *to = clean(json_str(o, "copied_to", "?"));
-			fprintf(stderr, "  output %s -> %s (%.0f bytes)\n", path,
-			        to, json_num(o, "bytes", 0));
+			fprintf(stderr, "  output %s -> %s (%.0f bytes)\n",
+			        path, to, json_num(o, "bytes", 0));
 			free(to);
 		} else {
 			char *why = clean(json_str(o, "error", ""));
@@ -140,6 +141,51 @@ static void on_event(void *arg, const cJSON *ev)
 		return;
 	}
 	const char *type = json_str(ev, "type", "");
+	/* a resumed run's history: already printed when it happened */
+	if (json_bool(ev, "replayed", 0) && strcmp(type, "model_request"))
+		return;
+	if (!strcmp(type, "run_resume")) {
+		const cJSON *from = cJSON_GetObjectItem(ev, "resumed_from");
+		char *line = xasprintf(
+		    " resuming run %s (recorded up to event %.0f, %s): %s/%s, "
+		    "sandbox %s\n",
+		    json_str(ev, "run_id", ""), json_num(from, "seq", 0),
+		    json_str(from, "status", "?"), json_str(ev, "provider", ""),
+		    json_str(ev, "model", ""),
+		    json_str(cJSON_GetObjectItem(ev, "sandbox"), "backend",
+		             ""));
+		fprintf(stderr, "%sassay%s", c("\033[1m"), c("\033[0m"));
+		put(line);
+		free(line);
+		return;
+	}
+	if (!strcmp(type, "model_request")) {
+		H.cached = json_bool(ev, "cached", 0);
+		if (H.cached) {
+			end_text();
+			fprintf(stderr,
+			        "%s[turn %.0f: answer from the cache, "
+			        "nothing sent]%s\n",
+			        c("\033[2m"), json_num(ev, "turn", 0),
+			        c("\033[0m"));
+		}
+		return;
+	}
+	if (!strcmp(type, "replay_live")) {
+		end_text();
+		fprintf(stderr, "%s[live from turn %.0f after %.0f cached: ",
+		        c("\033[2m"), json_num(ev, "turn", 0),
+		        json_num(ev, "cached_turns", 0));
+		put(json_str(ev, "reason", ""));
+		fprintf(stderr, "]%s\n", c("\033[0m"));
+		return;
+	}
+	if (!strcmp(type, "step_resume")) {
+		end_text();
+		fprintf(stderr, "%s[step: %s]%s\n", c("\033[2m"),
+		        json_str(ev, "action", "?"), c("\033[0m"));
+		return;
+	}
 	if (!strcmp(type, "run_start")) {
 		char *line = xasprintf(
 		    " run %s: %s/%s, sandbox %s, run dir %s\n",
@@ -178,6 +224,12 @@ static void on_event(void *arg, const cJSON *ev)
 			        json_num(ev, "discarded_bytes", 0));
 		fputc('\n', stderr);
 	} else if (!strcmp(type, "assistant_message")) {
+		if (H.cached && *json_str(ev, "text", "")) {
+			/* no deltas streamed: show the text once */
+			put(json_str(ev, "text", ""));
+			H.in_text = 1;
+		}
+		H.cached = 0;
 		end_text();
 	} else if (!strcmp(type, "run_end")) {
 		print_run_end(ev);

@@ -42,6 +42,9 @@ enum {
 	OPT_CONFIG,
 	OPT_INSTRUCTIONS,
 	OPT_VERSION,
+	OPT_RE_EXECUTE,
+	OPT_FORK_AT,
+	OPT_REPLACE,
 };
 
 static const struct option options[] = {
@@ -70,6 +73,9 @@ static const struct option options[] = {
     {"instructions", required_argument, NULL, OPT_INSTRUCTIONS},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
+    {"re-execute", no_argument, NULL, OPT_RE_EXECUTE},
+    {"fork-at", required_argument, NULL, OPT_FORK_AT},
+    {"replace", required_argument, NULL, OPT_REPLACE},
     {NULL, 0, NULL, 0},
 };
 
@@ -83,9 +89,22 @@ static void usage(FILE *f)
 	      "stderr\n"
 	      "       assay demo [OPTIONS]            the bundled demo "
 	      "(scripted model, real sandbox)\n"
+	      "       assay replay RUN                step through a recorded "
+	      "run (run dir or id)\n"
+	      "       assay resume RUN [OPTIONS] [PROMPT]\n"
+	      "                                       continue a run: "
+	      "recorded answers from its cache;\n"
+	      "                                       --re-execute runs "
+	      "the calls again in a new run dir,\n"
+	      "                                       --fork-at SEQ "
+	      "--replace TEXT forks it there\n"
 	      "       assay export RUN [--format md|html] [-o FILE]\n"
 	      "                                       a readable record of "
 	      "a run\n"
+	      "       assay doctor [--json]         what works here "
+	      "(terminal graphics, sandboxes,\n"
+	      "                                       python libraries, "
+	      "model keys) and what to do\n"
 	      "       assay --version | --help\n"
 	      "\n"
 	      "options (defaults in brackets):\n"
@@ -116,6 +135,9 @@ static void usage(FILE *f)
 	      "  --max-turns N       [50]\n"
 	      "  --max-tokens N      token budget, input+output [none]\n"
 	      "  --max-cost USD      cost budget [none]\n"
+	      "  --step              pause before each model request and "
+	      "each command: n, e, k, x\n"
+	      "                      (headless: asks on the terminal)\n"
 	      "  --json              events as JSON lines on stdout\n"
 	      "  --theme NAME        TUI colours: default, light, "
 	      "high-contrast,\n"
@@ -123,7 +145,9 @@ static void usage(FILE *f)
 	      "themes in\n"
 	      "                      $XDG_CONFIG_HOME/assay/themes/ "
 	      "[default]\n"
-	      "  --images MODE       image previews [auto]\n"
+	      "  --images MODE       image previews: auto (ask the "
+	      "terminal), sixel, kitty,\n"
+	      "                      blocks or off [auto]\n"
 	      "  --config FILE       extra configuration layer (JSON with "
 	      "comments)\n"
 	      "  --instructions FILE system prompt [built in]\n"
@@ -255,9 +279,8 @@ static int validate(const struct config *c, char **err)
 	if (!ok)
 		return set_err(
 		    err, "--ask must be all, risky or none (got '%s')", c->ask);
-	if (c->step)
-		return set_err(err, "--step is not available yet: step mode "
-		                    "arrives with replay and resume");
+	if (config_check_images(c->images, err) < 0)
+		return -1;
 	if (!strcmp(c->provider, "script") && !c->script)
 		return set_err(err, "--provider script needs --script FILE");
 	if (strcmp(c->provider, "openai") && strcmp(c->provider, "ollama") &&
@@ -339,7 +362,8 @@ static void on_stop_signal(int sig, void *arg)
 	}
 }
 
-static int run_headless(struct config *c, const char *prompt)
+static int run_headless(struct config *c, const char *prompt,
+                        const struct session_resume_opts *ro)
 {
 	char *err = NULL;
 	struct loop *l = loop_new();
@@ -357,11 +381,20 @@ static int run_headless(struct config *c, const char *prompt)
 	headless_attach(s, c->json);
 	if (isatty(STDIN_FILENO))
 		approve_attach(s, l);
+	if (c->step && step_attach(s, l, &err) < 0) {
+		fprintf(stderr, "assay: %s\n", err);
+		free(err);
+		approve_detach();
+		session_free(s);
+		loop_free(l);
+		return EXIT_USAGE;
+	}
 	running = s;
 	loop_signal(l, SIGINT, on_stop_signal, NULL);
 	loop_signal(l, SIGTERM, on_stop_signal, NULL);
 	int code;
-	if (session_start(s, prompt, &err) < 0) {
+	if ((ro ? session_resume(s, ro, prompt, &err)
+	        : session_start(s, prompt, &err)) < 0) {
 		fprintf(stderr, "assay: %s\n", err);
 		free(err);
 		code = session_exit_code(s);
@@ -371,6 +404,7 @@ static int run_headless(struct config *c, const char *prompt)
 		code = session_exit_code(s);
 	}
 	running = NULL;
+	step_detach();
 	approve_detach();
 	session_free(s);
 	loop_free(l);
@@ -384,13 +418,21 @@ int main(int argc, char **argv)
 	const char *cmd = NULL;
 	if (argc > 1 && !strcmp(argv[1], "export"))
 		return cmd_export(argc - 1, argv + 1);
-	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "demo"))) {
+	if (argc > 1 && !strcmp(argv[1], "replay"))
+		return cmd_replay(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "doctor"))
+		return cmd_doctor(argc - 1, argv + 1);
+	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "demo") ||
+	                 !strcmp(argv[1], "resume"))) {
 		cmd = argv[1];
 		argv++;
 		argc--;
 	}
 	config_defaults(&c);
 	if (load_layers(&c, argc, argv, &err) < 0)
+		goto usage_error;
+	int resume = cmd && !strcmp(cmd, "resume");
+	if (resume && resume_prepare(&c, &argc, &argv, &err) < 0)
 		goto usage_error;
 	int opt;
 	opterr = 0;
@@ -412,6 +454,13 @@ int main(int argc, char **argv)
 			        argv[optind - 1]);
 			goto usage_error;
 		}
+		if (opt == OPT_RE_EXECUTE || opt == OPT_FORK_AT ||
+		    opt == OPT_REPLACE) {
+			if (resume_option(resume, opt - OPT_RE_EXECUTE, optarg,
+			                  &err) < 0)
+				goto usage_error;
+			continue;
+		}
 		if (apply_option(&c, opt, optarg, &err) < 0)
 			goto usage_error;
 	}
@@ -431,7 +480,7 @@ int main(int argc, char **argv)
 	 * the headless run, never a UI that waits for keys */
 	int tui = (!cmd || demo) && !c.json && isatty(STDIN_FILENO) &&
 	          isatty(STDOUT_FILENO);
-	if (!prompt && !tui) {
+	if (!prompt && !tui && !resume) {
 		set_err(&err, "a PROMPT is needed (see assay --help)");
 		goto usage_error;
 	}
@@ -445,7 +494,7 @@ int main(int argc, char **argv)
 		struct ui_opts o = {.prompt = prompt, .end_when_done = demo};
 		code = ui_main(&c, &o);
 	} else {
-		code = run_headless(&c, prompt);
+		code = run_headless(&c, prompt, resume ? resume_opts() : NULL);
 	}
 	config_free(&c);
 	return code;

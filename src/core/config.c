@@ -20,6 +20,20 @@ void config_set(char **field, const char *value)
 	*field = value ? xstrdup(value) : NULL;
 }
 
+int config_check_images(const char *value, char **err)
+{
+	static const char *const modes[] = {"auto", "sixel", "kitty",
+	                                    "blocks", "off"};
+	for (size_t i = 0; value && i < sizeof modes / sizeof *modes; i++)
+		if (!strcmp(value, modes[i]))
+			return 0;
+	return set_err(err,
+	               "images must be auto, sixel, kitty, blocks or off "
+	               "(got '%s'): check --images or the \"images\" key "
+	               "in your config",
+	               value ? value : "");
+}
+
 void config_defaults(struct config *c)
 {
 	memset(c, 0, sizeof *c);

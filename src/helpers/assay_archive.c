@@ -13,6 +13,10 @@
  *   assay-archive repack OUT.tar.gz STRIP
  *       a tar on stdin to OUT without the leading STRIP/ (docker
  *       persist).
+ *   assay-archive members ARCHIVE.tar.gz DIR MAX NAME...
+ *       the regular files NAME... of a persisted workspace, each of at
+ *       most MAX bytes, into the empty directory DIR (export); a name
+ *       not written is reported on stdout as "NAME<TAB>reason".
  *
  * Exit 0 on success; else a one-line reason on stderr and exit 1. The
  * stream commands run under resource limits: they read what a
@@ -21,7 +25,11 @@
 #include "sandbox/docker_internal.h"
 #include "sandbox/internal.h"
 
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +40,9 @@
 #define HELPER_MEM (1024L << 20)
 #define HELPER_CPU_S 3600
 #define HELPER_FILE (64LL << 30)
+#define MEMBERS_MAX 256           /* names asked for at once */
+#define MEMBERS_ENTRIES 1000000   /* archive entries read at most */
+#define MEMBERS_CHUNK (64u << 10) /* read block */
 
 static void limit(int res, rlim_t v)
 {
@@ -48,7 +59,9 @@ static int usage(void)
 	fprintf(stderr, "usage: assay-archive create OUT.tar.gz DIR\n"
 	                "       assay-archive pack [--skip DIR] SRC DEST...\n"
 	                "       assay-archive extract DEST NAME < TAR\n"
-	                "       assay-archive repack OUT.tar.gz STRIP < TAR\n");
+	                "       assay-archive repack OUT.tar.gz STRIP < TAR\n"
+	                "       assay-archive members ARCHIVE.tar.gz DIR MAX "
+	                "NAME...\n");
 	return 2;
 }
 
@@ -70,6 +83,257 @@ static int create(const char *out, const char *dir)
 	char *err = NULL;
 	int rc = sbx_host_export_tar(fd, out, &err);
 	close(fd);
+	return done(rc, err);
+}
+
+/* ---- members ---- */
+
+/* A member name that means what it says: relative, no "", "." or ".."
+ * component, no control character (names go back one per line). */
+static const char *bad_name(const char *p)
+{
+	if (!*p)
+		return "empty";
+	if (*p == '/')
+		return "an absolute path";
+	if (strlen(p) >= PATH_MAX)
+		return "too long";
+	for (const unsigned char *c = (const unsigned char *)p; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return "a control character in it";
+	for (const char *c = p;;) {
+		size_t len = strcspn(c, "/");
+		if (len == 2 && !strncmp(c, "..", 2))
+			return "a \"..\" component";
+		if (!len || (len == 1 && c[0] == '.'))
+			return "an empty or \".\" component";
+		if (!c[len])
+			return NULL;
+		c += len + 1;
+	}
+}
+
+struct member {
+	const char *name;
+	const char *why; /* NULL once written */
+	char *why_owned;
+	int blocked; /* a parent is a link or a file in the archive */
+};
+
+static void member_why(struct member *m, char *why)
+{
+	free(m->why_owned);
+	m->why = m->why_owned = why;
+}
+
+/* Copy the current entry's data into the file `name` on disk, at most
+ * max bytes. 0 when written; 1 with *why when this member could not be
+ * (what was begun is removed); -1 with *err when the archive cannot be
+ * read on. */
+static int member_copy(struct archive *in, struct archive *out,
+                       const char *name, la_int64_t max, char **why, char **err)
+{
+	struct archive_entry *d = archive_entry_new();
+	archive_entry_set_pathname(d, name);
+	archive_entry_set_filetype(d, AE_IFREG);
+	archive_entry_set_perm(d, 0644);
+	const void *buf;
+	size_t size;
+	la_int64_t off;
+	int rc = 1, r, wrote = 0;
+	if (archive_write_header(out, d) != ARCHIVE_OK) {
+		*why = xasprintf("cannot be written: %s",
+		                 archive_error_string(out));
+		goto out;
+	}
+	wrote = 1;
+	while ((r = archive_read_data_block(in, &buf, &size, &off)) ==
+	       ARCHIVE_OK) {
+		if (off < 0 || off + (la_int64_t)size > max) {
+			*why = xasprintf("over the limit of %lld bytes",
+			                 (long long)max);
+			goto out;
+		}
+		if (archive_write_data_block(out, buf, size, off) !=
+		    ARCHIVE_OK) {
+			*why = xasprintf("cannot be written: %s",
+			                 archive_error_string(out));
+			goto out;
+		}
+	}
+	if (r != ARCHIVE_EOF) {
+		rc = set_err(err, "members: %s", archive_error_string(in));
+		goto out;
+	}
+	if (archive_write_finish_entry(out) != ARCHIVE_OK) {
+		*why = xasprintf("cannot be written: %s",
+		                 archive_error_string(out));
+		goto out;
+	}
+	wrote = 0;
+	rc = 0;
+out:
+	if (wrote) {
+		archive_write_finish_entry(out);
+		unlink(name);
+	}
+	archive_entry_free(d);
+	return rc;
+}
+
+/* One archive entry against the names asked for (the last entry of a
+ * name wins, as when a tar is extracted). */
+static int member_entry(struct archive *in, struct archive *out,
+                        struct archive_entry *e, struct member *ms, int n,
+                        la_int64_t max, char **err)
+{
+	const char *path = archive_entry_pathname(e);
+	if (!path)
+		return 0;
+	while (path[0] == '.' && path[1] == '/')
+		path += 2;
+	mode_t type = archive_entry_filetype(e);
+	size_t len = strlen(path);
+	while (len && path[len - 1] == '/')
+		len--; /* "out/" as a link is still out */
+	struct member *m = NULL;
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(ms[i].name, path))
+			m = &ms[i];
+		else if (type != AE_IFDIR && !ms[i].blocked && len &&
+		         !strncmp(ms[i].name, path, len) &&
+		         ms[i].name[len] == '/') {
+			/* whatever the order, a tar extracted would put the
+			 * member through this link (or fail on this file) */
+			ms[i].blocked = 1;
+			member_why(
+			    &ms[i],
+			    xasprintf("lies under %.*s, %s in the archive",
+			              (int)len, path,
+			              type == AE_IFLNK ? "a symbolic link"
+			                               : "not a directory"));
+			unlink(ms[i].name);
+		}
+	}
+	if (!m || m->blocked)
+		return 0;
+	const char *kind = NULL;
+	if (archive_entry_hardlink(e))
+		kind = "a hard link";
+	else if (type == AE_IFLNK)
+		kind = "a symbolic link";
+	else if (type == AE_IFDIR)
+		kind = "a directory";
+	else if (type != AE_IFREG)
+		kind = "a special file";
+	if (!kind && archive_entry_size(e) > max) {
+		member_why(m, xasprintf("%lld bytes, over the limit of %lld",
+		                        (long long)archive_entry_size(e),
+		                        (long long)max));
+		unlink(m->name); /* an earlier entry of that name */
+		return 0;
+	}
+	if (kind) {
+		member_why(m, xasprintf("%s in the archive, not a file", kind));
+		unlink(m->name);
+		return 0;
+	}
+	char *why = NULL;
+	int r = member_copy(in, out, m->name, max, &why, err);
+	if (r < 0)
+		return -1;
+	member_why(m, why);
+	if (why)
+		unlink(m->name); /* an earlier entry of that name */
+	return 0;
+}
+
+/* members ARCHIVE DIR MAX NAME...: see the top of the file. Files are
+ * written below DIR by libarchive with its secure options (and only
+ * under names checked above), never as links. */
+static int members(const char *archive, const char *dir, const char *maxs,
+                   char **names, int n)
+{
+	char *err = NULL, *end = NULL;
+	struct member ms[MEMBERS_MAX] = {0};
+	struct archive *in = NULL, *out = NULL;
+	int rc = -1, r;
+	errno = 0;
+	long long max = strtoll(maxs, &end, 10);
+	if (errno || !*maxs || *end || max < 0) {
+		set_err(&err, "members: MAX must be a byte count, not '%s'",
+		        maxs);
+		goto out;
+	}
+	if (n < 1 || n > MEMBERS_MAX) {
+		set_err(&err, "members: between 1 and %d names, not %d",
+		        MEMBERS_MAX, n);
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *why = bad_name(names[i]);
+		if (why) {
+			set_err(&err,
+			        "members: name '%s' refused: %s (names are "
+			        "relative paths inside the archive)",
+			        names[i], why);
+			goto out;
+		}
+		ms[i].name = names[i];
+		ms[i].why = "not in the archive";
+	}
+	in = archive_read_new();
+	out = archive_write_disk_new();
+	archive_read_support_format_tar(in);
+	archive_read_support_filter_gzip(in);
+	archive_read_support_filter_none(in);
+	archive_write_disk_set_options(
+	    out, ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+	             ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+	             ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
+	if (archive_read_open_filename(in, archive, MEMBERS_CHUNK) !=
+	    ARCHIVE_OK) {
+		set_err(&err, "members: %s: %s", archive,
+		        archive_error_string(in));
+		goto out;
+	}
+	if (chdir(dir) < 0) {
+		set_err(&err, "members: %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	struct archive_entry *e;
+	size_t count = 0;
+	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
+		if (++count > MEMBERS_ENTRIES) {
+			set_err(&err, "members: %s has more than %d entries",
+			        archive, MEMBERS_ENTRIES);
+			goto out;
+		}
+		if (member_entry(in, out, e, ms, n, max, &err) < 0)
+			goto out;
+	}
+	if (r != ARCHIVE_EOF) {
+		set_err(&err, "members: %s: %s", archive,
+		        archive_error_string(in));
+		goto out;
+	}
+	if (archive_write_close(out) != ARCHIVE_OK) {
+		set_err(&err, "members: %s", archive_error_string(out));
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		if (ms[i].why)
+			printf("%s\t%s\n", ms[i].name, ms[i].why);
+	if (fflush(stdout) != 0) {
+		set_err(&err, "members: stdout: %s", strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	for (int i = 0; i < n && i < MEMBERS_MAX; i++)
+		free(ms[i].why_owned);
+	archive_read_free(in);
+	archive_write_free(out);
 	return done(rc, err);
 }
 
@@ -96,6 +360,8 @@ int main(int argc, char **argv)
 		rc = dk_tar_extract(0, argv[3], argv[2], &err);
 	else if (!strcmp(cmd, "repack") && argc == 4)
 		rc = dk_tar_repack(0, argv[3], argv[2], &err);
+	else if (!strcmp(cmd, "members") && argc >= 6)
+		return members(argv[2], argv[3], argv[4], argv + 5, argc - 5);
 	else
 		return usage();
 	return done(rc, err);

@@ -440,6 +440,15 @@ static int docker_start(struct sbx *s, char **err)
 	d->started = 1;
 	if (dk_stage(s, err) < 0)
 		return -1;
+	if (dk_runner_wanted(s)) {
+		/* ready by the first command (it queues until then) */
+		char *why = NULL;
+		if (dk_runner_start(s, &why) < 0) {
+			log_warn("docker: cannot start the command runner: %s",
+			         why);
+			free(why);
+		}
+	}
 	log_info("docker: container %s (%.12s) from %s (%s) ready in %lld ms",
 	         d->name, d->id, s->image, s->image_id,
 	         (long long)(now_ms() - t0));
@@ -536,6 +545,7 @@ static void docker_destroy(struct sbx *s)
 	if (!d)
 		return;
 	docker_stop(s);
+	dk_runner_free(s);
 	http_free(d->api.http);
 	dk_endpoint_free(&d->api.ep);
 	free(d->api.version);

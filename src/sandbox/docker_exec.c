@@ -1,20 +1,24 @@
-/* docker_exec.c: commands in the container, one Docker exec each:
- * create, start with the stream attached (demultiplexed as it arrives,
- * so stdout and stderr are live), then the exit code from the exec's
- * inspect. Commands run inside the wrapper of docker_scripts.c.
+/* docker_exec.c: commands in the container. By default through the
+ * command runner (docker_runner.c: one long-lived exec, a frame per
+ * command); with ASSAY_DOCKER_EXEC=exec, when the runner cannot start,
+ * and for the backend's own kills and the python kernel, one Docker
+ * exec each: create, start with the stream attached (demultiplexed as
+ * it arrives, so stdout and stderr are live), then the exit code from
+ * the exec's inspect, inside the wrapper of docker_scripts.c.
  *
  * Without stdin the start is an ordinary request on the loop (read to
- * EOF). With stdin (a python kernel) the connection must carry bytes
- * both ways after the daemon hijacks it, which libcurl's transfers
- * cannot do: the request is written by hand on a raw connection
- * (http_raw_*), the 101 is read back, and from then on the socket is
- * a frame stream in and a stdin stream out.
+ * EOF). With stdin (a python kernel, the runner) the connection must
+ * carry bytes both ways after the daemon hijacks it, which libcurl's
+ * transfers cannot do: a raw connection is opened on the loop
+ * (docker_raw.c), the request is written by hand, the 101 is read
+ * back, and from then on the socket is a frame stream in and a stdin
+ * stream out.
  *
- * Stopping one command (timeout, Ctrl-C) is a second exec running the
- * wrapper in kill mode; when that cannot start or the command is still
- * there after a grace period (a process bomb holds every PID), the
- * container is killed and started again: the workspace is a volume and
- * survives, /tmp does not. */
+ * Stopping one command (timeout, Ctrl-C) is a kill frame to the runner,
+ * or a second exec running the wrapper in kill mode; when that cannot
+ * start or the command is still there after a grace period (a process
+ * bomb holds every PID), the container is killed and started again:
+ * the workspace is a volume and survives, /tmp does not. */
 #include "assay/http.h"
 #include "assay/json.h"
 #include "assay/log.h"
@@ -45,7 +49,8 @@ struct sbx_exec {
 	char tag[32];
 	char *id;
 	struct dk_call *call;
-	struct http_raw *raw;
+	struct dk_raw *raw;
+	int connecting;     /* raw: connect/handshake under way */
 	struct buf head;    /* raw: the response head so far */
 	struct buf req;     /* raw: request bytes not yet sent */
 	struct buf pending; /* stdin not yet sent */
@@ -56,6 +61,12 @@ struct sbx_exec {
 	int timed_out, cancelled, killing, finished, restarted;
 	int feeding, dead; /* inside a feed: free once it returns */
 	char **argv;       /* file operations: to run again at stop */
+	/* through the runner (docker_runner.c): its id for this command,
+	 * the runner's generation, and what to run if it cannot */
+	int via_runner;
+	uint32_t rid;
+	unsigned rgen;
+	char **cmd;
 	int exit_code, tries;
 	uint64_t timer, grace, retry;
 	int64_t t0;
@@ -85,8 +96,7 @@ static void raw_close(struct sbx_exec *e)
 {
 	if (!e->raw)
 		return;
-	loop_fd_del(e->s->loop, http_raw_fd(e->raw));
-	http_raw_free(e->raw);
+	dk_raw_free(e->raw);
 	e->raw = NULL;
 }
 
@@ -111,6 +121,7 @@ static char **argv_dup(const char *const *argv)
 static void exec_free(struct sbx_exec *e)
 {
 	argv_free(e->argv);
+	argv_free(e->cmd);
 	buf_free(&e->head);
 	buf_free(&e->req);
 	buf_free(&e->pending);
@@ -156,8 +167,8 @@ static void exec_finish(struct sbx_exec *e)
 	/* A command killed by a signal may have taken its wrapper with
 	 * it: sweep what it left behind. */
 	struct docker *d = dk_of(e->s);
-	if (!e->internal && !e->error && !e->killing && !e->restarted &&
-	    e->exit_code > 128 && !d->stopped && !d->draining)
+	if (!e->internal && !e->via_runner && !e->error && !e->killing &&
+	    !e->restarted && e->exit_code > 128 && !d->stopped && !d->draining)
 		launch_killer(e->s, e->tag);
 	if (e->obs.on_exit)
 		e->obs.on_exit(e->obs.arg, &ex);
@@ -334,7 +345,7 @@ static void raw_watch(struct sbx_exec *e)
 	if (e->req.len || (e->upgraded && e->pending.len) ||
 	    (e->upgraded && e->close_stdin && !e->stdin_shut))
 		ev |= POLLOUT;
-	loop_fd_add(e->s->loop, http_raw_fd(e->raw), ev, raw_event, e);
+	loop_fd_add(e->s->loop, dk_raw_fd(e->raw), ev, raw_event, e);
 }
 
 /* Send what the socket takes now: the request, then (once the daemon
@@ -343,7 +354,7 @@ static int raw_flush(struct sbx_exec *e)
 {
 	struct buf *b = e->req.len ? &e->req : &e->pending;
 	while (b->len && (b == &e->req || e->upgraded)) {
-		long n = http_raw_send(e->raw, b->data, b->len);
+		long n = dk_raw_send(e->raw, b->data, b->len);
 		if (n < 0)
 			return -1;
 		if (n == 0)
@@ -355,7 +366,7 @@ static int raw_flush(struct sbx_exec *e)
 	if (e->upgraded && !e->pending.len && e->close_stdin &&
 	    !e->stdin_shut) {
 		e->stdin_shut = 1;
-		if (http_raw_shutdown_write(e->raw) < 0)
+		if (dk_raw_shutdown_write(e->raw) < 0)
 			log_info("docker: cannot end stdin of %s over TLS; "
 			         "it ends with the command",
 			         e->tag);
@@ -421,7 +432,7 @@ static void raw_event_run(struct sbx_exec *e, int revents)
 	}
 	char *chunk = d->chunk;
 	for (;;) {
-		long n = http_raw_recv(e->raw, chunk, DK_CHUNK);
+		long n = dk_raw_recv(e->raw, chunk, DK_CHUNK);
 		if (n == -2)
 			break;
 		if (n <= 0) {
@@ -452,21 +463,35 @@ static void raw_event_run(struct sbx_exec *e, int revents)
 	raw_watch(e);
 }
 
+/* Connected (or not): send the start request, then watch. */
+static void raw_ready(void *arg, const char *why)
+{
+	struct sbx_exec *e = arg;
+	struct docker *d = dk_of(e->s);
+	e->connecting = 0;
+	if (why) {
+		char *m = xasprintf("docker: cannot connect to %s: %s",
+		                    d->api.ep.host, why);
+		exec_fail(e, "%s", m); /* e is gone */
+		free(m);
+		return;
+	}
+	if (raw_flush(e) < 0) {
+		exec_fail(e, "docker: the exec connection broke%s", NULL);
+		return;
+	}
+	raw_watch(e);
+}
+
 static int start_raw(struct sbx_exec *e, char **err)
 {
 	struct docker *d = dk_of(e->s);
 	const char *body = "{\"Detach\":false,\"Tty\":false}";
 	char *url = xasprintf("%s/v%s/exec/%s/start", d->api.ep.base,
 	                      d->api.version, e->id);
-	struct http_request hr = {.url = url,
-	                          .unix_socket = d->api.ep.unix_path,
-	                          .ca_file = d->api.ep.ca,
-	                          .cert_file = d->api.ep.cert,
-	                          .key_file = d->api.ep.key,
-	                          .no_verify =
-	                              d->api.ep.tls && !d->api.ep.verify};
 	char *why = NULL;
-	e->raw = http_raw_connect(&hr, &why);
+	e->raw =
+	    dk_raw_connect(e->s->loop, &d->api.ep, url, raw_ready, e, &why);
 	free(url);
 	if (!e->raw) {
 		set_err(err, "docker: cannot connect to %s: %s", d->api.ep.host,
@@ -474,6 +499,7 @@ static int start_raw(struct sbx_exec *e, char **err)
 		free(why);
 		return -1;
 	}
+	e->connecting = 1;
 	buf_printf(&e->req,
 	           "POST /v%s/exec/%s/start HTTP/1.1\r\n"
 	           "Host: docker\r\n"
@@ -483,11 +509,6 @@ static int start_raw(struct sbx_exec *e, char **err)
 	           "Upgrade: tcp\r\n"
 	           "Content-Length: %zu\r\n\r\n%s",
 	           d->api.version, e->id, strlen(body), body);
-	if (raw_flush(e) < 0) {
-		raw_close(e);
-		return set_err(err, "docker: the exec connection broke");
-	}
-	raw_watch(e);
 	return 0;
 }
 
@@ -569,9 +590,13 @@ static char *exec_body(struct sbx_exec *e, const struct dk_exec_args *a)
 	cJSON_AddStringToObject(o, "WorkingDir", "/workspace");
 	cJSON_AddItemToObject(o, "Env", exec_env(d, e->tag));
 	cJSON *cmd = cJSON_AddArrayToObject(o, "Cmd");
-	cJSON_AddItemToArray(cmd, cJSON_CreateString("/bin/bash"));
-	cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
-	if (a->internal == 2) {
+	if (a->internal != 4) {
+		cJSON_AddItemToArray(cmd, cJSON_CreateString("/bin/bash"));
+		cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
+	}
+	if (a->internal == 4) {
+		/* argv as is */
+	} else if (a->internal == 2) {
 		cJSON_AddItemToArray(cmd, cJSON_CreateString(dk_fileop_script));
 		cJSON_AddItemToArray(cmd, cJSON_CreateString("assay-fileop"));
 	} else {
@@ -682,9 +707,16 @@ static void exec_kill(struct sbx_exec *e)
 	if (e->killing || e->finished)
 		return;
 	e->killing = 1;
-	if (!e->id)
+	if (e->via_runner) {
+		if (dk_runner_send(e->s, 'k', e->rid, NULL, 0, NULL) < 0) {
+			exec_finish(e); /* no runner: nothing runs */
+			return;
+		}
+	} else if (!e->id) {
 		return; /* on_created sees the flag */
-	launch_killer(e->s, e->tag);
+	} else {
+		launch_killer(e->s, e->tag);
+	}
 	e->grace = loop_timer_add(e->s->loop, DK_KILL_GRACE_MS, on_grace, e);
 }
 
@@ -734,6 +766,91 @@ int dk_restart(struct sbx *s, char **err)
 
 /* ---- the exec entry points ---- */
 
+/* Exec create for e (the start follows in on_created); -1 and *err
+ * when the request could not be sent (e untouched). With e->sync the
+ * whole exec has run when this returns and e is gone. */
+static int exec_create(struct sbx_exec *e, const struct dk_exec_args *a,
+                       char **err)
+{
+	struct docker *d = dk_of(e->s);
+	char *body = exec_body(e, a);
+	char *path = xasprintf("/containers/%s/exec", d->id);
+	struct dk_req r = {.method = "POST",
+	                   .path = path,
+	                   .json = body,
+	                   .on_done = on_created,
+	                   .arg = e,
+	                   .timeout_ms = 60000,
+	                   .sync = e->sync};
+	int sync = e->sync;
+	char *why = NULL;
+	struct dk_call *c = dk_send(&d->api, &r, &why);
+	free(body);
+	free(path);
+	if (why) {
+		set_err(err, "%s", why);
+		free(why);
+		return -1;
+	}
+	if (!sync)
+		e->call = c;
+	return 0;
+}
+
+/* What the runner runs for a command: the same argv the exec would
+ * run inside the wrapper, the same environment, limits and cwd, as
+ * NUL-separated fields: tag, cwd, mem MB, cpu s, fsize MB, argc,
+ * argv..., env... */
+static void field(struct buf *b, const char *s)
+{
+	buf_append(b, s, strlen(s) + 1);
+}
+
+static int runner_submit(struct sbx_exec *e)
+{
+	struct docker *d = dk_of(e->s);
+	struct buf b;
+	buf_init(&b, 0);
+	field(&b, e->tag);
+	field(&b, "/workspace");
+	int lim = !e->internal;
+	long nums[3] = {lim ? d->mem_mb : 0, lim ? d->cpu_s : 0,
+	                lim ? d->fsize_mb : 0};
+	char num[32];
+	for (int i = 0; i < 3; i++) {
+		snprintf(num, sizeof num, "%ld", nums[i]);
+		field(&b, num);
+	}
+	size_t n = 0;
+	while (e->cmd[n])
+		n++;
+	snprintf(num, sizeof num, "%zu", n + (e->internal == 2 ? 4 : 0));
+	field(&b, num);
+	if (e->internal == 2) {
+		field(&b, "/bin/bash");
+		field(&b, "-c");
+		field(&b, dk_fileop_script);
+		field(&b, "assay-fileop");
+	}
+	for (size_t i = 0; i < n; i++)
+		field(&b, e->cmd[i]);
+	cJSON *env = exec_env(d, e->tag);
+	const cJSON *v;
+	cJSON_ArrayForEach(v, env) field(&b, v->valuestring);
+	cJSON_Delete(env);
+	if (b.len)
+		b.len--; /* no NUL after the last field */
+	int rc = dk_runner_send(e->s, 'r', e->rid, b.data, b.len, &e->rgen);
+	buf_free(&b);
+	return rc;
+}
+
+static void exec_unmake(struct sbx_exec *e)
+{
+	unlink_exec(e);
+	exec_free(e);
+}
+
 struct sbx_exec *dk_exec_start(struct sbx *s, const struct dk_exec_args *a,
                                const struct sbx_exec_obs *obs, int sync,
                                char **err)
@@ -752,43 +869,107 @@ struct sbx_exec *dk_exec_start(struct sbx *s, const struct dk_exec_args *a,
 	if (a->internal == 2 && !sync)
 		e->argv = argv_dup(a->argv);
 	e->t0 = now_ms();
-	snprintf(e->tag, sizeof e->tag, "x%u-%d", ++d->seq, (int)getpid());
+	e->rid = ++d->seq;
+	snprintf(e->tag, sizeof e->tag, "x%u-%d", e->rid, (int)getpid());
 	dk_demux_init(&e->demux);
 	buf_init(&e->head, DK_HEAD_MAX);
 	buf_init(&e->req, 0);
 	buf_init(&e->pending, DK_STDIN_MAX);
 	e->next = d->execs;
 	d->execs = e;
-	char *body = exec_body(e, a);
-	char *path = xasprintf("/containers/%s/exec", d->id);
-	struct dk_req r = {.method = "POST",
-	                   .path = path,
-	                   .json = body,
-	                   .on_done = on_created,
-	                   .arg = e,
-	                   .timeout_ms = 60000,
-	                   .sync = sync};
-	char *why = NULL;
-	struct dk_call *c = dk_send(&d->api, &r, &why);
-	free(body);
-	free(path);
-	if (why) {
-		unlink_exec(e);
-		set_err(err, "%s", why);
-		free(why);
-		buf_free(&e->head);
-		buf_free(&e->req);
-		buf_free(&e->pending);
-		free(e);
+	if (!sync && !e->keep_stdin && (a->internal == 0 || a->internal == 2) &&
+	    dk_runner_wanted(s)) {
+		e->via_runner = 1;
+		e->cmd = argv_dup(a->argv);
+		if (runner_submit(e) < 0) {
+			e->via_runner = 0; /* an exec of its own, then */
+			argv_free(e->cmd);
+			e->cmd = NULL;
+		}
+	}
+	if (!e->via_runner && exec_create(e, a, err) < 0) {
+		exec_unmake(e);
 		return NULL;
 	}
 	if (sync)
 		return NULL; /* finished already: on_exit has run */
-	e->call = c;
 	if (a->timeout_s > 0)
 		e->timer = loop_timer_add(s->loop, (int64_t)a->timeout_s * 1000,
 		                          on_timeout, e);
 	return e;
+}
+
+void dk_exec_drop(struct sbx_exec *e, const char *why)
+{
+	if (e && !e->finished)
+		exec_fail(e, "%s", why);
+}
+
+static struct sbx_exec *find_rid(struct sbx *s, uint32_t rid)
+{
+	for (struct sbx_exec *e = dk_of(s)->execs; e; e = e->next)
+		if (e->via_runner && e->rid == rid && !e->finished)
+			return e;
+	return NULL;
+}
+
+void dk_exec_runner_output(struct sbx *s, uint32_t rid, int stream,
+                           const char *data, size_t n)
+{
+	struct sbx_exec *e = find_rid(s, rid);
+	if (e)
+		on_frame(e, stream, data, n);
+}
+
+void dk_exec_runner_exit(struct sbx *s, uint32_t rid, int code)
+{
+	struct sbx_exec *e = find_rid(s, rid);
+	if (!e)
+		return;
+	e->exit_code = code;
+	exec_finish(e);
+}
+
+static struct sbx_exec *find_gen(struct sbx *s, unsigned gen)
+{
+	for (struct sbx_exec *e = dk_of(s)->execs; e; e = e->next)
+		if (e->via_runner && e->rgen == gen && !e->finished)
+			return e;
+	return NULL;
+}
+
+void dk_exec_runner_lost(struct sbx *s, unsigned gen, int started,
+                         const char *why)
+{
+	struct docker *d = dk_of(s);
+	struct sbx_exec *e;
+	while (!d->draining && !d->stopped && (e = find_gen(s, gen))) {
+		if (e->killing || e->restarted || e->timed_out ||
+		    e->cancelled) {
+			e->exit_code = -1; /* killed with the runner */
+			exec_finish(e);
+			continue;
+		}
+		if (started) {
+			/* what it started may still run: sweep its tag */
+			launch_killer(s, e->tag);
+			exec_fail(e,
+			          "docker: the command runner in the container "
+			          "died while the command ran (%s); the next "
+			          "command starts a new one",
+			          why);
+			continue;
+		}
+		/* never ran: an exec of its own instead */
+		e->via_runner = 0;
+		struct dk_exec_args a = {.argv = (const char *const *)e->cmd,
+		                         .internal = e->internal};
+		char *err = NULL;
+		if (exec_create(e, &a, &err) < 0) {
+			exec_fail(e, "%s", err);
+			free(err);
+		}
+	}
 }
 
 int dk_exec_write(struct sbx_exec *e, const void *data, size_t n)

@@ -125,6 +125,25 @@ char *dk_message(long status, const struct buf *body);
 /* A URL-encoded copy of s (for query strings). */
 char *dk_escape(const char *s);
 
+/* ---- the raw connection of an exec with stdin (docker_raw.c) ---- */
+
+struct dk_raw;
+/* err NULL: connected (dk_raw_fd is the socket; watch it yourself). */
+typedef void (*dk_raw_ready_fn)(void *arg, const char *err);
+/* Connect (and TLS handshake) on the loop; ready is called once, from
+ * the loop, never from here. NULL and *err if it cannot even begin. */
+struct dk_raw *dk_raw_connect(struct loop *l, const struct dk_endpoint *ep,
+                              const char *url, dk_raw_ready_fn ready, void *arg,
+                              char **err);
+int dk_raw_fd(const struct dk_raw *r);
+/* Bytes sent, 0 when it would block, -1 on error. */
+long dk_raw_send(struct dk_raw *r, const void *data, size_t n);
+/* Bytes read, 0 at EOF, -2 when it would block, -1 on error. */
+long dk_raw_recv(struct dk_raw *r, void *buf, size_t n);
+/* Half-close (not over TLS: -1). */
+int dk_raw_shutdown_write(struct dk_raw *r);
+void dk_raw_free(struct dk_raw *r);
+
 /* ---- the backend's shared state ---- */
 
 struct dk_exec_args {
@@ -132,7 +151,10 @@ struct dk_exec_args {
 	const char *stdin_data;  /* internal execs: fixed stdin, or NULL */
 	int keep_stdin;
 	int timeout_s;
-	int internal; /* a file operation or a killer: no wrapper limits */
+	/* 0 a command; 1 no wrapper limits; 2 a file operation; 3 the
+	 * wrapper in kill mode; 4 argv as is, without the wrapper (the
+	 * command runner) */
+	int internal;
 };
 
 struct docker {
@@ -145,8 +167,9 @@ struct docker {
 	int started, stopped, restarting;
 	int draining; /* stopping: only the backend's own work runs */
 	long mem_mb, cpu_s, fsize_mb;
-	int threads; /* BLAS/OpenMP threads per command */
-	char *chunk; /* raw reads */
+	int threads;              /* BLAS/OpenMP threads per command */
+	char *chunk;              /* raw reads */
+	struct dk_runner *runner; /* docker_runner.c */
 };
 
 /* docker_exec.c */
@@ -167,6 +190,41 @@ int dk_run_sync(struct sbx *s, const char *const *argv, struct buf *out,
                 size_t max, int *code, char **err);
 extern const char dk_fileop_script[]; /* docker_scripts.c */
 extern const char dk_wrapper_script[];
+extern const char dk_runner_script[];
+/* Finish e now with error why (the runner's own exec on a protocol
+ * error: closing its connection ends the runner). */
+void dk_exec_drop(struct sbx_exec *e, const char *why);
+/* From the runner (docker_runner.c): output of, and the exit code of,
+ * the command with runner id rid; the runner of generation gen is gone
+ * (started: it had said hello, so its commands may have run). */
+void dk_exec_runner_output(struct sbx *s, uint32_t rid, int stream,
+                           const char *data, size_t n);
+void dk_exec_runner_exit(struct sbx *s, uint32_t rid, int code);
+void dk_exec_runner_lost(struct sbx *s, unsigned gen, int started,
+                         const char *why);
+
+/* docker_runner.c: commands through one long-lived runner in the
+ * container instead of one exec each (ASSAY_DOCKER_EXEC=runner, the
+ * default; =exec for an exec per command). */
+/* Whether commands should go through the runner now. */
+int dk_runner_wanted(struct sbx *s);
+/* Start the runner's exec if it is not running (the frames sent
+ * before it answers wait in its stdin queue). */
+int dk_runner_start(struct sbx *s, char **err);
+/* Queue a frame; -1 when there is no runner to take it. *gen gets the
+ * runner's generation (for dk_exec_runner_lost). */
+int dk_runner_send(struct sbx *s, char type, uint32_t id, const void *p,
+                   size_t n, unsigned *gen);
+void dk_runner_free(struct sbx *s);
+/* Frame parser, exposed for the unit test: feed bytes split anywhere;
+ * fn gets each whole frame; -1 on a frame longer than max. */
+struct dk_rframes {
+	struct buf in;
+};
+typedef int (*dk_rframe_fn)(void *arg, char type, uint32_t id, const char *p,
+                            size_t n);
+int dk_rframes_feed(struct dk_rframes *f, const char *data, size_t n,
+                    size_t max, dk_rframe_fn fn, void *arg);
 
 /* docker_files.c */
 void dk_read_file(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,

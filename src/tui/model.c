@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define RESULT_MAX (64u << 10)
 #define DETAIL_MAX (64u << 10)
@@ -52,6 +53,7 @@ void ui_model_free(struct ui_model *m)
 	free(m->run_id);
 	free(m->end_status);
 	free(m->last_idle_reason);
+	free(m->last_image);
 	for (int i = 0; i < m->nitems; i++) {
 		buf_free(&m->items[i].text);
 		ui_rows_free(&m->items[i].rows);
@@ -302,6 +304,26 @@ static void on_tool_result(struct ui_model *m, const cJSON *ev, int64_t t)
 	touch_call(m, c);
 }
 
+/* An image the agent made: a line in the conversation (once per
+ * change, from the events: a replay shows it too) and the newest one
+ * for the preview key. */
+static void image_changed(struct ui_model *m, const char *path,
+                          const char *kind)
+{
+	size_t n = strlen(path);
+	if (n < 5 || strcasecmp(path + n - 4, ".png"))
+		return;
+	set_str(&m->last_image, path);
+	char *text = xasprintf("%s %s",
+	                       !strcmp(kind, "created") ? "created" : "updated",
+	                       path);
+	struct ui_item *last = m->nitems ? &m->items[m->nitems - 1] : NULL;
+	if (!last || last->kind != UI_ITEM_IMAGE ||
+	    strcmp(buf_str(&last->text), text))
+		item_add(m, UI_ITEM_IMAGE, text);
+	free(text);
+}
+
 static void on_workspace_change(struct ui_model *m, const cJSON *ev)
 {
 	const char *path = json_str(ev, "path", NULL);
@@ -320,6 +342,7 @@ static void on_workspace_change(struct ui_model *m, const cJSON *ev)
 			mark = old->mark;
 		ui_tree_set(&m->tree, path, UI_N_FILE, json_num(ev, "size", 0),
 		            old ? old->mtime : 0, mark);
+		image_changed(m, path, kind);
 	}
 	m->dirty |= UI_DIRTY_TREE;
 }

@@ -204,7 +204,7 @@ void ui_pager_open_file(struct ui *u, const char *rel)
 	ssize_t n = pread(fd, peek, sizeof peek, 0);
 	if (n > 8 && !memcmp(peek, "\x89PNG\r\n\x1a\n", 8)) {
 		close(fd);
-		ui_notice(u, "image previews are not available yet");
+		ui_preview_open(u, rel, 0); /* a PNG by its bytes */
 		return;
 	}
 	if (n > 0 && memchr(peek, '\0', (size_t)n)) {

@@ -5,6 +5,7 @@
  * overlays. Only the rows that show are rendered; long things are
  * walked from the position shown, never whole. */
 #include "tui/ui.h"
+#include "tui/replay.h"
 
 #include "assay/util.h"
 
@@ -228,6 +229,28 @@ static void assistant_rows(struct ui_rows *out, const struct ui_item *it,
 	free(clean);
 }
 
+/* "image output/chart.png created: p previews it (in a pane)". */
+static void image_rows(struct ui_rows *out, const struct ui_item *it,
+                       int width)
+{
+	const char *t = buf_str(&it->text);
+	const char *sp = strchr(t, ' ');
+	char *path = ui_clean(sp ? sp + 1 : t, strlen(sp ? sp + 1 : t), 0);
+	struct buf b;
+	buf_init(&b, 0);
+	ui_st_elem(&b, UE_TOOL_CALL);
+	buf_puts(&b, "image ");
+	ui_st_elem(&b, UE_BOLD);
+	buf_puts(&b, path);
+	ui_st_elem(&b, UE_TOOL_CALL);
+	buf_printf(&b, " %.*s", sp ? (int)(sp - t) : 0, t);
+	ui_st_elem(&b, UE_DIM);
+	buf_puts(&b, ": press p in a pane to preview it");
+	ui_st_wrap(b.data, b.len, width, 2, out);
+	buf_free(&b);
+	free(path);
+}
+
 struct ui_rows *ui_item_rows(struct ui *u, int i, int width)
 {
 	struct ui_item *it = &u->m.items[i];
@@ -278,6 +301,9 @@ struct ui_rows *ui_item_rows(struct ui *u, int i, int width)
 		free(first);
 		break;
 	}
+	case UI_ITEM_IMAGE:
+		image_rows(&it->rows, it, width);
+		break;
 	}
 	ui_rows_push(&it->rows, xstrdup(""));
 	return &it->rows;
@@ -438,20 +464,23 @@ static void tail_emit(void *arg, const char *line, size_t n)
 	t->line[t->n++] = (struct ui_oline){xstrndup(line, n), (uint8_t)k->err};
 }
 
-/* Read the end of one output file into the tail. */
-static void tail_read(struct ui_tail *t, const char *path, int err)
+/* Read the end of one output file into the tail, up to the bytes the
+ * events have reported (a replay shows the output as it was then). */
+static void tail_read(struct ui_tail *t, const char *path, int err,
+                      uint64_t upto)
 {
 	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
 	struct stat st;
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) < 0 || st.st_size == 0) {
+	if (fstat(fd, &st) < 0 || st.st_size == 0 || upto == 0) {
 		close(fd);
 		return;
 	}
-	off_t off = st.st_size > TAIL_BYTES ? st.st_size - TAIL_BYTES : 0;
+	off_t size = (uint64_t)st.st_size < upto ? st.st_size : (off_t)upto;
+	off_t off = size > TAIL_BYTES ? size - TAIL_BYTES : 0;
 	char *buf = xmalloc(TAIL_BYTES);
-	ssize_t r = pread(fd, buf, TAIL_BYTES, off);
+	ssize_t r = pread(fd, buf, (size_t)(size - off), off);
 	close(fd);
 	if (r > 0) {
 		const char *p = buf;
@@ -493,7 +522,7 @@ static void tail_refresh(struct ui *u, int idx)
 	t->bytes[1] = c->bytes[1];
 	for (int e = 0; e < 2; e++) {
 		char *path = ui_call_file(&u->m, c, e);
-		tail_read(t, path, e);
+		tail_read(t, path, e, c->bytes[e]);
 		free(path);
 	}
 }
@@ -840,6 +869,10 @@ void ui_draw_tree(struct ui *u)
 
 void ui_draw_input(struct ui *u)
 {
+	if (u->replay) { /* the replay's keys instead of a message box */
+		ui_replay_draw_hint(u);
+		return;
+	}
 	struct ui_geom *g = &u->g[P_INPUT];
 	WINDOW *w = g->win;
 	int inner = g->w - 4, rows = g->h - 2;
@@ -913,19 +946,24 @@ void ui_draw_status(struct ui *u)
 	}
 	if (m->phase != UI_ENDED && ui_approval_shown(u))
 		phase = "waiting for approval";
+	else if (m->phase != UI_ENDED && ui_step_shown(u))
+		phase = "paused at a breakpoint";
 	/* the phase first: a notice may cover the figures, not it */
+	ui_replay_status(u, &b);
 	if (m->phase == UI_ENDED)
 		buf_printf(&b, " run %s (exit %d) |", phase, m->exit_code);
 	else
 		buf_printf(&b, " %s |", phase);
+	if (ui_step_on(u))
+		buf_puts(&b, " STEP |");
 	buf_printf(&b, " %s/%s  in %s out %s", m->provider ? m->provider : "-",
 	           m->model_name ? m->model_name : "-", in, out);
 	if (m->cost > 0)
 		buf_printf(&b, "  $%.2f", m->cost);
-	buf_printf(&b, "  turn %d/%d  %s  %s:%s  ask:%s  step:off", m->turn,
+	buf_printf(&b, "  turn %d/%d  %s  %s:%s  ask:%s  %s", m->turn,
 	           m->max_turns, el, m->backend ? m->backend : "-",
-	           m->sandbox_running ? "up" : "stopped",
-	           m->ask ? m->ask : "-");
+	           m->sandbox_running ? "up" : "stopped", m->ask ? m->ask : "-",
+	           ui_step_on(u) ? "step:on" : "step:off");
 	const char *right = " ? help ";
 	enum ui_elem rel = UE_STATUS;
 	if (u->notice && now_ms() < u->notice_until) {
@@ -962,7 +1000,10 @@ static const char *const help_lines[][2] = {
     {"/, n, N", "pager: search, next, previous match"},
     {"s", "pager: stdout, stderr or both"},
     {"Esc, q", "pager or help: back"},
-    {"p", "preview the newest image (not available yet)"},
+    {"p", "preview the newest image, in place of Tools (a pane)"},
+    {"Enter on a .png", "Workspace: preview that image"},
+    {"v / Esc", "image preview: as large as the screen / close"},
+    {"s", "step mode on/off (a pane): pause before requests, commands"},
     {"mouse", "click focuses or selects, wheel scrolls"},
     {"Ctrl-C", "stop the model or the command; twice when idle: quit"},
     {"Ctrl-Q", "quit (asks y/n while the agent is busy)"},

@@ -16,9 +16,23 @@ struct config;
 
 /* ---- entry (ui.c) ---------------------------------------------------- */
 
+struct session_resume_opts;
+
+/* replay: the fork the user asked for (f), the text malloc'd. */
+struct ui_fork {
+	uint64_t seq;
+	char *text;
+};
+
 struct ui_opts {
 	const char *prompt; /* sent at once; NULL waits for the user */
 	int end_when_done;  /* demo: end the run when the model stops */
+	/* assay replay: the recorded run to show (no session, no sandbox);
+	 * a fork asked for there lands in *fork and the replay quits */
+	const char *replay;
+	struct ui_fork *fork;
+	/* session_resume instead of session_start (a fork) */
+	const struct session_resume_opts *resume;
 };
 
 /* The workbench on the terminal (stdin and stdout are ttys); returns
@@ -399,6 +413,7 @@ enum ui_item_kind {
 	UI_ITEM_NOTICE,
 	UI_ITEM_ERROR,
 	UI_ITEM_END,
+	UI_ITEM_IMAGE, /* an image was created or updated (text: its path) */
 };
 
 struct ui_item {
@@ -482,6 +497,7 @@ struct ui_model {
 	int new_call;    /* a call started or ended since the UI looked */
 	int active_call; /* which one */
 	char *last_idle_reason;
+	char *last_image; /* the newest image the events named */
 	/* hooks for the live frontend (may be NULL) */
 	void (*on_run_start)(void *arg);
 	void (*on_run_end)(void *arg);

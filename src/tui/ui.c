@@ -5,6 +5,7 @@
  * wnoutrefresh and sent with one doupdate. stderr goes to the run's log
  * while curses owns the screen. */
 #include "tui/ui.h"
+#include "tui/replay.h"
 
 #include "assay/config.h"
 #include "assay/json.h"
@@ -139,6 +140,10 @@ static int draw_overlays(struct ui *u)
 	int cursor = 0;
 	if (!u->too_small && ui_approval_shown(u))
 		cursor = ui_approval_draw(u);
+	else if (!u->too_small && ui_step_shown(u))
+		cursor = ui_step_draw(u);
+	else if (!u->too_small && u->replay)
+		cursor = ui_replay_draw(u);
 	if (u->help) {
 		WINDOW *w = center_win(u, ui_help_lines() + 4, 78);
 		ui_draw_help(u, w);
@@ -170,6 +175,7 @@ static void frame(struct ui *u)
 		werase(stdscr);
 		mvwaddstr(stdscr, 0, 0, "terminal too small for assay (40x10)");
 		wnoutrefresh(stdscr);
+		ui_preview_draw(u); /* only erases a placed image */
 		doupdate();
 		u->last_frame = t0;
 		return;
@@ -195,6 +201,7 @@ static void frame(struct ui *u)
 			}
 		}
 	}
+	ui_preview_draw(u); /* over the Tools pane, under the overlays */
 	ui_draw_status(u);
 	wnoutrefresh(u->status);
 	int field = draw_overlays(u);
@@ -204,6 +211,7 @@ static void frame(struct ui *u)
 		wnoutrefresh(u->g[P_INPUT].win);
 	curs_set(cursor || field ? 1 : 0);
 	doupdate();
+	ui_preview_emit(u); /* images go onto what curses has sent */
 	u->last_frame = t0;
 	gettimeofday(&tv1, NULL);
 	int64_t us = (int64_t)(tv1.tv_sec - tv0.tv_sec) * 1000000 +
@@ -342,7 +350,7 @@ static int busy(const struct ui *u)
 
 static void request_quit(struct ui *u)
 {
-	if (busy(u)) {
+	if (busy(u) && u->s) { /* a replay has nothing to stop */
 		u->confirm_quit = 1;
 		ui_touch(u, UI_DIRTY_OVERLAY);
 	} else {
@@ -553,7 +561,10 @@ static void tree_key(struct ui *u, int key, int fn)
 			t->vis_dirty = 1;
 		} else if (n->type == UI_N_FILE && !fn &&
 		           (key == '\r' || key == 'o')) {
-			ui_pager_open_file(u, n->path);
+			if (ui_preview_is_image(n->path))
+				ui_preview_open(u, n->path, 0);
+			else
+				ui_pager_open_file(u, n->path);
 		}
 	} else if ((!fn && key == 'h') || (fn && key == KEY_LEFT)) {
 		if (n->type == UI_N_DIR && n->expanded) {
@@ -689,12 +700,18 @@ static void handle_key(struct ui *u, int key, int fn)
 		ui_touch(u, UI_DIRTY_OVERLAY);
 		return;
 	}
+	if (ui_replay_key(u, key, fn))
+		return;
 	if (ui_approval_key(u, key, fn))
+		return;
+	if (ui_step_key(u, key, fn)) /* after approvals are answered */
 		return;
 	if (u->pager) {
 		ui_pager_key(u, key, fn);
 		return;
 	}
+	if (ui_preview_key(u, key, fn))
+		return;
 	if (!fn && key == '\t' && !u->in_paste) {
 		set_focus(u, u->focus + 1);
 		return;
@@ -712,8 +729,8 @@ static void handle_key(struct ui *u, int key, int fn)
 	if (!fn && key == '?') {
 		u->help = 1;
 		ui_touch(u, UI_DIRTY_OVERLAY);
-	} else if (!fn && key == 'p') {
-		ui_notice(u, "image previews are not available yet");
+	} else if (!fn && key == 's') {
+		ui_step_toggle(u);
 	} else if (!fn && (key == 'i' || key == 27)) {
 		set_focus(u, P_INPUT);
 	} else if (u->focus == P_CONV) {
@@ -783,10 +800,17 @@ static void on_terminate(int sig, void *arg)
 
 /* ---- start and end ----------------------------------------------------- */
 
+/* The curses screen: freed at the end, since a fork from a replay
+ * opens the workbench a second time in the same process. */
+static SCREEN *screen;
+
 static int screen_open(struct ui *u)
 {
-	if (!newterm(NULL, stdout, stdin))
+	ui_preview_detect(u); /* asks the terminal: before curses */
+	screen = newterm(NULL, stdout, stdin);
+	if (!screen)
 		return -1;
+	ui_preview_typeahead(u);
 	raw();
 	noecho();
 	nonl();
@@ -819,7 +843,9 @@ static void screen_close(void)
 /* stderr into the run's log while curses owns the terminal. */
 static int redirect_stderr(const char *run_dir)
 {
-	char *path = xasprintf("%s/assay.log", run_dir);
+	/* a replay writes nothing into the run it shows */
+	char *path =
+	    run_dir ? xasprintf("%s/assay.log", run_dir) : xstrdup("/dev/null");
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	free(path);
 	if (fd < 0)
@@ -833,6 +859,7 @@ static int redirect_stderr(const char *run_dir)
 static void ui_free(struct ui *u)
 {
 	drop_windows(u);
+	ui_preview_free(u);
 	ui_watch_free(u->watch);
 	if (u->ws_fd >= 0)
 		close(u->ws_fd);
@@ -884,6 +911,13 @@ int ui_main(struct config *c, const struct ui_opts *o)
 		ui_free(&u);
 		return EXIT_FAILED;
 	}
+	if (o->replay) { /* a recorded run: no session, no sandbox */
+		if (ui_replay_attach(&u, o->replay, &err) < 0) {
+			code = EXIT_USAGE;
+			goto fail;
+		}
+		goto show;
+	}
 	u.s = session_new(u.loop, c, &err);
 	if (!u.s)
 		goto fail;
@@ -891,11 +925,14 @@ int ui_main(struct config *c, const struct ui_opts *o)
 	session_observe(u.s, on_event, &u);
 	/* risky calls ask in the Approval dialog instead of being denied */
 	ui_approval_attach(&u);
-	if (session_start(u.s, o->prompt, &err) < 0) {
+	ui_step_attach(&u, c->step);
+	if ((o->resume ? session_resume(u.s, o->resume, o->prompt, &err)
+	               : session_start(u.s, o->prompt, &err)) < 0) {
 		code = session_exit_code(u.s);
 		goto fail;
 	}
-	int saved = redirect_stderr(session_run_dir(u.s));
+show:;
+	int saved = redirect_stderr(u.s ? session_run_dir(u.s) : NULL);
 	if (screen_open(&u) < 0) {
 		if (saved >= 0) {
 			dup2(saved, STDERR_FILENO);
@@ -905,7 +942,8 @@ int ui_main(struct config *c, const struct ui_opts *o)
 		        "assay: cannot open the terminal (TERM=%s): "
 		        "try assay run for a headless run\n",
 		        getenv("TERM") ? getenv("TERM") : "");
-		session_end(u.s);
+		if (u.s)
+			session_end(u.s);
 		code = EXIT_FAILED;
 		goto out;
 	}
@@ -931,6 +969,10 @@ int ui_main(struct config *c, const struct ui_opts *o)
 		dup2(saved, STDERR_FILENO);
 		close(saved);
 	}
+	if (!u.s) { /* a replay */
+		code = EXIT_OK;
+		goto out;
+	}
 	code = session_exit_code(u.s);
 	fprintf(stderr, "assay: run %s (exit %d); run dir %s\n",
 	        u.m.end_status ? u.m.end_status : "ended", code,
@@ -950,7 +992,13 @@ out:
 		ui_pager_close(&u);
 	session_free(u.s);
 	ui_approval_free(&u);
+	ui_replay_free(&u);
+	ui_step_free(&u);
 	ui_free(&u);
+	if (screen) { /* after its windows */
+		delscreen(screen);
+		screen = NULL;
+	}
 	loop_free(u.loop);
 	return code;
 }

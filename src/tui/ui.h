@@ -39,6 +39,8 @@ struct ui_tail {
 struct ui_pager;
 struct ui_watch;
 struct ui_approval;
+struct ui_replay;
+struct ui_step;
 
 struct ui {
 	struct loop *loop;
@@ -82,6 +84,8 @@ struct ui {
 	int confirm_quit;
 	struct ui_pager *pager;
 	struct ui_approval *appr; /* the Approval dialog (approval.c) */
+	struct ui_replay *replay; /* assay replay (replay.c); else NULL */
+	struct ui_step *step;     /* step mode's pause dialog (step.c) */
 	char *notice;
 	int64_t notice_until;
 	int ctrl_c_armed;
@@ -94,6 +98,7 @@ struct ui {
 	int64_t stats_t0, frame_us_max;
 
 	struct ui_watch *watch;
+	struct ui_preview *preview; /* image previews (preview.c) */
 };
 
 /* Ask for a frame soon (coalesced: at most one per UI_FRAME_MS). */
@@ -158,5 +163,20 @@ void ui_watch_free(struct ui_watch *w);
 /* The editing keys every text field shares (the message box, the
  * approval dialog's field): 1 if key was one of them and was applied. */
 int ui_edit_key(struct ui_input *in, int key, int fn);
+
+/* preview.c: image previews. Ask the terminal what it shows (before
+ * newterm), then give back the keys typed meanwhile (after it). */
+void ui_preview_detect(struct ui *u);
+void ui_preview_typeahead(struct ui *u);
+/* In a frame: draw the box after the panes (before the overlays);
+ * place the image on the tty after doupdate. */
+void ui_preview_draw(struct ui *u);
+void ui_preview_emit(struct ui *u);
+/* p, v, Esc (and every key while the large view is up); 1 if used. */
+int ui_preview_key(struct ui *u, int key, int fn);
+void ui_preview_open(struct ui *u, const char *rel, int large);
+int ui_preview_close(struct ui *u); /* 1 if one was open */
+int ui_preview_is_image(const char *path);
+void ui_preview_free(struct ui *u);
 
 #endif

@@ -83,11 +83,13 @@ check "help lists the mouse" in_region 0 0 44 159 'wheel scrolls'
 keys Escape
 check "help overlay closes" wait_gone '─ Keys ─' 5
 
-# --- p (in a pane) is taken by the image issue
+# --- p (in a pane) previews the newest image (tui_images_*.sh: more)
 keys Tab # the Conversation
 keys p
-check "p says image previews are not there yet" \
-	wait_for 'image previews are not available yet' 5
+check "p previews the chart in place of Tools" \
+	wait_for '┌─ output/energy_anomalies\.png  [0-9.]+ KB  1600x900 ─' 10
+keys Escape
+check "Esc closes the preview" wait_for '┌─ Tools' 5
 
 # --- Ctrl-Q: the run has ended, so it quits at once
 keys C-q

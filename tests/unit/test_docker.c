@@ -984,6 +984,116 @@ static int daemon_available(void)
 	return 1; /* other failures are the tests' to report */
 }
 
+/* ---- the command runner ---- */
+
+struct err_result {
+	struct result r;
+	char *error;
+};
+
+static void err_exit(void *arg, const struct sbx_exit *ex)
+{
+	struct err_result *e = arg;
+	free(e->error);
+	e->error = ex->error ? xstrdup(ex->error) : NULL;
+	result_exit(&e->r, ex);
+}
+
+/* A command kills the runner: that command fails and says why, what it
+ * left running is swept, and the next command gets a new runner. */
+static void test_runner_death(void **state)
+{
+	struct harness *h = *state;
+	start(h);
+	char *o = run_out(h, "echo warm");
+	assert_string_equal(o, "warm\n");
+	free(o);
+	/* The runner's pipes and environment are out of a command's reach
+	 * (it is not dumpable): no forged frames, no peeking at its stdin.
+	 * (Each exits 0 when no runner is found: a failure then.) */
+	const char *find =
+	    "n=assay-run; n=${n}ner; r=; for p in /proc/[0-9]*; "
+	    "do case \"$(tr '\\0' ' ' <$p/cmdline 2>/dev/null)\" "
+	    "in *\"$n\"*) r=$p ;; esac; done; test -n \"$r\" || "
+	    "exit 0; ";
+	char *c1 = xasprintf("%secho forged >$r/fd/1", find);
+	char *c2 = xasprintf("%sexec 3<$r/fd/0", find);
+	char *c3 = xasprintf("%scat $r/environ", find);
+	must_fail(h, c1);
+	must_fail(h, c2);
+	must_fail(h, c3);
+	free(c1);
+	free(c2);
+	free(c3);
+	char *mark = sleeps("sleep @");
+	/* (the name in two pieces: this command's own bash must not match) */
+	char *cmd =
+	    sleeps("sleep @1 & n=assay-run; n=${n}ner; "
+	           "for p in /proc/[0-9]*; do "
+	           "case \"$(tr '\\0' ' ' <$p/cmdline 2>/dev/null)\" in "
+	           "*\"$n\"*) kill -9 ${p#/proc/} ;; esac; done; "
+	           "sleep @2");
+	struct err_result e = {0};
+	result_init(&e.r);
+	struct sbx_exec_req req = {.command = cmd, .timeout_s = 30};
+	struct sbx_exec_obs obs = {result_output, err_exit, &e};
+	char *err = NULL;
+	assert_non_null(h->sbx->ops->exec(h->sbx, &req, &obs, &err));
+	harness_wait(h, &e.r, 20000);
+	assert_true(e.r.done);
+	if (!e.error || !strstr(e.error, "runner") || !strstr(e.error, "died"))
+		fail_msg("no word of the runner's death: %s",
+		         e.error ? e.error : "(no error)");
+	/* the sweep is an exec of its own, on the loop */
+	int64_t end = now_ms() + 8000;
+	while (count_procs(mark) > 0 && now_ms() < end)
+		loop_once(h->loop, 50);
+	assert_int_equal(count_procs(mark), 0);
+	o = run_out(h, "echo again");
+	assert_string_equal(o, "again\n");
+	free(o);
+	result_free(&e.r);
+	free(e.error);
+	free(cmd);
+	free(mark);
+}
+
+/* ASSAY_DOCKER_EXEC=exec: an exec per command, as before the runner. */
+static void test_exec_per_command(void **state)
+{
+	struct harness *h = *state;
+	setenv("ASSAY_DOCKER_EXEC", "exec", 1);
+	start(h);
+	struct result r;
+	harness_run(h, &r, "echo out; echo err >&2; pwd; exit 3", 10);
+	assert_int_equal(r.ex.exit_code, 3);
+	assert_string_equal(buf_str(&r.out), "out\n/workspace\n");
+	assert_string_equal(buf_str(&r.err), "err\n");
+	result_free(&r);
+	harness_run(h, &r, "kill -TERM $$", 10);
+	assert_int_equal(r.ex.signal, SIGTERM);
+	result_free(&r);
+	char *mark = sleeps("sleep @");
+	char *cmd = sleeps("(setsid sleep @1 &); sleep @2");
+	harness_run(h, &r, cmd, 1);
+	assert_true(r.ex.timed_out);
+	assert_int_equal(wait_no_procs(mark, 3000), 0);
+	result_free(&r);
+	/* no runner was started: only the commands' own processes */
+	char *o = run_out(h, "n=assay-run; n=${n}ner; cat /proc/[0-9]*/cmdline "
+	                     "| tr '\\0' ' ' | grep -c \"$n\" || true");
+	assert_string_equal(o, "0\n");
+	free(o);
+	free(cmd);
+	free(mark);
+}
+
+static int teardown_env(void **state)
+{
+	unsetenv("ASSAY_DOCKER_EXEC");
+	return teardown(state);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -1010,6 +1120,9 @@ int main(void)
 	    T(test_cpu_limit),
 	    T(test_file_size_limit),
 	    T(test_stop_removes),
+	    T(test_runner_death),
+	    cmocka_unit_test_setup_teardown(test_exec_per_command, setup,
+	                                    teardown_env),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

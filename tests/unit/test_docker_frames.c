@@ -2,7 +2,8 @@
  * stream of frames (empty, small, larger than any read, every type) is
  * fed whole, split at every byte boundary, and byte by byte; the
  * output must be the same each time: every payload byte once, on the
- * right stream, in order. */
+ * right stream, in order. The command runner's frames (type, id,
+ * length; docker_runner.c) get the same treatment. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -215,6 +216,125 @@ static void test_bad_header(void **state)
 	buf_free(&s);
 }
 
+/* ---- the command runner's frames ---- */
+
+static int rf_record(void *arg, char type, uint32_t id, const char *p, size_t n)
+{
+	struct buf *b = arg;
+	buf_printf(b, "%c:%u:%zu:", type, id, n);
+	buf_append(b, p, n);
+	buf_puts(b, "|");
+	return 0;
+}
+
+static void rf_put(struct buf *b, char type, uint32_t id, const char *p,
+                   uint32_t n)
+{
+	unsigned char h[9] = {
+	    (unsigned char)type,       (unsigned char)(id >> 24),
+	    (unsigned char)(id >> 16), (unsigned char)(id >> 8),
+	    (unsigned char)id,         (unsigned char)(n >> 24),
+	    (unsigned char)(n >> 16),  (unsigned char)(n >> 8),
+	    (unsigned char)n};
+	buf_append(b, h, sizeof h);
+	buf_append(b, p, n);
+}
+
+static void rf_stream(struct buf *b, struct buf *expect)
+{
+	buf_init(b, 0);
+	buf_init(expect, 0);
+	static char big[70000];
+	memset(big, 'z', sizeof big);
+	rf_put(b, 'h', 0, "pid 7, python 3.11", 18);
+	rf_put(b, 'o', 7, "abc", 3);
+	rf_put(b, 'e', 7, "", 0);
+	rf_put(b, 'o', 4000000000u, big, sizeof big);
+	rf_put(b, 'x', 7, "137", 3);
+	buf_puts(expect,
+	         "h:0:18:pid 7, python 3.11|o:7:3:abc|e:7:0:|o:4000000000:"
+	         "70000:");
+	buf_append(expect, big, sizeof big);
+	buf_puts(expect, "|x:7:3:137|");
+}
+
+static void test_runner_frames_split(void **state)
+{
+	(void)state;
+	struct buf in, expect;
+	rf_stream(&in, &expect);
+	for (size_t cut = 0; cut <= in.len; cut += cut < 200 ? 1 : 997) {
+		struct dk_rframes f;
+		buf_init(&f.in, 0);
+		struct buf got;
+		buf_init(&got, 0);
+		assert_int_equal(dk_rframes_feed(&f, in.data, cut, 1u << 20,
+		                                 rf_record, &got),
+		                 0);
+		assert_int_equal(dk_rframes_feed(&f, in.data + cut,
+		                                 in.len - cut, 1u << 20,
+		                                 rf_record, &got),
+		                 0);
+		assert_int_equal(got.len, expect.len);
+		assert_memory_equal(got.data, expect.data, expect.len);
+		assert_int_equal(f.in.len, 0);
+		buf_free(&got);
+		buf_free(&f.in);
+	}
+	/* byte by byte */
+	struct dk_rframes f;
+	buf_init(&f.in, 0);
+	struct buf got;
+	buf_init(&got, 0);
+	for (size_t i = 0; i < in.len; i++)
+		assert_int_equal(dk_rframes_feed(&f, in.data + i, 1, 1u << 20,
+		                                 rf_record, &got),
+		                 0);
+	assert_int_equal(got.len, expect.len);
+	assert_memory_equal(got.data, expect.data, expect.len);
+	buf_free(&got);
+	buf_free(&f.in);
+	buf_free(&in);
+	buf_free(&expect);
+}
+
+static int rf_stop(void *arg, char type, uint32_t id, const char *p, size_t n)
+{
+	(void)type;
+	(void)id;
+	(void)p;
+	(void)n;
+	++*(int *)arg;
+	return 1;
+}
+
+static void test_runner_frames_bad(void **state)
+{
+	(void)state;
+	struct dk_rframes f;
+	buf_init(&f.in, 0);
+	struct buf b;
+	buf_init(&b, 0);
+	/* a length over the maximum is refused before waiting for it */
+	rf_put(&b, 'o', 1, "", 0);
+	b.data[5] = 0x7f;
+	int calls = 0;
+	assert_int_equal(
+	    dk_rframes_feed(&f, b.data, b.len, 1u << 20, rf_stop, &calls), -1);
+	assert_int_equal(calls, 0);
+	buf_free(&f.in);
+	/* a callback that stops the parser: nothing more is delivered */
+	buf_init(&f.in, 0);
+	buf_reset(&b);
+	rf_put(&b, 'o', 1, "a", 1);
+	rf_put(&b, 'o', 1, "b", 1);
+	assert_int_equal(
+	    dk_rframes_feed(&f, b.data, b.len, 1u << 20, rf_stop, &calls), 1);
+	assert_int_equal(calls, 1);
+	buf_free(&f.in);
+	buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +343,8 @@ int main(void)
 	    cmocka_unit_test(test_small_pieces),
 	    cmocka_unit_test(test_not_idle_mid_frame),
 	    cmocka_unit_test(test_bad_header),
+	    cmocka_unit_test(test_runner_frames_split),
+	    cmocka_unit_test(test_runner_frames_bad),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

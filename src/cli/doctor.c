@@ -1,0 +1,629 @@
+/* doctor.c: `assay doctor`: what works on this machine and what to do
+ * about what does not, one section per area (terminal graphics, the
+ * sandbox backends, the sandbox's python libraries, model keys), each
+ * item OK / WARN / FAIL. Every check is real and bounded: the terminal
+ * is asked (150 ms), a local sandbox is started and runs python, the
+ * Docker daemon is called with a short timeout. --json prints the same
+ * report as one object. */
+#include "cli.h"
+#include "tui/termcaps.h"
+#include "sandbox/docker_internal.h"
+
+#include "assay/config.h"
+#include "assay/json.h"
+#include "assay/loop.h"
+#include "assay/sandbox.h"
+#include "assay/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DOC_TTY_MS 150     /* the terminal's answers */
+#define DOC_TMUX_MS 500    /* tmux display -p */
+#define DOC_DOCKER_MS 3000 /* each daemon call */
+#define DOC_PYTHON_S 30    /* the python check in the sandbox */
+#define DOC_OUT_MAX 65536  /* its output, at most */
+#define DOC_DEFAULT_IMAGE "assay-sandbox:latest"
+
+enum doc_status { DOC_OK, DOC_WARN, DOC_FAIL };
+
+static const char *const status_names[] = {"OK", "WARN", "FAIL"};
+
+struct doctor {
+	cJSON *report;
+	cJSON *sections;
+	cJSON *items; /* of the current section */
+	int failed;
+};
+
+static void section(struct doctor *d, const char *name)
+{
+	cJSON *s = cJSON_CreateObject();
+	cJSON_AddStringToObject(s, "name", name);
+	d->items = cJSON_AddArrayToObject(s, "items");
+	cJSON_AddItemToArray(d->sections, s);
+}
+
+/* One finding: detail says what was seen, fix what to do (or NULL).
+ * Takes ownership of detail and fix. */
+static void item(struct doctor *d, enum doc_status st, const char *name,
+                 char *detail, char *fix)
+{
+	cJSON *it = cJSON_CreateObject();
+	cJSON_AddStringToObject(it, "name", name);
+	cJSON_AddStringToObject(it, "status", status_names[st]);
+	cJSON_AddStringToObject(it, "detail", detail ? detail : "");
+	if (fix)
+		cJSON_AddStringToObject(it, "fix", fix);
+	cJSON_AddItemToArray(d->items, it);
+	if (st == DOC_FAIL)
+		d->failed = 1;
+	free(detail);
+	free(fix);
+}
+
+/* ---- terminal graphics ---- */
+
+static void check_graphics(struct doctor *d, const char *want)
+{
+	section(d, "terminal graphics");
+	/* output may go to a file (assay doctor > report): ask the
+	 * controlling terminal then */
+	int in = STDIN_FILENO, out = STDOUT_FILENO, own = -1;
+	if (!isatty(in) || !isatty(out)) {
+		own = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (own >= 0)
+			in = out = own;
+	}
+	struct ui_termcaps tc;
+	int64_t t0 = now_ms();
+	ui_termcaps_detect(in, out, want, DOC_TTY_MS, &tc);
+	int64_t took = now_ms() - t0;
+	if (own >= 0)
+		close(own);
+	int tmux = tc.in_tmux ? ui_termcaps_tmux_sixel(DOC_TMUX_MS) : -1;
+
+	const char *mode = ui_termcaps_mode_name(tc.mode);
+	int forced = want && strcmp(want, "auto");
+	int unconfirmed = (tc.mode == UI_GFX_SIXEL && !tc.sixel) ||
+	                  (tc.mode == UI_GFX_KITTY && !tc.kitty);
+	char *why =
+	    xasprintf("%s (detection took %lld ms)", tc.why, (long long)took);
+	if (tc.mode == UI_GFX_SIXEL || tc.mode == UI_GFX_KITTY)
+		item(d, unconfirmed ? DOC_WARN : DOC_OK, "image mode", why,
+		     unconfirmed ? xasprintf("--images %s is forced: if "
+		                             "previews show garbage, use "
+		                             "--images auto",
+		                             mode)
+		                 : NULL);
+	else if (tc.mode == UI_GFX_BLOCKS)
+		item(d, forced ? DOC_OK : DOC_WARN, "image mode", why,
+		     forced ? NULL
+		            : xstrdup("charts show as coloured half blocks; "
+		                      "for pixels use a terminal with sixel "
+		                      "or kitty graphics (xterm -ti vt340, "
+		                      "foot, WezTerm, kitty, mlterm) or tmux "
+		                      "3.4+ built with sixel"));
+	else
+		item(d, forced ? DOC_OK : DOC_WARN, "image mode", why,
+		     forced ? NULL
+		            : xstrdup("no terminal here: run assay doctor in "
+		                      "the terminal you use assay in"));
+
+	if (strcmp(tc.cell_from, "guess"))
+		item(d, DOC_OK, "cell size",
+		     xasprintf("%dx%d pixels per cell (%s)", tc.cell_w,
+		               tc.cell_h, tc.cell_from),
+		     NULL);
+	else
+		item(d,
+		     tc.mode == UI_GFX_SIXEL || tc.mode == UI_GFX_KITTY
+		         ? DOC_WARN
+		         : DOC_OK,
+		     "cell size",
+		     xasprintf("%dx%d pixels per cell (a guess: the terminal "
+		               "did not say)",
+		               tc.cell_w, tc.cell_h),
+		     tc.mode == UI_GFX_SIXEL || tc.mode == UI_GFX_KITTY
+		         ? xstrdup("images may come out too large or small")
+		         : NULL);
+
+	if (tc.mode == UI_GFX_SIXEL)
+		item(d, DOC_OK, "colours",
+		     xasprintf("%d sixel colour registers%s; largest sixel "
+		               "image %dx%d%s",
+		               tc.color_registers,
+		               tc.registers_assumed ? " (assumed: XTSMGRAPHICS "
+		                                      "did not say)"
+		                                    : " (XTSMGRAPHICS)",
+		               tc.sixel_max_w, tc.sixel_max_h,
+		               tc.sixel_max_w ? "" : " (unknown)"),
+		     NULL);
+	else
+		item(d, DOC_OK, "colours",
+		     xstrdup(tc.truecolor ? "24-bit colour (COLORTERM or a "
+		                            "-direct TERM says so)"
+		                          : "256-colour cube (set "
+		                            "COLORTERM=truecolor if the "
+		                            "terminal has 24-bit colour)"),
+		     NULL);
+	if (tc.in_tmux)
+		item(d, tc.sixel ? DOC_OK : DOC_WARN, "tmux",
+		     xasprintf("inside tmux/screen: DA1 from tmux %s; "
+		               "#{sixel_support} %s",
+		               tc.sixel ? "lists sixel" : "has no sixel",
+		               tmux == 1   ? "= 1"
+		               : tmux == 0 ? "empty or 0 (tmux < 3.4 or built "
+		                             "without sixel)"
+		                           : "could not be asked"),
+		     tc.sixel ? NULL
+		              : xstrdup("tmux 3.4+ built with sixel shows "
+		                        "pixel charts; else blocks are used"));
+
+	cJSON *g = cJSON_AddObjectToObject(d->report, "graphics");
+	cJSON_AddStringToObject(g, "mode", mode);
+	cJSON_AddStringToObject(g, "want", want ? want : "auto");
+	cJSON_AddStringToObject(g, "why", tc.why);
+	cJSON_AddBoolToObject(g, "queried", tc.queried);
+	cJSON_AddBoolToObject(g, "da1_seen", tc.da1_seen);
+	cJSON_AddStringToObject(g, "da1", tc.da1);
+	cJSON_AddBoolToObject(g, "sixel", tc.sixel);
+	cJSON_AddBoolToObject(g, "kitty", tc.kitty);
+	cJSON_AddNumberToObject(g, "color_registers", tc.color_registers);
+	cJSON_AddBoolToObject(g, "registers_assumed", tc.registers_assumed);
+	cJSON_AddNumberToObject(g, "sixel_max_w", tc.sixel_max_w);
+	cJSON_AddNumberToObject(g, "sixel_max_h", tc.sixel_max_h);
+	cJSON_AddNumberToObject(g, "cell_w", tc.cell_w);
+	cJSON_AddNumberToObject(g, "cell_h", tc.cell_h);
+	cJSON_AddStringToObject(g, "cell_from", tc.cell_from);
+	cJSON_AddBoolToObject(g, "truecolor", tc.truecolor);
+	cJSON_AddBoolToObject(g, "in_tmux", tc.in_tmux);
+	cJSON_AddNumberToObject(g, "tmux_sixel_support", tmux);
+	cJSON_AddBoolToObject(g, "timed_out", tc.timed_out);
+	cJSON_AddNumberToObject(g, "ms", (double)took);
+}
+
+/* ---- the local sandbox and its python ---- */
+
+struct pyrun {
+	struct buf out, errb;
+	int done;
+	struct sbx_exit ex;
+	char *error;
+};
+
+static void py_output(void *arg, enum sbx_stream s, const char *data, size_t n)
+{
+	struct pyrun *p = arg;
+	struct buf *b = s == SBX_STDOUT ? &p->out : &p->errb;
+	if (b->len + n <= DOC_OUT_MAX)
+		buf_append(b, data, n);
+}
+
+static void py_exit(void *arg, const struct sbx_exit *ex)
+{
+	struct pyrun *p = arg;
+	p->ex = *ex;
+	p->error = ex->error ? xstrdup(ex->error) : NULL;
+	p->done = 1;
+}
+
+/* Versions without importing (find_spec + metadata): fast, and a
+ * broken import still shows as present here, which is what we ask. */
+static const char PY_SCRIPT[] =
+    "import json, sys, importlib.util as u\n"
+    "try:\n"
+    "    from importlib import metadata as m\n"
+    "except Exception:\n"
+    "    m = None\n"
+    "out = {'python': sys.version.split()[0]}\n"
+    "for n in ('pandas', 'matplotlib', 'numpy', 'scipy'):\n"
+    "    v = None\n"
+    "    if u.find_spec(n):\n"
+    "        try:\n"
+    "            v = m.version(n)\n"
+    "        except Exception:\n"
+    "            v = 'present'\n"
+    "    out[n] = v\n"
+    "print(json.dumps(out))\n";
+
+static void check_python(struct doctor *d, struct sbx *s, struct loop *l,
+                         int required)
+{
+	section(d, "python in the local sandbox");
+	struct pyrun p = {0};
+	buf_init(&p.out, 0);
+	buf_init(&p.errb, 0);
+	const char *argv[] = {"python3", "-c", PY_SCRIPT, NULL};
+	struct sbx_exec_req r = {.argv = argv, .timeout_s = DOC_PYTHON_S};
+	struct sbx_exec_obs o = {py_output, py_exit, &p};
+	char *err = NULL;
+	int64_t t0 = now_ms();
+	if (!s->ops->exec(s, &r, &o, &err)) {
+		item(d, required ? DOC_FAIL : DOC_WARN, "python3",
+		     xasprintf("could not run python3 in the sandbox: %s", err),
+		     NULL);
+		free(err);
+		goto out;
+	}
+	while (!p.done)
+		loop_once(l, 1000); /* the sandbox's own timeout bounds it */
+	int64_t took = now_ms() - t0;
+	cJSON *j = p.ex.exit_code == 0
+	               ? cJSON_ParseWithLength(p.out.data, p.out.len)
+	               : NULL;
+	if (!j) {
+		item(d, required ? DOC_FAIL : DOC_WARN, "python3",
+		     xasprintf("python3 failed in the sandbox (exit %d%s%s): "
+		               "%.300s",
+		               p.ex.exit_code,
+		               p.ex.timed_out ? ", timed out" : "",
+		               p.error ? ", " : "", p.error ? p.error : ""),
+		     xstrdup("install python3 (apt-get install python3) or use "
+		             "--sandbox docker"));
+		goto out;
+	}
+	item(d, DOC_OK, "python3",
+	     xasprintf("python %s runs in the sandbox (%lld ms)",
+	               json_str(j, "python", "?"), (long long)took),
+	     NULL);
+	/* the demo and most analyses need the first three */
+	static const struct {
+		const char *name;
+		int core;
+	} libs[] = {
+	    {"pandas", 1}, {"matplotlib", 1}, {"numpy", 1}, {"scipy", 0}};
+	cJSON *pj = cJSON_AddObjectToObject(d->report, "python");
+	cJSON_AddStringToObject(pj, "python", json_str(j, "python", "?"));
+	for (size_t i = 0; i < sizeof libs / sizeof *libs; i++) {
+		const char *v = json_str(j, libs[i].name, NULL);
+		if (v) {
+			cJSON_AddStringToObject(pj, libs[i].name, v);
+			item(d, DOC_OK, libs[i].name, xasprintf("%s", v), NULL);
+		} else {
+			cJSON_AddNullToObject(pj, libs[i].name);
+			enum doc_status st =
+			    libs[i].core && required ? DOC_FAIL : DOC_WARN;
+			item(d, st, libs[i].name, xstrdup("not installed"),
+			     xasprintf("apt-get install python3-%s (the local "
+			               "sandbox uses the host's /usr)",
+			               libs[i].name));
+		}
+	}
+	cJSON_Delete(j);
+out:
+	free(p.error);
+	buf_free(&p.out);
+	buf_free(&p.errb);
+}
+
+/* Start a real local sandbox in a scratch run dir (the same start, probe
+ * and limits a run gets), then ask its python. */
+static void check_local(struct doctor *d, int required)
+{
+	section(d, "sandbox: local (bubblewrap)");
+	struct config sc;
+	config_defaults(&sc);
+	config_set(&sc.sandbox, "local");
+	const char *tmp = getenv("TMPDIR");
+	char *dir =
+	    xasprintf("%s/assay-doctor-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	struct loop *l = NULL;
+	struct sbx *s = NULL;
+	char *err = NULL;
+	if (!mkdtemp(dir)) {
+		item(d, DOC_FAIL, "start",
+		     xasprintf("cannot make a scratch directory %s: %s", dir,
+		               strerror(errno)),
+		     xstrdup("set TMPDIR to a writable directory"));
+		free(dir);
+		config_free(&sc);
+		return;
+	}
+	l = loop_new();
+	int64_t t0 = now_ms();
+	s = l ? sbx_new(&sc, l, dir, &err) : NULL;
+	int ok = s && s->ops->start(s, &err) == 0;
+	int64_t took = now_ms() - t0;
+	if (ok) {
+		item(d, DOC_OK, "start",
+		     xasprintf("bubblewrap accepts the sandbox's options "
+		               "(user, mount, PID and network namespaces, "
+		               "limits): set up in %lld ms; the python check "
+		               "below runs inside it",
+		               (long long)took),
+		     NULL);
+	} else {
+		item(d, required ? DOC_FAIL : DOC_WARN, "start",
+		     xasprintf("%s", err ? err : "cannot create the sandbox"),
+		     xstrdup("see the message; or use --sandbox docker"));
+	}
+	free(err);
+	if (ok)
+		check_python(d, s, l, required);
+	if (s) {
+		s->ops->stop(s);
+		sbx_free(s);
+	}
+	if (l)
+		loop_free(l);
+	rm_rf(dir);
+	free(dir);
+	config_free(&sc);
+}
+
+/* ---- docker ---- */
+
+struct dk_get {
+	long status;
+	struct buf body;
+	char *err;
+};
+
+static void dk_get_done(void *arg, long status, struct buf *body,
+                        const char *err)
+{
+	struct dk_get *g = arg;
+	g->status = status;
+	buf_append(&g->body, body->data ? body->data : "", body->len);
+	g->err = err ? xstrdup(err) : NULL;
+}
+
+/* One bounded GET; the parsed body (or NULL) and the status. */
+static cJSON *dk_get(struct dk_api *a, const char *path, int unversioned,
+                     char **header, long *status, char **err)
+{
+	struct dk_get g = {0};
+	buf_init(&g.body, 0);
+	struct dk_req r = {.method = "GET",
+	                   .path = path,
+	                   .on_done = dk_get_done,
+	                   .arg = &g,
+	                   .timeout_ms = DOC_DOCKER_MS,
+	                   .sync = 1,
+	                   .unversioned = unversioned,
+	                   .max_body = 1 << 20,
+	                   .header_name = header ? "Api-Version" : NULL,
+	                   .header_value = header};
+	char *why = NULL;
+	dk_send(a, &r, &why);
+	cJSON *j = NULL;
+	*status = g.status;
+	if (why || !g.status)
+		set_err(err, "%s", why ? why : g.err ? g.err : "no answer");
+	else if (g.body.len)
+		j = cJSON_ParseWithLength(g.body.data, g.body.len);
+	free(why);
+	free(g.err);
+	buf_free(&g.body);
+	return j;
+}
+
+static void check_docker(struct doctor *d, const struct config *c, int required)
+{
+	section(d, "sandbox: docker");
+	enum doc_status bad = required ? DOC_FAIL : DOC_WARN;
+	struct dk_api a = {0};
+	char *err = NULL, *apiv = NULL;
+	cJSON *ver = NULL, *img = NULL;
+	long st = 0;
+	if (dk_endpoint_parse(getenv("DOCKER_HOST"), getenv("DOCKER_CERT_PATH"),
+	                      getenv("DOCKER_TLS_VERIFY"), getenv("HOME"),
+	                      &a.ep, &err) < 0) {
+		item(d, bad, "daemon", xasprintf("DOCKER_HOST: %s", err),
+		     xstrdup("fix DOCKER_HOST (unix:///path or "
+		             "tcp://host:port)"));
+		goto out;
+	}
+	cJSON_Delete(dk_get(&a, "/_ping", 1, &apiv, &st, &err));
+	if (err || st != 200) {
+		item(
+		    d, bad, "daemon",
+		    err ? xasprintf("no answer from %s: %s", a.ep.host, err)
+		        : xasprintf("%s answered /_ping with status %ld",
+		                    a.ep.host, st),
+		    xstrdup("start the daemon (systemctl start docker), check "
+		            "DOCKER_HOST and that you may use the socket (the "
+		            "docker group); only needed for --sandbox docker"));
+		goto out;
+	}
+	ver = dk_get(&a, "/version", 1, NULL, &st, &err);
+	const char *max = apiv ? apiv : json_str(ver, "ApiVersion", NULL);
+	const char *min = json_str(ver, "MinAPIVersion", NULL);
+	char *why = NULL;
+	if (dk_negotiate(getenv("DOCKER_API_VERSION"), max, min, &a.version,
+	                 &why) < 0) {
+		item(d, bad, "daemon",
+		     xasprintf("%s: Docker %s: %s", a.ep.host,
+		               json_str(ver, "Version", "?"), why),
+		     NULL);
+		free(why);
+		goto out;
+	}
+	item(d, DOC_OK, "daemon",
+	     xasprintf("%s answers: Docker %s, API %s (assay speaks %s)",
+	               a.ep.host, json_str(ver, "Version", "?"),
+	               max ? max : "?", a.version),
+	     NULL);
+	const char *image =
+	    c->image && *c->image ? c->image : DOC_DEFAULT_IMAGE;
+	char *q = dk_escape(image);
+	char *path = xasprintf("/images/%s/json", q);
+	free(q);
+	free(err);
+	err = NULL;
+	img = dk_get(&a, path, 0, NULL, &st, &err);
+	free(path);
+	if (st == 200)
+		item(d, DOC_OK, "image",
+		     xasprintf("%s is present (%.19s)", image,
+		               json_str(img, "Id", "?")),
+		     NULL);
+	else if (st == 404)
+		item(
+		    d, bad, "image",
+		    xasprintf("%s is not on the daemon", image),
+		    xstrdup("build it with scripts/sandbox-image/build-offline "
+		            "(no registry needed)"));
+	else
+		item(d, bad, "image",
+		     xasprintf("cannot ask about %s: %s", image,
+		               err ? err : "unexpected status"),
+		     NULL);
+out:
+	free(err);
+	free(apiv);
+	cJSON_Delete(ver);
+	cJSON_Delete(img);
+	free(a.version);
+	dk_endpoint_free(&a.ep);
+}
+
+/* ---- model keys ---- */
+
+static void check_keys(struct doctor *d, const struct config *c)
+{
+	section(d, "model keys");
+	const char *names[] = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+	                       c->api_key_env};
+	cJSON *k = cJSON_AddObjectToObject(d->report, "keys");
+	int ollama = !strcmp(c->provider, "ollama");
+	int script = !strcmp(c->provider, "script");
+	const char *needed = ollama || script ? NULL
+	                     : c->api_key_env ? c->api_key_env
+	                                      : "OPENAI_API_KEY";
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		if (!names[i] || (i == 2 && (!strcmp(names[i], names[0]) ||
+		                             !strcmp(names[i], names[1]))))
+			continue;
+		/* only whether it is set: never its value */
+		const char *v = getenv(names[i]);
+		int set = v && *v;
+		cJSON_AddBoolToObject(k, names[i], set);
+		int is_needed = needed && !strcmp(needed, names[i]);
+		item(d, set || !is_needed ? DOC_OK : DOC_WARN, names[i],
+		     xasprintf("%s%s", set ? "set" : "not set",
+		               is_needed ? " (the configured provider uses it)"
+		                         : ""),
+		     set || !is_needed
+		         ? NULL
+		         : xasprintf("export %s=... for provider %s; without "
+		                     "a key, `assay demo` and --provider "
+		                     "ollama still work",
+		                     names[i], c->provider));
+	}
+	if (ollama || script)
+		item(d, DOC_OK, "provider",
+		     xasprintf("%s needs no key", c->provider), NULL);
+}
+
+/* ---- output ---- */
+
+static void print_text(const struct doctor *d)
+{
+	const cJSON *s;
+	cJSON_ArrayForEach(s, d->sections)
+	{
+		printf("%s\n", json_str(s, "name", ""));
+		const cJSON *it;
+		cJSON_ArrayForEach(it, cJSON_GetObjectItem(s, "items"))
+		{
+			printf("  %-4s  %s: %s\n", json_str(it, "status", ""),
+			       json_str(it, "name", ""),
+			       json_str(it, "detail", ""));
+			const char *fix = json_str(it, "fix", NULL);
+			if (fix)
+				printf("        -> %s\n", fix);
+		}
+		printf("\n");
+	}
+	printf("%s\n", d->failed ? "assay doctor: something needed does not "
+	                           "work (FAIL above)"
+	                         : "assay doctor: the default setup works");
+}
+
+static void doctor_usage(FILE *f)
+{
+	fputs("usage: assay doctor [--json] [--images MODE] [--config FILE]\n"
+	      "  checks terminal graphics, the sandbox backends, the "
+	      "sandbox's python\n"
+	      "  libraries and model keys (whether set, never their values)\n"
+	      "  --json          one JSON object instead of text\n"
+	      "  --images MODE   auto|sixel|kitty|blocks|off [config, else "
+	      "auto]\n"
+	      "  --config FILE   extra configuration layer\n"
+	      "exit codes: 0 the default setup works, 1 it does not, 2 "
+	      "usage\n",
+	      f);
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	int json = 0;
+	const char *images = NULL, *extra = NULL;
+	char *err = NULL;
+	struct config c;
+	config_defaults(&c);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			doctor_usage(stdout);
+			config_free(&c);
+			return 0;
+		} else if (!strcmp(a, "--json")) {
+			json = 1;
+		} else if (!strcmp(a, "--images") && i + 1 < argc) {
+			images = argv[++i];
+		} else if (!strncmp(a, "--images=", 9)) {
+			images = a + 9;
+		} else if (!strcmp(a, "--config") && i + 1 < argc) {
+			extra = argv[++i];
+		} else {
+			set_err(&err,
+			        "doctor: unknown option or missing argument: "
+			        "%s (see assay doctor --help)",
+			        a);
+			goto usage;
+		}
+	}
+	char *user = config_user_file();
+	int rc = config_load(&c, user, extra, &err);
+	free(user);
+	if (rc < 0)
+		goto usage;
+	if (images)
+		config_set(&c.images, images);
+	if (config_check_images(c.images, &err) < 0)
+		goto usage;
+
+	struct doctor d = {0};
+	d.report = cJSON_CreateObject();
+	d.sections = cJSON_AddArrayToObject(d.report, "sections");
+	check_graphics(&d, c.images);
+	int docker = !strcmp(c.sandbox, "docker");
+	check_local(&d, !docker);
+	check_docker(&d, &c, docker);
+	check_keys(&d, &c);
+	cJSON_AddStringToObject(d.report, "sandbox", c.sandbox);
+	cJSON_AddBoolToObject(d.report, "ok", !d.failed);
+	if (json) {
+		char *text = json_print(d.report);
+		printf("%s\n", text);
+		free(text);
+	} else {
+		print_text(&d);
+	}
+	fflush(stdout);
+	cJSON_Delete(d.report);
+	config_free(&c);
+	return d.failed ? 1 : 0;
+usage:
+	fprintf(stderr, "assay: %s\n", err);
+	free(err);
+	config_free(&c);
+	return EXIT_USAGE;
+}

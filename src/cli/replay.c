@@ -1,0 +1,168 @@
+/* replay.c: `assay replay RUN`: step through a recorded run in the
+ * workbench (src/tui/replay.c) without a sandbox or network; a fork
+ * asked for there (f) becomes a new live run in the workbench. */
+#include "cli.h"
+#include "tui/replay.h"
+#include "tui/tui.h"
+
+#include "assay/config.h"
+#include "assay/session.h"
+#include "assay/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void replay_usage(FILE *f)
+{
+	fputs("usage: assay replay RUN [--theme NAME] [FORK OPTIONS]\n"
+	      "  RUN: a run dir, a run id under .assay/runs/, or a "
+	      "transcript.jsonl\n"
+	      "  FORK OPTIONS override what the run recorded for a fork's "
+	      "live part:\n"
+	      "  --provider NAME, --model M, --base-url URL, --script FILE\n"
+	      "keys: <-/-> step, [/] turn, g go to a step, space play/pause,\n"
+	      "  +/- speed, f fork at a tool result or user message, q quit\n",
+	      f);
+}
+
+/* The layers below the command line, as for a run. */
+static int replay_config(struct config *c, const char *theme, char **err)
+{
+	char *user = config_user_file();
+	int rc = config_load(c, user, NULL, err);
+	free(user);
+	if (rc == 0 && theme)
+		config_set(&c->theme, theme);
+	return rc;
+}
+
+/* f in the replay: a new run re-executes the recorded one up to the
+ * event, with its text replaced, then goes on live in the workbench. */
+/* The options a fork may override, as name/value pairs. */
+struct overrides {
+	const char *provider, *model, *base_url, *script;
+};
+
+static int fork_run(const char *run, const char *theme,
+                    const struct overrides *ov, const struct ui_fork *f)
+{
+	struct config c;
+	char *err = NULL;
+	int code = EXIT_USAGE;
+	config_defaults(&c);
+	if (replay_config(&c, NULL, &err) < 0 ||
+	    session_record_config(run, &c, &err) < 0)
+		goto fail;
+	if (theme)
+		config_set(&c.theme, theme);
+	if (ov->provider)
+		config_set(&c.provider, ov->provider);
+	if (ov->model)
+		config_set(&c.model, ov->model);
+	if (ov->base_url)
+		config_set(&c.base_url, ov->base_url);
+	if (ov->script)
+		config_set(&c.script, ov->script);
+	struct session_resume_opts ro = {
+	    .run = run,
+	    .mode = SESSION_REEXECUTE,
+	    .fork_at = f->seq,
+	    .replace = f->text,
+	};
+	struct ui_opts o = {.resume = &ro};
+	code = ui_main(&c, &o);
+	config_free(&c);
+	return code;
+fail:
+	fprintf(stderr, "assay: fork: %s\n", err ? err : "cannot fork");
+	free(err);
+	config_free(&c);
+	return code;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	const char *run = NULL, *theme = NULL;
+	struct overrides ov = {0};
+	struct {
+		const char *name;
+		const char **val;
+	} opts[] = {{"--theme", &theme},
+	            {"--provider", &ov.provider},
+	            {"--model", &ov.model},
+	            {"--base-url", &ov.base_url},
+	            {"--script", &ov.script}};
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int used = 0;
+		for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+			size_t n = strlen(opts[k].name);
+			if (!strcmp(a, opts[k].name) && i + 1 < argc) {
+				*opts[k].val = argv[++i];
+				used = 1;
+			} else if (!strncmp(a, opts[k].name, n) &&
+			           a[n] == '=') {
+				*opts[k].val = a + n + 1;
+				used = 1;
+			}
+		}
+		if (used)
+			continue;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			replay_usage(stdout);
+			return EXIT_OK;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr,
+			        "assay replay: unknown option '%s' (see assay "
+			        "replay --help)\n",
+			        a);
+			return EXIT_USAGE;
+		} else if (!run) {
+			run = a;
+		} else {
+			fprintf(stderr,
+			        "assay replay: one RUN only: unexpected "
+			        "'%s'\n",
+			        a);
+			return EXIT_USAGE;
+		}
+	}
+	if (!run) {
+		replay_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		/* a bad RUN is the first thing to say */
+		struct ui_transcript t;
+		char *lerr = NULL;
+		if (ui_transcript_load(&t, run, &lerr) < 0) {
+			fprintf(stderr, "assay: %s\n", lerr);
+			free(lerr);
+			return EXIT_USAGE;
+		}
+		ui_transcript_free(&t);
+		fprintf(stderr, "assay replay: needs a terminal (it is the "
+		                "workbench); for a readable record use assay "
+		                "export RUN\n");
+		return EXIT_USAGE;
+	}
+	struct config c;
+	char *err = NULL;
+	config_defaults(&c);
+	if (replay_config(&c, theme, &err) < 0) {
+		fprintf(stderr, "assay: %s\n", err);
+		free(err);
+		config_free(&c);
+		return EXIT_USAGE;
+	}
+	struct ui_fork fork = {0};
+	struct ui_opts o = {.replay = run, .fork = &fork};
+	int code = ui_main(&c, &o);
+	config_free(&c);
+	if (fork.text)
+		code = fork_run(run, theme, &ov, &fork);
+	free(fork.text);
+	return code;
+}

@@ -1,0 +1,104 @@
+/* imgrender.h: the pure parts of image previews, shared by the
+ * assay-image helper and the TUI client and unit-tested on their own:
+ * PNG header checks, fitting and area-average scaling, the half-block
+ * renderer, the xterm 256-colour mapping, a palette quantiser for
+ * sixel, kitty graphics chunking, and a check that a payload holds only
+ * the escape sequences these encoders make. No libpng, no libsixel. */
+#ifndef ASSAY_IMAGE_IMGRENDER_H
+#define ASSAY_IMAGE_IMGRENDER_H
+
+#include "assay/buf.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Refused before decoding. */
+#define IMG_MAX_SIDE 10000
+#define IMG_MAX_PIXELS 40000000LL
+#define IMG_MAX_FILE (64LL << 20)
+/* Largest box the helper renders into, in pixels per side. */
+#define IMG_MAX_BOX 8192
+/* Largest payload the helper writes / the client accepts. */
+#define IMG_MAX_PAYLOAD (96u << 20)
+
+/* Exit codes of assay-image (and return codes of the checks below). */
+enum img_status {
+	IMG_OK = 0,
+	IMG_EINTERNAL = 1, /* out of memory, write error, ... */
+	IMG_EUSAGE = 2,    /* bad arguments */
+	IMG_ENOTPNG = 3,   /* not a PNG file */
+	IMG_ETOOBIG = 4,   /* dimensions or file size over the limits */
+	IMG_ECORRUPT = 5,  /* truncated or damaged PNG */
+};
+
+enum img_mode { IMG_INFO, IMG_BLOCKS, IMG_SIXEL, IMG_KITTY };
+
+struct img_hdr {
+	uint32_t w, h;
+	int depth, color_type, interlace;
+};
+
+/* Check the PNG signature and IHDR in p[0..n) (the first 33 bytes of
+ * the file). IMG_OK, or IMG_ENOTPNG / IMG_ECORRUPT / IMG_ETOOBIG with
+ * a message in *err. file_size < 0: not checked. */
+int img_png_header(const void *p, size_t n, long long file_size,
+                   struct img_hdr *h, char **err);
+
+/* The largest w x h with the aspect of sw x sh that fits bw x bh;
+ * never larger than sw x sh unless upscale; at least 1 x 1. */
+void img_fit(int sw, int sh, int bw, int bh, int upscale, int *w, int *h);
+/* Half-block grid (pixels: w columns, h = 2 per cell row) for an sw x
+ * sh image in a cols x rows box of cell_w x cell_h pixel cells. */
+void img_blocks_fit(int sw, int sh, int cols, int rows, int cell_w, int cell_h,
+                    int upscale, int *w, int *h);
+
+/* Area-average (box filter) scaling to 8-bit RGB, fed one source row
+ * at a time in order, so a large image never has to be held whole.
+ * Source pixels are bpp bytes apart (3: RGB, 4: RGBA, alpha unused). */
+struct img_scaler;
+struct img_scaler *img_scaler_new(int sw, int sh, int dw, int dh, int bpp);
+void img_scaler_row(struct img_scaler *s, const uint8_t *px);
+/* The dw x dh RGB result; valid after all sh rows, until _free. */
+const uint8_t *img_scaler_result(struct img_scaler *s);
+void img_scaler_free(struct img_scaler *s);
+/* Whole-image convenience: src sw x sh RGB into dst dw x dh RGB. */
+void img_scale(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw,
+               int dh);
+
+/* Nearest xterm colour among 16..255 (6x6x6 cube and grey ramp). */
+int img_xterm256(int r, int g, int b);
+/* Half blocks for a w x h RGB image: ceil(h/2) lines joined by '\n',
+ * each SGR + w "▀" + "\033[0m". An odd last pixel row gets the
+ * default background. -1 if out would pass its maximum. */
+int img_blocks(struct buf *out, const uint8_t *rgb, int w, int h,
+               int truecolor);
+
+/* At most maxc colours for npix RGB pixels: the exact colours when
+ * they fit, else a median cut over a 5-bit histogram. Fills pal
+ * (3 * maxc bytes) and idx (npix bytes); returns the colour count. */
+int img_quantize(const uint8_t *rgb, size_t npix, int maxc, uint8_t *pal,
+                 uint8_t *idx);
+
+/* Standard base64 of n bytes; returns the length written to out
+ * (4 * ceil(n / 3) bytes, no NUL). */
+size_t img_base64(const void *in, size_t n, char *out);
+
+struct img_kitty {
+	int format;     /* 24, 32 or 100 */
+	int compressed; /* data is zlib-deflated (o=z) */
+	int w, h;       /* pixels (for f=24/32) */
+	int cols, rows; /* placement in cells */
+	unsigned id;
+};
+/* The kitty graphics transmit-and-display sequence(s) for data: APC
+ * chunks of at most IMG_KITTY_CHUNK base64 bytes, m=1 / last m=0. */
+#define IMG_KITTY_CHUNK 4096
+int img_kitty(struct buf *out, const void *data, size_t n,
+              const struct img_kitty *k);
+
+/* Whether p[0..n) is a payload the encoders of this mode could have
+ * made (sixel: one DCS; kitty: APC G chunks; blocks: SGR + "▀"). The
+ * client refuses anything else before it reaches the terminal. */
+int img_payload_ok(enum img_mode mode, const char *p, size_t n);
+
+#endif

@@ -1,0 +1,794 @@
+/* preview.c: image previews in the workbench. What the terminal can show
+ * (sixel, kitty, half blocks or nothing) is asked once before curses
+ * starts (termcaps.c); renderings come from the assay-image helper
+ * (image.c) without blocking the loop; this file decides where an image
+ * goes and writes it to the tty after curses has sent the frame.
+ *
+ * Placement (terminal.md): curses never knows about the pixels. The
+ * preview box is a window of ours in place of the Tools pane (or the
+ * whole screen above the status bar with v); its inside is blank cells
+ * that nothing but overlays ever draws over, so curses has no reason to
+ * write there and the image is sent once, not every frame. It is erased
+ * (kitty: a delete command; sixel and blocks: wredrawln, so that curses
+ * rewrites those cells) when an overlay, the pager or a clear of the
+ * screen covers it, when the box moves or the file changes, or when
+ * curscr shows that something else was drawn in its cells; it is placed
+ * again after the first frame that leaves its cells blank. */
+#include "tui/ui.h"
+
+#include "tui/image.h"
+#include "tui/termcaps.h"
+
+#include "assay/config.h"
+#include "assay/log.h"
+#include "assay/path.h"
+#include "assay/sandbox.h"
+#include "assay/session.h"
+#include "assay/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define KITTY_ID 7311u         /* our one kitty image */
+#define REMOTE_MAX (32u << 20) /* a file read from a remote sandbox */
+#define DETECT_MS 150          /* the terminal's time to answer */
+#define IMG_BG 0xffffff        /* under transparent pixels */
+
+enum pv_view { PV_CLOSED, PV_PANE, PV_LARGE };
+
+/* A read of the file from a remote sandbox; outlives the preview if
+ * the sandbox answers late. */
+struct pv_read {
+	struct ui *u; /* NULL once the preview is gone */
+	unsigned gen;
+};
+
+struct ui_preview {
+	struct ui_termcaps tc;
+	int detected;
+	struct ui_imgcache *cache;
+
+	enum pv_view view;
+	char *rel;          /* the workspace-relative path shown */
+	unsigned gen;       /* bumped for each file (re)load */
+	double node_size;   /* the tree's size when it was loaded */
+	int fd;             /* a memfd with the file (remote sandbox), -1 */
+	struct pv_read *rd; /* a read in flight */
+	char *msg;          /* an error in the box (cleaned), or NULL */
+	int have_probe;
+	int src_w, src_h;
+	long long bytes;
+
+	/* the rendering: for the box it was asked for */
+	uint64_t req;
+	int req_cols, req_rows, req_large;
+	struct ui_img *img;
+
+	/* the box: our window and the image's box inside it */
+	WINDOW *win;
+	int wy, wx, wh, ww;
+	int term_rows, term_cols;
+	int box_y, box_x, box_cols, box_rows; /* screen cells */
+
+	/* the registry: the image on the tty now */
+	int placed;
+	int py, px, prows, pcols;
+	enum ui_gfx pmode;
+	int kitty_delete; /* send the delete after this frame */
+
+	long emits; /* placements written (ASSAY_TUI_STATS) */
+	size_t emit_bytes;
+};
+
+/* ---- the terminal ------------------------------------------------------- */
+
+void ui_preview_detect(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	if (!p) {
+		p = u->preview = xcalloc(1, sizeof *p);
+		p->fd = -1;
+		ui_termcaps_init(&p->tc);
+	}
+	const char *want = u->cfg && u->cfg->images ? u->cfg->images : "auto";
+	if (ui_termcaps_detect(STDIN_FILENO, STDOUT_FILENO, want, DETECT_MS,
+	                       &p->tc) < 0)
+		p->tc.mode = UI_GFX_OFF;
+	p->detected = 1;
+	log_info("tui: images: %s (%s)", ui_termcaps_mode_name(p->tc.mode),
+	         p->tc.why);
+}
+
+/* Keys typed while the terminal was asked go back to curses. */
+void ui_preview_typeahead(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	if (!p)
+		return;
+	for (size_t i = p->tc.n_typeahead; i > 0; i--)
+		ungetch((unsigned char)p->tc.typeahead[i - 1]);
+	p->tc.n_typeahead = 0;
+}
+
+static struct ui_preview *get(struct ui *u)
+{
+	if (!u->preview) {
+		/* not asked (no terminal query ran): text placeholders */
+		u->preview = xcalloc(1, sizeof *u->preview);
+		u->preview->fd = -1;
+		ui_termcaps_init(&u->preview->tc);
+		u->preview->tc.mode = UI_GFX_OFF;
+	}
+	return u->preview;
+}
+
+/* Everything to the tty now, after curses' own output. */
+static void tty_write(const char *s, size_t n)
+{
+	fflush(stdout);
+	while (n) {
+		ssize_t w = write(STDOUT_FILENO, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN) {
+			struct pollfd pfd = {STDOUT_FILENO, POLLOUT, 0};
+			poll(&pfd, 1, 100);
+			continue;
+		}
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+/* ---- what to show ---------------------------------------------------------
+ */
+
+int ui_preview_is_image(const char *path)
+{
+	size_t n = path ? strlen(path) : 0;
+	return n > 4 && !strcasecmp(path + n - 4, ".png");
+}
+
+/* The newest image: the last one the events named, else the newest
+ * .png of the tree. */
+static const char *newest_image(struct ui *u)
+{
+	struct ui_tree *t = &u->m.tree;
+	if (u->m.last_image && ui_tree_find(t, u->m.last_image))
+		return u->m.last_image;
+	const char *best = NULL;
+	double when = -1;
+	/* every node, not only the visible rows */
+	struct ui_node *stack[64];
+	size_t idx[64];
+	int sp = 0;
+	stack[0] = &t->root;
+	idx[0] = 0;
+	while (sp >= 0) {
+		struct ui_node *n = stack[sp];
+		if (idx[sp] >= n->nkid) {
+			sp--;
+			continue;
+		}
+		struct ui_node *k = n->kid[idx[sp]++];
+		if (k->type == UI_N_FILE && ui_preview_is_image(k->path) &&
+		    k->mtime > when) {
+			when = k->mtime;
+			best = k->path;
+		}
+		if (k->type == UI_N_DIR && k->nkid && sp + 1 < 64) {
+			stack[++sp] = k;
+			idx[sp] = 0;
+		}
+	}
+	if (!best && u->m.last_image)
+		best = u->m.last_image;
+	return best;
+}
+
+static void set_msg(struct ui_preview *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void set_msg(struct ui_preview *p, const char *fmt, ...)
+{
+	free(p->msg);
+	p->msg = NULL;
+	if (!fmt)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char *raw = xvasprintf(fmt, ap);
+	va_end(ap);
+	p->msg = ui_clean(raw, strlen(raw), 0);
+	free(raw);
+}
+
+static void drop_rendering(struct ui_preview *p)
+{
+	if (p->req && p->cache)
+		ui_img_cancel(p->cache, p->req);
+	p->req = 0;
+	ui_img_unref(p->img);
+	p->img = NULL;
+}
+
+/* The image on the tty goes: kitty deletes it; for the others curses
+ * forgets what it believes is in those cells and rewrites them (with
+ * the overlay, or blanks in explicit colours) in the next doupdate. */
+static void erase_placed(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	if (!p->placed)
+		return;
+	p->placed = 0;
+	if (p->pmode == UI_GFX_KITTY) {
+		p->kitty_delete = 1;
+		return;
+	}
+	int rows, cols;
+	getmaxyx(curscr, rows, cols);
+	int y = p->py, x = p->px, h = p->prows, w = p->pcols;
+	if (y >= rows || x >= cols)
+		return;
+	if (y + h > rows)
+		h = rows - y;
+	if (x + w > cols)
+		w = cols - x;
+	WINDOW *tmp = newwin(h, w, y, x);
+	if (tmp) {
+		wredrawln(tmp, 0, h);
+		delwin(tmp);
+	}
+}
+
+static void on_read(void *arg, int rc, const char *err, struct buf *data,
+                    cJSON *list);
+
+/* (Re)load the file: its header for the title, and for a remote
+ * sandbox its bytes into a memfd first. */
+static void load(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	drop_rendering(p);
+	erase_placed(u);
+	set_msg(p, NULL);
+	p->gen++;
+	p->have_probe = 0;
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	if (p->rd)
+		p->rd->u = NULL; /* a late answer is dropped */
+	p->rd = NULL;
+	struct ui_node *n = ui_tree_find(&u->m.tree, p->rel);
+	p->node_size = n ? n->size : -1;
+	char *err = NULL;
+	if (u->ws_fd >= 0) {
+		if (ui_img_probe(u->ws_fd, p->rel, &p->src_w, &p->src_h,
+		                 &p->bytes, &err) == 0)
+			p->have_probe = 1;
+		else
+			set_msg(p, "%s", err ? err : "cannot read the image");
+		free(err);
+		return;
+	}
+	struct sbx *sbx = u->s ? session_sandbox(u->s) : NULL;
+	if (!sbx || u->m.phase == UI_ENDED || !sbx->ops->read_file) {
+		set_msg(p,
+		        "%s: the workspace is not reachable (the sandbox "
+		        "has stopped); previews of a finished run need "
+		        "the local backend",
+		        p->rel);
+		return;
+	}
+	p->rd = xcalloc(1, sizeof *p->rd);
+	p->rd->u = u;
+	p->rd->gen = p->gen;
+	sbx->ops->read_file(sbx, p->rel, REMOTE_MAX, on_read, p->rd);
+}
+
+/* A remote sandbox's read_file is binary-safe (a length, not a string):
+ * the bytes go to a memfd that the renderer reads like a file. */
+static void on_read(void *arg, int rc, const char *err, struct buf *data,
+                    cJSON *list)
+{
+	struct pv_read *rd = arg;
+	struct ui *u = rd->u;
+	(void)list;
+	if (!u || !u->preview || u->preview->rd != rd ||
+	    u->preview->gen != rd->gen) {
+		free(rd);
+		return;
+	}
+	struct ui_preview *p = u->preview;
+	p->rd = NULL;
+	free(rd);
+	if (rc < 0 || !data) {
+		set_msg(p, "%s: %s", p->rel, err ? err : "cannot read it");
+	} else if (rc > 0) {
+		set_msg(p, "%s is larger than %u MB: too large to preview",
+		        p->rel, REMOTE_MAX >> 20);
+	} else {
+		int fd = memfd_create("assay-preview", MFD_CLOEXEC);
+		size_t off = 0;
+		while (fd >= 0 && off < data->len) {
+			ssize_t w =
+			    write(fd, data->data + off, data->len - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				close(fd);
+				fd = -1;
+				break;
+			}
+			off += (size_t)w;
+		}
+		char *perr = NULL;
+		if (fd < 0) {
+			set_msg(p, "%s: cannot keep it in memory (%s)", p->rel,
+			        strerror(errno));
+		} else {
+			lseek(fd, 0, SEEK_SET);
+			p->fd = fd;
+			if (ui_img_probe_fd(fd, &p->src_w, &p->src_h, &p->bytes,
+			                    &perr) == 0)
+				p->have_probe = 1;
+			else
+				set_msg(p, "%s", perr ? perr : "not an image");
+			free(perr);
+		}
+	}
+	ui_touch(u, UI_DIRTY_STATUS);
+}
+
+static void open_path(struct ui *u, const char *rel, enum pv_view view)
+{
+	struct ui_preview *p = get(u);
+	if (!p->rel || strcmp(p->rel, rel)) {
+		free(p->rel);
+		p->rel = xstrdup(rel);
+		load(u);
+	}
+	p->view = view;
+	ui_touch(u, UI_DIRTY_EVERYTHING & ~UI_DIRTY_LAYOUT);
+}
+
+void ui_preview_open(struct ui *u, const char *rel, int large)
+{
+	open_path(u, rel, large ? PV_LARGE : PV_PANE);
+}
+
+int ui_preview_close(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	if (!p || p->view == PV_CLOSED)
+		return 0;
+	p->view = PV_CLOSED;
+	erase_placed(u);
+	/* the Tools pane (or every pane, after v) comes back */
+	ui_touch(u, UI_DIRTY_EVERYTHING & ~UI_DIRTY_LAYOUT);
+	return 1;
+}
+
+int ui_preview_key(struct ui *u, int key, int fn)
+{
+	struct ui_preview *p = u->preview;
+	int open = p && p->view != PV_CLOSED;
+	if (u->in_paste)
+		return 0;
+	if (open && p->view == PV_LARGE) {
+		/* the large view has the screen: its keys only */
+		if (!fn && (key == 27 || key == 'q'))
+			ui_preview_close(u);
+		else if (!fn && key == 'v')
+			open_path(u, p->rel, PV_PANE);
+		else if (!fn && key == 'p')
+			ui_preview_close(u);
+		return 1;
+	}
+	if (open && !fn && key == 27)
+		return ui_preview_close(u);
+	if (u->focus == P_INPUT || fn || (key != 'p' && key != 'v'))
+		return 0;
+	const char *rel = newest_image(u);
+	if (key == 'v' && open) {
+		open_path(u, p->rel, PV_LARGE);
+		return 1;
+	}
+	if (key == 'p' && open && rel && !strcmp(p->rel, rel))
+		return ui_preview_close(u);
+	if (!rel) {
+		ui_notice(u, "no image in the workspace yet");
+		return 1;
+	}
+	open_path(u, rel, key == 'v' ? PV_LARGE : PV_PANE);
+	return 1;
+}
+
+/* ---- rendering -------------------------------------------------------------
+ */
+
+static void on_rendered(void *arg, const struct ui_img *img, const char *err)
+{
+	struct ui *u = arg;
+	struct ui_preview *p = u->preview;
+	p->req = 0;
+	ui_img_unref(p->img);
+	p->img = NULL;
+	if (img) {
+		p->img = ui_img_ref(img);
+		log_info("tui: preview %s: %s %dx%d cells, %zu bytes", p->rel,
+		         ui_termcaps_mode_name(img->mode), img->cols, img->rows,
+		         img->len);
+	} else {
+		set_msg(p, "%s", err ? err : "cannot render the image");
+	}
+	ui_touch(u, UI_DIRTY_STATUS);
+}
+
+/* The image's box, in cells, for the terminal's limits. */
+static void box_limits(struct ui_preview *p, int *cols, int *rows)
+{
+	const struct ui_termcaps *tc = &p->tc;
+	int cw = tc->cell_w > 0 ? tc->cell_w : 10;
+	int chh = tc->cell_h > 0 ? tc->cell_h : 20;
+	if (tc->mode == UI_GFX_SIXEL && tc->sixel_max_w > 0 &&
+	    *cols * cw > tc->sixel_max_w)
+		*cols = tc->sixel_max_w / cw;
+	if (tc->mode == UI_GFX_SIXEL && tc->sixel_max_h > 0 &&
+	    *rows * chh > tc->sixel_max_h)
+		*rows = tc->sixel_max_h / chh;
+}
+
+static void request(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	if (p->tc.mode == UI_GFX_OFF || p->msg || !p->have_probe || p->req)
+		return;
+	int large = p->view == PV_LARGE;
+	int cols = p->box_cols, rows = p->box_rows;
+	box_limits(p, &cols, &rows);
+	if (cols < 2 || rows < 1)
+		return;
+	if (p->img && p->req_cols == cols && p->req_rows == rows &&
+	    p->req_large == large)
+		return;
+	if (!p->cache) {
+		p->cache = ui_imgcache_new(u->loop, 0);
+		if (!p->cache) {
+			set_msg(p, "cannot start the image renderer");
+			return;
+		}
+	}
+	drop_rendering(p);
+	erase_placed(u);
+	struct ui_img_req r = {
+	    .dirfd = u->ws_fd,
+	    .rel = p->rel,
+	    .fd = p->fd,
+	    .mode = p->tc.mode,
+	    .box_cols = cols,
+	    .box_rows = rows,
+	    .cell_w = p->tc.cell_w,
+	    .cell_h = p->tc.cell_h,
+	    .colors = p->tc.color_registers,
+	    .truecolor = p->tc.truecolor,
+	    .kitty_id = KITTY_ID,
+	    .bg_rgb = IMG_BG,
+	    .upscale = large,
+	};
+	p->req_cols = cols;
+	p->req_rows = rows;
+	p->req_large = large;
+	p->req = ui_img_render(p->cache, &r, on_rendered, u);
+}
+
+/* ---- the box --------------------------------------------------------------
+ */
+
+static int covered(struct ui *u)
+{
+	return u->pager || u->help || u->confirm_quit || u->too_small ||
+	       ui_approval_shown(u);
+}
+
+/* Where the box goes: in place of the Tools pane, else (a narrow
+ * terminal) the whole screen above the status bar, as with v. */
+static void box_rect(struct ui *u, int *y, int *x, int *h, int *w)
+{
+	struct ui_preview *p = u->preview;
+	if (p->view == PV_PANE && u->g[P_TOOLS].shown && u->g[P_TOOLS].h >= 6) {
+		struct ui_geom *g = &u->g[P_TOOLS];
+		*y = g->y;
+		*x = g->x;
+		*h = g->h;
+		*w = g->w;
+		return;
+	}
+	*y = 0;
+	*x = 0;
+	*h = u->rows - 1;
+	*w = u->cols;
+}
+
+static void draw_lines(WINDOW *w, int y, int x, int width, const char *text,
+                       enum ui_elem e, int maxy)
+{
+	struct ui_rows rows = {0};
+	struct buf b;
+	buf_init(&b, 0);
+	ui_st_elem(&b, e);
+	buf_puts(&b, text);
+	ui_st_wrap(b.data, b.len, width, 0, &rows);
+	for (int i = 0; i < rows.n && y + i <= maxy; i++)
+		ui_draw_st(w, y + i, x, width, rows.row[i], strlen(rows.row[i]),
+		           e);
+	ui_rows_free(&rows);
+	buf_free(&b);
+}
+
+static void draw_box(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	WINDOW *w = p->win;
+	ui_background(w);
+	werase(w);
+	struct buf t;
+	buf_init(&t, 0);
+	buf_printf(&t, "%s", p->rel);
+	if (p->have_probe) {
+		char sz[16];
+		ui_fmt_size(sz, sizeof sz, (double)p->bytes);
+		buf_printf(&t, "  %s  %dx%d", sz, p->src_w, p->src_h);
+	}
+	char *title = ui_clean(t.data, t.len, 0);
+	buf_free(&t);
+	ui_draw_box(w, title, p->view == PV_LARGE || u->focus == P_TOOLS);
+	const char *hint = p->view == PV_LARGE ? " v smaller  Esc close "
+	                                       : " v larger  Esc close ";
+	char foot[96];
+	snprintf(foot, sizeof foot, " %s |%s",
+	         ui_termcaps_mode_name(p->tc.mode), hint);
+	int fw = (int)strlen(foot);
+	if (p->ww > fw + 4)
+		ui_draw_text(w, p->wh - 1, p->ww - fw - 2, fw, foot, UE_DIM);
+	int iw = p->ww - 4, maxy = p->wh - 2;
+	if (p->msg) {
+		draw_lines(w, 1, 2, iw, p->msg, UE_ERROR, maxy);
+	} else if (p->tc.mode == UI_GFX_OFF) {
+		char *name = ui_clean(p->rel, strlen(p->rel), 0);
+		char *msg;
+		if (p->have_probe) {
+			char sz[16];
+			ui_fmt_size(sz, sizeof sz, (double)p->bytes);
+			msg = xasprintf("[image %s: %s, %dx%d pixels]", name,
+			                sz, p->src_w, p->src_h);
+		} else {
+			msg = xasprintf("[image %s: reading...]", name);
+		}
+		draw_lines(w, 1, 2, iw, msg, UE_NORMAL, maxy);
+		free(msg);
+		free(name);
+		draw_lines(
+		    w, 3, 2, iw,
+		    "pixels are off: --images off, or the terminal shows "
+		    "no graphics (try --images blocks)",
+		    UE_DIM, maxy);
+	} else if (!p->img) {
+		draw_lines(w, 1, 2, iw,
+		           p->have_probe ? "rendering..." : "reading...",
+		           UE_DIM, maxy);
+	}
+	free(title);
+}
+
+/* The window at the box's rect, made again when it moves. */
+static int place_window(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	int y, x, h, w;
+	box_rect(u, &y, &x, &h, &w);
+	if (h < 4 || w < 12)
+		return -1;
+	if (p->win && y == p->wy && x == p->wx && h == p->wh && w == p->ww)
+		return 0;
+	if (p->win)
+		delwin(p->win);
+	p->win = newwin(h, w, y, x);
+	if (!p->win)
+		return -1;
+	leaveok(p->win, TRUE);
+	p->wy = y;
+	p->wx = x;
+	p->wh = h;
+	p->ww = w;
+	/* the image's box: inside the border, a column of margin */
+	p->box_y = y + 1;
+	p->box_x = x + 2;
+	p->box_rows = h - 2;
+	p->box_cols = w - 4;
+	return 0;
+}
+
+/* The terminal changed size: re-read the cell size (a font change
+ * comes with one); renderings for other cell sizes are stale. */
+static void check_terminal(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	if (p->term_rows == u->rows && p->term_cols == u->cols)
+		return;
+	int cw = p->tc.cell_w, chh = p->tc.cell_h;
+	if (p->term_rows)
+		ui_termcaps_cells(STDOUT_FILENO, &p->tc);
+	p->term_rows = u->rows;
+	p->term_cols = u->cols;
+	if (cw != p->tc.cell_w || chh != p->tc.cell_h) {
+		drop_rendering(p);
+		if (p->cache)
+			ui_imgcache_clear(p->cache);
+	}
+}
+
+/* Before the overlays are drawn: our box over the panes, and the image
+ * erased where it must go. */
+void ui_preview_draw(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	if (!p)
+		return;
+	if (is_cleared(curscr) && p->placed) {
+		/* the screen is cleared: every image goes with it */
+		p->placed = 0;
+		p->kitty_delete = p->pmode == UI_GFX_KITTY;
+	}
+	if (u->too_small) {
+		erase_placed(u);
+		return;
+	}
+	check_terminal(u);
+	if (p->view == PV_CLOSED) {
+		erase_placed(u);
+		return;
+	}
+	/* the file changed since it was loaded */
+	struct ui_node *n = ui_tree_find(&u->m.tree, p->rel);
+	if (n && n->size != p->node_size)
+		load(u);
+	if (place_window(u) < 0) {
+		erase_placed(u);
+		return;
+	}
+	if (p->placed && (p->py < p->box_y || p->px < p->box_x ||
+	                  p->py + p->prows > p->box_y + p->box_rows ||
+	                  p->px + p->pcols > p->box_x + p->box_cols))
+		erase_placed(u); /* the box moved or shrank */
+	if (covered(u))
+		erase_placed(u);
+	if (u->pager)
+		return; /* the pager has the screen */
+	request(u);
+	if (p->img && !p->req &&
+	    (p->img->cols > p->box_cols || p->img->rows > p->box_rows))
+		drop_rendering(p); /* for an older, larger box */
+	draw_box(u);
+	touchwin(p->win);
+	wnoutrefresh(p->win);
+}
+
+/* The rect holds only the blanks we drew (curscr: what is on the
+ * terminal, as curses knows it). */
+static int rect_clean(int y, int x, int h, int w)
+{
+	for (int r = y; r < y + h; r++)
+		for (int c = x; c < x + w; c++) {
+			cchar_t cc;
+			wchar_t wc[CCHARW_MAX + 1];
+			attr_t a;
+			short pair;
+			if (mvwin_wch(curscr, r, c, &cc) == ERR ||
+			    getcchar(&cc, wc, &a, &pair, NULL) == ERR)
+				return 0;
+			if (wc[0] != L' ')
+				return 0;
+		}
+	return 1;
+}
+
+static void emit(struct ui *u, int y, int x)
+{
+	struct ui_preview *p = u->preview;
+	const struct ui_img *img = p->img;
+	struct buf b;
+	buf_init(&b, 0);
+	buf_puts(&b, "\033[?2026h\0337");
+	if (img->mode == UI_GFX_BLOCKS) {
+		const char *s = img->data, *end = img->data + img->len;
+		for (int r = 0; s < end && r < img->rows; r++) {
+			const char *nl = memchr(s, '\n', (size_t)(end - s));
+			size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+			buf_printf(&b, "\033[%d;%dH", y + r + 1, x + 1);
+			buf_append(&b, s, n);
+			s += n + (nl ? 1 : 0);
+		}
+	} else {
+		buf_printf(&b, "\033[%d;%dH", y + 1, x + 1);
+		buf_append(&b, img->data, img->len);
+	}
+	buf_puts(&b, "\0338\033[?2026l");
+	tty_write(b.data, b.len);
+	p->emits++;
+	p->emit_bytes += b.len;
+	log_info("tui: preview placed at %d,%d (%dx%d cells, %zu bytes, "
+	         "placement %ld)",
+	         y, x, img->cols, img->rows, b.len, p->emits);
+	buf_free(&b);
+	p->placed = 1;
+	p->py = y;
+	p->px = x;
+	p->prows = img->rows;
+	p->pcols = img->cols;
+	p->pmode = img->mode;
+}
+
+/* After doupdate: the image goes onto the frame curses has sent. */
+void ui_preview_emit(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	if (!p)
+		return;
+	if (p->kitty_delete) {
+		static const char del[] = "\033_Ga=d,d=I,i=7311,q=2\033\\";
+		tty_write(del, sizeof del - 1);
+		p->kitty_delete = 0;
+	}
+	if (p->placed && !rect_clean(p->py, p->px, p->prows, p->pcols)) {
+		/* something we do not know of drew over it */
+		erase_placed(u);
+		ui_touch(u, UI_DIRTY_STATUS);
+		return;
+	}
+	if (p->view == PV_CLOSED || !p->win || !p->img || p->req || covered(u))
+		return;
+	const struct ui_img *img = p->img;
+	int y = p->box_y;
+	int x = p->box_x + (p->box_cols - img->cols) / 2;
+	/* never the last row: an image there scrolls the screen */
+	if (img->rows < 1 || img->cols < 1 || y + img->rows > u->rows - 1 ||
+	    x + img->cols > u->cols)
+		return;
+	if (!p->placed && rect_clean(y, x, img->rows, img->cols))
+		emit(u, y, x);
+}
+
+void ui_preview_free(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	if (!p)
+		return;
+	drop_rendering(p);
+	if (p->cache)
+		ui_imgcache_free(p->cache);
+	if (p->rd)
+		p->rd->u = NULL;
+	if (p->fd >= 0)
+		close(p->fd);
+	if (p->win)
+		delwin(p->win);
+	if (p->emits)
+		log_info("tui: preview: %ld placements, %zu bytes", p->emits,
+		         p->emit_bytes);
+	free(p->rel);
+	free(p->msg);
+	free(p);
+	u->preview = NULL;
+}

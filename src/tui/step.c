@@ -1,0 +1,348 @@
+/* step.c: step mode in the workbench. The session pauses before each
+ * model request and each execution (session.h, "step mode"); this
+ * dialog shows what is about to happen and answers from the loop: n
+ * goes on, e edits a command first, k skips it, x ends the run. It is
+ * drawn only when no Approval waits (approval first, then the pause). */
+#include "tui/replay.h"
+#include "tui/ui.h"
+
+#include "assay/session.h"
+#include "assay/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DIALOG_W 100
+#define FIELD_ROWS 6
+
+struct ui_step {
+	int on;
+	int editing;
+	struct ui_input field;
+	int scroll, body_shown;
+	char *msg;
+	struct ui_rows body;
+	int body_w;
+	int stale; /* a new pause: the body is made again */
+};
+
+static const struct session_step *pending(struct ui *u)
+{
+	return u->step && u->s ? session_step_pending(u->s) : NULL;
+}
+
+int ui_step_shown(struct ui *u)
+{
+	return pending(u) && !ui_approval_shown(u);
+}
+
+int ui_step_on(struct ui *u)
+{
+	return u->step && u->s && session_step_mode(u->s);
+}
+
+static void set_msg(struct ui_step *p, const char *text)
+{
+	free(p->msg);
+	p->msg = text ? ui_clean(text, strlen(text), 0) : NULL;
+}
+
+static void on_pause(void *arg, const struct session_step *st)
+{
+	struct ui *u = arg;
+	struct ui_step *p = u->step;
+	(void)st;
+	p->stale = 1;
+	p->editing = 0;
+	p->scroll = 0;
+	set_msg(p, NULL);
+	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_STATUS);
+}
+
+void ui_step_attach(struct ui *u, int on)
+{
+	static const struct session_stepper ops = {on_pause};
+	u->step = xcalloc(1, sizeof *u->step);
+	ui_input_init(&u->step->field);
+	session_set_stepper(u->s, &ops, u);
+	if (on)
+		session_set_step(u->s, 1);
+}
+
+void ui_step_free(struct ui *u)
+{
+	struct ui_step *p = u->step;
+	if (!p)
+		return;
+	ui_input_free(&p->field);
+	ui_rows_free(&p->body);
+	free(p->msg);
+	free(p);
+	u->step = NULL;
+}
+
+void ui_step_toggle(struct ui *u)
+{
+	if (!u->step || !u->s) {
+		ui_notice(u, "step mode needs a live run");
+		return;
+	}
+	int on = !session_step_mode(u->s);
+	session_set_step(u->s, on);
+	ui_notice(u, on ? "step mode on: the run pauses before each request "
+	                  "and each command"
+	                : "step mode off");
+	ui_touch(u, UI_DIRTY_STATUS);
+}
+
+/* ---- rows ---------------------------------------------------------------- */
+
+/* Untrusted text, each line wrapped, after a label. */
+static void add_text(struct ui_rows *out, int width, int indent,
+                     const char *label, const char *raw, enum ui_elem e)
+{
+	char *clean =
+	    ui_clean(raw, strlen(raw), UI_CLEAN_NEWLINES | UI_CLEAN_TABS);
+	struct buf b;
+	buf_init(&b, 0);
+	for (char *line = clean, *nl; line; line = nl) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = '\0';
+		buf_reset(&b);
+		if (label) {
+			ui_st_elem(&b, UE_DIM);
+			buf_puts(&b, label);
+		}
+		ui_st_elem(&b, e);
+		buf_puts(&b, line);
+		ui_st_wrap(buf_str(&b), b.len, width, indent, out);
+	}
+	buf_free(&b);
+	free(clean);
+}
+
+static void build_body(struct ui_step *p, const struct session_step *st,
+                       int width)
+{
+	if (!p->stale && p->body_w == width)
+		return;
+	ui_rows_free(&p->body);
+	memset(&p->body, 0, sizeof p->body);
+	p->body_w = width;
+	p->stale = 0;
+	struct ui_rows *b = &p->body;
+	char line[256];
+	if (st->kind == SESSION_STEP_REQUEST) {
+		snprintf(line, sizeof line, "%d", st->turn);
+		add_text(b, width, 0, "turn:      ", line, UE_OVERLAY);
+		snprintf(line, sizeof line, "%zu", st->messages);
+		add_text(b, width, 0, "messages:  ", line, UE_OVERLAY);
+		snprintf(line, sizeof line, "~%ld (estimated)",
+		         st->est_input_tokens);
+		add_text(b, width, 0, "input:     ", line, UE_OVERLAY);
+		struct buf t;
+		buf_init(&t, 0);
+		for (size_t i = 0; i < st->ntools; i++)
+			buf_printf(&t, "%s%s", i ? ", " : "", st->tools[i]);
+		add_text(b, width, 11,
+		         "tools:     ", st->ntools ? buf_str(&t) : "(none)",
+		         UE_OVERLAY);
+		buf_free(&t);
+		snprintf(line, sizeof line, "the last message (%s), in full:",
+		         st->last_role ? st->last_role : "?");
+		add_text(b, width, 0, NULL, line, UE_DIM);
+		add_text(b, width, 2, "  ",
+		         st->last_message ? st->last_message : "", UE_APPROVAL);
+	} else {
+		add_text(b, width, 11, "tool:      ", st->tool ? st->tool : "?",
+		         UE_OVERLAY);
+		add_text(b, width, 11, "call:      ", st->id ? st->id : "?",
+		         UE_OVERLAY);
+		add_text(b, width, 0, NULL,
+		         st->tool && !strcmp(st->tool, "python")  ? "code:"
+		         : st->tool && !strcmp(st->tool, "shell") ? "command:"
+		                                                  : "subject:",
+		         UE_DIM);
+		add_text(b, width, 2, "  ", st->subject ? st->subject : "",
+		         UE_APPROVAL);
+	}
+}
+
+static const char *choices(const struct session_step *st)
+{
+	if (st->kind == SESSION_STEP_REQUEST)
+		return "[n] send it  [x] end the run";
+	return st->editable ? "[n] run it  [e] edit it first  [k] skip it  "
+	                      "[x] end the run"
+	                    : "[n] run it  [k] skip it  [x] end the run";
+}
+
+/* ---- drawing ------------------------------------------------------------- */
+
+int ui_step_draw(struct ui *u)
+{
+	const struct session_step *st = pending(u);
+	struct ui_step *p = u->step;
+	if (!st || ui_approval_shown(u))
+		return 0;
+	int wd = u->cols - 2 < DIALOG_W ? u->cols - 2 : DIALOG_W;
+	int inner = wd - 4;
+	build_body(p, st, inner);
+	struct ui_input_layout lo = {0};
+	int frows = 0;
+	if (p->editing) {
+		ui_input_layout(&p->field, inner - 2, &lo);
+		frows = lo.n < FIELD_ROWS ? lo.n : FIELD_ROWS;
+		if (frows < 1)
+			frows = 1;
+	}
+	int footer = 1 + (p->editing ? frows + 1 : 0) + (p->msg ? 1 : 0);
+	int want = p->body.n + 1 + footer + 2;
+	int h = want < u->rows - 1 ? want : u->rows - 1;
+	int body_h = h - 3 - footer;
+	if (body_h < 1)
+		body_h = 1;
+	int max_scroll = p->body.n > body_h ? p->body.n - body_h : 0;
+	if (p->scroll > max_scroll)
+		p->scroll = max_scroll;
+	p->body_shown = body_h;
+
+	WINDOW *w = newwin(h, wd, (u->rows - 1 - h) / 2, (u->cols - wd) / 2);
+	ui_background(w);
+	werase(w);
+	for (int y = 0; y < h; y++)
+		ui_fill(w, y, 0, wd, UE_OVERLAY);
+	ui_draw_box(w,
+	            st->kind == SESSION_STEP_REQUEST
+	                ? "Step: before the model request"
+	                : "Step: before the execution",
+	            1);
+	for (int i = 0; i < body_h && p->scroll + i < p->body.n; i++) {
+		const char *row = p->body.row[p->scroll + i];
+		ui_draw_st(w, 1 + i, 2, inner, row, strlen(row), UE_OVERLAY);
+	}
+	if (max_scroll > 0) {
+		char pos[64];
+		snprintf(pos, sizeof pos, " PgUp/PgDn: %d-%d of %d ",
+		         p->scroll + 1, p->scroll + body_h, p->body.n);
+		int pw = (int)strlen(pos);
+		ui_draw_text(w, h - 1, wd - pw - 2, pw, pos, UE_DIM);
+	}
+	int y = 1 + body_h + 1, cy = -1, cx = -1;
+	if (p->editing && y < h - 1) {
+		ui_draw_text(w, y++, 2, inner,
+		             "edit, then Enter runs it (Ctrl-U clears, "
+		             "Alt-Enter new line, Esc back):",
+		             UE_DIM);
+		int top = lo.cur_row >= frows ? lo.cur_row - frows + 1 : 0;
+		const char *t = buf_str(&p->field.text);
+		for (int i = 0; i < frows && y + i < h - 1; i++) {
+			ui_fill(w, y + i, 2, inner, UE_INPUT);
+			if (i == 0 && top == 0)
+				ui_draw_text(w, y, 2, 2, "> ", UE_PROMPT);
+			if (top + i < lo.n) {
+				size_t a = lo.start[top + i],
+				       z = lo.end[top + i];
+				ui_draw_st(w, y + i, 4, inner - 2, t + a, z - a,
+				           UE_INPUT);
+			}
+		}
+		cy = y + lo.cur_row - top;
+		cx = 4 + lo.cur_col;
+		y += frows;
+	} else if (y < h - 1) {
+		ui_draw_text(w, y++, 2, inner, choices(st), UE_APPROVAL);
+	}
+	if (p->msg && y < h - 1)
+		ui_draw_text(w, y, 2, inner, p->msg, UE_ERROR);
+	if (p->editing)
+		ui_input_layout_free(&lo);
+	int cursor = cy >= 1 && cy < h - 1;
+	leaveok(w, !cursor);
+	if (cursor)
+		wmove(w, cy, cx);
+	wnoutrefresh(w);
+	delwin(w);
+	return cursor;
+}
+
+/* ---- keys ------------------------------------------------------------------
+ */
+
+static void answer(struct ui *u, enum session_step_action a, const char *edit)
+{
+	char *err = NULL;
+	if (session_step(u->s, a, edit, &err) < 0)
+		set_msg(u->step, err ? err : "the answer was refused");
+	else
+		u->step->editing = 0;
+	free(err);
+}
+
+static void field_key(struct ui *u, int key, int fn)
+{
+	struct ui_step *p = u->step;
+	struct ui_input *in = &p->field;
+	if (!fn && key == '\r' && !u->in_paste) {
+		char *text = xstrdup(buf_str(&in->text));
+		answer(u, SESSION_STEP_EDIT, text);
+		free(text);
+	} else if (!fn && key == 27) {
+		p->editing = 0;
+		set_msg(p, NULL);
+	} else if (!fn && (key == '\r' || key == '\n')) {
+		ui_input_insert(in, "\n", 1);
+	} else if (!fn && key == 21) {
+		buf_reset(&in->text);
+		in->cur = 0;
+	} else if (!fn && key == '\t') {
+		ui_input_insert(in, "\t", 1);
+	} else {
+		ui_edit_key(in, key, fn);
+	}
+}
+
+int ui_step_key(struct ui *u, int key, int fn)
+{
+	const struct session_step *st = pending(u);
+	struct ui_step *p = u->step;
+	if (!st || ui_approval_shown(u))
+		return 0;
+	int page = p->body_shown > 1 ? p->body_shown - 1 : 1;
+	if (fn && key == KEY_PPAGE) {
+		p->scroll = p->scroll > page ? p->scroll - page : 0;
+	} else if (fn && key == KEY_NPAGE) {
+		p->scroll += page; /* clamped when drawn */
+	} else if (p->editing) {
+		field_key(u, key, fn);
+	} else if (fn && key == KEY_UP) {
+		p->scroll = p->scroll > 0 ? p->scroll - 1 : 0;
+	} else if (fn && key == KEY_DOWN) {
+		p->scroll++;
+	} else if (!fn && key == 'n') {
+		set_msg(p, NULL);
+		answer(u, SESSION_STEP_CONTINUE, NULL);
+	} else if (!fn && key == 'x') {
+		set_msg(p, NULL);
+		answer(u, SESSION_STEP_END, NULL);
+	} else if (!fn && key == 'k' && st->kind == SESSION_STEP_EXEC) {
+		set_msg(p, NULL);
+		answer(u, SESSION_STEP_SKIP, NULL);
+	} else if (!fn && key == 'e' && st->kind == SESSION_STEP_EXEC &&
+	           st->editable) {
+		p->editing = 1;
+		set_msg(p, NULL);
+		buf_reset(&p->field.text);
+		p->field.cur = 0;
+		const char *s = st->subject ? st->subject : "";
+		ui_input_insert(&p->field, s, strlen(s));
+	} else if (!fn && key == 's') {
+		ui_step_toggle(u);
+	} else if (fn && key == KEY_RESIZE) {
+		return 0;
+	}
+	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_STATUS);
+	return 1;
+}

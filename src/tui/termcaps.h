@@ -1,0 +1,106 @@
+/* termcaps.h: what the terminal can show (sixel, the kitty graphics
+ * protocol, or neither) and how large its cells are in pixels, asked of
+ * the terminal itself before curses takes it over. The reply parser is
+ * pure (bytes in, fields out) so tests feed it real terminals' replies. */
+#ifndef ASSAY_TUI_TERMCAPS_H
+#define ASSAY_TUI_TERMCAPS_H
+
+#include <stddef.h>
+
+/* enum ui_gfx (UI_GFX_OFF, UI_GFX_BLOCKS, UI_GFX_SIXEL, UI_GFX_KITTY)
+ * is the encoder's (src/tui/image.h). */
+#include "tui/image.h"
+
+#define UI_TERMCAPS_TYPEAHEAD 64 /* keystrokes kept from the query window */
+
+struct ui_termcaps {
+	int da1_seen;         /* the terminal answered DA1 (CSI c) */
+	int da1_class;        /* DA1's first parameter (62, 63, 64, 65, 1...) */
+	char da1[64];         /* DA1's parameters as sent, e.g. "63;1;2;4" */
+	int sixel;            /* DA1 has attribute 4 after the class */
+	int kitty;            /* the kitty graphics query was answered OK */
+	int kitty_answered;   /* answered at all (OK or an error) */
+	char kitty_reply[48]; /* its message: "OK" or "ENOTSUPPORTED:..." */
+	int xtsm_answered;    /* XTSMGRAPHICS answered (success or not) */
+	int color_registers;  /* XTSMGRAPHICS Pi=1; 0 = unknown, but 256
+	                         (assumed, registers_assumed) once sixel
+	                         is chosen */
+	int registers_assumed;
+	int sixel_max_w, sixel_max_h; /* XTSMGRAPHICS Pi=2; 0 = unknown */
+	int cell_w, cell_h;           /* pixels per cell (10x20 when unknown) */
+	const char *cell_from;        /* "CSI 16 t", "TIOCGWINSZ" or "guess" */
+	int truecolor;    /* COLORTERM=truecolor|24bit or TERM *-direct
+	                     (a hint: blocks use 24-bit colour) */
+	int in_tmux;      /* $TMUX set, or TERM=tmux* / screen* */
+	int tmux_sixel;   /* inside tmux and tmux's DA1 says sixel (3.4+
+	                     built with sixel); 0 otherwise */
+	int queried;      /* the queries were sent (a terminal both ways) */
+	int timed_out;    /* no DA1 reply within the timeout */
+	enum ui_gfx mode; /* the choice */
+	char why[512];    /* in words: asked, answered, chosen */
+	char typeahead[UI_TERMCAPS_TYPEAHEAD]; /* see ui_termcaps_detect */
+	size_t n_typeahead;
+};
+
+/* The reply parser's state between reads: a sequence may arrive split
+ * at any byte. Zero it (or ui_termcaps_parser_init) before the first
+ * feed. */
+struct ui_termcaps_parser {
+	int state;
+	char seq[128]; /* the sequence being collected (longer: skipped) */
+	size_t len;
+	int overflow;
+};
+
+void ui_termcaps_init(struct ui_termcaps *tc);
+void ui_termcaps_parser_init(struct ui_termcaps_parser *p);
+
+/* Feed reply bytes. Recognised replies (DA1, XTSMGRAPHICS, CSI 6;h;w t,
+ * kitty APC) fill tc; other replies (CSI with a private marker ? > =,
+ * DCS/OSC/APC/PM/SOS strings) are skipped; everything else (keys the
+ * person typed meanwhile, arrow-key sequences included) is appended to
+ * tc->typeahead (at most UI_TERMCAPS_TYPEAHEAD bytes; the rest dropped).
+ * 7-bit controls only (ESC [, ESC _, ESC \). */
+void ui_termcaps_feed(struct ui_termcaps *tc, struct ui_termcaps_parser *p,
+                      const char *buf, size_t n);
+/* End of input: a sequence left unfinished that could be a key (a lone
+ * ESC, ESC x) goes to typeahead; an unfinished reply is dropped. */
+void ui_termcaps_finish(struct ui_termcaps *tc, struct ui_termcaps_parser *p);
+
+/* The hints from the environment: truecolor, in_tmux. */
+void ui_termcaps_env(struct ui_termcaps *tc);
+
+/* Choose tc->mode for want ("auto", "sixel", "kitty", "blocks", "off")
+ * from what was parsed, and write tc->why. is_tty: stdout is a
+ * terminal. auto: kitty if its query answered OK, else sixel if DA1
+ * says 4, else blocks; off when not a terminal. A forced mode is
+ * honoured; why says when the terminal did not confirm it. Returns -1
+ * for an unknown want (mode off). */
+int ui_termcaps_choose(struct ui_termcaps *tc, const char *want, int is_tty);
+
+/* Query the terminal on in_fd/out_fd and choose the mode for want.
+ * Sends the kitty graphics query, XTSMGRAPHICS (registers, geometry),
+ * CSI 16 t, then DA1 last; the input is in raw mode meanwhile and
+ * restored after. Waits until the DA1 reply or timeout_ms (use ~150),
+ * never longer. Not a terminal, TERM=dumb or want "off": no query,
+ * returns at once. Call it before curses takes the terminal. Keys the
+ * person typed during the window are in tc->typeahead: the caller may
+ * push them back (ncurses ungetch, in reverse order) or drop them.
+ * Returns 0, or -1 for an unknown want (tc->why says so). */
+int ui_termcaps_detect(int in_fd, int out_fd, const char *want, int timeout_ms,
+                       struct ui_termcaps *tc);
+
+/* Re-read the cell size after a resize (TIOCGWINSZ only, no query:
+ * curses owns the input). Keeps the previous size when the ioctl gives
+ * no pixels. */
+void ui_termcaps_cells(int fd, struct ui_termcaps *tc);
+
+/* "off", "blocks", "sixel", "kitty". */
+const char *ui_termcaps_mode_name(enum ui_gfx m);
+
+/* Inside tmux, ask tmux itself: `tmux display -p '#{sixel_support}'`,
+ * at most timeout_ms. 1 yes, 0 no (or tmux < 3.4: an empty answer),
+ * -1 could not ask. For `assay doctor`; detect does not run it. */
+int ui_termcaps_tmux_sixel(int timeout_ms);
+
+#endif

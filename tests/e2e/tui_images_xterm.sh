@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# Image previews in a real xterm (sixel, 256 colour registers) under
+# Xvfb: a scripted model makes a chart with matplotlib in the local
+# sandbox; before p no chart pixels are on screen; p places the chart in
+# the preview box (checked in screenshots by the chart's own colours,
+# inside the box and nowhere else); scrolling the conversation leaves it
+# alone (no second placement); the Approval dialog over it erases it
+# (no chart pixels under the dialog); denying brings it back in place;
+# v shows it larger; Esc takes it away. Keys reach the xterm through a
+# small pty relay (no xdotool); screenshots are `import -window root`
+# (kept in $ASSAY_SHOTS_DIR when set, else printed on a failure).
+source "$(dirname "$0")/lib.bash"
+command -v Xvfb >/dev/null || skip "Xvfb is not installed (scripts/setup)"
+command -v xterm >/dev/null || skip "xterm is not installed (scripts/setup)"
+command -v import >/dev/null || skip "ImageMagick's import is not installed"
+$PY -c 'import PIL, numpy, scipy, matplotlib' 2>/dev/null ||
+	skip "/usr/bin/python3 has no PIL/numpy/scipy/matplotlib"
+need_bwrap
+
+XVFB_PID=
+XTERM_PID=
+x_cleanup() {
+	[ -n "$XTERM_PID" ] && kill "$XTERM_PID" 2>/dev/null || true
+	[ -n "$XVFB_PID" ] && kill "$XVFB_PID" 2>/dev/null || true
+	wait 2>/dev/null || true
+	if [ -n "${ASSAY_SHOTS_DIR:-}" ] && [ -d "$T/shots" ]; then
+		mkdir -p "$ASSAY_SHOTS_DIR" && cp "$T/shots/"*.png "$ASSAY_SHOTS_DIR/"
+		echo "screenshots: $ASSAY_SHOTS_DIR"
+	elif [ "$FAILED" -gt 0 ] && [ -d "$T/shots" ]; then
+		# keep the screenshots of a failure to look at
+		local keep=/tmp/assay-images-xterm-shots.$$
+		cp -r "$T/shots" "$keep"
+		echo "screenshots: $keep"
+	fi
+	cleanup
+}
+trap x_cleanup EXIT
+mkdir -p "$T/shots"
+
+# a free display number
+for n in $(seq 90 140); do
+	[ -e "/tmp/.X11-unix/X$n" ] || [ -e "/tmp/.X$n-lock" ] || { DNUM=$n; break; }
+done
+[ -n "${DNUM:-}" ] || { echo "no free X display number"; exit 1; }
+Xvfb ":$DNUM" -screen 0 1600x1000x24 -nolisten tcp >"$T/xvfb.log" 2>&1 &
+XVFB_PID=$!
+export DISPLAY=:$DNUM
+for _ in $(seq 100); do
+	[ -e "/tmp/.X11-unix/X$DNUM" ] && break
+	sleep 0.05
+done
+[ -e "/tmp/.X11-unix/X$DNUM" ] || { cat "$T/xvfb.log"; echo "Xvfb did not start"; exit 1; }
+
+# the relay: the program on a pty of its own inside the xterm; bytes
+# pass both ways unchanged, and the bytes written to a fifo are typed
+cat >"$T/relay.py" <<'PYEND'
+import errno, fcntl, os, select, signal, sys, termios, tty
+fifo, exit_file, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+def winsize(fd):
+    return fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8)
+master, slave = os.openpty()
+fcntl.ioctl(slave, termios.TIOCSWINSZ, winsize(0))
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+    for fd in (0, 1, 2):
+        os.dup2(slave, fd)
+    os.close(master)
+    os.close(slave)
+    os.execvp(argv[0], argv)
+os.close(slave)
+tty.setraw(0)
+signal.signal(signal.SIGWINCH,
+              lambda *_: fcntl.ioctl(master, termios.TIOCSWINSZ, winsize(0)))
+keys = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+def write_all(fd, data):
+    while data:
+        try:
+            data = data[os.write(fd, data):]
+        except (InterruptedError, BlockingIOError):
+            select.select([], [fd], [], 0.1)
+while True:
+    try:
+        ready = select.select([0, master, keys], [], [])[0]
+        if master in ready:
+            data = os.read(master, 65536)
+            if not data:
+                break
+            write_all(1, data)
+        for fd in (0, keys):
+            if fd in ready:
+                write_all(master, os.read(fd, 4096))
+    except InterruptedError:
+        continue
+    except OSError as e:
+        if e.errno == errno.EIO:  # the program has gone
+            break
+        raise
+status = os.waitpid(pid, 0)[1]
+with open(exit_file, "w") as f:
+    f.write("%d\n" % os.waitstatus_to_exitcode(status))
+PYEND
+
+# screenshot analysis: pixels of the chart's own colours
+cat >"$T/pixels.py" <<'PYEND'
+import json, sys
+import numpy as np
+from PIL import Image
+from scipy import ndimage
+shot, chart = sys.argv[1], sys.argv[2]
+box = [int(v) for v in sys.argv[3:7]] if len(sys.argv) > 6 else None
+c = np.asarray(Image.open(chart).convert("RGB")).reshape(-1, 3).astype(int)
+sat = c[(c.max(1) - c.min(1)) > 100]  # the chart's saturated colours
+cols, n = np.unique(sat, axis=0, return_counts=True)
+top = cols[np.argsort(-n)[:2]]
+s = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+mask = np.zeros(s.shape[:2], bool)
+for col in top:
+    mask |= (np.abs(s - col).max(2) <= 12)
+out = {"colours": ["#%02x%02x%02x" % tuple(t) for t in top],
+       "total": int(mask.sum())}
+if box:
+    x0, y0, x1, y1 = box
+    inside = int(mask[y0:y1, x0:x1].sum())
+    out["inside"] = inside
+    out["outside"] = int(mask.sum()) - inside
+# the dialogs' background (colour 237: 58,58,58): the bounding box of
+# its largest patch (the status bar has it too, apart)
+lab, nlab = ndimage.label(np.abs(s - 58).max(2) <= 2)
+sizes = np.bincount(lab.ravel())[1:] if nlab else np.array([0])
+if sizes.max() > 40000:
+    ys, xs = np.nonzero(lab == sizes.argmax() + 1)
+    x0, x1, y0, y1 = xs.min(), xs.max() + 1, ys.min(), ys.max() + 1
+    out["dialog"] = [int(x0), int(y0), int(x1), int(y1)]
+    out["in_dialog"] = int(mask[y0:y1, x0:x1].sum())
+print(json.dumps(out))
+PYEND
+px() { $PY "$T/pixels.py" "$@"; }
+jf() { $PY -c 'import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2], -1))' "$1" "$2"; }
+
+cat >"$T/s.json" <<'EOF'
+{"turns": [
+ {"text": "Making a chart.", "tool_calls": [{"name": "python", "arguments": {"code": "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt, os\nos.makedirs('output', exist_ok=True)\nfig, ax = plt.subplots(figsize=(8, 6), dpi=100)\nax.bar(range(6), [3, 7, 4, 9, 5, 8], color='#d62728')\nax.plot(range(6), [2, 6, 3, 8, 4, 7], color='#1f77b4', linewidth=8)\nfig.savefig('output/chart.png')\nopen('output/tmp.txt', 'w').write('x')\nprint('saved')"}}]},
+ {"text": "The chart is in output/chart.png.", "tool_calls": []},
+ {"text": "Removing the scratch file.", "tool_calls": [{"name": "shell", "arguments": {"command": "rm output/tmp.txt"}}]},
+ {"text": "Left it.", "tool_calls": []}
+]}
+EOF
+RUN=$T/run
+TR=$RUN/transcript.jsonl
+LOG=$RUN/assay.log
+mkfifo "$T/keys"
+cat >"$T/run.sh" <<EOF
+export LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color
+export ASSAY_SCRIPT_DELAY_MS=0 ASSAY_TUI_CLOCK_MS=0
+cd "$T"
+exec $PY "$T/relay.py" "$T/keys" "$T/exit" "$ASSAY" --provider script \
+	--script "$T/s.json" --ask risky --run-dir "$RUN" chart
+EOF
+xterm -ti vt340 -xrm 'XTerm*numColorRegisters: 256' -geometry 160x50+0+0 \
+	-fa 'DejaVu Sans Mono' -fs 9 -bg black -fg gray85 \
+	-e bash "$T/run.sh" >"$T/xterm.log" 2>&1 &
+XTERM_PID=$!
+
+key() { printf '%s' "$1" >"$T/keys"; sleep 0.15; }
+# wait_until SECONDS 'SHELL CONDITION' (evaluated again each time)
+wait_until() {
+	local secs=$1 i
+	for ((i = 0; i < secs * 10; i++)); do
+		eval "$2" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+events() { cat "$TR" 2>/dev/null | grep -c "\"type\":\"$1\"" || true; }
+placements() { cat "$LOG" 2>/dev/null | grep -c 'tui: preview placed' || true; }
+shot() { import -window root "$T/shots/$1.png" && echo "$T/shots/$1.png"; }
+
+check "the chart is made and the agent waits" wait_until 60 'test "$(events idle)" -ge 1'
+CHART=$RUN/workspace/output/chart.png
+check "the chart exists" test -s "$CHART"
+check "xterm answered: sixel chosen" grep -q 'tui: images: sixel' "$LOG"
+sleep 0.5
+S0=$(shot 0-before)
+R0=$(px "$S0" "$CHART")
+check "before p: no chart pixels on screen ($R0)" test "$(jf "$R0" total)" -lt 20
+
+key $'\t'
+key p
+check "p places the chart (log)" wait_until 20 'test "$(placements)" -ge 1'
+sleep 0.5
+# where it went, in cells, and the cell size in pixels (from the log)
+read -r PY0 PX0 PC PR < <(sed -n 's/.*preview placed at \([0-9]*\),\([0-9]*\) (\([0-9]*\)x\([0-9]*\) cells.*/\1 \2 \3 \4/p' "$LOG" | head -1)
+read -r CW CH < <(sed -n 's/.*cell \([0-9]*\)x\([0-9]*\) px.*/\1 \2/p' "$LOG" | head -1)
+echo "placed at row $PY0 col $PX0, ${PC}x$PR cells of ${CW}x$CH px"
+# the rect in pixels, a cell of slack around it (the xterm's border)
+BOX="$(((PX0 - 1) * CW)) $(((PY0 - 1) * CH)) $(((PX0 + PC + 1) * CW)) $(((PY0 + PR + 1) * CH))"
+S1=$(shot 1-preview)
+R1=$(px "$S1" "$CHART" $BOX)
+echo "preview: $R1"
+IN1=$(jf "$R1" inside)
+check "p: the chart's colours fill the preview box" test "$IN1" -gt 3000
+check "p: and nowhere else" test "$(jf "$R1" outside)" -lt 20
+
+# measure: the conversation scrolls and redraws, the image stays put
+# and is not sent again
+for _ in 1 2 3 4 5; do key k; done
+for _ in 1 2 3 4 5; do key j; done
+key G
+sleep 0.5
+S2=$(shot 2-scrolled)
+R2=$(px "$S2" "$CHART" $BOX)
+check "scrolling the conversation: the chart is intact ($R2)" \
+	test "$(jf "$R2" inside)" -ge $((IN1 * 95 / 100))
+check "and was placed once only" test "$(placements)" -eq 1
+
+# the Approval dialog over it
+key i
+key 'remove it'
+key $'\r'
+check "rm asks: the Approval dialog" wait_until 20 'test "$(events approval_request)" -ge 1'
+sleep 0.7
+S3=$(shot 3-dialog)
+R3=$(px "$S3" "$CHART" $BOX)
+echo "dialog: $R3"
+check "the dialog is on screen" test "$(jf "$R3" dialog)" != -1
+check "no chart pixels inside the dialog" test "$(jf "$R3" in_dialog)" -eq 0
+check "the covered image is erased, not left in pieces" test "$(jf "$R3" total)" -lt 20
+
+key n
+check "denied" wait_until 20 'grep -q "\"decision\":\"denied\"" "$TR"'
+check "the chart is placed again" wait_until 20 'test "$(placements)" -ge 2'
+sleep 0.7
+S4=$(shot 4-after)
+R4=$(px "$S4" "$CHART" $BOX)
+echo "after: $R4"
+check "after the dialog: the chart is back in its place" \
+	test "$(jf "$R4" inside)" -ge $((IN1 * 95 / 100))
+check "no stray chart pixels elsewhere" test "$(jf "$R4" outside)" -lt 20
+check "no dialog left" test "$(jf "$R4" dialog)" = -1
+
+key $'\t' # back to a pane: v and Esc
+key v
+check "v: placed larger" wait_until 20 'test "$(placements)" -ge 3'
+sleep 0.7
+S5=$(shot 5-large)
+R5=$(px "$S5" "$CHART")
+check "v: more chart pixels than the pane's ($R5)" test "$(jf "$R5" total)" -gt $((IN1 * 3 / 2))
+key $'\033'
+sleep 0.8
+S6=$(shot 6-closed)
+R6=$(px "$S6" "$CHART")
+check "Esc: the preview is gone, pixels too ($R6)" test "$(jf "$R6" total)" -lt 20
+
+key $'\021'
+check "Ctrl-Q quits (exit 0)" wait_until 20 'grep -qx 0 "$T/exit"'
+finish

@@ -1,0 +1,511 @@
+/* test_image.c: the pure image code behind previews: golden half-block
+ * renderings (truecolor and 256 colours, odd heights), the xterm-256
+ * nearest colour against a brute-force search, PNG header checks on
+ * crafted bytes, fitting and area-average scaling, the palette
+ * quantiser, kitty chunking decoded back, and the payload checks. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "assay/buf.h"
+#include "image/imgrender.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BLK "\xe2\x96\x80"
+
+static char *blocks(const uint8_t *rgb, int w, int h, int truecolor)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	assert_int_equal(img_blocks(&b, rgb, w, h, truecolor), 0);
+	assert_true(img_payload_ok(IMG_BLOCKS, b.data, b.len));
+	return buf_detach(&b);
+}
+
+static void test_blocks_2x2(void **state)
+{
+	(void)state;
+	const uint8_t px[] = {255, 0, 0,   0,   255, 0,    /* top: red green */
+	                      0,   0, 255, 255, 255, 255}; /* blue white */
+	char *s = blocks(px, 2, 2, 1);
+	assert_string_equal(s, "\033[38;2;255;0;0;48;2;0;0;255m" BLK
+	                       "\033[38;2;0;255;0;48;2;255;255;255m" BLK
+	                       "\033[0m");
+	free(s);
+	s = blocks(px, 2, 2, 0);
+	assert_string_equal(s, "\033[38;5;196;48;5;21m" BLK
+	                       "\033[38;5;46;48;5;231m" BLK "\033[0m");
+	free(s);
+}
+
+/* Repeated colours are not repeated in SGR; an odd last row has the
+ * default background. */
+static void test_blocks_odd_height(void **state)
+{
+	(void)state;
+	const uint8_t px[] = {10, 20, 30, 10, 20, 30, 10, 20, 30,  /* row 0 */
+	                      40, 50, 60, 40, 50, 60, 1,  2,  3,   /* row 1 */
+	                      7,  8,  9,  7,  8,  9,  70, 80, 90}; /* row 2 */
+	char *s = blocks(px, 3, 3, 1);
+	assert_string_equal(s, "\033[38;2;10;20;30;48;2;40;50;60m" BLK BLK
+	                       "\033[48;2;1;2;3m" BLK "\033[0m\n"
+	                       "\033[38;2;7;8;9;49m" BLK BLK
+	                       "\033[38;2;70;80;90m" BLK "\033[0m");
+	free(s);
+	s = blocks(px, 3, 3, 0);
+	/* greys nearer than the cube: (10,20,30) -> 233 (18,18,18),
+	 * (40,50,60) -> 236, (7,8,9) -> 232, (70,80,90) -> 239; (1,2,3)
+	 * -> 16 (black) */
+	assert_string_equal(
+	    s, "\033[38;5;233;48;5;236m" BLK BLK "\033[48;5;16m" BLK "\033[0m\n"
+	       "\033[38;5;232;49m" BLK BLK "\033[38;5;239m" BLK "\033[0m");
+	free(s);
+}
+
+/* A horizontal grey gradient, one pixel row: a single line, every cell
+ * with default background. */
+static void test_blocks_gradient(void **state)
+{
+	(void)state;
+	uint8_t px[4 * 3];
+	for (int x = 0; x < 4; x++)
+		memset(px + 3 * x, x * 85, 3);
+	char *s = blocks(px, 4, 1, 0);
+	assert_string_equal(s, "\033[38;5;16;49m" BLK "\033[38;5;240m" BLK
+	                       "\033[38;5;248m" BLK "\033[38;5;231m" BLK
+	                       "\033[0m");
+	free(s);
+}
+
+static int dist(int r, int g, int b, int idx)
+{
+	static const int lv[6] = {0, 95, 135, 175, 215, 255};
+	int cr, cg, cb;
+	if (idx >= 232) {
+		cr = cg = cb = 8 + 10 * (idx - 232);
+	} else {
+		idx -= 16;
+		cr = lv[idx / 36];
+		cg = lv[(idx / 6) % 6];
+		cb = lv[idx % 6];
+	}
+	return (r - cr) * (r - cr) + (g - cg) * (g - cg) + (b - cb) * (b - cb);
+}
+
+static void test_xterm256(void **state)
+{
+	(void)state;
+	assert_int_equal(img_xterm256(0, 0, 0), 16);
+	assert_int_equal(img_xterm256(255, 255, 255), 231);
+	assert_int_equal(img_xterm256(255, 0, 0), 196);
+	assert_int_equal(img_xterm256(128, 128, 128), 244);
+	assert_int_equal(img_xterm256(8, 8, 8), 232);
+	assert_int_equal(img_xterm256(238, 238, 238), 255);
+	assert_int_equal(img_xterm256(95, 135, 175), 67);
+	/* never the unreliable low 16, always a nearest one */
+	for (int r = 0; r < 256; r += 5)
+		for (int g = 0; g < 256; g += 7)
+			for (int b = 0; b < 256; b += 3) {
+				int got = img_xterm256(r, g, b);
+				assert_in_range(got, 16, 255);
+				int best = 1 << 30;
+				for (int i = 16; i < 256; i++) {
+					int d = dist(r, g, b, i);
+					if (d < best)
+						best = d;
+				}
+				if (dist(r, g, b, got) != best)
+					fail_msg(
+					    "(%d,%d,%d) -> %d: distance %d, "
+					    "best %d",
+					    r, g, b, got, dist(r, g, b, got),
+					    best);
+			}
+}
+
+/* ---- PNG header ---- */
+
+static uint32_t crc(const unsigned char *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+	}
+	return ~c;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+static void make_hdr(unsigned char *p, uint32_t w, uint32_t h, int depth,
+                     int ct)
+{
+	static const unsigned char sig[8] = {0x89, 'P',  'N',  'G',
+	                                     '\r', '\n', 0x1a, '\n'};
+	memcpy(p, sig, 8);
+	put32(p + 8, 13);
+	memcpy(p + 12, "IHDR", 4);
+	put32(p + 16, w);
+	put32(p + 20, h);
+	p[24] = (unsigned char)depth;
+	p[25] = (unsigned char)ct;
+	p[26] = p[27] = p[28] = 0;
+	put32(p + 29, crc(p + 12, 17));
+}
+
+static int hdr_rc(const unsigned char *p, size_t n, long long size,
+                  const char *want_msg)
+{
+	struct img_hdr h;
+	char *err = NULL;
+	int rc = img_png_header(p, n, size, &h, &err);
+	if (want_msg) {
+		assert_non_null(err);
+		if (!strstr(err, want_msg))
+			fail_msg("message '%s' lacks '%s'", err, want_msg);
+	} else {
+		assert_null(err);
+	}
+	free(err);
+	return rc;
+}
+
+static void test_png_header(void **state)
+{
+	(void)state;
+	unsigned char p[33];
+	make_hdr(p, 1600, 900, 8, 6);
+	struct img_hdr h;
+	assert_int_equal(img_png_header(p, 33, 239378, &h, NULL), IMG_OK);
+	assert_int_equal(h.w, 1600);
+	assert_int_equal(h.h, 900);
+	assert_int_equal(h.color_type, 6);
+
+	assert_int_equal(hdr_rc(p, 0, 0, "empty"), IMG_ENOTPNG);
+	assert_int_equal(
+	    hdr_rc((const unsigned char *)"GIF89a", 6, 6, "not a PNG"),
+	    IMG_ENOTPNG);
+	assert_int_equal(hdr_rc((const unsigned char *)"\xff\xd8\xff\xe0"
+	                                               "JFIF\0\0\0\0\0\0\0\0",
+	                        16, 16, "PNG files only"),
+	                 IMG_ENOTPNG);
+	assert_int_equal(hdr_rc(p, 8, 8, "truncated"), IMG_ECORRUPT);
+	assert_int_equal(hdr_rc(p, 32, 32, "truncated"), IMG_ECORRUPT);
+
+	make_hdr(p, 100000, 100000, 8, 2);
+	assert_int_equal(hdr_rc(p, 33, 1000, "100000x100000"), IMG_ETOOBIG);
+	make_hdr(p, 10001, 1, 8, 2);
+	assert_int_equal(hdr_rc(p, 33, 1000, "too large"), IMG_ETOOBIG);
+	make_hdr(p, 10000, 4001, 1, 0); /* 40.01 Mpixel */
+	assert_int_equal(hdr_rc(p, 33, 1000, "40 Mpixel"), IMG_ETOOBIG);
+	make_hdr(p, 10000, 4000, 1, 0);
+	assert_int_equal(hdr_rc(p, 33, 1000, NULL), IMG_OK);
+	assert_int_equal(hdr_rc(p, 33, 65LL << 20, "MiB"), IMG_ETOOBIG);
+
+	make_hdr(p, 0, 10, 8, 2);
+	assert_int_equal(hdr_rc(p, 33, 100, "invalid IHDR"), IMG_ECORRUPT);
+	make_hdr(p, 10, 10, 4, 2); /* RGB at 4 bits does not exist */
+	assert_int_equal(hdr_rc(p, 33, 100, "invalid IHDR"), IMG_ECORRUPT);
+	make_hdr(p, 10, 10, 8, 2);
+	p[30] ^= 1; /* bad CRC */
+	assert_int_equal(hdr_rc(p, 33, 100, "IHDR"), IMG_ECORRUPT);
+	make_hdr(p, 10, 10, 8, 2);
+	memcpy(p + 12, "IDAT", 4);
+	assert_int_equal(hdr_rc(p, 33, 100, "IHDR"), IMG_ECORRUPT);
+}
+
+/* ---- fitting and scaling ---- */
+
+static void test_fit(void **state)
+{
+	(void)state;
+	int w, h;
+	img_fit(1600, 900, 800, 800, 0, &w, &h);
+	assert_int_equal(w, 800);
+	assert_int_equal(h, 450);
+	img_fit(1600, 900, 800, 100, 0, &w, &h);
+	assert_int_equal(w, 178);
+	assert_int_equal(h, 100);
+	img_fit(100, 50, 800, 800, 0, &w, &h);
+	assert_int_equal(w, 100);
+	assert_int_equal(h, 50);
+	img_fit(100, 50, 800, 800, 1, &w, &h);
+	assert_int_equal(w, 800);
+	assert_int_equal(h, 400);
+	img_fit(10, 10000, 800, 100, 0, &w, &h);
+	assert_int_equal(w, 1);
+	assert_int_equal(h, 100);
+	/* half blocks: 80x24 cells of 10x20 px; a cell is 2 pixels tall */
+	img_blocks_fit(1600, 900, 80, 24, 10, 20, 0, &w, &h);
+	assert_int_equal(w, 80);
+	assert_int_equal(h, 45);
+	img_blocks_fit(1000, 1000, 80, 24, 10, 20, 0, &w, &h);
+	assert_int_equal(w, 48); /* 480 px wide, 48 half-rows of 10 px */
+	assert_int_equal(h, 48);
+	img_blocks_fit(4, 4, 80, 24, 10, 20, 0, &w, &h);
+	assert_int_equal(w, 4);
+	assert_int_equal(h, 4);
+}
+
+static void test_scale_identity_and_half(void **state)
+{
+	(void)state;
+	uint8_t src[4 * 2 * 3], dst[4 * 2 * 3];
+	for (int i = 0; i < 24; i++)
+		src[i] = (uint8_t)(i * 37 % 256);
+	img_scale(src, 4, 2, dst, 4, 2);
+	assert_memory_equal(src, dst, sizeof src);
+	/* 4x2 -> 2x1: each output is the mean of a 2x2 block */
+	const uint8_t g[] = {0, 255, 0, 255, 255, 255, 0, 0};
+	uint8_t s2[8 * 3], d2[2 * 3];
+	for (int i = 0; i < 8; i++)
+		memset(s2 + 3 * i, g[i], 3);
+	img_scale(s2, 4, 2, d2, 2, 1);
+	assert_int_equal(d2[0], 191); /* (0+255+255+255)/4 = 191.25 */
+	assert_int_equal(d2[3], 64);  /* (0+255+0+0)/4 = 63.75 */
+}
+
+/* A flat image stays exactly flat at any ratio, up or down; a two-tone
+ * image keeps its mean. */
+static void test_scale_ratios(void **state)
+{
+	(void)state;
+	const int sizes[][4] = {{7, 5, 3, 2},       {3, 2, 7, 5},
+	                        {100, 1, 33, 1},    {1, 100, 1, 9},
+	                        {640, 480, 640, 1}, {5, 5, 13, 4}};
+	for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
+		int sw = sizes[t][0], sh = sizes[t][1], dw = sizes[t][2],
+		    dh = sizes[t][3];
+		uint8_t *src = malloc((size_t)sw * sh * 3);
+		uint8_t *dst = malloc((size_t)dw * dh * 3);
+		for (int i = 0; i < sw * sh; i++) {
+			src[3 * i] = 17;
+			src[3 * i + 1] = 200;
+			src[3 * i + 2] = 255;
+		}
+		img_scale(src, sw, sh, dst, dw, dh);
+		for (int i = 0; i < dw * dh; i++) {
+			assert_int_equal(dst[3 * i], 17);
+			assert_int_equal(dst[3 * i + 1], 200);
+			assert_int_equal(dst[3 * i + 2], 255);
+		}
+		/* stripes: the mean survives */
+		long in = 0, out = 0;
+		for (int i = 0; i < sw * sh; i++) {
+			src[3 * i] = (i % sw) & 1 ? 200 : 0;
+			in += src[3 * i];
+		}
+		img_scale(src, sw, sh, dst, dw, dh);
+		for (int i = 0; i < dw * dh; i++)
+			out += dst[3 * i];
+		double mi = (double)in / (sw * sh),
+		       mo = (double)out / (dw * dh);
+		if (mi - mo > 1.0 || mo - mi > 1.0)
+			fail_msg("%dx%d -> %dx%d: mean %.2f -> %.2f", sw, sh,
+			         dw, dh, mi, mo);
+		free(src);
+		free(dst);
+	}
+}
+
+/* ---- quantiser ---- */
+
+static void test_quantize_exact(void **state)
+{
+	(void)state;
+	enum { W = 50, H = 20 };
+	uint8_t rgb[W * H * 3], pal[256 * 3], idx[W * H];
+	for (int i = 0; i < W * H; i++) { /* 200 distinct colours */
+		rgb[3 * i] = (uint8_t)(i % 200);
+		rgb[3 * i + 1] = (uint8_t)(255 - i % 200);
+		rgb[3 * i + 2] = 7;
+	}
+	int n = img_quantize(rgb, W * H, 256, pal, idx);
+	assert_int_equal(n, 200);
+	for (int i = 0; i < W * H; i++)
+		assert_memory_equal(pal + 3 * idx[i], rgb + 3 * i, 3);
+}
+
+static void test_quantize_cut(void **state)
+{
+	(void)state;
+	enum { W = 64, H = 64 };
+	uint8_t rgb[W * H * 3], pal[256 * 3], idx[W * H];
+	for (int y = 0; y < H; y++)
+		for (int x = 0; x < W; x++) {
+			uint8_t *p = rgb + 3 * (y * W + x);
+			p[0] = (uint8_t)(x * 4);
+			p[1] = (uint8_t)(y * 4);
+			p[2] = (uint8_t)((x + y) * 2);
+		}
+	const int maxcs[] = {256, 64, 16};
+	const int tol[] = {24, 48, 96};
+	for (int t = 0; t < 3; t++) {
+		int n = img_quantize(rgb, W * H, maxcs[t], pal, idx);
+		assert_in_range(n, 2, maxcs[t]);
+		long worst = 0;
+		for (int i = 0; i < W * H; i++) {
+			assert_in_range(idx[i], 0, n - 1);
+			for (int k = 0; k < 3; k++) {
+				long d = labs((long)pal[3 * idx[i] + k] -
+				              rgb[3 * i + k]);
+				if (d > worst)
+					worst = d;
+			}
+		}
+		if (worst > tol[t])
+			fail_msg("%d colours: a channel off by %ld", maxcs[t],
+			         worst);
+	}
+}
+
+/* ---- kitty ---- */
+
+static int b64val(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+static size_t unbase64(const char *s, size_t n, uint8_t *out)
+{
+	size_t o = 0;
+	assert_int_equal(n % 4, 0);
+	for (size_t i = 0; i < n; i += 4) {
+		int v[4];
+		for (int k = 0; k < 4; k++)
+			v[k] = s[i + k] == '=' ? 0 : b64val(s[i + k]);
+		for (int k = 0; k < 4; k++)
+			assert_true(v[k] >= 0);
+		uint32_t x =
+		    (uint32_t)v[0] << 18 | v[1] << 12 | v[2] << 6 | v[3];
+		out[o++] = (uint8_t)(x >> 16);
+		if (s[i + 2] != '=')
+			out[o++] = (uint8_t)(x >> 8);
+		if (s[i + 3] != '=')
+			out[o++] = (uint8_t)x;
+	}
+	return o;
+}
+
+static void test_kitty_chunks(void **state)
+{
+	(void)state;
+	const size_t sizes[] = {1, 2, 3, 3072, 3073, 10000};
+	for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
+		size_t n = sizes[t];
+		uint8_t *data = malloc(n), *back = malloc(n + 3);
+		for (size_t i = 0; i < n; i++)
+			data[i] = (uint8_t)(i * 131 + 7);
+		struct img_kitty k = {24, 1, 40, 30, 4, 2, 42};
+		struct buf b;
+		buf_init(&b, 0);
+		assert_int_equal(img_kitty(&b, data, n, &k), 0);
+		assert_true(img_payload_ok(IMG_KITTY, b.data, b.len));
+		/* walk the chunks */
+		struct buf all;
+		buf_init(&all, 0);
+		const char *p = b.data, *end = b.data + b.len;
+		int chunks = 0, last_m = -1;
+		while (p < end) {
+			assert_memory_equal(p, "\033_G", 3);
+			const char *semi = memchr(p, ';', (size_t)(end - p));
+			const char *st = strstr(p, "\033\\");
+			assert_non_null(semi);
+			assert_non_null(st);
+			char keys[200];
+			snprintf(keys, sizeof keys, "%.*s", (int)(semi - p - 3),
+			         p + 3);
+			if (chunks == 0)
+				assert_non_null(strstr(
+				    keys, "a=T,f=24,o=z,s=40,v=30,c=4,r=2,i=42,"
+				          "q=2,C=1,m="));
+			else
+				assert_memory_equal(keys, "m=", 2);
+			last_m = keys[strlen(keys) - 1] - '0';
+			size_t len = (size_t)(st - semi - 1);
+			assert_true(len <= IMG_KITTY_CHUNK);
+			assert_int_equal(len % 4, 0);
+			if (st + 2 < end) {
+				assert_int_equal(last_m, 1);
+				assert_int_equal(len, IMG_KITTY_CHUNK);
+			}
+			buf_append(&all, semi + 1, len);
+			chunks++;
+			p = st + 2;
+		}
+		assert_int_equal(last_m, 0);
+		assert_int_equal(chunks,
+		                 (int)((4 * ((n + 2) / 3) + 4095) / 4096));
+		assert_int_equal(unbase64(all.data, all.len, back), n);
+		assert_memory_equal(back, data, n);
+		buf_free(&all);
+		buf_free(&b);
+		free(data);
+		free(back);
+	}
+	char out[8];
+	assert_int_equal(img_base64("Man", 3, out), 4);
+	assert_memory_equal(out, "TWFu", 4);
+	assert_int_equal(img_base64("Ma", 2, out), 4);
+	assert_memory_equal(out, "TWE=", 4);
+	assert_int_equal(img_base64("M", 1, out), 4);
+	assert_memory_equal(out, "TQ==", 4);
+}
+
+static void test_payload_checks(void **state)
+{
+	(void)state;
+#define OK(m, s) assert_true(img_payload_ok(m, s, sizeof s - 1))
+#define BAD(m, s) assert_false(img_payload_ok(m, s, sizeof s - 1))
+	OK(IMG_SIXEL, "\033Pq\"1;1;2;2#0;2;0;0;0#0~~\033\\");
+	BAD(IMG_SIXEL, "\033Pq#0~~\033\\\033]0;pwned\a\033Pq~\033\\");
+	BAD(IMG_SIXEL, "\033Pq#0~~");
+	BAD(IMG_SIXEL, "xx\033Pq#0~~\033\\");
+	OK(IMG_KITTY, "\033_Ga=T,f=24,m=1;QUJD\033\\\033_Gm=0;QUJD\033\\");
+	BAD(IMG_KITTY, "\033_Ga=T;QUJD\033\\\a");
+	BAD(IMG_KITTY, "\033_Ga=T;QU JD\033\\");
+	BAD(IMG_KITTY, "\033_Ga=T;QUJD");
+	OK(IMG_BLOCKS, "\033[38;2;1;2;3;49m" BLK "\033[0m\n\033[0m");
+	BAD(IMG_BLOCKS, "\033[38;2;1;2;3m" BLK "\033]0;title\a");
+	BAD(IMG_BLOCKS, "\033[2J");
+	BAD(IMG_BLOCKS, "\033[38;5;1mX");
+#undef OK
+#undef BAD
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_blocks_2x2),
+	    cmocka_unit_test(test_blocks_odd_height),
+	    cmocka_unit_test(test_blocks_gradient),
+	    cmocka_unit_test(test_xterm256),
+	    cmocka_unit_test(test_png_header),
+	    cmocka_unit_test(test_fit),
+	    cmocka_unit_test(test_scale_identity_and_half),
+	    cmocka_unit_test(test_scale_ratios),
+	    cmocka_unit_test(test_quantize_exact),
+	    cmocka_unit_test(test_quantize_cut),
+	    cmocka_unit_test(test_kitty_chunks),
+	    cmocka_unit_test(test_payload_checks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

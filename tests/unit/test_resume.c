@@ -1,0 +1,187 @@
+/* test_resume.c: reading a recorded run back (src/agent/record.c): a
+ * last line cut by a crash is dropped (and its offset known, so resume
+ * can cut it off), a bad line in the middle is skipped, RUN is found as
+ * a dir, a transcript or a run id, and the run_start's settings become
+ * the configuration. Also the request hash resume compares: the same
+ * conversation hashes the same whatever the key order, and any change
+ * of a tool result changes it. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "agent/agent_internal.h"
+#include "assay/config.h"
+#include "assay/llm.h"
+#include "assay/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *RUN_START =
+    "{\"seq\":1,\"t\":0,\"type\":\"run_start\",\"run_id\":\"r1\","
+    "\"provider\":\"openai\",\"model\":\"m1\",\"base_url\":\"http://x/v1\","
+    "\"out\":\"outdir\",\"ask\":\"none\",\"sandbox\":{\"backend\":\"local\","
+    "\"image\":\"host\"},\"inputs\":[{\"src\":\"/data/a.csv\",\"dest\":"
+    "\"input/a.csv\"}],\"outputs\":[\"output/r.md\"],\"limits\":{"
+    "\"timeout_s\":7,\"max_turns\":9,\"max_output_tokens\":123,"
+    "\"network\":false}}\n";
+
+static void cut_last_line_dropped(void **state)
+{
+	(void)state;
+	char *text = xasprintf("%s%s%s", RUN_START,
+	                       "{\"seq\":2,\"t\":5,\"type\":\"user_message\","
+	                       "\"text\":\"hi\"}\n",
+	                       "{\"seq\":3,\"t\":9,\"type\":\"text_del");
+	struct record r = {0};
+	char *err = NULL;
+	assert_int_equal(record_parse(text, strlen(text), &r, &err), 0);
+	assert_int_equal(cJSON_GetArraySize(r.events), 2);
+	assert_int_equal(r.last_seq, 2);
+	assert_int_equal(r.last_t, 5);
+	assert_int_equal(r.dropped_bytes, strlen("{\"seq\":3,\"t\":9,\"type\":"
+	                                         "\"text_del"));
+	assert_int_equal(r.complete_bytes, strlen(text) - r.dropped_bytes);
+	assert_non_null(r.run_start);
+	record_free(&r);
+	free(text);
+}
+
+static void bad_middle_line_skipped(void **state)
+{
+	(void)state;
+	char *text = xasprintf("%snot json\n\n{\"seq\":4,\"t\":1,\"type\":"
+	                       "\"run_end\",\"status\":\"completed\"}\n",
+	                       RUN_START);
+	struct record r = {0};
+	char *err = NULL;
+	assert_int_equal(record_parse(text, strlen(text), &r, &err), 0);
+	assert_int_equal(cJSON_GetArraySize(r.events), 2);
+	assert_int_equal(r.dropped_bytes, 0);
+	assert_int_equal(r.complete_bytes, strlen(text));
+	assert_int_equal(r.last_seq, 4);
+	record_free(&r);
+	free(text);
+}
+
+static void no_run_start_refused(void **state)
+{
+	(void)state;
+	const char *text = "{\"seq\":1,\"t\":0,\"type\":\"user_message\"}\n";
+	struct record r = {0};
+	char *err = NULL;
+	assert_int_equal(record_parse(text, strlen(text), &r, &err), -1);
+	assert_non_null(strstr(err, "run_start"));
+	free(err);
+	record_free(&r);
+}
+
+static void found_and_applied(void **state)
+{
+	(void)state;
+	char tmpl[] = "/tmp/test_resume.XXXXXX";
+	char *root = mkdtemp(tmpl);
+	assert_non_null(root);
+	char *old = getcwd(NULL, 0);
+	assert_int_equal(chdir(root), 0);
+	assert_int_equal(mkdir_p(".assay/runs/r1", NULL), 0);
+	assert_int_equal(write_file_replace(".assay/runs/r1/transcript.jsonl",
+	                                    RUN_START, strlen(RUN_START), NULL),
+	                 0);
+	const char *ways[] = {"r1", ".assay/runs/r1", ".assay/runs/r1/",
+	                      ".assay/runs/r1/transcript.jsonl"};
+	for (size_t i = 0; i < 4; i++) {
+		struct record r;
+		char *err = NULL;
+		assert_int_equal(record_load(ways[i], &r, &err), 0);
+		assert_string_equal(r.dir, ".assay/runs/r1");
+		record_free(&r);
+	}
+	struct config c;
+	config_defaults(&c);
+	config_add_input(&c, "/elsewhere", "input/other");
+	char *err = NULL;
+	assert_int_equal(session_record_config("r1", &c, &err), 0);
+	assert_string_equal(c.model, "m1");
+	assert_string_equal(c.base_url, "http://x/v1");
+	assert_string_equal(c.out_dir, "outdir");
+	assert_string_equal(c.ask, "none");
+	assert_int_equal(c.n_inputs, 1);
+	assert_string_equal(c.inputs[0].dest, "input/a.csv");
+	assert_int_equal(c.n_outputs, 1);
+	assert_int_equal(c.timeout_s, 7);
+	assert_int_equal(c.max_turns, 9);
+	assert_int_equal(c.max_output_tokens, 123);
+	config_free(&c);
+
+	config_defaults(&c);
+	assert_int_equal(session_record_config("nope", &c, &err), -1);
+	assert_non_null(strstr(err, "give a run dir"));
+	free(err);
+	config_free(&c);
+	assert_int_equal(chdir(old), 0);
+	free(old);
+	rm_rf(root);
+}
+
+static char *hash_of(const char *messages)
+{
+	struct llm m = {.provider = "openai", .model = "m1"};
+	cJSON *msgs = cJSON_Parse(messages);
+	struct llm_request r = {.model = "m1",
+	                        .system = "sys",
+	                        .messages = msgs,
+	                        .max_output_tokens = 100};
+	char *canon = llm_canonical_request(&m, &r);
+	char *h = xmalloc(65);
+	sha256_hex(canon, strlen(canon), h);
+	free(canon);
+	cJSON_Delete(msgs);
+	return h;
+}
+
+static void hash_matches_rebuilt_conversation(void **state)
+{
+	(void)state;
+	/* the live order and the order a transcript rebuilds differ */
+	char *live = hash_of(
+	    "[{\"role\":\"user\",\"content\":\"go\"},{\"role\":\"assistant\","
+	    "\"content\":\"\",\"tool_calls\":[{\"id\":\"c1\",\"name\":"
+	    "\"shell\",\"arguments\":{\"command\":\"ls\"}}]},{\"role\":"
+	    "\"tool\",\"tool_call_id\":\"c1\",\"name\":\"shell\",\"content\":"
+	    "\"a\\n\",\"is_error\":false}]");
+	char *rebuilt = hash_of(
+	    "[{\"content\":\"go\",\"role\":\"user\"},{\"tool_calls\":[{"
+	    "\"arguments\":{\"command\":\"ls\"},\"name\":\"shell\",\"id\":"
+	    "\"c1\"}],\"content\":\"\",\"role\":\"assistant\"},{\"is_error\":"
+	    "false,\"content\":\"a\\n\",\"name\":\"shell\",\"tool_call_id\":"
+	    "\"c1\",\"role\":\"tool\"}]");
+	char *changed = hash_of(
+	    "[{\"role\":\"user\",\"content\":\"go\"},{\"role\":\"assistant\","
+	    "\"content\":\"\",\"tool_calls\":[{\"id\":\"c1\",\"name\":"
+	    "\"shell\",\"arguments\":{\"command\":\"ls\"}}]},{\"role\":"
+	    "\"tool\",\"tool_call_id\":\"c1\",\"name\":\"shell\",\"content\":"
+	    "\"b\\n\",\"is_error\":false}]");
+	assert_string_equal(live, rebuilt);
+	assert_string_not_equal(live, changed);
+	free(live);
+	free(rebuilt);
+	free(changed);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(cut_last_line_dropped),
+	    cmocka_unit_test(bad_middle_line_skipped),
+	    cmocka_unit_test(no_run_start_refused),
+	    cmocka_unit_test(found_and_applied),
+	    cmocka_unit_test(hash_matches_rebuilt_conversation),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

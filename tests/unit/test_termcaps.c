@@ -1,0 +1,562 @@
+/* test_termcaps.c: the terminal reply parser and the image-mode choice
+ * (src/tui/termcaps.c) on real terminals' replies, split at every byte,
+ * mixed with keystrokes and garbage; then the whole detection on a pty
+ * whose other end answers like foot, or not at all. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tui/termcaps.c"
+
+#include <stdlib.h>
+
+/* Where each reply comes from:
+ * - xterm 379 (Debian 12), captured here under Xvfb by sending our
+ *   queries to `xterm -ti vt340 -xrm 'XTerm*numColorRegisters: 256'`
+ *   and to a plain `xterm` (whose XTSMGRAPHICS answers Ps=3, failure).
+ * - mlterm, WezTerm, kitty: DA1 table in BourgeoisBear/rasterm README.md
+ *   ("known responses", CSI 0 c) and jquast/ucs-detect's CSI_0_C table.
+ * - foot: csi.c, `const char *reply = "\033[?62;4;22c";`.
+ * - tmux 3.3a: input.c INPUT_CSI_DA, input_reply(ictx, "\033[?1;2c");
+ *   tmux built with ENABLE_SIXEL (3.4+) answers "\033[?1;2;4c" (its
+ *   regress test device_attributes_and_status_reports).
+ * - kitty graphics: "\033_Gi=31;OK\033\\" (kitty's graphics protocol
+ *   docs: the reply echoes the id, then OK or an error code). */
+#define XTERM_VT340                                                            \
+	"\033[?1;0;256S\033[?2;0;480;312S\033[?63;1;2;4;6;9;15;16;22;28c"
+#define XTERM_PLAIN "\033[?1;3S\033[?2;3S\033[?64;1;2;6;9;15;16;17;18;21;22;28c"
+#define MLTERM "\033[?63;1;2;3;4;7;29c"
+#define WEZTERM "\033[?65;4;6;18;22c"
+#define FOOT "\033[?62;4;22c"
+#define KITTY "\033_Gi=31;OK\033\\\033[?62;c"
+#define TMUX33 "\033[?1;2c"
+#define TMUX_SIXEL "\033[?1;2;4c"
+#define CELL "\033[6;20;10t"
+
+struct parsed {
+	struct ui_termcaps tc;
+	struct ui_termcaps_parser p;
+};
+
+static void parse_pieces(struct parsed *r, const char *s, size_t n, size_t step)
+{
+	ui_termcaps_init(&r->tc);
+	ui_termcaps_parser_init(&r->p);
+	for (size_t i = 0; i < n; i += step)
+		ui_termcaps_feed(&r->tc, &r->p, s + i,
+		                 n - i < step ? n - i : step);
+	ui_termcaps_finish(&r->tc, &r->p);
+}
+
+static struct ui_termcaps parse(const char *s)
+{
+	struct parsed r;
+	parse_pieces(&r, s, strlen(s), strlen(s) ? strlen(s) : 1);
+	return r.tc;
+}
+
+static struct ui_termcaps parse_split(const char *s, size_t at)
+{
+	struct parsed r;
+	ui_termcaps_init(&r.tc);
+	ui_termcaps_parser_init(&r.p);
+	ui_termcaps_feed(&r.tc, &r.p, s, at);
+	ui_termcaps_feed(&r.tc, &r.p, s + at, strlen(s) - at);
+	ui_termcaps_finish(&r.tc, &r.p);
+	return r.tc;
+}
+
+/* Everything parsed, excluding why (written by choose). */
+static void assert_same(const struct ui_termcaps *a,
+                        const struct ui_termcaps *b)
+{
+	assert_int_equal(a->da1_seen, b->da1_seen);
+	assert_int_equal(a->da1_class, b->da1_class);
+	assert_string_equal(a->da1, b->da1);
+	assert_int_equal(a->sixel, b->sixel);
+	assert_int_equal(a->kitty, b->kitty);
+	assert_int_equal(a->kitty_answered, b->kitty_answered);
+	assert_int_equal(a->xtsm_answered, b->xtsm_answered);
+	assert_int_equal(a->color_registers, b->color_registers);
+	assert_int_equal(a->sixel_max_w, b->sixel_max_w);
+	assert_int_equal(a->sixel_max_h, b->sixel_max_h);
+	assert_int_equal(a->cell_w, b->cell_w);
+	assert_int_equal(a->cell_h, b->cell_h);
+	assert_string_equal(a->cell_from, b->cell_from);
+	assert_int_equal(a->n_typeahead, b->n_typeahead);
+	assert_memory_equal(a->typeahead, b->typeahead, a->n_typeahead);
+}
+
+static enum ui_gfx choose_auto(struct ui_termcaps *tc, int in_tmux)
+{
+	tc->queried = 1;
+	tc->in_tmux = in_tmux;
+	assert_int_equal(ui_termcaps_choose(tc, "auto", 1), 0);
+	return tc->mode;
+}
+
+static void test_xterm_vt340(void **state)
+{
+	(void)state;
+	struct ui_termcaps tc = parse(XTERM_VT340 CELL);
+	assert_true(tc.da1_seen);
+	assert_int_equal(tc.da1_class, 63);
+	assert_string_equal(tc.da1, "63;1;2;4;6;9;15;16;22;28");
+	assert_true(tc.sixel);
+	assert_false(tc.kitty);
+	assert_int_equal(tc.color_registers, 256);
+	assert_int_equal(tc.sixel_max_w, 480);
+	assert_int_equal(tc.sixel_max_h, 312);
+	assert_int_equal(tc.cell_w, 10);
+	assert_int_equal(tc.cell_h, 20);
+	assert_string_equal(tc.cell_from, "CSI 16 t");
+	assert_int_equal(tc.n_typeahead, 0);
+	assert_int_equal(choose_auto(&tc, 0), UI_GFX_SIXEL);
+	assert_false(tc.registers_assumed);
+	assert_non_null(strstr(tc.why, "sixel: DA1 lists 4"));
+	assert_non_null(strstr(tc.why, "256 colour registers"));
+}
+
+static void test_xterm_plain(void **state)
+{
+	(void)state;
+	struct ui_termcaps tc = parse(XTERM_PLAIN);
+	assert_true(tc.da1_seen);
+	assert_int_equal(tc.da1_class, 64);
+	assert_false(tc.sixel);
+	assert_true(tc.xtsm_answered);
+	assert_int_equal(tc.color_registers, 0); /* Ps=3: failure */
+	assert_int_equal(tc.sixel_max_w, 0);
+	assert_string_equal(tc.cell_from, "guess");
+	assert_int_equal(choose_auto(&tc, 0), UI_GFX_BLOCKS);
+	assert_non_null(strstr(tc.why, "XTSMGRAPHICS refused"));
+}
+
+static void test_sixel_terminals(void **state)
+{
+	(void)state;
+	const char *sixel[] = {MLTERM, WEZTERM, FOOT};
+	int classes[] = {63, 65, 62};
+	for (int i = 0; i < 3; i++) {
+		struct ui_termcaps tc = parse(sixel[i]);
+		assert_true(tc.da1_seen);
+		assert_int_equal(tc.da1_class, classes[i]);
+		assert_true(tc.sixel);
+		assert_int_equal(tc.color_registers, 0);
+		assert_int_equal(choose_auto(&tc, 0), UI_GFX_SIXEL);
+		/* unknown registers: 256 assumed and said so */
+		assert_int_equal(tc.color_registers, 256);
+		assert_true(tc.registers_assumed);
+		assert_non_null(strstr(tc.why, "assumed"));
+	}
+}
+
+static void test_kitty(void **state)
+{
+	(void)state;
+	struct ui_termcaps tc = parse(KITTY);
+	assert_true(tc.kitty);
+	assert_true(tc.kitty_answered);
+	assert_string_equal(tc.kitty_reply, "OK");
+	assert_true(tc.da1_seen);
+	assert_int_equal(tc.da1_class, 62);
+	assert_string_equal(tc.da1, "62;");
+	assert_false(tc.sixel);
+	assert_int_equal(choose_auto(&tc, 0), UI_GFX_KITTY);
+
+	/* an error is an answer, but not support */
+	tc = parse("\033_Gi=31;ENOTSUPPORTED:no graphics\033\\" FOOT);
+	assert_false(tc.kitty);
+	assert_true(tc.kitty_answered);
+	assert_string_equal(tc.kitty_reply, "ENOTSUPPORTED:no graphics");
+	assert_int_equal(choose_auto(&tc, 0), UI_GFX_SIXEL);
+
+	/* another image id is another program's reply */
+	tc = parse("\033_Gi=1;OK\033\\\033_Gi=310;OK\033\\" TMUX33);
+	assert_false(tc.kitty);
+	assert_false(tc.kitty_answered);
+}
+
+static void test_tmux(void **state)
+{
+	(void)state;
+	struct ui_termcaps tc = parse(TMUX33);
+	assert_true(tc.da1_seen);
+	assert_int_equal(tc.da1_class, 1);
+	assert_false(tc.sixel);
+	assert_int_equal(choose_auto(&tc, 1), UI_GFX_BLOCKS);
+	assert_non_null(strstr(tc.why, "inside tmux"));
+	assert_non_null(strstr(tc.why, "DA1 answered ?1;2"));
+
+	tc = parse(TMUX_SIXEL);
+	assert_true(tc.sixel);
+	assert_int_equal(choose_auto(&tc, 1), UI_GFX_SIXEL);
+}
+
+static void test_vt132_is_not_sixel(void **state)
+{
+	(void)state;
+	struct ui_termcaps tc = parse("\033[?4;6c");
+	assert_true(tc.da1_seen);
+	assert_int_equal(tc.da1_class, 4);
+	assert_false(tc.sixel);
+	tc = parse("\033[?6c"); /* PuTTY, st, the Linux console */
+	assert_true(tc.da1_seen);
+	assert_false(tc.sixel);
+}
+
+/* The same fields whatever the reads' boundaries: two pieces split at
+ * every byte, and one byte at a time. */
+static void test_split_everywhere(void **state)
+{
+	(void)state;
+	const char *all[] = {XTERM_VT340 CELL,
+	                     XTERM_PLAIN,
+	                     MLTERM,
+	                     WEZTERM,
+	                     FOOT,
+	                     KITTY,
+	                     TMUX33,
+	                     "\033_Gi=31;EINVAL:bad\033\\" CELL TMUX_SIXEL,
+	                     "x\033[A" FOOT "\033OPq\033"};
+	for (size_t k = 0; k < sizeof all / sizeof *all; k++) {
+		struct ui_termcaps whole = parse(all[k]);
+		assert_true(whole.da1_seen);
+		size_t n = strlen(all[k]);
+		for (size_t at = 0; at <= n; at++) {
+			struct ui_termcaps t = parse_split(all[k], at);
+			assert_same(&whole, &t);
+		}
+		struct parsed r;
+		parse_pieces(&r, all[k], n, 1);
+		assert_same(&whole, &r.tc);
+	}
+}
+
+/* Keys typed while the replies arrive are kept, in order, for the
+ * caller; the replies are still understood. */
+static void test_interleaved_keys(void **state)
+{
+	(void)state;
+	const char *in = "a\033[A"             /* a, Up */
+	                 "\033_Gi=31;OK\033\\" /* kitty */
+	                 "b\033OP"             /* b, F1 (SS3) */
+	                 "\033[?1;0;256S"      /* registers */
+	                 "\033x"               /* Alt+x */
+	                 "\033[6;19;9t"        /* cell */
+	                 "\033[1;5C"           /* Ctrl+Right */
+	                 "\033[?63;1;2;4;22c"  /* DA1 */
+	                 "\r\033";             /* Enter, Esc */
+	struct ui_termcaps tc = parse(in);
+	assert_true(tc.kitty);
+	assert_true(tc.sixel);
+	assert_int_equal(tc.color_registers, 256);
+	assert_int_equal(tc.cell_w, 9);
+	assert_int_equal(tc.cell_h, 19);
+	const char *keys = "a\033[Ab\033OP\033x\033[1;5C\r\033";
+	assert_int_equal(tc.n_typeahead, strlen(keys));
+	assert_memory_equal(tc.typeahead, keys, strlen(keys));
+}
+
+static void test_garbage(void **state)
+{
+	(void)state;
+	/* replies we do not know are skipped, not taken for keys */
+	struct ui_termcaps tc =
+	    parse("\033[?2026;2$y\033[>1;4000;19c\033]11;rgb:0/0/0\a"
+	          "\033P>|xterm(379)\033\\\033[4;600;800t\033[6;0;0t" FOOT);
+	assert_true(tc.sixel);
+	assert_int_equal(tc.n_typeahead, 0);
+	assert_string_equal(tc.cell_from, "guess");
+
+	/* a CSI broken by a control byte, an overlong CSI, junk numbers */
+	tc = parse("\033[?63;1\n\033[?"
+	           "11111111111111111111111111111111111111111111111111111111"
+	           "11111111111111111111111111111111111111111111111111111111"
+	           "11111111111111111111111111111111111111111111111111111111"
+	           ";4c\033[?99999999999999999999;4c\033[?1:2;4S" TMUX33);
+	assert_true(tc.da1_seen);
+	assert_int_equal(tc.da1_class, 1);
+	assert_false(tc.sixel); /* the last DA1 counts */
+	assert_true(tc.n_typeahead <= UI_TERMCAPS_TYPEAHEAD);
+
+	/* pseudo-random bytes: bounded typeahead, no crash, and a reply
+	 * after a terminator is still read */
+	char junk[4096];
+	uint32_t x = 12345;
+	for (size_t i = 0; i < sizeof junk; i++) {
+		x = x * 1103515245u + 12345u;
+		junk[i] = (char)(x >> 16);
+	}
+	struct parsed r;
+	ui_termcaps_init(&r.tc);
+	ui_termcaps_parser_init(&r.p);
+	ui_termcaps_feed(&r.tc, &r.p, junk, sizeof junk);
+	ui_termcaps_feed(&r.tc, &r.p, "\033\\\030" FOOT, strlen(FOOT) + 3);
+	ui_termcaps_finish(&r.tc, &r.p);
+	assert_true(r.tc.n_typeahead <= UI_TERMCAPS_TYPEAHEAD);
+	assert_true(r.tc.sixel);
+	assert_int_equal(r.tc.da1_class, 62);
+
+	/* more keys than the typeahead holds: the rest is dropped */
+	char many[200];
+	memset(many, 'k', sizeof many);
+	ui_termcaps_init(&r.tc);
+	ui_termcaps_parser_init(&r.p);
+	ui_termcaps_feed(&r.tc, &r.p, many, sizeof many);
+	assert_int_equal(r.tc.n_typeahead, UI_TERMCAPS_TYPEAHEAD);
+}
+
+/* want x what the terminal said x terminal or not -> mode. */
+static void test_choice_matrix(void **state)
+{
+	(void)state;
+	struct {
+		const char *replies;
+		int in_tmux, is_tty, queried;
+		const char *want;
+		enum ui_gfx mode;
+		const char *why;
+	} m[] = {
+	    {KITTY, 0, 1, 1, "auto", UI_GFX_KITTY, "kitty: the terminal"},
+	    {"\033_Gi=31;OK\033\\" FOOT, 0, 1, 1, "auto", UI_GFX_KITTY,
+	     "accepted"},
+	    {FOOT, 0, 1, 1, "auto", UI_GFX_SIXEL, "DA1 lists 4"},
+	    {XTERM_PLAIN, 0, 1, 1, "auto", UI_GFX_BLOCKS, "neither"},
+	    {TMUX33, 1, 1, 1, "auto", UI_GFX_BLOCKS, "inside tmux"},
+	    {"", 0, 1, 1, "auto", UI_GFX_BLOCKS, "answered nothing"},
+	    {"", 0, 1, 0, "auto", UI_GFX_OFF, "TERM=dumb"},
+	    {FOOT, 0, 0, 1, "auto", UI_GFX_OFF, "not a terminal"},
+	    {FOOT, 0, 1, 1, "off", UI_GFX_OFF, "asked for"},
+	    {KITTY, 0, 1, 1, "blocks", UI_GFX_BLOCKS, "asked for"},
+	    {FOOT, 0, 1, 1, "sixel", UI_GFX_SIXEL, "asked for"},
+	    {TMUX33, 1, 1, 1, "sixel", UI_GFX_SIXEL, "did not report sixel"},
+	    {FOOT, 0, 1, 1, "kitty", UI_GFX_KITTY, "did not confirm"},
+	    {KITTY, 0, 1, 1, "kitty", UI_GFX_KITTY, "kitty: asked for"},
+	    {"", 0, 0, 0, "sixel", UI_GFX_SIXEL, "did not report"},
+	};
+	for (size_t i = 0; i < sizeof m / sizeof *m; i++) {
+		struct ui_termcaps tc = parse(m[i].replies);
+		tc.in_tmux = m[i].in_tmux;
+		tc.queried = m[i].queried;
+		assert_int_equal(
+		    ui_termcaps_choose(&tc, m[i].want, m[i].is_tty), 0);
+		if (tc.mode != m[i].mode || !strstr(tc.why, m[i].why))
+			fail_msg("case %zu: got %s, why '%s'", i,
+			         ui_termcaps_mode_name(tc.mode), tc.why);
+	}
+	struct ui_termcaps tc = parse(FOOT);
+	assert_int_equal(ui_termcaps_choose(&tc, "pixels", 1), -1);
+	assert_int_equal(tc.mode, UI_GFX_OFF);
+	assert_non_null(strstr(tc.why, "unknown image mode 'pixels'"));
+	/* truecolor is a hint that shows in the words for blocks */
+	tc = parse(XTERM_PLAIN);
+	tc.queried = 1;
+	tc.truecolor = 1;
+	ui_termcaps_choose(&tc, "auto", 1);
+	assert_non_null(strstr(tc.why, "24-bit"));
+}
+
+static void test_env_hints(void **state)
+{
+	(void)state;
+	struct ui_termcaps tc;
+	ui_termcaps_init(&tc);
+	setenv("TERM", "xterm-direct", 1);
+	unsetenv("COLORTERM");
+	unsetenv("TMUX");
+	ui_termcaps_env(&tc);
+	assert_true(tc.truecolor);
+	assert_false(tc.in_tmux);
+	setenv("TERM", "screen-256color", 1);
+	setenv("COLORTERM", "24bit", 1);
+	ui_termcaps_env(&tc);
+	assert_true(tc.truecolor);
+	assert_true(tc.in_tmux);
+	setenv("TERM", "xterm-256color", 1);
+	setenv("COLORTERM", "yes", 1);
+	setenv("TMUX", "/tmp/tmux-0/default,1,0", 1);
+	ui_termcaps_env(&tc);
+	assert_false(tc.truecolor);
+	assert_true(tc.in_tmux);
+	unsetenv("TMUX");
+	unsetenv("COLORTERM");
+}
+
+/* A pty whose master side plays a terminal: reads the queries until DA1
+ * and answers with `replies` (NULL: never answers). */
+static pid_t fake_terminal(int master, const char *replies, const char *keys)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid)
+		return pid;
+	char got[512];
+	size_t n = 0;
+	if (keys && write(master, keys, strlen(keys)) < 0)
+		_exit(2);
+	while (n < sizeof got - 1) {
+		ssize_t r = read(master, got + n, sizeof got - 1 - n);
+		if (r <= 0)
+			_exit(3);
+		n += (size_t)r;
+		got[n] = '\0';
+		if (strstr(got, "\033[c"))
+			break;
+	}
+	/* every query, in order, DA1 last */
+	if (!strstr(got, "\033_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\033\\"
+	                 "\033[?1;1;0S\033[?2;1;0S\033[16t\033[c"))
+		_exit(4);
+	if (replies && write(master, replies, strlen(replies)) < 0)
+		_exit(5);
+	sleep(1); /* keep the master open while the parent reads */
+	_exit(0);
+}
+
+static int open_pty(int *master, int *slave)
+{
+	*master = posix_openpt(O_RDWR | O_NOCTTY);
+	if (*master < 0 || grantpt(*master) < 0 || unlockpt(*master) < 0)
+		return -1;
+	*slave = open(ptsname(*master), O_RDWR | O_NOCTTY);
+	return *slave < 0 ? -1 : 0;
+}
+
+static void test_detect_on_a_pty(void **state)
+{
+	(void)state;
+	int master, slave;
+	if (open_pty(&master, &slave) < 0) {
+		print_message("SKIPPED: no pty here\n");
+		skip();
+	}
+	setenv("TERM", "xterm-256color", 1);
+	unsetenv("TMUX");
+	unsetenv("COLORTERM");
+	pid_t pid = fake_terminal(master, CELL FOOT, "q");
+	struct ui_termcaps tc;
+	long t0 = tc_now_ms();
+	assert_int_equal(ui_termcaps_detect(slave, slave, "auto", 2000, &tc),
+	                 0);
+	long took = tc_now_ms() - t0;
+	int status;
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	assert_true(tc.queried);
+	assert_true(tc.da1_seen);
+	assert_false(tc.timed_out);
+	assert_int_equal(tc.mode, UI_GFX_SIXEL);
+	assert_int_equal(tc.cell_w, 10);
+	assert_string_equal(tc.cell_from, "CSI 16 t");
+	/* the key typed before the replies is handed back */
+	assert_int_equal(tc.n_typeahead, 1);
+	assert_int_equal(tc.typeahead[0], 'q');
+	/* answered: done at DA1, long before the 2 s timeout */
+	assert_true(took < 1500);
+	/* raw mode was undone */
+	struct termios t;
+	assert_int_equal(tcgetattr(slave, &t), 0);
+	assert_true(t.c_lflag & ICANON);
+	assert_true(t.c_lflag & ECHO);
+	close(slave);
+	close(master);
+}
+
+static void test_detect_silent_terminal(void **state)
+{
+	(void)state;
+	int master, slave;
+	if (open_pty(&master, &slave) < 0) {
+		print_message("SKIPPED: no pty here\n");
+		skip();
+	}
+	setenv("TERM", "xterm-256color", 1);
+	pid_t pid = fake_terminal(master, NULL, NULL);
+	struct ui_termcaps tc;
+	long t0 = tc_now_ms();
+	assert_int_equal(ui_termcaps_detect(slave, slave, "auto", 150, &tc), 0);
+	long took = tc_now_ms() - t0;
+	int status;
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	assert_true(tc.timed_out);
+	assert_int_equal(tc.mode, UI_GFX_BLOCKS);
+	assert_non_null(strstr(tc.why, "no DA1 answer in time"));
+	/* the timeout bounds it (150 ms asked; slack for a loaded box) */
+	assert_true(took >= 140);
+	assert_true(took < 1000);
+
+	/* TERM=dumb and "off": no query at all, at once */
+	setenv("TERM", "dumb", 1);
+	assert_int_equal(ui_termcaps_detect(slave, slave, "auto", 150, &tc), 0);
+	assert_false(tc.queried);
+	assert_int_equal(tc.mode, UI_GFX_OFF);
+	setenv("TERM", "xterm", 1);
+	assert_int_equal(ui_termcaps_detect(slave, slave, "off", 150, &tc), 0);
+	assert_false(tc.queried);
+	assert_int_equal(tc.mode, UI_GFX_OFF);
+	close(slave);
+	close(master);
+
+	/* not a terminal: a pipe */
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(ui_termcaps_detect(fds[0], fds[1], "auto", 150, &tc),
+	                 0);
+	assert_false(tc.queried);
+	assert_int_equal(tc.mode, UI_GFX_OFF);
+	assert_non_null(strstr(tc.why, "not a terminal"));
+	assert_int_equal(ui_termcaps_detect(fds[0], fds[1], "nope", 150, &tc),
+	                 -1);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+static void test_cells_from_winsize(void **state)
+{
+	(void)state;
+	int master, slave;
+	if (open_pty(&master, &slave) < 0) {
+		print_message("SKIPPED: no pty here\n");
+		skip();
+	}
+	struct ui_termcaps tc;
+	ui_termcaps_init(&tc);
+	struct winsize ws = {.ws_row = 40, .ws_col = 100};
+	assert_int_equal(ioctl(slave, TIOCSWINSZ, &ws), 0);
+	ui_termcaps_cells(slave, &tc); /* no pixels: keeps the guess */
+	assert_string_equal(tc.cell_from, "guess");
+	ws.ws_xpixel = 900;
+	ws.ws_ypixel = 760;
+	assert_int_equal(ioctl(slave, TIOCSWINSZ, &ws), 0);
+	ui_termcaps_cells(slave, &tc);
+	assert_int_equal(tc.cell_w, 9);
+	assert_int_equal(tc.cell_h, 19);
+	assert_string_equal(tc.cell_from, "TIOCGWINSZ");
+	close(slave);
+	close(master);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_xterm_vt340),
+	    cmocka_unit_test(test_xterm_plain),
+	    cmocka_unit_test(test_sixel_terminals),
+	    cmocka_unit_test(test_kitty),
+	    cmocka_unit_test(test_tmux),
+	    cmocka_unit_test(test_vt132_is_not_sixel),
+	    cmocka_unit_test(test_split_everywhere),
+	    cmocka_unit_test(test_interleaved_keys),
+	    cmocka_unit_test(test_garbage),
+	    cmocka_unit_test(test_choice_matrix),
+	    cmocka_unit_test(test_env_hints),
+	    cmocka_unit_test(test_detect_on_a_pty),
+	    cmocka_unit_test(test_detect_silent_terminal),
+	    cmocka_unit_test(test_cells_from_winsize),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
