@@ -19,7 +19,6 @@
  * start or the command is still there after a grace period (a process
  * bomb holds every PID), the container is killed and started again:
  * the workspace is a volume and survives, /tmp does not. */
-#include "assay/http.h"
 #include "assay/json.h"
 #include "assay/log.h"
 #include "assay/loop.h"

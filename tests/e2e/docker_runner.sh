@@ -49,7 +49,7 @@ task_ok() { # task_ok NAME: completed, outputs right, nothing left
 }
 
 # --- the runner (default) --------------------------------------------
-run_task runner --
+run_task runner ASSAY_DOCKER_EXEC=runner --
 check "runner: the task completes, outputs right, nothing left (exit $CODE)" task_ok runner
 check "runner: the log says the runner was up" grep -q "command runner up" "$T/${P}runner/assay.log"
 check "runner: no fallback" sh -c "! grep -q 'exec per command' '$T/${P}runner/assay.log'"
@@ -78,7 +78,7 @@ ln -s usr/bin "$root/bin"
 tar -C "$root" -c . | docker import -c 'ENV PATH=/usr/bin:/bin' -c 'WORKDIR /workspace' - "$NOPY" >/dev/null
 check "the python-less image has no python3" \
 	sh -c "! docker run --rm --network none '$NOPY' /usr/bin/bash -c 'command -v python3'"
-run_task nopy -- --image "$NOPY"
+run_task nopy ASSAY_DOCKER_EXEC=runner -- --image "$NOPY"
 check "no python3: the task completes through an exec per command (exit $CODE)" task_ok nopy
 check "no python3: the log says why and what it does instead" \
 	grep -q 'command runner did not start (it said: .*python3.*): running an exec per command' "$T/${P}nopy/assay.log"

@@ -2,15 +2,24 @@
  * (DOCKER_HOST, DOCKER_CERT_PATH, DOCKER_TLS_VERIFY) and which API
  * version it speaks: negotiated from what the daemon says, never
  * hard-coded (29.x engines refuse anything below 1.44), with
- * DOCKER_API_VERSION as a pin that a daemon may refuse. */
+ * DOCKER_API_VERSION as a pin that a daemon may refuse. And the raw
+ * connection of an exec with stdin (docker_raw.c): opened on the loop,
+ * a stalled TLS handshake never holding the loop up. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "assay/loop.h"
 #include "assay/util.h"
 #include "sandbox/docker_internal.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +212,117 @@ static void test_endpoint_tls(void **state)
 	free(dd);
 }
 
+/* ---- the raw connection, on the loop ---- */
+
+struct ready {
+	int called;
+	char *err;
+};
+
+static void on_ready(void *arg, const char *err)
+{
+	struct ready *r = arg;
+	r->called++;
+	r->err = err ? xstrdup(err) : NULL;
+}
+
+static void tick(void *arg)
+{
+	++*(int *)arg;
+}
+
+static void test_raw_unix(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/assay-raw-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *path = xasprintf("%s/s", dir);
+	int srv = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+	assert_int_equal(bind(srv, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(srv, 4), 0);
+	struct loop *l = loop_new();
+	struct dk_endpoint ep = {.unix_path = path};
+	struct ready rd = {0};
+	char *err = NULL;
+	struct dk_raw *r =
+	    dk_raw_connect(l, &ep, "http://docker/x", on_ready, &rd, &err);
+	assert_non_null(r);
+	assert_int_equal(rd.called, 0); /* never from the call itself */
+	int64_t end = now_ms() + 5000;
+	while (!rd.called && now_ms() < end)
+		loop_once(l, 50);
+	assert_int_equal(rd.called, 1);
+	assert_null(rd.err);
+	int c = accept(srv, NULL, NULL);
+	assert_true(c >= 0);
+	assert_int_equal(dk_raw_send(r, "ping", 4), 4);
+	char b[8] = "";
+	assert_int_equal(read(c, b, sizeof b), 4);
+	assert_memory_equal(b, "ping", 4);
+	assert_int_equal(write(c, "pong", 4), 4);
+	struct pollfd p = {.fd = dk_raw_fd(r), .events = POLLIN};
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	assert_int_equal(dk_raw_recv(r, b, sizeof b), 4);
+	assert_memory_equal(b, "pong", 4);
+	assert_int_equal(dk_raw_shutdown_write(r), 0);
+	assert_int_equal(read(c, b, sizeof b), 0); /* half-closed */
+	dk_raw_free(r);
+	close(c);
+	/* nothing listening: the error comes through the loop too */
+	unlink(path);
+	rd.called = 0;
+	r = dk_raw_connect(l, &ep, "http://docker/x", on_ready, &rd, &err);
+	assert_non_null(r);
+	end = now_ms() + 5000;
+	while (!rd.called && now_ms() < end)
+		loop_once(l, 50);
+	assert_int_equal(rd.called, 1);
+	assert_non_null(rd.err);
+	free(rd.err);
+	dk_raw_free(r);
+	close(srv);
+	loop_free(l);
+	rmdir(dir);
+	free(path);
+}
+
+/* A daemon that takes the TCP connection but never answers the TLS
+ * handshake: the loop keeps running (its timers fire) meanwhile. */
+static void test_raw_tls_stall(void **state)
+{
+	(void)state;
+	int srv = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(bind(srv, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(srv, 4), 0);
+	socklen_t len = sizeof sa;
+	getsockname(srv, (struct sockaddr *)&sa, &len);
+	char *url = xasprintf("https://127.0.0.1:%d/x", ntohs(sa.sin_port));
+	struct loop *l = loop_new();
+	struct dk_endpoint ep = {.tls = 1, .verify = 0};
+	struct ready rd = {0};
+	char *err = NULL;
+	int64_t t0 = now_ms();
+	struct dk_raw *r = dk_raw_connect(l, &ep, url, on_ready, &rd, &err);
+	assert_non_null(r);
+	assert_true(now_ms() - t0 < 200);
+	int ticks = 0;
+	for (int i = 0; i < 6; i++)
+		loop_timer_add(l, 50 * (i + 1), tick, &ticks);
+	int64_t end = now_ms() + 400;
+	while (now_ms() < end)
+		loop_once(l, 20);
+	assert_int_equal(ticks, 6);
+	assert_int_equal(rd.called, 0); /* still in the handshake */
+	dk_raw_free(r);
+	loop_free(l);
+	close(srv);
+	free(url);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +332,8 @@ int main(void)
 	    cmocka_unit_test(test_endpoint_default_and_unix),
 	    cmocka_unit_test(test_endpoint_tcp),
 	    cmocka_unit_test(test_endpoint_tls),
+	    cmocka_unit_test(test_raw_unix),
+	    cmocka_unit_test(test_raw_tls_stall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
