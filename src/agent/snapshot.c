@@ -31,13 +31,12 @@ static size_t hash_str(const char *s)
 	return h;
 }
 
-static struct snap_entry *snap_find(const struct snapshot *sn,
-                                    const char *path)
+static struct snap_entry *snap_find(const struct snapshot *sn, const char *path)
 {
 	if (!sn || !sn->cap)
 		return NULL;
-	for (size_t i = hash_str(path) & (sn->cap - 1);; i = (i + 1) &
-	                                                    (sn->cap - 1)) {
+	for (size_t i = hash_str(path) & (sn->cap - 1);;
+	     i = (i + 1) & (sn->cap - 1)) {
 		size_t k = sn->index[i];
 		if (!k)
 			return NULL;

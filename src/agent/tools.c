@@ -31,7 +31,7 @@ struct stream_state {
 	uint64_t bytes;
 	struct buf pending; /* not yet in an exec_output event */
 	uint64_t pending_bytes;
-	uint64_t logged; /* text bytes put in the transcript */
+	uint64_t logged;   /* text bytes put in the transcript */
 	uint64_t file_max; /* the exec file stops growing here */
 	int file_cut;      /* ... and did */
 };
@@ -169,7 +169,8 @@ void tool_run_output(void *arg, enum sbx_stream which, const char *data,
 	struct tool_run *r = arg;
 	struct stream_state *st = &r->out[which == SBX_STDERR];
 	/* the sandbox's file-size limit does not bind assay's own copy */
-	uint64_t keep = st->bytes >= st->file_max ? 0 : st->file_max - st->bytes;
+	uint64_t keep =
+	    st->bytes >= st->file_max ? 0 : st->file_max - st->bytes;
 	write_all(st->fd, data, n < keep ? n : (size_t)keep);
 	if (n > keep)
 		st->file_cut = 1;
@@ -307,14 +308,14 @@ static int open_output(struct session *s, struct tool_run *r, int i,
 	 * call's output: number the later ones */
 	for (int k = 1; k < 1000; k++) {
 		free(st->path);
-		st->path = k == 1 ? xasprintf("%s/exec/%s.%s", s->run_dir, fid,
-		                              i == 0 ? "stdout" : "stderr")
-		                  : xasprintf("%s/exec/%s-%d.%s", s->run_dir,
-		                              fid, k,
-		                              i == 0 ? "stdout" : "stderr");
-		st->fd = open(st->path,
-		              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		              0644);
+		st->path = k == 1
+		               ? xasprintf("%s/exec/%s.%s", s->run_dir, fid,
+		                           i == 0 ? "stdout" : "stderr")
+		               : xasprintf("%s/exec/%s-%d.%s", s->run_dir, fid,
+		                           k, i == 0 ? "stdout" : "stderr");
+		st->fd = open(
+		    st->path,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (st->fd >= 0 || errno != EEXIST)
 			break;
 	}

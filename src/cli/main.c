@@ -478,7 +478,7 @@ int main(int argc, char **argv)
 	}
 	/* the workbench needs a terminal both ways; scripts and CI get
 	 * the headless run, never a UI that waits for keys */
-	int tui = (!cmd || demo) && !c.json && isatty(STDIN_FILENO) &&
+	int tui = (!cmd || demo || resume) && !c.json && isatty(STDIN_FILENO) &&
 	          isatty(STDOUT_FILENO);
 	if (!prompt && !tui && !resume) {
 		set_err(&err, "a PROMPT is needed (see assay --help)");
@@ -491,7 +491,9 @@ int main(int argc, char **argv)
 		/* the demo streams at a pace a person can follow */
 		if (demo)
 			setenv("ASSAY_SCRIPT_DELAY_MS", "35", 0);
-		struct ui_opts o = {.prompt = prompt, .end_when_done = demo};
+		struct ui_opts o = {.prompt = prompt,
+		                    .end_when_done = demo,
+		                    .resume = resume ? resume_opts() : NULL};
 		code = ui_main(&c, &o);
 	} else {
 		code = run_headless(&c, prompt, resume ? resume_opts() : NULL);

@@ -22,8 +22,8 @@ void config_set(char **field, const char *value)
 
 int config_check_images(const char *value, char **err)
 {
-	static const char *const modes[] = {"auto", "sixel", "kitty",
-	                                    "blocks", "off"};
+	static const char *const modes[] = {"auto", "sixel", "kitty", "blocks",
+	                                    "off"};
 	for (size_t i = 0; value && i < sizeof modes / sizeof *modes; i++)
 		if (!strcmp(value, modes[i]))
 			return 0;
@@ -351,8 +351,7 @@ static int apply_key(struct config *c, const cJSON *v, const char *origin,
 /* Keys a project file (./.assay/config.json, ./assay.json) may not set:
  * together they decide which server receives an API key, and a cloned
  * repository must not be able to send the user's key elsewhere. */
-static const char *const user_only_keys[] = {"base_url", "api_key_env",
-                                             NULL};
+static const char *const user_only_keys[] = {"base_url", "api_key_env", NULL};
 
 static int apply_json(struct config *c, const cJSON *obj, const char *origin,
                       const char *base_dir, int project, char **err)
@@ -386,8 +385,7 @@ int config_apply_json(struct config *c, const cJSON *obj, const char *origin,
 }
 
 static int apply_file(struct config *c, const char *path, int must_exist,
-                      int project,
-                      char **err)
+                      int project, char **err)
 {
 	if (access(path, F_OK) < 0 && errno == ENOENT && !must_exist)
 		return 0;

@@ -314,9 +314,8 @@ static void image_changed(struct ui_model *m, const char *path,
 	if (n < 5 || strcasecmp(path + n - 4, ".png"))
 		return;
 	set_str(&m->last_image, path);
-	char *text = xasprintf("%s %s",
-	                       !strcmp(kind, "created") ? "created" : "updated",
-	                       path);
+	char *text = xasprintf(
+	    "%s %s", !strcmp(kind, "created") ? "created" : "updated", path);
 	struct ui_item *last = m->nitems ? &m->items[m->nitems - 1] : NULL;
 	if (!last || last->kind != UI_ITEM_IMAGE ||
 	    strcmp(buf_str(&last->text), text))

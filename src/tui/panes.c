@@ -229,9 +229,8 @@ static void assistant_rows(struct ui_rows *out, const struct ui_item *it,
 	free(clean);
 }
 
-/* "image output/chart.png created: p previews it (in a pane)". */
-static void image_rows(struct ui_rows *out, const struct ui_item *it,
-                       int width)
+/* "image output/chart.png created: press p in a pane to preview it". */
+static void image_rows(struct ui_rows *out, const struct ui_item *it, int width)
 {
 	const char *t = buf_str(&it->text);
 	const char *sp = strchr(t, ' ');

@@ -17,6 +17,7 @@
 #include "tui/ui.h"
 
 #include "tui/image.h"
+#include "tui/replay.h"
 #include "tui/termcaps.h"
 
 #include "assay/config.h"
@@ -53,7 +54,6 @@ struct pv_read {
 
 struct ui_preview {
 	struct ui_termcaps tc;
-	int detected;
 	struct ui_imgcache *cache;
 
 	enum pv_view view;
@@ -84,25 +84,29 @@ struct ui_preview {
 	enum ui_gfx pmode;
 	int kitty_delete; /* send the delete after this frame */
 
-	long emits; /* placements written (ASSAY_TUI_STATS) */
+	long emits; /* placements written (logged) */
 	size_t emit_bytes;
 };
 
 /* ---- the terminal ------------------------------------------------------- */
 
+static struct ui_preview *pv_new(void)
+{
+	struct ui_preview *p = xcalloc(1, sizeof *p);
+	p->fd = -1;
+	ui_termcaps_init(&p->tc);
+	return p;
+}
+
 void ui_preview_detect(struct ui *u)
 {
+	if (!u->preview)
+		u->preview = pv_new();
 	struct ui_preview *p = u->preview;
-	if (!p) {
-		p = u->preview = xcalloc(1, sizeof *p);
-		p->fd = -1;
-		ui_termcaps_init(&p->tc);
-	}
 	const char *want = u->cfg && u->cfg->images ? u->cfg->images : "auto";
 	if (ui_termcaps_detect(STDIN_FILENO, STDOUT_FILENO, want, DETECT_MS,
 	                       &p->tc) < 0)
 		p->tc.mode = UI_GFX_OFF;
-	p->detected = 1;
 	log_info("tui: images: %s (%s)", ui_termcaps_mode_name(p->tc.mode),
 	         p->tc.why);
 }
@@ -122,9 +126,7 @@ static struct ui_preview *get(struct ui *u)
 {
 	if (!u->preview) {
 		/* not asked (no terminal query ran): text placeholders */
-		u->preview = xcalloc(1, sizeof *u->preview);
-		u->preview->fd = -1;
-		ui_termcaps_init(&u->preview->tc);
+		u->preview = pv_new();
 		u->preview->tc.mode = UI_GFX_OFF;
 	}
 	return u->preview;
@@ -498,8 +500,10 @@ static void request(struct ui *u)
 
 static int covered(struct ui *u)
 {
+	/* any other window drawn over it is caught in ui_preview_emit
+	 * (curscr), a frame later */
 	return u->pager || u->help || u->confirm_quit || u->too_small ||
-	       ui_approval_shown(u);
+	       ui_approval_shown(u) || ui_step_shown(u);
 }
 
 /* Where the box goes: in place of the Tools pane, else (a narrow
@@ -604,6 +608,7 @@ static int place_window(struct ui *u)
 		return 0;
 	if (p->win)
 		delwin(p->win);
+	erase_placed(u); /* the box moves: the image goes with it */
 	p->win = newwin(h, w, y, x);
 	if (!p->win)
 		return -1;
@@ -668,10 +673,6 @@ void ui_preview_draw(struct ui *u)
 		erase_placed(u);
 		return;
 	}
-	if (p->placed && (p->py < p->box_y || p->px < p->box_x ||
-	                  p->py + p->prows > p->box_y + p->box_rows ||
-	                  p->px + p->pcols > p->box_x + p->box_cols))
-		erase_placed(u); /* the box moved or shrank */
 	if (covered(u))
 		erase_placed(u);
 	if (u->pager)

@@ -413,7 +413,7 @@ enum ui_item_kind {
 	UI_ITEM_NOTICE,
 	UI_ITEM_ERROR,
 	UI_ITEM_END,
-	UI_ITEM_IMAGE, /* an image was created or updated (text: its path) */
+	UI_ITEM_IMAGE, /* an image made or changed: "created|updated PATH" */
 };
 
 struct ui_item {

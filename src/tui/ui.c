@@ -780,6 +780,14 @@ static void on_stdin(int fd, int revents, void *arg)
 	}
 }
 
+/* Keys typed while the terminal was asked about images were pushed
+ * back into curses (ui_preview_typeahead): read them now, not with the
+ * next key. */
+static void drain_typeahead(void *arg)
+{
+	on_stdin(STDIN_FILENO, 0, arg);
+}
+
 static void on_winch(int sig, void *arg)
 {
 	struct ui *u = arg;
@@ -948,6 +956,7 @@ show:;
 		goto out;
 	}
 	loop_fd_add(u.loop, STDIN_FILENO, POLLIN, on_stdin, &u);
+	loop_timer_add(u.loop, 0, drain_typeahead, &u);
 	loop_signal(u.loop, SIGWINCH, on_winch, &u);
 	loop_signal(u.loop, SIGTERM, on_terminate, &u);
 	loop_signal(u.loop, SIGINT, on_terminate, &u);

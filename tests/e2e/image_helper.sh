@@ -174,6 +174,22 @@ check "zTXt bomb: ignored, rendered fast ($ms ms)" \
 	bash -c "[ $RC -eq 0 ] && [ $ms -lt 2000 ]"
 check "zTXt bomb: nothing of it in the payload" bash -c "! grep -q pwned '$T/body'"
 
+# the helper's confinement
+RC=0
+"$BIN" selfcheck >"$T/self" 2>&1 || RC=$?
+sed 's/^/  /' "$T/self"
+check "selfcheck runs" [ $RC -eq 0 ]
+check "selfcheck: CPU limit 4 s" grep -qx "cpu limit: 4 s" "$T/self"
+if grep -qx "seccomp: on" "$T/self"; then
+	check "seccomp: no files opened" grep -qx "open: Operation not permitted" "$T/self"
+	check "seccomp: no sockets" grep -qx "socket: Operation not permitted" "$T/self"
+	check "seccomp: no processes" grep -qx "fork: Operation not permitted" "$T/self"
+elif grep -qx "seccomp: off (sanitizer build)" "$T/self"; then
+	echo "  (sanitizer build: no seccomp filter and no memory limit)"
+else
+	fail "seccomp filter not in force: $(head -n1 "$T/self")"
+fi
+
 # only the helper loads the image libraries
 if [ -x "$ASSAY" ] && command -v ldd >/dev/null; then
 	check "assay itself links neither libsixel nor libpng" \

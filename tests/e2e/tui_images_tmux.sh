@@ -105,6 +105,7 @@ check "two renderings, both logged" \
 	test "$(grep -c 'tui: preview output/chart.png: blocks' "$RUN/assay.log")" -ge 2
 keys C-q
 check "Ctrl-Q quits (exit 0)" test "$(wait_exit 20)" = 0
+check "no process left behind" test -z "$(leftovers "$RUN")"
 
 # --images off: the placeholder text
 tui_start 120 40 -- --provider script --script "$T/s.json" \

@@ -253,6 +253,8 @@ S6=$(shot 6-closed)
 R6=$(px "$S6" "$CHART")
 check "Esc: the preview is gone, pixels too ($R6)" test "$(jf "$R6" total)" -lt 20
 
+# what was sent, for the record (sizes of the sixel placements)
+sed -n 's/.*tui: \(preview placed.*\)/  \1/p' "$LOG"
 key $'\021'
 check "Ctrl-Q quits (exit 0)" wait_until 20 'grep -qx 0 "$T/exit"'
 finish
