@@ -7,6 +7,7 @@
  * report as one object. */
 #include "cli.h"
 #include "tui/termcaps.h"
+#include "tui/tui.h"
 #include "sandbox/docker_internal.h"
 
 #include "assay/config.h"
@@ -17,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +70,52 @@ static void item(struct doctor *d, enum doc_status st, const char *name,
 
 /* ---- terminal graphics ---- */
 
-static void check_graphics(struct doctor *d, const char *want)
+/* A string the terminal sent, for the JSON report: valid UTF-8 with no
+ * C1 control or DEL (each becomes U+FFFD); C0 controls stay, cJSON
+ * writes them escaped (\u001b). */
+static char *json_text(const char *s)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		size_t len = ui_u8_decode(s + i, n - i, &cp);
+		if (cp == 0x7f || (cp >= 0x80 && cp < 0xa0) ||
+		    (cp == 0xFFFD && len == 1))
+			buf_append(&b, "\xef\xbf\xbd", 3);
+		else
+			buf_append(&b, s + i, len);
+		i += len;
+	}
+	buf_append(&b, "", 1);
+	return buf_detach(&b);
+}
+
+static void add_terminal_str(cJSON *o, const char *name, const char *s)
+{
+	char *safe = json_text(s);
+	cJSON_AddStringToObject(o, name, safe);
+	free(safe);
+}
+
+/* The key of a signal typed while the terminal was asked (it arrived as
+ * a byte: see ui_termcaps_detect): doctor stops as that key would have
+ * stopped it, the terminal already restored. */
+static int typed_signal(int sig)
+{
+	if (sig == SIGTSTP) {
+		raise(SIGTSTP); /* suspended here; on fg, go on */
+		return 0;
+	}
+	if (!sig)
+		return 0;
+	fprintf(stderr, "assay doctor: interrupted\n");
+	return -1;
+}
+
+/* -1: interrupted (Ctrl-C during the query). */
+static int check_graphics(struct doctor *d, const char *want)
 {
 	section(d, "terminal graphics");
 	/* output may go to a file (assay doctor > report): ask the
@@ -85,6 +132,8 @@ static void check_graphics(struct doctor *d, const char *want)
 	int64_t took = now_ms() - t0;
 	if (own >= 0)
 		close(own);
+	if (typed_signal(tc.sig_typed) < 0)
+		return -1;
 	int tmux = tc.in_tmux ? ui_termcaps_tmux_sixel(DOC_TMUX_MS) : -1;
 
 	const char *mode = ui_termcaps_mode_name(tc.mode);
@@ -167,10 +216,13 @@ static void check_graphics(struct doctor *d, const char *want)
 	cJSON *g = cJSON_AddObjectToObject(d->report, "graphics");
 	cJSON_AddStringToObject(g, "mode", mode);
 	cJSON_AddStringToObject(g, "want", want ? want : "auto");
-	cJSON_AddStringToObject(g, "why", tc.why);
+	/* the terminal's own words in the JSON, escaped */
+	add_terminal_str(g, "why", tc.why);
 	cJSON_AddBoolToObject(g, "queried", tc.queried);
 	cJSON_AddBoolToObject(g, "da1_seen", tc.da1_seen);
-	cJSON_AddStringToObject(g, "da1", tc.da1);
+	add_terminal_str(g, "da1", tc.da1);
+	cJSON_AddBoolToObject(g, "kitty_answered", tc.kitty_answered);
+	add_terminal_str(g, "kitty_reply", tc.kitty_reply);
 	cJSON_AddBoolToObject(g, "sixel", tc.sixel);
 	cJSON_AddBoolToObject(g, "kitty", tc.kitty);
 	cJSON_AddNumberToObject(g, "color_registers", tc.color_registers);
@@ -185,6 +237,7 @@ static void check_graphics(struct doctor *d, const char *want)
 	cJSON_AddNumberToObject(g, "tmux_sixel_support", tmux);
 	cJSON_AddBoolToObject(g, "timed_out", tc.timed_out);
 	cJSON_AddNumberToObject(g, "ms", (double)took);
+	return 0;
 }
 
 /* ---- the local sandbox and its python ---- */
@@ -523,21 +576,36 @@ static void check_keys(struct doctor *d, const struct config *c)
 
 /* ---- output ---- */
 
+/* Details carry what terminals, daemons and sandboxes said: every
+ * string of the report is cleaned on its way to the terminal. */
+static void put_clean(const char *s)
+{
+	char *c = ui_termcaps_printable(s, strlen(s));
+	fputs(c, stdout);
+	free(c);
+}
+
 static void print_text(const struct doctor *d)
 {
 	const cJSON *s;
 	cJSON_ArrayForEach(s, d->sections)
 	{
-		printf("%s\n", json_str(s, "name", ""));
+		put_clean(json_str(s, "name", ""));
+		printf("\n");
 		const cJSON *it;
 		cJSON_ArrayForEach(it, cJSON_GetObjectItem(s, "items"))
 		{
-			printf("  %-4s  %s: %s\n", json_str(it, "status", ""),
-			       json_str(it, "name", ""),
-			       json_str(it, "detail", ""));
+			printf("  %-4s  ", json_str(it, "status", ""));
+			put_clean(json_str(it, "name", ""));
+			printf(": ");
+			put_clean(json_str(it, "detail", ""));
+			printf("\n");
 			const char *fix = json_str(it, "fix", NULL);
-			if (fix)
-				printf("        -> %s\n", fix);
+			if (fix) {
+				printf("        -> ");
+				put_clean(fix);
+				printf("\n");
+			}
 		}
 		printf("\n");
 	}
@@ -603,7 +671,11 @@ int cmd_doctor(int argc, char **argv)
 	struct doctor d = {0};
 	d.report = cJSON_CreateObject();
 	d.sections = cJSON_AddArrayToObject(d.report, "sections");
-	check_graphics(&d, c.images);
+	if (check_graphics(&d, c.images) < 0) {
+		cJSON_Delete(d.report);
+		config_free(&c);
+		return EXIT_INTERRUPTED;
+	}
 	int docker = !strcmp(c.sandbox, "docker");
 	check_local(&d, !docker);
 	check_docker(&d, &c, docker);

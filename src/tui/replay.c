@@ -179,17 +179,7 @@ static void toggle_play(struct ui *u)
 static void turn_jump(struct ui *u, int dir)
 {
 	struct ui_replay *r = u->replay;
-	int best = dir > 0 ? r->t.n : 1, at = cur(r);
-	for (int k = 1; k <= r->t.nturns; k++) {
-		int s = ui_transcript_turn_step(&r->t, k);
-		if (!s)
-			continue;
-		if (dir > 0 && s > at && s < best)
-			best = s;
-		if (dir < 0 && s < at && s >= best)
-			best = s;
-	}
-	go_later(u, best);
+	go_later(u, ui_transcript_turn_jump(&r->t, cur(r), dir));
 }
 
 /* ---- the fork editor ------------------------------------------------------

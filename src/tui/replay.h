@@ -19,15 +19,19 @@ struct buf;
  * times their size in memory. */
 #define UI_TRANSCRIPT_MAX (64ll << 20)
 #define UI_TRANSCRIPT_LINE_MAX (64u << 20)
+/* A "turn" above this is not a turn number (it is replaced). */
+#define UI_TRANSCRIPT_TURN_MAX 1000000000
 
 struct ui_transcript {
 	char *path;    /* the transcript.jsonl read */
 	char *run_dir; /* its directory (exec/ outputs live there) */
 	cJSON **ev;    /* the events, in order */
 	int n, cap;
-	int *turn; /* the model's turn after each event */
-	int nturns;
-	int torn; /* the last line was cut (a killed run): left out */
+	int *turn;       /* the turn (1..nturns) each event is in; 0 before */
+	int *turn_start; /* each turn's first event (its model_request) */
+	int nturns;      /* model_requests present, a repeated one once */
+	int dropped;     /* a resumed run's replayed copies of recorded turns */
+	int torn;        /* the last line was cut (a killed run): left out */
 };
 
 /* Read RUN: a run dir, a run id under .assay/runs/, or a transcript
@@ -38,6 +42,10 @@ void ui_transcript_free(struct ui_transcript *t);
 /* The step (events applied, 1..n) where turn k (1..) begins: its
  * model_request event; 0 if there is no such turn. */
 int ui_transcript_turn_step(const struct ui_transcript *t, int k);
+/* ] and [ from step `at`: the step where the next (dir > 0) or the
+ * previous turn begins (the current one's start when past it); the
+ * last step or 1 when there is none. O(1). */
+int ui_transcript_turn_jump(const struct ui_transcript *t, int at, int dir);
 /* Make m the model after the first `step` events (m is initialised
  * here; free it with ui_model_free). Hooks are kept. */
 void ui_transcript_rebuild(struct ui_model *m, const struct ui_transcript *t,

@@ -64,6 +64,12 @@ char *ui_clean(const char *s, size_t n, int flags)
 			if (w < 0) {
 				put_codepoint(&b, cp);
 				col += 8;
+			} else if (cp == 0xFFFD) {
+				/* an invalid byte decodes as U+FFFD: never pass
+				 * the byte itself (a lone 0x9b is CSI to some
+				 * terminals) */
+				buf_append(&b, "\xEF\xBF\xBD", 3);
+				col += w;
 			} else {
 				buf_append(&b, s + i, len);
 				col += w;

@@ -5,7 +5,11 @@
  * machine that tolerates replies split anywhere and keys typed meanwhile;
  * the choice of image mode is a pure function of what was parsed. */
 #include "tui/termcaps.h"
+#include "tui/tui.h"
 
+#include "assay/util.h"
+
+#include <curses.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -63,7 +67,7 @@ const char *ui_termcaps_mode_name(enum ui_gfx m)
 	return "off";
 }
 
-static void typeahead(struct ui_termcaps *tc, const char *s, size_t n)
+static void ta_add(struct ui_termcaps *tc, const char *s, size_t n)
 {
 	size_t room = sizeof tc->typeahead - tc->n_typeahead;
 	if (n > room)
@@ -187,7 +191,7 @@ static void on_apc(struct ui_termcaps *tc, const char *s, size_t n)
 }
 
 /* A whole CSI sequence is in p->seq ("\033[" ... final). */
-static void csi_done(struct ui_termcaps *tc, struct ui_termcaps_parser *p)
+static void csi_reply(struct ui_termcaps *tc, struct ui_termcaps_parser *p)
 {
 	const char *body = p->seq + 2;
 	size_t n = p->len - 2;
@@ -206,7 +210,7 @@ static void csi_done(struct ui_termcaps *tc, struct ui_termcaps_parser *p)
 	else if (mark == '?' || mark == '>' || mark == '=')
 		; /* some other reply: skipped */
 	else
-		typeahead(tc, p->seq, p->len); /* a key: arrows, F-keys */
+		ta_add(tc, p->seq, p->len); /* a key: arrows, F-keys */
 	seq_reset(p, S_GROUND);
 }
 
@@ -232,13 +236,13 @@ static void esc_byte(struct ui_termcaps *tc, struct ui_termcaps_parser *p,
 		seq_add(p, c);
 		return;
 	case '\033':
-		typeahead(tc, "\033", 1); /* a lone Esc, then another */
+		ta_add(tc, "\033", 1); /* a lone Esc, then another */
 		seq_reset(p, S_ESC);
 		seq_add(p, c);
 		return;
 	default:
 		seq_add(p, c); /* Alt+key */
-		typeahead(tc, p->seq, p->len);
+		ta_add(tc, p->seq, p->len);
 		seq_reset(p, S_GROUND);
 	}
 }
@@ -260,7 +264,7 @@ static void feed_byte(struct ui_termcaps *tc, struct ui_termcaps_parser *p,
 			seq_reset(p, S_ESC);
 			seq_add(p, c);
 		} else {
-			typeahead(tc, &c, 1);
+			ta_add(tc, &c, 1);
 		}
 		return;
 	case S_ESC:
@@ -268,7 +272,7 @@ static void feed_byte(struct ui_termcaps *tc, struct ui_termcaps_parser *p,
 		return;
 	case S_SS3:
 		seq_add(p, c);
-		typeahead(tc, p->seq, p->len);
+		ta_add(tc, p->seq, p->len);
 		seq_reset(p, S_GROUND);
 		return;
 	case S_CSI:
@@ -276,7 +280,7 @@ static void feed_byte(struct ui_termcaps *tc, struct ui_termcaps_parser *p,
 			seq_add(p, c); /* parameters, intermediates */
 		} else if (u >= 0x40 && u <= 0x7e) {
 			seq_add(p, c);
-			csi_done(tc, p);
+			csi_reply(tc, p);
 		} else {
 			/* broken off: drop it, read the byte afresh */
 			seq_reset(p, S_GROUND);
@@ -318,9 +322,9 @@ void ui_termcaps_finish(struct ui_termcaps *tc, struct ui_termcaps_parser *p)
 	if (p->state == S_ESC || p->state == S_SS3 ||
 	    (p->state == S_CSI && p->len > 2 && p->seq[2] != '?' &&
 	     p->seq[2] != '>' && p->seq[2] != '='))
-		typeahead(tc, p->seq, p->len);
+		ta_add(tc, p->seq, p->len);
 	else if (p->state == S_CSI && p->len == 2)
-		typeahead(tc, p->seq, p->len);
+		ta_add(tc, p->seq, p->len);
 	seq_reset(p, S_GROUND);
 }
 
@@ -342,6 +346,27 @@ void ui_termcaps_env(struct ui_termcaps *tc)
 	    has_suffix(term, "-direct");
 	tc->in_tmux = (tmux && *tmux) || !strncmp(term, "tmux", 4) ||
 	              !strncmp(term, "screen", 6);
+}
+
+char *ui_termcaps_printable(const char *s, size_t n)
+{
+	/* ui_clean keeps the bytes of what it decodes, and an invalid
+	 * byte (a lone 0x9b is CSI to an 8-bit terminal) decodes as
+	 * U+FFFD: make it one first */
+	struct buf b;
+	buf_init(&b, 0);
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		size_t len = ui_u8_decode(s + i, n - i, &cp);
+		if (cp == 0xFFFD && len == 1)
+			buf_append(&b, "\xef\xbf\xbd", 3);
+		else
+			buf_append(&b, s + i, len);
+		i += len;
+	}
+	char *out = ui_clean(b.data ? b.data : "", b.len, 0);
+	buf_free(&b);
+	return out;
 }
 
 static void why_add(struct ui_termcaps *tc, const char *fmt, ...)
@@ -370,9 +395,13 @@ static void describe_answers(struct ui_termcaps *tc)
 		        tc->sixel ? "4 = sixel" : "no 4: no sixel");
 	else
 		why_add(tc, "no DA1 answer in time");
-	if (tc->kitty_answered)
-		why_add(tc, "; kitty graphics answered %s", tc->kitty_reply);
-	else
+	if (tc->kitty_answered) {
+		/* the terminal's own words: shown, never obeyed */
+		char *reply = ui_termcaps_printable(tc->kitty_reply,
+		                                    strlen(tc->kitty_reply));
+		why_add(tc, "; kitty graphics answered %s", reply);
+		free(reply);
+	} else
 		why_add(tc, "; kitty graphics: no answer");
 	if (tc->color_registers)
 		why_add(tc, "; XTSMGRAPHICS %d colour registers",
@@ -507,6 +536,76 @@ static int write_all(int fd, const char *s, size_t n)
 	return 0;
 }
 
+/* ---- the query on the terminal ------------------------------------------
+ * While the terminal is in raw mode a signal that kills the process
+ * would leave it without echo. ISIG is off during the query, so Ctrl-C,
+ * Ctrl-\ and Ctrl-Z arrive as bytes (typeahead, and tc->sig_typed says
+ * which signal they meant); a signal sent by another process meets a
+ * handler that puts the terminal back before the default action. */
+
+static const int RESTORE_SIGNALS[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+#define NRESTORE ((int)(sizeof RESTORE_SIGNALS / sizeof *RESTORE_SIGNALS))
+
+static volatile sig_atomic_t restore_fd = -1;
+static struct termios restore_tio;
+
+static void restore_and_die(int sig)
+{
+	if (restore_fd >= 0)
+		tcsetattr(restore_fd, TCSANOW, &restore_tio);
+	signal(sig, SIG_DFL);
+	raise(sig); /* delivered when the handler returns */
+}
+
+/* Handlers only where the default (death) would act: the caller's own
+ * handlers stay. */
+static void guard_signals(int fd, const struct termios *saved,
+                          struct sigaction old[NRESTORE], int set[NRESTORE])
+{
+	restore_tio = *saved;
+	restore_fd = fd;
+	for (int i = 0; i < NRESTORE; i++) {
+		set[i] = 0;
+		if (sigaction(RESTORE_SIGNALS[i], NULL, &old[i]) < 0 ||
+		    old[i].sa_handler != SIG_DFL)
+			continue;
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = restore_and_die;
+		sigemptyset(&sa.sa_mask);
+		set[i] = sigaction(RESTORE_SIGNALS[i], &sa, NULL) == 0;
+	}
+}
+
+static void unguard_signals(const struct sigaction old[NRESTORE],
+                            const int set[NRESTORE])
+{
+	for (int i = 0; i < NRESTORE; i++)
+		if (set[i])
+			sigaction(RESTORE_SIGNALS[i], &old[i], NULL);
+	restore_fd = -1;
+}
+
+/* Ctrl-C (or the terminal's VINTR...) among the bytes typed meanwhile:
+ * the signal it would have sent, first one wins. */
+static int typed_signal(const struct ui_termcaps *tc, const struct termios *t)
+{
+	static const struct {
+		int cc, sig;
+	} keys[] = {{VINTR, SIGINT}, {VQUIT, SIGQUIT}, {VSUSP, SIGTSTP}};
+	for (size_t i = 0; i < tc->n_typeahead; i++)
+		for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+			cc_t c = t->c_cc[keys[k].cc];
+			if (c != _POSIX_VDISABLE &&
+			    (unsigned char)tc->typeahead[i] == c)
+				return keys[k].sig;
+		}
+	return 0;
+}
+
+static void filter_arm(const struct ui_termcaps *tc,
+                       const struct ui_termcaps_parser *p);
+
 /* Send the queries and read replies until DA1 or the deadline. */
 static void query(int in_fd, int out_fd, int timeout_ms, struct ui_termcaps *tc)
 {
@@ -514,14 +613,27 @@ static void query(int in_fd, int out_fd, int timeout_ms, struct ui_termcaps *tc)
 	if (tcgetattr(in_fd, &saved) < 0)
 		return;
 	raw = saved;
-	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO | ISIG);
+	/* the bytes as sent: replies and keys (Enter stays \r, Ctrl-Q a
+	 * key, not flow control) */
+	raw.c_iflag &= ~(tcflag_t)(ICRNL | INLCR | IGNCR | IXON);
 	raw.c_cc[VMIN] = 0;
 	raw.c_cc[VTIME] = 0;
-	if (tcsetattr(in_fd, TCSANOW, &raw) < 0)
+	struct sigaction old[NRESTORE];
+	int set[NRESTORE];
+	guard_signals(in_fd, &saved, old, set);
+	if (tcsetattr(in_fd, TCSANOW, &raw) < 0) {
+		unguard_signals(old, set);
 		return;
+	}
 	struct ui_termcaps_parser p;
 	ui_termcaps_parser_init(&p);
-	if (write_all(out_fd, QUERIES, sizeof QUERIES - 1) == 0) {
+	/* tmux takes an APC string for a pane title and passes no kitty
+	 * graphics without passthrough: skip that query inside it */
+	const char *q = QUERIES;
+	if (tc->in_tmux)
+		q = strstr(QUERIES, "\033[?1;1;0S");
+	if (write_all(out_fd, q, strlen(q)) == 0) {
 		tc->queried = 1;
 		long deadline = tc_now_ms() + timeout_ms;
 		while (!tc->da1_seen) {
@@ -544,8 +656,179 @@ static void query(int in_fd, int out_fd, int timeout_ms, struct ui_termcaps *tc)
 		}
 		tc->timed_out = !tc->da1_seen;
 	}
+	if (tc->queried)
+		filter_arm(tc, &p);
 	ui_termcaps_finish(tc, &p);
 	tcsetattr(in_fd, TCSANOW, &saved);
+	unguard_signals(old, set);
+	tc->sig_typed = typed_signal(tc, &saved);
+}
+
+/* ---- replies that come after the deadline --------------------------------
+ * Over a slow link the terminal answers after detection gave up, when
+ * curses owns the input: curses knows no such key, so it hands the
+ * reply over byte by byte (ESC, '[', '?', '6', '2'...) and the bytes
+ * would be typed into the message box. ncurses' define_key cannot
+ * match them (their parameters vary), so the keys go through a filter
+ * (ui_termcaps_get_wch in place of get_wch) while such a reply may
+ * still come: it swallows CSI with a private marker (DA1 ...c,
+ * XTSMGRAPHICS ...S, any CSI ?...), CSI 4/6/8;h;w t and the kitty APC
+ * (ESC _ G ... ESC \). A key is never held back waiting: what is not a
+ * reply as far as the bytes already in goes on as it came (a reply cut
+ * right after its ESC by the link leaks). DA1 comes last, so once it
+ * arrived the filter is off. */
+
+enum { F_NONE, F_CSI, F_STR, F_STR_ESC };
+#define F_MAX_REPLY 4096 /* a longer "reply" is not one: stop swallowing */
+
+void ui_reply_filter_init(struct ui_reply_filter *f, int armed)
+{
+	memset(f, 0, sizeof *f);
+	f->armed = armed;
+}
+
+static void q_push(struct ui_reply_filter *f, int r, wint_t ch)
+{
+	if (f->nq < UI_REPLY_LOOKAHEAD) {
+		f->q[f->nq].r = r;
+		f->q[f->nq].ch = ch;
+		f->nq++;
+	}
+}
+
+/* Inside a reply: 1 when ch is part of it (swallowed), 0 when it is
+ * a key after all (the reply broke off). */
+static int swallow(struct ui_reply_filter *f, int r, wint_t ch)
+{
+	if (r != OK || ++f->len > F_MAX_REPLY) {
+		f->state = F_NONE;
+		return 0;
+	}
+	switch (f->state) {
+	case F_CSI:
+		if (ch >= 0x40 && ch <= 0x7e) {
+			if (ch == 'c')
+				f->armed = 0; /* DA1: the last reply */
+			f->state = F_NONE;
+		} else if (ch < 0x20 || ch > 0x3f) {
+			f->state = F_NONE;
+			return 0;
+		}
+		break;
+	case F_STR:
+		if (ch == 033)
+			f->state = F_STR_ESC;
+		else if (ch == '\a')
+			f->state = F_NONE;
+		break;
+	case F_STR_ESC:
+		f->state = ch == 033 ? F_STR_ESC : ch == '\\' ? F_NONE : F_STR;
+		break;
+	}
+	f->swallowed++;
+	return 1;
+}
+
+/* After an ESC: read on while the keys can still be a reply. Returns 1
+ * when they are (the state is set, the keys swallowed), else 0 with the
+ * keys read queued to go out after the ESC. */
+static int after_esc(struct ui_reply_filter *f, int (*get)(void *, wint_t *),
+                     void *arg)
+{
+	struct ui_key k[UI_REPLY_LOOKAHEAD];
+	int n = 0, reply = 0, nparams = 0;
+	while (n < UI_REPLY_LOOKAHEAD) {
+		k[n].r = get(arg, &k[n].ch);
+		if (k[n].r == ERR)
+			break;
+		wint_t c = k[n].ch;
+		n++;
+		if (k[n - 1].r != OK)
+			break;
+		if (n == 1) {
+			if (c != '[' && c != '_')
+				break;
+			continue;
+		}
+		if (k[0].ch == '_') { /* ESC _ G: the kitty graphics reply */
+			if (c == 'G') {
+				f->state = F_STR;
+				reply = 1;
+			}
+			break;
+		}
+		if (n == 2 && c == '?') { /* a private CSI: no key is one */
+			f->state = F_CSI;
+			reply = 1;
+			break;
+		}
+		if ((c >= '0' && c <= '9') || c == ';') {
+			nparams += c == ';';
+			continue;
+		}
+		/* CSI 4|6|8 ; h ; w t: window and cell sizes */
+		reply = c == 't' && nparams == 2 &&
+		        (k[1].ch == '4' || k[1].ch == '6' || k[1].ch == '8') &&
+		        k[2].ch == ';';
+		break;
+	}
+	if (reply) {
+		f->swallowed += (unsigned long)n + 1;
+		f->len = n + 1;
+		return 1;
+	}
+	for (int i = 0; i < n; i++)
+		q_push(f, k[i].r, k[i].ch);
+	return 0;
+}
+
+int ui_reply_filter_get(struct ui_reply_filter *f, int (*get)(void *, wint_t *),
+                        void *arg, wint_t *ch)
+{
+	if (f->nq) {
+		int r = f->q[0].r;
+		*ch = f->q[0].ch;
+		f->nq--;
+		memmove(f->q, f->q + 1, (size_t)f->nq * sizeof *f->q);
+		return r;
+	}
+	for (;;) {
+		int r = get(arg, ch);
+		if (r == ERR || (!f->armed && f->state == F_NONE))
+			return r;
+		if (f->state != F_NONE) {
+			if (swallow(f, r, *ch))
+				continue;
+			return r; /* not part of it: a key */
+		}
+		if (r != OK || *ch != 033 || !after_esc(f, get, arg))
+			return r;
+	}
+}
+
+static struct ui_reply_filter late;
+
+static void filter_arm(const struct ui_termcaps *tc,
+                       const struct ui_termcaps_parser *p)
+{
+	ui_reply_filter_init(&late, !tc->da1_seen);
+	/* a reply cut by the deadline: its rest comes later */
+	if (p->state == S_CSI && p->len > 2 && p->seq[2] == '?')
+		late.state = F_CSI;
+	else if ((p->state == S_STR || p->state == S_STR_ESC) &&
+	         p->seq[0] == '_')
+		late.state = p->state == S_STR ? F_STR : F_STR_ESC;
+}
+
+static int curses_key(void *arg, wint_t *ch)
+{
+	(void)arg;
+	return get_wch(ch);
+}
+
+int ui_termcaps_get_wch(wint_t *ch)
+{
+	return ui_reply_filter_get(&late, curses_key, NULL, ch);
 }
 
 int ui_termcaps_detect(int in_fd, int out_fd, const char *want, int timeout_ms,

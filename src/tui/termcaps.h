@@ -6,6 +6,7 @@
 #define ASSAY_TUI_TERMCAPS_H
 
 #include <stddef.h>
+#include <wchar.h>
 
 /* enum ui_gfx (UI_GFX_OFF, UI_GFX_BLOCKS, UI_GFX_SIXEL, UI_GFX_KITTY)
  * is the encoder's (src/tui/image.h). */
@@ -40,6 +41,8 @@ struct ui_termcaps {
 	char why[512];    /* in words: asked, answered, chosen */
 	char typeahead[UI_TERMCAPS_TYPEAHEAD]; /* see ui_termcaps_detect */
 	size_t n_typeahead;
+	int sig_typed; /* SIGINT, SIGQUIT or SIGTSTP: its key was typed
+	                  during the query (ISIG was off): 0 if none */
 };
 
 /* The reply parser's state between reads: a sequence may arrive split
@@ -78,6 +81,11 @@ void ui_termcaps_env(struct ui_termcaps *tc);
  * for an unknown want (mode off). */
 int ui_termcaps_choose(struct ui_termcaps *tc, const char *want, int is_tty);
 
+/* A string the terminal sent (the kitty reply...), made safe to print
+ * (invalid UTF-8 replaced, then ui_clean: controls as ^X, C1 as
+ * <U+009B>). Free it. */
+char *ui_termcaps_printable(const char *s, size_t n);
+
 /* Query the terminal on in_fd/out_fd and choose the mode for want.
  * Sends the kitty graphics query, XTSMGRAPHICS (registers, geometry),
  * CSI 16 t, then DA1 last; the input is in raw mode meanwhile and
@@ -86,9 +94,36 @@ int ui_termcaps_choose(struct ui_termcaps *tc, const char *want, int is_tty);
  * returns at once. Call it before curses takes the terminal. Keys the
  * person typed during the window are in tc->typeahead: the caller may
  * push them back (ncurses ungetch, in reverse order) or drop them.
+ * Signals from keys are off meanwhile (a Ctrl-C there is typeahead,
+ * and tc->sig_typed says so: the caller acts on it as on a typed
+ * Ctrl-C), and the terminal modes are restored on every way out, a
+ * signal from elsewhere included. When the terminal did not answer in
+ * time, late replies are kept out of ui_termcaps_get_wch's keys.
  * Returns 0, or -1 for an unknown want (tc->why says so). */
 int ui_termcaps_detect(int in_fd, int out_fd, const char *want, int timeout_ms,
                        struct ui_termcaps *tc);
+
+/* Replies that arrive after the deadline (see termcaps.c): a filter
+ * between get_wch and the key handler. Pure: the keys come from get
+ * (get_wch's contract: OK, KEY_CODE_YES or ERR). */
+#define UI_REPLY_LOOKAHEAD 16
+struct ui_reply_filter {
+	int armed; /* a reply may still come */
+	int state; /* inside one: its rest is swallowed */
+	int len;   /* keys of the current reply */
+	struct ui_key {
+		int r;
+		wint_t ch;
+	} q[UI_REPLY_LOOKAHEAD]; /* read ahead, not a reply: handed out */
+	int nq;
+	unsigned long swallowed; /* keys dropped, in all */
+};
+void ui_reply_filter_init(struct ui_reply_filter *f, int armed);
+int ui_reply_filter_get(struct ui_reply_filter *f, int (*get)(void *, wint_t *),
+                        void *arg, wint_t *ch);
+/* get_wch for the TUI's input, through the filter the last
+ * ui_termcaps_detect armed (or not). */
+int ui_termcaps_get_wch(wint_t *ch);
 
 /* Re-read the cell size after a resize (TIOCGWINSZ only, no query:
  * curses owns the input). Keeps the previous size when the ioctl gives

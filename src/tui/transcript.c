@@ -90,19 +90,99 @@ static void fix_run_start(struct ui_transcript *t)
 	}
 }
 
+/* ---- turns ---------------------------------------------------------------
+ * The events' own numbers are not trusted: a turn is a model_request
+ * actually present. A resumed run's transcript repeats, after
+ * run_resume, a model_request ("cached", "replayed": true) and a zero
+ * usage for every recorded turn it took from the cache: they are the
+ * turns above seen again, so the replay leaves them out and shows the
+ * run as it happened. */
+
+/* The event's "turn" when it is a sane turn number, else 0. */
+static int turn_field(const cJSON *ev)
+{
+	const cJSON *v = cJSON_GetObjectItem(ev, "turn");
+	if (!cJSON_IsNumber(v))
+		return 0;
+	double d = v->valuedouble;
+	if (!(d >= 1 && d <= UI_TRANSCRIPT_TURN_MAX) || d != (double)(int)d)
+		return 0;
+	return (int)d;
+}
+
+static int is_request(const cJSON *ev)
+{
+	return !strcmp(json_str(ev, "type", ""), "model_request");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Leave out the replayed copies of recorded turns (sorted hashes of the
+ * recorded requests: one pass, n log n). A replayed request whose hash
+ * was never recorded stays: it is all there is of that turn. */
+static void drop_replayed(struct ui_transcript *t)
+{
+	const char **hashes =
+	    xcalloc((size_t)(t->n ? t->n : 1), sizeof *hashes);
+	size_t nh = 0;
+	for (int i = 0; i < t->n; i++) {
+		const char *h = json_str(t->ev[i], "request_hash", NULL);
+		if (is_request(t->ev[i]) && h &&
+		    !json_bool(t->ev[i], "replayed", 0))
+			hashes[nh++] = h;
+	}
+	qsort(hashes, nh, sizeof *hashes, cmp_str);
+	int kept = 0, dup = 0;
+	for (int i = 0; i < t->n; i++) {
+		cJSON *ev = t->ev[i];
+		if (json_bool(ev, "replayed", 0)) {
+			if (is_request(ev)) {
+				const char *h =
+				    json_str(ev, "request_hash", "");
+				dup = bsearch(&h, hashes, nh, sizeof *hashes,
+				              cmp_str) != NULL;
+			}
+			if (dup) { /* the request, then its usage */
+				cJSON_Delete(ev);
+				t->dropped++;
+				continue;
+			}
+		} else {
+			dup = 0;
+		}
+		t->ev[kept++] = ev;
+	}
+	t->n = kept;
+	free(hashes);
+}
+
+/* One pass: each turn's first event and the turn of every event. A
+ * request that repeats the turn number of the one before (the same
+ * turn asked again after an interruption) stays in that turn; a
+ * missing or absurd number is replaced by the turn's place. */
 static void index_turns(struct ui_transcript *t)
 {
 	t->turn = xcalloc((size_t)(t->n ? t->n : 1), sizeof *t->turn);
-	int turn = 0;
+	t->turn_start =
+	    xcalloc((size_t)(t->n ? t->n : 1), sizeof *t->turn_start);
+	int last = 0;
 	for (int i = 0; i < t->n; i++) {
-		const cJSON *ev = t->ev[i];
-		if (!strcmp(json_str(ev, "type", ""), "model_request")) {
-			int k = (int)json_num(ev, "turn", turn + 1);
-			turn = k > turn ? k : turn + 1;
+		cJSON *ev = t->ev[i];
+		if (is_request(ev)) {
+			int k = turn_field(ev);
+			if (!t->nturns || !k || k != last)
+				t->turn_start[t->nturns++] = i;
+			last = k;
+			if (!k) {
+				cJSON_DeleteItemFromObject(ev, "turn");
+				cJSON_AddNumberToObject(ev, "turn", t->nturns);
+			}
 		}
-		t->turn[i] = turn;
+		t->turn[i] = t->nturns;
 	}
-	t->nturns = turn;
 }
 
 static char *dir_of(const char *path)
@@ -186,6 +266,7 @@ int ui_transcript_load(struct ui_transcript *t, const char *run, char **err)
 		        t->path, t->torn ? " (only a cut line)" : "");
 		goto out;
 	}
+	drop_replayed(t);
 	fix_run_start(t);
 	index_turns(t);
 	rc = 0;
@@ -204,6 +285,7 @@ void ui_transcript_free(struct ui_transcript *t)
 		cJSON_Delete(t->ev[i]);
 	free(t->ev);
 	free(t->turn);
+	free(t->turn_start);
 	free(t->path);
 	free(t->run_dir);
 	memset(t, 0, sizeof *t);
@@ -211,11 +293,19 @@ void ui_transcript_free(struct ui_transcript *t)
 
 int ui_transcript_turn_step(const struct ui_transcript *t, int k)
 {
-	for (int i = 0; i < t->n; i++)
-		if (t->turn[i] == k &&
-		    !strcmp(json_str(t->ev[i], "type", ""), "model_request"))
-			return i + 1;
-	return 0;
+	return k >= 1 && k <= t->nturns ? t->turn_start[k - 1] + 1 : 0;
+}
+
+int ui_transcript_turn_jump(const struct ui_transcript *t, int at, int dir)
+{
+	if (at < 1 || at > t->n)
+		return dir > 0 ? t->n : 1;
+	int k = t->turn[at - 1]; /* the turn step `at` is in (0: before) */
+	if (dir > 0)
+		return k < t->nturns ? t->turn_start[k] + 1 : t->n;
+	if (k >= 1 && t->turn_start[k - 1] + 1 < at)
+		return t->turn_start[k - 1] + 1;
+	return k >= 2 ? t->turn_start[k - 2] + 1 : 1;
 }
 
 void ui_transcript_feed(struct ui_model *m, const struct ui_transcript *t,

@@ -6,6 +6,7 @@
  * while curses owns the screen. */
 #include "tui/ui.h"
 #include "tui/replay.h"
+#include "tui/termcaps.h"
 
 #include "assay/config.h"
 #include "assay/json.h"
@@ -754,12 +755,12 @@ static void on_stdin(int fd, int revents, void *arg)
 		do_quit(u);
 		return;
 	}
-	while ((r = get_wch(&ch)) != ERR) {
+	while ((r = ui_termcaps_get_wch(&ch)) != ERR) {
 		int fn = r == KEY_CODE_YES, key = (int)ch;
 		if (!fn && key == 27) {
 			/* Alt-x arrives as ESC x: Alt-Enter is a new line */
 			wint_t ch2;
-			int r2 = get_wch(&ch2);
+			int r2 = ui_termcaps_get_wch(&ch2);
 			if (r2 == OK && (ch2 == '\r' || ch2 == '\n')) {
 				if (!u->help && !u->confirm_quit &&
 				    ui_approval_shown(u))

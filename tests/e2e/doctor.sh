@@ -149,6 +149,40 @@ else
 	part_skip "xterm or xvfb-run is not installed (scripts/setup installs xvfb xterm)"
 fi
 
+# ---- 4. a fake terminal on a pty (tests/fakes/fake_tty.py) ----
+# what a terminal sends is shown, never obeyed: a hostile kitty reply
+# (an 8-bit CSI, a carriage return to overwrite the line, backspaces)
+# comes out cleaned in the text report and JSON-escaped in --json
+FAKETTY=$SRC/tests/fakes/fake_tty.py
+EVIL='\x1b_Gi=31;\x9b2J\rFAKE: all OK\x08\x08\x1b\\\x1b[?62;4;22c'
+TERM=xterm-256color $PY "$FAKETTY" --reply "$EVIL" --timeout 120 \
+	--out "$T/evil.out" -- "$ASSAY" doctor >"$T/evil.st"
+check "hostile kitty reply: doctor completes" \
+	test "$(jget "$T/evil.st" "d['signal'], d['queried']")" = "(None, True)"
+check "... the reply is in the report, cleaned" \
+	grep -aq 'kitty graphics answered .*2J^.FAKE: all OK^H^H' "$T/evil.out"
+check "... no 8-bit CSI, backspace or bare CR from it on the terminal" \
+	$PY -c 'import sys; o = open(sys.argv[1], "rb").read()
+sys.exit(b"\x9b" in o or b"\x08" in o or b"\rFAKE" in o)' "$T/evil.out"
+TERM=xterm-256color $PY "$FAKETTY" --reply "$EVIL" --timeout 120 \
+	-- sh -c "'$ASSAY' doctor --json >'$T/evil.json'" >"$T/evil2.st"
+check "--json: the reply as a JSON string, escaped" \
+	test "$(jget "$T/evil.json" "d['graphics']['kitty_reply'] == '\ufffd2J\rFAKE: all OK\b\b'")" = True
+check "--json: valid UTF-8, no raw control byte" \
+	$PY -c 'import sys; o = open(sys.argv[1], "rb").read(); o.decode("utf-8")
+sys.exit(any(b < 0x20 and b != 0x0a for b in o) or b"\xc2\x9b" in o)' "$T/evil.json"
+
+# Ctrl-C right after the queries (the terminal raw, ISIG off): doctor
+# stops as interrupted (130) and leaves the terminal as it found it
+TERM=xterm-256color $PY "$FAKETTY" --after-query '\x03' --timeout 60 \
+	--out "$T/intr.out" -- "$ASSAY" doctor >"$T/intr.st"
+cat "$T/intr.st"
+check "Ctrl-C during the query: doctor exits 130, not killed mid-query" \
+	test "$(jget "$T/intr.st" "d['exit'], d['signal']")" = "(130, None)"
+check "... echo and line editing back on" \
+	test "$(jget "$T/intr.st" "d['echo'], d['icanon'], d['isig']")" = "(True, True, True)"
+check "... and says so" grep -aq 'assay doctor: interrupted' "$T/intr.out"
+
 finish || exit 1
 if [ ${#SKIPS[@]} -gt 0 ]; then
 	skip "${SKIPS[*]}"

@@ -151,5 +151,60 @@ check "End goes to the last whole event" wait_for "replay 12/12" 5
 keys C-q
 check "Ctrl-Q quits" test "$(wait_exit 10)" = 0
 
+# a resumed run (same run dir): resume writes each recorded turn again
+# (model_request cached + replayed, a zero usage) before going on; the
+# replay shows the run as it happened: 4 turns, then the new one
+$PY - "$T/s2.json" <<'PYEND'
+import json, sys
+sh = lambda c: {"name": "shell", "arguments": {"command": c}}
+turns = [
+    {"text": "first turn", "tool_calls": [sh("echo one > one.txt")]},
+    {"text": "second turn", "tool_calls": [sh("echo two > two.txt")]},
+    {"text": "third turn", "tool_calls": [sh("echo three")]},
+    {"text": "First run done.", "tool_calls": []},
+    {"text": "Resumed and done.", "tool_calls": []},
+]
+json.dump({"turns": turns}, open(sys.argv[1], "w"))
+PYEND
+RR=$T/resumed
+ASSAY_SCRIPT_DELAY_MS=0 "$ASSAY" run --provider script --script "$T/s2.json" \
+	--ask none --run-dir "$RR" "four turns" >"$T/rr1.out" 2>&1
+ASSAY_SCRIPT_DELAY_MS=0 "$ASSAY" resume "$RR" --provider script \
+	--script "$T/s2.json" --ask none "more" >"$T/rr2.out" 2>&1
+RTR=$RR/transcript.jsonl
+check "the resumed run wrote replayed turns" \
+	test "$(jget "$RTR" 'len([e for e in x if e["type"]=="model_request" and e.get("replayed")])')" = 4
+RN=$(jget "$RTR" 'len([e for e in x if not e.get("replayed")])')
+R5=$(jget "$RTR" '[e for e in x if not e.get("replayed")].index([e for e in x if e["type"]=="model_request" and e["turn"]==5][0]) + 1')
+tui_start 120 40 -- replay "$RR"
+check "a resumed 4+1 turn run replays as 5 turns, the replayed copies left out" \
+	wait_for "replay 1/$RN  turn 0/5" 10
+keys End
+check "End: the end of the resumed part" wait_for "replay $RN/$RN  turn 5/5" 5
+check "the new message and the answer" eval "$CONV 'you: more' && $CONV 'Resumed and done'"
+keys '['
+check "[ goes to the start of the resumed turn" wait_for "replay $R5/$RN  turn 5/5" 5
+keys '['
+check "[ again: turn 4, the recorded one" wait_for "turn 4/5" 5
+keys q
+check "q quits" test "$(wait_exit 10)" = 0
+
+# a hostile turn number: two billion turns were walked on every [ or ]
+mkdir -p "$T/hostile"
+cat >"$T/hostile/transcript.jsonl" <<'JSONL'
+{"seq":1,"t":0,"type":"run_start","provider":"script","model":"m"}
+{"seq":2,"t":1,"type":"user_message","text":"go"}
+{"seq":3,"t":2,"type":"model_request","turn":2000000000}
+{"seq":4,"t":3,"type":"assistant_message","turn":2000000000,"text":"hostile","tool_calls":[]}
+JSONL
+tui_start 120 40 -- replay "$T/hostile"
+check "a hostile turn number counts as one turn" wait_for "replay 1/4  turn 0/1" 10
+keys End '['
+check "[ answers at once" wait_for "replay 3/4  turn 1/1" 3
+keys ']'
+check "] answers at once" wait_for "replay 4/4  turn 1/1" 3
+keys q
+check "q quits" test "$(wait_exit 10)" = 0
+
 echo "passed $PASSED, failed $FAILED"
 [ "$FAILED" = 0 ]

@@ -8,8 +8,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tui/text.c"
+#include "tui/sanitize.c"
 #include "tui/termcaps.c"
 
+#include <locale.h>
 #include <stdlib.h>
 
 /* Where each reply comes from:
@@ -540,6 +543,259 @@ static void test_cells_from_winsize(void **state)
 	close(master);
 }
 
+/* A hostile kitty reply: what the terminal says is shown, never obeyed
+ * (no control byte, no lone 0x9b, which is CSI to an 8-bit terminal). */
+static void test_hostile_reply_printable(void **state)
+{
+	(void)state;
+	setlocale(LC_ALL, "C.UTF-8"); /* as assay runs */
+	static const char evil[] = "\x9b"
+	                           "2J\rFAKE: all OK\b\b";
+	struct ui_termcaps tc = parse("\033_Gi=31;\x9b"
+	                              "2J\rFAKE: all OK\b\b\033\\" FOOT);
+	assert_true(tc.kitty_answered);
+	assert_false(tc.kitty);
+	choose_auto(&tc, 0);
+	for (const char *c = tc.why; *c; c++) {
+		assert_true((unsigned char)*c >= 0x20);
+		assert_true((unsigned char)*c != 0x7f);
+		assert_true((unsigned char)*c != 0x9b);
+	}
+	assert_non_null(strstr(tc.why, "2J^MFAKE: all OK^H^H"));
+	char *p = ui_termcaps_printable(evil, strlen(evil));
+	assert_string_equal(p, "\xef\xbf\xbd"
+	                       "2J^MFAKE: all OK^H^H");
+	free(p);
+	/* C1 as a code point, and plain text unchanged */
+	p = ui_termcaps_printable("\xc2\x9b"
+	                          "1m ok",
+	                          7);
+	assert_string_equal(p, "<U+009B>1m ok");
+	free(p);
+}
+
+/* ---- late replies: the filter between get_wch and the keys ---- */
+
+struct keysrc {
+	const int *r; /* OK, KEY_CODE_YES, ERR */
+	const wint_t *ch;
+	int n, i;
+};
+
+static int src_get(void *arg, wint_t *ch)
+{
+	struct keysrc *k = arg;
+	if (k->i >= k->n)
+		return ERR;
+	*ch = k->ch[k->i];
+	return k->r[k->i++];
+}
+
+/* Feed `in` (ERR where a '\x01' stands: the next read finds nothing
+ * yet) and return what came out, as a string (function keys as '#'). */
+static char *filtered(struct ui_reply_filter *f, const char *in)
+{
+	int r[256];
+	wint_t ch[256];
+	int n = 0;
+	for (const char *c = in; *c && n < 256; c++, n++) {
+		r[n] = *c == '\x01' ? ERR : *c == '#' ? KEY_CODE_YES : OK;
+		ch[n] = *c == '#' ? KEY_UP : (unsigned char)*c;
+	}
+	struct keysrc k = {r, ch, n, 0};
+	static char out[256];
+	size_t o = 0;
+	while (k.i < k.n || f->nq) {
+		wint_t c;
+		int got = ui_reply_filter_get(f, src_get, &k, &c);
+		if (got == ERR)
+			continue; /* a pause in the input: read on */
+		out[o++] = got == KEY_CODE_YES ? '#' : (char)c;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static void test_late_reply_filter(void **state)
+{
+	(void)state;
+	struct ui_reply_filter f;
+	/* armed: a late DA1 is not typed into the message box */
+	ui_reply_filter_init(&f, 1);
+	assert_string_equal(filtered(&f, "hi" FOOT "x"), "hix");
+	assert_false(f.armed); /* DA1 is the last reply */
+	assert_int_equal(f.swallowed, strlen(FOOT));
+	/* not armed (the terminal answered in time): keys as they come */
+	assert_string_equal(filtered(&f, "a" FOOT), "a" FOOT);
+	ui_reply_filter_init(&f, 1);
+	/* every reply we asked for, typed keys around them */
+	assert_string_equal(filtered(&f, "a" XTERM_VT340 "b"), "ab");
+	ui_reply_filter_init(&f, 1);
+	assert_string_equal(filtered(&f, "a" CELL "b\033[4;400;800tc"), "abc");
+	assert_string_equal(filtered(&f, "a\033_Gi=31;OK\033\\b"), "ab");
+	assert_string_equal(
+	    filtered(&f, "\033_Gi=31;ENOTSUPPORTED:x\033\\ok\033_Gi=31;"
+	                 "OK\a!"),
+	    "ok!");
+	/* split by the link: the rest of a started reply is swallowed */
+	assert_string_equal(filtered(&f, "\033[?62;\x01\x01"
+	                                 "4;22cz"),
+	                    "z");
+	ui_reply_filter_init(&f, 1);
+	assert_string_equal(filtered(&f, "\033_Gi=31;\x01O\x01K\033\x01\\q"),
+	                    "q");
+	/* keys are not replies: Esc, Alt-x, Alt-[, an unknown sequence,
+	 * a function key, CSI 1 t, Esc then an arrow */
+	assert_string_equal(filtered(&f, "\033\x01"), "\033");
+	assert_string_equal(filtered(&f, "\033x"), "\033x");
+	assert_string_equal(filtered(&f, "\033[\x01"
+	                                 "a"),
+	                    "\033[a");
+	assert_string_equal(filtered(&f, "\033[1;5Z"), "\033[1;5Z");
+	assert_string_equal(filtered(&f, "\033[1t\033[6;1t"),
+	                    "\033[1t\033[6;1t");
+	assert_string_equal(filtered(&f, "\033#\033_x"), "\033#\033_x");
+	assert_string_equal(filtered(&f, "\033[12345678901234567890~"),
+	                    "\033[12345678901234567890~");
+	assert_true(f.armed);
+	/* a reply broken off by a key: the key goes through */
+	assert_string_equal(filtered(&f, "\033[?6#k"), "#k");
+}
+
+/* Detection arms the filter when the terminal was too slow, and with
+ * the state of a reply cut by the deadline. */
+static void test_detect_arms_filter(void **state)
+{
+	(void)state;
+	struct ui_termcaps tc;
+	struct ui_termcaps_parser p;
+	ui_termcaps_init(&tc);
+	ui_termcaps_parser_init(&p);
+	ui_termcaps_feed(&tc, &p, "\033[?62;4", 7);
+	filter_arm(&tc, &p);
+	assert_true(late.armed);
+	assert_string_equal(filtered(&late, ";22cX"), "X");
+	assert_false(late.armed);
+	ui_termcaps_init(&tc);
+	ui_termcaps_parser_init(&p);
+	ui_termcaps_feed(&tc, &p, FOOT, strlen(FOOT));
+	filter_arm(&tc, &p);
+	assert_false(late.armed);
+}
+
+/* Run detect in a child whose controlling terminal is the pty's slave
+ * (so Ctrl-C there is a real SIGINT), with the master playing the
+ * terminal: `before` is written once the queries are in, then after
+ * delay_ms `replies`. The child reports on fd 3 of the pipe: the tty
+ * modes after detect and what it parsed. Returns the wait status. */
+static int detect_in_child(const char *before, int delay_ms,
+                           const char *replies, int signal_it, char *report,
+                           size_t cap, int *echo_after)
+{
+	int master = posix_openpt(O_RDWR | O_NOCTTY);
+	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0)
+		return -1;
+	char name[64];
+	snprintf(name, sizeof name, "%s", ptsname(master));
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(master);
+		close(fds[0]);
+		setsid();
+		int tty = open(name, O_RDWR); /* the controlling terminal */
+		if (tty < 0)
+			_exit(90);
+		struct ui_termcaps tc;
+		ui_termcaps_detect(tty, tty, "auto", signal_it ? 3000 : 1000,
+		                   &tc);
+		struct termios t;
+		tcgetattr(tty, &t);
+		dprintf(fds[1], "echo=%d icanon=%d isig=%d sig=%d n=%zu t0=%d",
+		        !!(t.c_lflag & ECHO), !!(t.c_lflag & ICANON),
+		        !!(t.c_lflag & ISIG), tc.sig_typed, tc.n_typeahead,
+		        tc.n_typeahead ? tc.typeahead[0] : -1);
+		_exit(0);
+	}
+	close(fds[1]);
+	/* the queries, then the terminal's part */
+	char got[512];
+	size_t n = 0;
+	while (n < sizeof got - 1 && !strstr(got, "\033[c")) {
+		ssize_t r = read(master, got + n, sizeof got - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		got[n] = '\0';
+	}
+	if (before && write(master, before, strlen(before)) < 0)
+		fail_msg("write to the pty");
+	if (signal_it) {
+		usleep(100000);
+		kill(pid, SIGTERM);
+	}
+	usleep((useconds_t)delay_ms * 1000);
+	if (replies && write(master, replies, strlen(replies)) < 0)
+		fail_msg("write to the pty");
+	int status = 0;
+	waitpid(pid, &status, 0);
+	ssize_t r = read(fds[0], report, cap - 1);
+	report[r > 0 ? r : 0] = '\0';
+	close(fds[0]);
+	/* the modes as the terminal is left, whoever ended the child */
+	int slave = open(name, O_RDWR | O_NOCTTY);
+	struct termios t;
+	*echo_after = slave >= 0 && tcgetattr(slave, &t) == 0
+	                  ? (t.c_lflag & (ECHO | ICANON)) == (ECHO | ICANON)
+	                  : -1;
+	if (slave >= 0)
+		close(slave);
+	close(master);
+	return status;
+}
+
+/* Ctrl-C right after the queries: not a signal during the query (the
+ * terminal would be left without echo), a byte the caller acts on. */
+static void test_ctrl_c_during_query(void **state)
+{
+	(void)state;
+	setenv("TERM", "xterm-256color", 1);
+	unsetenv("TMUX");
+	char report[256];
+	int echo;
+	int st =
+	    detect_in_child("\x03", 50, FOOT, 0, report, sizeof report, &echo);
+	if (st == -1) {
+		print_message("SKIPPED: no pty here\n");
+		skip();
+	}
+	if (WIFSIGNALED(st))
+		fail_msg("detect died by signal %d", WTERMSIG(st));
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_string_equal(report, "echo=1 icanon=1 isig=1 sig=2 n=1 t0=3");
+	assert_int_equal(echo, 1);
+}
+
+/* A signal from elsewhere while the terminal is raw: the process dies
+ * as it would, the terminal is left as it was. */
+static void test_signal_during_query(void **state)
+{
+	(void)state;
+	setenv("TERM", "xterm-256color", 1);
+	char report[256];
+	int echo;
+	int st =
+	    detect_in_child(NULL, 0, NULL, 1, report, sizeof report, &echo);
+	if (st == -1) {
+		print_message("SKIPPED: no pty here\n");
+		skip();
+	}
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+	assert_int_equal(echo, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -557,6 +813,11 @@ int main(void)
 	    cmocka_unit_test(test_detect_on_a_pty),
 	    cmocka_unit_test(test_detect_silent_terminal),
 	    cmocka_unit_test(test_cells_from_winsize),
+	    cmocka_unit_test(test_hostile_reply_printable),
+	    cmocka_unit_test(test_late_reply_filter),
+	    cmocka_unit_test(test_detect_arms_filter),
+	    cmocka_unit_test(test_ctrl_c_during_query),
+	    cmocka_unit_test(test_signal_during_query),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -261,12 +261,182 @@ static void test_rebuild(void **state)
 	free(d);
 }
 
+static char *write_lines(const char *name, const char *const *lines, int n)
+{
+	char *d = xasprintf("%s/%s", dir, name);
+	mkdir(d, 0755);
+	char *p = xasprintf("%s/transcript.jsonl", d);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s\n", lines[i]);
+	fclose(f);
+	free(p);
+	return d;
+}
+
+/* Turn numbers come from the file: a hostile one must neither count
+ * as two billion turns (the [ and ] keys walked them all) nor reach
+ * the model as a number that does not fit an int. */
+static void test_hostile_turns(void **state)
+{
+	(void)state;
+	static const char *const lines[] = {
+	    "{\"seq\":1,\"t\":0,\"type\":\"run_start\"}",
+	    "{\"seq\":2,\"t\":1,\"type\":\"user_message\",\"text\":\"go\"}",
+	    "{\"seq\":3,\"t\":2,\"type\":\"model_request\",\"turn\":"
+	    "2000000000}",
+	    "{\"seq\":4,\"t\":3,\"type\":\"assistant_message\",\"text\":\"a\"}",
+	    "{\"seq\":5,\"t\":4,\"type\":\"model_request\",\"turn\":1e300}",
+	    "{\"seq\":6,\"t\":5,\"type\":\"model_request\",\"turn\":-7}",
+	    "{\"seq\":7,\"t\":6,\"type\":\"model_request\",\"turn\":\"x\"}",
+	    "{\"seq\":8,\"t\":7,\"type\":\"model_request\",\"turn\":2.5}",
+	    "{\"seq\":9,\"t\":8,\"type\":\"model_request\"}",
+	};
+	char *d = write_lines("hostile", lines, 9);
+	struct ui_transcript t;
+	char *err = NULL;
+	assert_int_equal(ui_transcript_load(&t, d, &err), 0);
+	assert_int_equal(t.n, 9);
+	/* six requests are six turns, whatever they say */
+	assert_int_equal(t.nturns, 6);
+	assert_int_equal(ui_transcript_turn_step(&t, 1), 3);
+	assert_int_equal(ui_transcript_turn_step(&t, 6), 9);
+	assert_int_equal(ui_transcript_turn_step(&t, 7), 0);
+	assert_int_equal(ui_transcript_turn_step(&t, -1), 0);
+	/* absurd numbers are replaced by the turn's place */
+	assert_int_equal(json_num(t.ev[2], "turn", 0), 1);
+	assert_int_equal(json_num(t.ev[4], "turn", 0), 2);
+	assert_int_equal(json_num(t.ev[8], "turn", 0), 6);
+	struct ui_model m;
+	ui_model_init(&m);
+	ui_transcript_rebuild(&m, &t, t.n);
+	assert_int_equal(m.turn, 6);
+	ui_model_free(&m);
+	/* ] and [ */
+	assert_int_equal(ui_transcript_turn_jump(&t, 1, 1), 3);
+	assert_int_equal(ui_transcript_turn_jump(&t, 3, 1), 5);
+	assert_int_equal(ui_transcript_turn_jump(&t, 9, 1), 9);
+	assert_int_equal(ui_transcript_turn_jump(&t, 4, -1), 3);
+	assert_int_equal(ui_transcript_turn_jump(&t, 3, -1), 1);
+	assert_int_equal(ui_transcript_turn_jump(&t, 5, -1), 3);
+	ui_transcript_free(&t);
+	free(d);
+}
+
+/* The jump agrees with a walk over every step, on many turns. */
+static void test_turn_jump_many(void **state)
+{
+	(void)state;
+	char *d = xasprintf("%s/many", dir);
+	mkdir(d, 0755);
+	char *p = xasprintf("%s/transcript.jsonl", d);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	int seq = 0;
+	fprintf(f, "{\"seq\":%d,\"type\":\"run_start\"}\n", ++seq);
+	for (int k = 1; k <= 300; k++) {
+		fprintf(f,
+		        "{\"seq\":%d,\"type\":\"model_request\",\"turn\":%d}\n",
+		        ++seq, k);
+		for (int j = 0; j < k % 4; j++)
+			fprintf(f, "{\"seq\":%d,\"type\":\"text_delta\"}\n",
+			        ++seq);
+	}
+	fclose(f);
+	struct ui_transcript t;
+	char *err = NULL;
+	assert_int_equal(ui_transcript_load(&t, d, &err), 0);
+	assert_int_equal(t.nturns, 300);
+	for (int at = 1; at <= t.n; at++) {
+		int next = t.n, prev = 1;
+		for (int k = 1; k <= t.nturns; k++) {
+			int s = ui_transcript_turn_step(&t, k);
+			if (s > at && s < next)
+				next = s;
+			if (s < at && s > prev)
+				prev = s;
+		}
+		assert_int_equal(ui_transcript_turn_jump(&t, at, 1), next);
+		assert_int_equal(ui_transcript_turn_jump(&t, at, -1), prev);
+	}
+	ui_transcript_free(&t);
+	free(p);
+	free(d);
+}
+
+#define H(c) "\"request_hash\":\"" c c c c c c c c "\""
+/* A resumed run, as resume.c writes it: the recorded turns, run_resume,
+ * each recorded turn again from the cache (model_request + usage,
+ * "replayed": true), then the live part; here the recorded run was cut
+ * in turn 3, which is asked again live. */
+static void test_resumed(void **state)
+{
+	(void)state;
+	static const char *const lines[] = {
+	    "{\"seq\":1,\"type\":\"run_start\"}",
+	    "{\"seq\":2,\"type\":\"user_message\",\"text\":\"go\"}",
+	    "{\"seq\":3,\"type\":\"model_request\",\"turn\":1," H("a") "}",
+	    "{\"seq\":4,\"type\":\"usage\",\"turn\":1,\"totals\":{"
+	    "\"input_tokens\":10}}",
+	    "{\"seq\":5,\"type\":\"model_request\",\"turn\":2," H("b") "}",
+	    "{\"seq\":6,\"type\":\"usage\",\"turn\":2,\"totals\":{"
+	    "\"input_tokens\":30}}",
+	    "{\"seq\":7,\"type\":\"model_request\",\"turn\":3," H("c") "}",
+	    "{\"seq\":8,\"type\":\"run_resume\"}",
+	    "{\"seq\":9,\"type\":\"model_request\",\"turn\":1," H(
+	        "a") ",\"cached\":true,\"replayed\":true}",
+	    "{\"seq\":10,\"type\":\"usage\",\"turn\":1,\"replayed\":true,"
+	    "\"totals\":{\"input_tokens\":10}}",
+	    "{\"seq\":11,\"type\":\"model_request\",\"turn\":2," H(
+	        "b") ",\"cached\":true,\"replayed\":true}",
+	    "{\"seq\":12,\"type\":\"usage\",\"turn\":2,\"replayed\":true,"
+	    "\"totals\":{\"input_tokens\":30}}",
+	    "{\"seq\":13,\"type\":\"model_request\",\"turn\":3," H("c") "}",
+	    "{\"seq\":14,\"type\":\"usage\",\"turn\":3,\"totals\":{"
+	    "\"input_tokens\":60}}",
+	    "{\"seq\":15,\"type\":\"user_message\",\"text\":\"more\"}",
+	    "{\"seq\":16,\"type\":\"model_request\",\"turn\":4," H("d") "}",
+	    /* a replayed request with no recorded twin stays */
+	    "{\"seq\":17,\"type\":\"model_request\",\"turn\":5," H(
+	        "e") ",\"cached\":true,\"replayed\":true}",
+	};
+	char *d = write_lines("resumed", lines, 17);
+	struct ui_transcript t;
+	char *err = NULL;
+	assert_int_equal(ui_transcript_load(&t, d, &err), 0);
+	assert_int_equal(t.dropped, 4);
+	assert_int_equal(t.n, 13);
+	for (int i = 0; i < t.n; i++)
+		if (json_num(t.ev[i], "seq", 0) >= 9 &&
+		    json_num(t.ev[i], "seq", 0) <= 12)
+			fail_msg("replayed event %d kept",
+			         (int)json_num(t.ev[i], "seq", 0));
+	/* turns 1, 2, 3 (asked twice: once), 4, 5 */
+	assert_int_equal(t.nturns, 5);
+	assert_int_equal(ui_transcript_turn_step(&t, 3), 7);
+	assert_int_equal(ui_transcript_turn_step(&t, 4), 12);
+	assert_int_equal(ui_transcript_turn_step(&t, 5), 13);
+	/* the totals go on from the recorded ones */
+	struct ui_model m;
+	ui_model_init(&m);
+	ui_transcript_rebuild(&m, &t, 10);
+	assert_int_equal(m.in_tokens, 60);
+	assert_int_equal(m.turn, 3);
+	ui_model_free(&m);
+	ui_transcript_free(&t);
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_load),
 	    cmocka_unit_test(test_refused),
 	    cmocka_unit_test(test_rebuild),
+	    cmocka_unit_test(test_hostile_turns),
+	    cmocka_unit_test(test_turn_jump_many),
+	    cmocka_unit_test(test_resumed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

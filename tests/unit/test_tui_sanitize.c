@@ -251,6 +251,11 @@ static void test_clean_names(void **state)
 	assert_string_equal(c, "^A^Ex^B");
 	assert_int_equal(ui_st_marker(c, strlen(c)), 0);
 	free(c);
+	/* invalid UTF-8 (a lone 0x9b is CSI to an 8-bit terminal) becomes
+	 * U+FFFD, never the byte itself */
+	c = ui_clean("a\x9b" "2Jb\xff", 6, 0);
+	assert_string_equal(c, "a\xEF\xBF\xBD" "2Jb\xEF\xBF\xBD");
+	free(c);
 }
 
 int main(void)
