@@ -71,6 +71,12 @@ struct sbx_ops {
 	             char **err);
 	/* Persist the whole workspace as a .tar.gz at path. */
 	int (*export_tar)(struct sbx *s, const char *path, char **err);
+	/* Load a .tar.gz that export_tar wrote (maybe changed since: it
+	 * is checked entry by entry) into the workspace of a sandbox just
+	 * started without inputs; resume of a backend without a host
+	 * workspace. Synchronous, like start. NULL: a backend with a host
+	 * workspace directory, which resume uses as it is. */
+	int (*import_tar)(struct sbx *s, const char *path, char **err);
 	/* Kill everything still running and release the sandbox. */
 	void (*stop)(struct sbx *s);
 	void (*destroy)(struct sbx *s);

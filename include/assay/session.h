@@ -150,7 +150,9 @@ const struct session_approval *session_approval_at(const struct session *s,
  * here hashes to the recorded request_hash (computed with the
  * recorded provider and model); the first request that differs, or
  * that has no recorded answer, goes to the provider and the run is
- * live from there (a `replay_diverged` event says why). */
+ * live from there (a `replay_live` event says why). A recorded request
+ * that never got an answer (cancelled, failed) but was followed by
+ * later ones is skipped: the run went on without it. */
 enum session_resume_mode {
 	/* Same run dir, appended to: the workspace as the run left it,
 	 * recorded tool results taken from the transcript (nothing runs
@@ -174,13 +176,21 @@ struct session_resume_opts {
 	 * live from there. 0 = no fork. */
 	uint64_t fork_at;
 	const char *replace;
+	/* the user passed --base-url on this command line: it may differ
+	 * from the recorded URL (else the URL the settings give must be
+	 * the recorded one, or the resume is refused) */
+	int base_url_given;
 };
 
-/* Apply a recorded run's settings (its run_start: provider, model,
- * base_url, sandbox backend and image, ask mode, inputs, outputs,
- * limits, network) to cfg, which the caller then overrides with its
- * own options. Call before session_new. Keys are never recorded: they
- * still come from the environment. */
+/* Apply a recorded run's settings to cfg, which the caller then
+ * overrides with its own options. Call before session_new. A run dir
+ * is trusted like a project file: the record gives provider, model,
+ * sandbox backend and image, outputs, turn and token limits; the ask
+ * mode and sandbox limits only where stricter than cfg's; the
+ * instructions and scripted model from the copies in the run dir.
+ * Never the base URL, network, out dir, workspace or inputs: those
+ * stay the user's (session_resume refuses what does not fit). Keys
+ * are never recorded: they still come from the environment. */
 int session_record_config(const char *run, struct config *cfg, char **err);
 
 /* Continue the recorded run o->run; prompt (may be NULL) is sent once

@@ -64,6 +64,7 @@ struct session {
 	uint64_t next_timer;       /* runs the next tool call */
 	int freeing;               /* session_free is tearing down */
 	int made_run_dir;          /* the run dir did not exist before */
+	int lock_fd;               /* run.lock, held while the run lives */
 
 	long in_tokens, out_tokens, cached_tokens;
 	double cost;
@@ -96,6 +97,8 @@ struct session {
 	struct step_pause *pause; /* the breakpoint waiting, or NULL */
 	int request_cleared;      /* the next request passed its pause */
 	int call_cleared;         /* 1 + the call that passed its pause */
+	int result_as_is; /* tools_finished: the content is what the model
+	                     is told (a skip), no approval wording */
 	uint64_t step_timer;
 };
 
@@ -112,10 +115,32 @@ struct record {
 };
 /* Find RUN (run dir, transcript or run id) and read it. */
 int record_load(const char *run, struct record *r, char **err);
-/* Parse transcript text (a cut last line is dropped, other bad lines
- * skipped); -1 without a run_start. */
+/* Parse transcript text (a cut last line is dropped); -1 + *err for
+ * any other bad line, no run_start, or events resume cannot trust
+ * (turn numbers, requests made before the results they need). */
 int record_parse(const char *text, size_t len, struct record *r, char **err);
 void record_free(struct record *r);
+/* Files of a run dir: the lock held while a session writes it, and the
+ * copies of the instructions and the scripted model the run read. */
+#define RECORD_LOCK "run.lock"
+#define RECORD_INSTRUCTIONS "instructions.md"
+#define RECORD_SCRIPT "script.json"
+/* What the record may not decide, checked before a resume or fork
+ * starts (cfg is final): in place, no planted links and no workspace
+ * outside the run dir unless the user names it; re-execute, inputs the
+ * user gives; instructions only from the run dir's copy. */
+int record_resume_check(struct session *s, const struct record *r,
+                        enum session_resume_mode mode, char **err);
+/* After session_prepare: the provider URL now used is the recorded
+ * one, or the user passed --base-url (given); else -1 + *err. */
+int record_check_url(const struct session *s, const struct record *r, int given,
+                     char **err);
+/* Lock s->run_dir (run.lock, flock) for the session's lifetime; -1 +
+ * *err "run is in use (pid N)" when another process holds it. */
+int record_lock(struct session *s, char **err);
+/* run_start: record the instructions' and script's paths and keep
+ * copies of them in the run dir. */
+void record_keep_copies(struct session *s, cJSON *ev);
 
 /* resume.c: hooks of the state machine while a record is followed. */
 /* request_turn: answer turn s->turn + 1 from the cache when the

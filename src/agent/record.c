@@ -1,19 +1,29 @@
 /* record.c: a recorded run read back: where its transcript is, its
- * events (a last line cut short by a crash is ignored), and the
- * settings its run_start recorded, for resume, re-execute and fork. */
+ * events (a last line cut short by a crash is ignored, any other bad
+ * line refused), and the settings its run_start recorded, for resume,
+ * re-execute and fork; a run dir is trusted like a project file, no
+ * more. Also the run dir's lock and the copies a run keeps of the
+ * files it reads. */
 #include "agent_internal.h"
 
+#include "assay/buf.h"
 #include "assay/config.h"
 #include "assay/json.h"
+#include "assay/llm.h"
 #include "assay/log.h"
 #include "assay/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#define TRANSCRIPT_MAX ((size_t)1 << 30)
+/* as much as replay reads (tui/replay.h UI_TRANSCRIPT_MAX) */
+#define TRANSCRIPT_MAX ((size_t)64 << 20)
 
 void record_free(struct record *r)
 {
@@ -25,26 +35,101 @@ void record_free(struct record *r)
 	memset(r, 0, sizeof *r);
 }
 
+/* Whether text[0..n) is blank (spaces only). */
+static int blank(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
+			return 0;
+	return 1;
+}
+
+/* What resume relies on, checked once: turn numbers that count the
+ * requests made (a damaged one would make resume build a turn table
+ * of any size), and no request made while calls of the answer before
+ * it have no result (rebuilding it would send an invalid
+ * conversation). */
+static int check_events(struct record *r, char **err)
+{
+	cJSON *open = cJSON_CreateArray(); /* calls without a result */
+	int requests = 0, rc = 0;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, r->events)
+	{
+		const char *type = json_str(e, "type", "");
+		unsigned long long seq =
+		    (unsigned long long)json_num(e, "seq", 0);
+		if (!strcmp(type, "assistant_message")) {
+			cJSON_Delete(open);
+			open = cJSON_CreateArray();
+			const cJSON *c;
+			cJSON_ArrayForEach(c,
+			                   cJSON_GetObjectItem(e, "tool_calls"))
+			{
+				cJSON_AddItemToArray(
+				    open,
+				    cJSON_CreateString(json_str(c, "id", "")));
+			}
+		} else if (!strcmp(type, "tool_result")) {
+			const char *id = json_str(e, "id", "");
+			int n = cJSON_GetArraySize(open);
+			for (int i = 0; i < n; i++) {
+				const cJSON *it = cJSON_GetArrayItem(open, i);
+				if (!strcmp(it->valuestring, id)) {
+					cJSON_DeleteItemFromArray(open, i);
+					break;
+				}
+			}
+		} else if (!strcmp(type, "model_request") &&
+		           !json_bool(e, "replayed", 0)) {
+			requests++;
+			double turn = json_num(e, "turn", 0);
+			if (!(turn >= 1 && turn <= requests) ||
+			    turn != (double)(int)turn) {
+				rc = set_err(
+				    err,
+				    "the model_request of seq %llu has "
+				    "turn %g, but it is request %d of "
+				    "the run: the transcript is damaged",
+				    seq, turn, requests);
+				break;
+			}
+			if (cJSON_GetArraySize(open) > 0) {
+				rc = set_err(
+				    err,
+				    "the model_request of seq %llu was made "
+				    "before call %s of the answer before it "
+				    "had a result: the transcript is damaged",
+				    seq,
+				    cJSON_GetArrayItem(open, 0)->valuestring);
+				break;
+			}
+		}
+	}
+	cJSON_Delete(open);
+	return rc;
+}
+
 int record_parse(const char *text, size_t len, struct record *r, char **err)
 {
 	r->events = cJSON_CreateArray();
 	r->complete_bytes = 0;
 	r->dropped_bytes = 0;
 	const char *p = text, *end = text + len;
-	unsigned long no = 0;
+	unsigned long no = 0, bad = 0;
+	size_t bad_at = 0;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
 		no++;
-		if (!nl) {
-			/* the line being written when the run died */
-			r->dropped_bytes = (size_t)(end - p);
-			log_warn("transcript: the last line (%zu bytes) is cut "
-			         "short; ignored",
-			         r->dropped_bytes);
-			break;
-		}
-		cJSON *ev = cJSON_ParseWithLength(p, (size_t)(nl - p));
-		if (ev && cJSON_IsObject(ev) && json_str(ev, "type", NULL)) {
+		if (bad) /* only the last line may be cut (by a crash) */
+			return set_err(err,
+			               "line %lu is not a JSON event: the "
+			               "transcript is damaged",
+			               bad);
+		cJSON *ev = cJSON_ParseWithLength(p, (size_t)(eol - p));
+		if (ev && cJSON_IsObject(ev) &&
+		    cJSON_IsString(cJSON_GetObjectItem(ev, "type"))) {
 			uint64_t seq = (uint64_t)json_num(ev, "seq", 0);
 			if (seq > r->last_seq)
 				r->last_seq = seq;
@@ -55,19 +140,29 @@ int record_parse(const char *text, size_t len, struct record *r, char **err)
 			    !strcmp(json_str(ev, "type", ""), "run_start"))
 				r->run_start = ev;
 			cJSON_AddItemToArray(r->events, ev);
-		} else if (nl - p > 0) {
-			log_warn("transcript: line %lu is not an event; "
-			         "skipped",
-			         no);
+		} else {
 			cJSON_Delete(ev);
+			if (!blank(p, (size_t)(eol - p))) {
+				bad = no;
+				bad_at = (size_t)(p - text);
+			}
 		}
-		p = nl + 1;
-		r->complete_bytes = (size_t)(p - text);
+		p = nl ? nl + 1 : end;
+		if (!bad)
+			r->complete_bytes = (size_t)(p - text);
+	}
+	if (bad) {
+		/* the line being written when the run died */
+		r->complete_bytes = bad_at;
+		r->dropped_bytes = len - bad_at;
+		log_warn("transcript: the last line (%zu bytes) is cut short; "
+		         "ignored",
+		         r->dropped_bytes);
 	}
 	if (!r->run_start)
 		return set_err(err, "the transcript has no run_start event: "
 		                    "is it an assay transcript?");
-	return 0;
+	return check_events(r, err);
 }
 
 static int is_file(const char *path)
@@ -121,12 +216,60 @@ static char *find_dir(const char *run, char **err)
 	return NULL;
 }
 
+/* The record session_record_config read, kept for the session_resume
+ * that follows (the transcript is parsed once), while its transcript
+ * is the same file, size and mtime. */
+static struct {
+	char *run;
+	struct record rec;
+	struct stat st;
+} kept;
+
+static void keep_record(const char *run, struct record *r)
+{
+	struct stat st;
+	record_free(&kept.rec);
+	free(kept.run);
+	kept.run = NULL;
+	if (stat(r->transcript, &st) < 0) {
+		record_free(r);
+		return;
+	}
+	kept.run = xstrdup(run);
+	kept.rec = *r;
+	kept.st = st;
+	memset(r, 0, sizeof *r);
+}
+
+static int take_kept(const char *run, struct record *r)
+{
+	struct stat st;
+	if (!kept.run || strcmp(kept.run, run))
+		return 0;
+	int same = stat(kept.rec.transcript, &st) == 0 &&
+	           st.st_ino == kept.st.st_ino &&
+	           st.st_size == kept.st.st_size &&
+	           st.st_mtim.tv_sec == kept.st.st_mtim.tv_sec &&
+	           st.st_mtim.tv_nsec == kept.st.st_mtim.tv_nsec;
+	free(kept.run);
+	kept.run = NULL;
+	if (!same) {
+		record_free(&kept.rec);
+		return 0;
+	}
+	*r = kept.rec;
+	memset(&kept.rec, 0, sizeof kept.rec);
+	return 1;
+}
+
 int record_load(const char *run, struct record *r, char **err)
 {
 	memset(r, 0, sizeof *r);
 	if (!run || !*run)
 		return set_err(err, "which run? give a run dir, a transcript "
 		                    "or a run id");
+	if (take_kept(run, r))
+		return 0;
 	r->dir = find_dir(run, err);
 	if (!r->dir)
 		return -1;
@@ -155,6 +298,46 @@ static void set_if(char **field, const cJSON *obj, const char *key)
 		config_set(field, v);
 }
 
+/* ask modes from the least to the most careful; -1: unknown */
+static int ask_rank(const char *mode)
+{
+	static const char *const order[] = {"none", "risky", "all"};
+	for (int i = 0; mode && i < 3; i++)
+		if (!strcmp(mode, order[i]))
+			return i;
+	return -1;
+}
+
+/* A recorded limit can only tighten the configured one. */
+static long tighter(const cJSON *lim, const char *key, long configured)
+{
+	double v = json_num(lim, key, 0);
+	return v >= 1 && v < (double)configured ? (long)v : configured;
+}
+
+/* A recorded number when it is sane (min..1e9), else def. */
+static double in_range(const cJSON *lim, const char *key, double min,
+                       double def)
+{
+	double v = json_num(lim, key, def);
+	return v >= min && v <= 1e9 ? v : def;
+}
+
+/* dir/name when it is a regular file and not a link, else NULL. */
+static char *own_file(const char *dir, const char *name)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	struct stat st;
+	if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+		return p;
+	free(p);
+	return NULL;
+}
+
+/* The record is treated like a project file: it may choose the model
+ * and replay settings, never where the key goes, what the sandbox may
+ * reach or which host files are read or written (see
+ * record_resume_check). */
 int session_record_config(const char *run, struct config *cfg, char **err)
 {
 	struct record r;
@@ -163,52 +346,296 @@ int session_record_config(const char *run, struct config *cfg, char **err)
 	const cJSON *rs = r.run_start;
 	set_if(&cfg->provider, rs, "provider");
 	set_if(&cfg->model, rs, "model");
-	set_if(&cfg->base_url, rs, "base_url");
-	set_if(&cfg->script, rs, "script");
-	set_if(&cfg->instructions, rs, "instructions");
-	set_if(&cfg->ask, rs, "ask");
-	set_if(&cfg->out_dir, rs, "out");
+	/* the texts the run used, from the copies kept in its run dir;
+	 * a path recorded elsewhere is never read */
+	char *copy = own_file(r.dir, RECORD_INSTRUCTIONS);
+	config_set(&cfg->instructions,
+	           *json_str(rs, "instructions", "") ? copy : NULL);
+	free(copy);
+	if (*json_str(rs, "script", "")) {
+		copy = own_file(r.dir, RECORD_SCRIPT);
+		config_set(&cfg->script, copy);
+		free(copy);
+	}
+	/* the more careful of the two; --ask still decides */
+	const char *ask = json_str(rs, "ask", NULL);
+	if (ask_rank(ask) > ask_rank(cfg->ask))
+		config_set(&cfg->ask, ask);
 	const cJSON *sb = cJSON_GetObjectItem(rs, "sandbox");
 	set_if(&cfg->sandbox, sb, "backend");
 	if (strcmp(json_str(sb, "image", "host"), "host"))
 		set_if(&cfg->image, sb, "image");
-	/* the record's inputs and outputs replace those of the layers */
-	for (size_t i = 0; i < cfg->n_inputs; i++) {
-		free(cfg->inputs[i].src);
-		free(cfg->inputs[i].dest);
-	}
-	cfg->n_inputs = 0;
-	const cJSON *it;
-	cJSON_ArrayForEach(it, cJSON_GetObjectItem(rs, "inputs"))
-	{
-		const char *src = json_str(it, "src", NULL);
-		const char *dest = json_str(it, "dest", NULL);
-		if (src && dest)
-			config_add_input(cfg, src, dest);
-	}
+	/* declared outputs are workspace paths: the record's replace
+	 * those of the layers (inputs are host paths: never recorded
+	 * ones, see record_resume_check) */
 	for (size_t i = 0; i < cfg->n_outputs; i++)
 		free(cfg->outputs[i]);
 	cfg->n_outputs = 0;
+	const cJSON *it;
 	cJSON_ArrayForEach(it, cJSON_GetObjectItem(rs, "outputs"))
 	{
-		if (cJSON_IsString(it))
+		if (cJSON_IsString(it) && *it->valuestring)
 			config_add_output(cfg, it->valuestring);
 	}
 	const cJSON *lim = cJSON_GetObjectItem(rs, "limits");
-	cfg->timeout_s = (int)json_num(lim, "timeout_s", cfg->timeout_s);
-	cfg->max_turns = (int)json_num(lim, "max_turns", cfg->max_turns);
+	cfg->timeout_s = (int)tighter(lim, "timeout_s", cfg->timeout_s);
+	cfg->mem_mb = tighter(lim, "memory_mb", cfg->mem_mb);
+	cfg->nproc = tighter(lim, "processes", cfg->nproc);
+	cfg->cpu_s = tighter(lim, "cpu_s", cfg->cpu_s);
+	cfg->fsize_mb = tighter(lim, "file_size_mb", cfg->fsize_mb);
+	/* these shape the requests, hence the cache keys */
+	cfg->max_turns = (int)in_range(lim, "max_turns", 1, cfg->max_turns);
 	cfg->max_tokens =
-	    (long)json_num(lim, "max_tokens", (double)cfg->max_tokens);
-	cfg->mem_mb = (long)json_num(lim, "memory_mb", (double)cfg->mem_mb);
-	cfg->nproc = (long)json_num(lim, "processes", (double)cfg->nproc);
-	cfg->cpu_s = (long)json_num(lim, "cpu_s", (double)cfg->cpu_s);
-	cfg->fsize_mb =
-	    (long)json_num(lim, "file_size_mb", (double)cfg->fsize_mb);
-	cfg->max_output_bytes = (size_t)json_num(lim, "max_output_bytes",
+	    (long)in_range(lim, "max_tokens", 0, (double)cfg->max_tokens);
+	cfg->max_output_bytes = (size_t)in_range(lim, "max_output_bytes", 1024,
 	                                         (double)cfg->max_output_bytes);
-	cfg->max_output_tokens = (int)json_num(lim, "max_output_tokens",
-	                                       (double)cfg->max_output_tokens);
-	cfg->network = json_bool(lim, "network", cfg->network);
-	record_free(&r);
+	cfg->max_output_tokens =
+	    (int)in_range(lim, "max_output_tokens", 1, cfg->max_output_tokens);
+	keep_record(run, &r);
 	return 0;
+}
+
+/* --- what a recorded run may not decide ---------------------------- */
+
+/* In place, resume writes into the run dir: none of what it writes may
+ * be a link someone planted to make it write elsewhere. */
+static int no_links(const char *dir, char **err)
+{
+	static const char *const names[] = {"transcript.jsonl",
+	                                    "assay.log",
+	                                    "exec",
+	                                    "cache",
+	                                    "workspace",
+	                                    "workspace.tar.gz",
+	                                    RECORD_LOCK,
+	                                    RECORD_INSTRUCTIONS,
+	                                    RECORD_SCRIPT};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		char *p = xasprintf("%s/%s", dir, names[i]);
+		struct stat st;
+		int link = lstat(p, &st) == 0 && S_ISLNK(st.st_mode);
+		if (link)
+			set_err(err,
+			        "%s is a symbolic link: assay never makes one "
+			        "in a run dir, and resuming would write "
+			        "through it; remove it if you trust this run",
+			        p);
+		free(p);
+		if (link)
+			return -1;
+	}
+	return 0;
+}
+
+/* Whether the recorded workspace ws was the run's own <run dir>/
+ * workspace (then the run dir as it is now holds it, wherever it was
+ * copied or moved). */
+static int own_workspace(const char *ws, const char *recorded_dir)
+{
+	const char *base = strrchr(ws, '/');
+	if (!base || strcmp(base, "/workspace"))
+		return 0;
+	if (!recorded_dir || !*recorded_dir)
+		return 1;
+	/* the run dir's last component, as recorded */
+	char *d = xstrdup(recorded_dir);
+	size_t n = strlen(d);
+	while (n > 1 && d[n - 1] == '/')
+		d[--n] = '\0';
+	const char *last = strrchr(d, '/');
+	last = last ? last + 1 : d;
+	size_t ln = strlen(last), wn = (size_t)(base - ws);
+	int own = wn > ln && !strncmp(ws + wn - ln, last, ln) &&
+	          ws[wn - ln - 1] == '/';
+	free(d);
+	return own;
+}
+
+/* In place: the workspace is the run dir's own, or one the user names
+ * again with --workspace; a recorded path alone is never used. */
+static int pick_workspace(struct session *s, const struct record *r, char **err)
+{
+	const char *ws = json_str(r->run_start, "workspace", "");
+	if (s->cfg->workspace || *ws != '/' || !strcmp(ws, "/workspace"))
+		return 0; /* the user's own, or no host directory */
+	if (own_workspace(ws, json_str(r->run_start, "run_dir", NULL)))
+		return 0; /* the sandbox uses <run dir>/workspace */
+	return set_err(err,
+	               "the run worked in %s, outside its run dir: a "
+	               "recorded path is never used on its own; pass "
+	               "--workspace %s to resume in it",
+	               ws, ws);
+}
+
+/* Re-execute stages inputs again: from what the user gives now (the
+ * options or the project's assay.json), never from host paths read
+ * out of the record. */
+static int need_inputs(const struct session *s, const struct record *r,
+                       char **err)
+{
+	const cJSON *inputs = cJSON_GetObjectItem(r->run_start, "inputs");
+	if (s->cfg->n_inputs || !cJSON_GetArraySize(inputs))
+		return 0;
+	struct buf b;
+	buf_init(&b, 0);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, inputs)
+	{
+		buf_printf(&b, " --input '%s:%s'", json_str(it, "src", "?"),
+		           json_str(it, "dest", "?"));
+	}
+	set_err(err,
+	        "the run staged inputs from host paths, and a recorded path "
+	        "is never read on its own: pass them again to re-execute "
+	        "with them:%s",
+	        buf_str(&b));
+	buf_free(&b);
+	return -1;
+}
+
+/* In place nothing is staged: the workspace holds the inputs. Their
+ * places (not their host paths) are part of the system prompt, so the
+ * recorded ones are what the rebuilt requests must name. */
+static void recorded_inputs(struct config *c, const cJSON *rs)
+{
+	for (size_t i = 0; i < c->n_inputs; i++) {
+		free(c->inputs[i].src);
+		free(c->inputs[i].dest);
+	}
+	c->n_inputs = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(rs, "inputs"))
+	{
+		const char *dest = json_str(it, "dest", NULL);
+		if (dest)
+			config_add_input(c, json_str(it, "src", ""), dest);
+	}
+}
+
+int record_resume_check(struct session *s, const struct record *r,
+                        enum session_resume_mode mode, char **err)
+{
+	const cJSON *rs = r->run_start;
+	if (mode == SESSION_RESUME &&
+	    (no_links(r->dir, err) < 0 || pick_workspace(s, r, err) < 0))
+		return -1;
+	if (mode == SESSION_RESUME &&
+	    json_bool(cJSON_GetObjectItem(rs, "limits"), "network", 0) &&
+	    !s->cfg->network)
+		return set_err(err,
+		               "the run had the sandbox's network on, and a "
+		               "recorded run never turns it on by itself: pass "
+		               "--network to go on with it (or --re-execute "
+		               "without it)");
+	if (mode == SESSION_RESUME)
+		recorded_inputs(s->cfg, rs);
+	if (mode == SESSION_REEXECUTE && need_inputs(s, r, err) < 0)
+		return -1;
+	const char *ins = json_str(rs, "instructions", "");
+	if (*ins && !s->cfg->instructions)
+		return set_err(err,
+		               "the run used the instructions in %s, and its "
+		               "run dir holds no copy of them (%s): pass "
+		               "--instructions FILE to go on with them",
+		               ins, RECORD_INSTRUCTIONS);
+	return 0;
+}
+
+/* "http://h/v1/" and "http://h/v1" are one server. */
+static int same_url(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	while (na && a[na - 1] == '/')
+		na--;
+	while (nb && b[nb - 1] == '/')
+		nb--;
+	return na == nb && !strncmp(a, b, na);
+}
+
+int record_check_url(const struct session *s, const struct record *r, int given,
+                     char **err)
+{
+	const char *rec = json_str(r->run_start, "base_url", "");
+	const char *now = s->llm->base_url ? s->llm->base_url : "";
+	if (given || !*rec || !strncmp(rec, "script:", 7) ||
+	    !strncmp(now, "script:", 7) || same_url(rec, now))
+		return 0;
+	return set_err(err,
+	               "the run was recorded against %s, and your settings "
+	               "send requests (with your API key) to %s: a recorded "
+	               "URL is never used on its own; pass --base-url %s to "
+	               "resume against it (or --base-url %s to go on there)",
+	               rec, now, rec, now);
+}
+
+/* --- the run dir's lock and copies --------------------------------- */
+
+int record_lock(struct session *s, char **err)
+{
+	if (s->lock_fd >= 0)
+		return 0;
+	char *path = xasprintf("%s/%s", s->run_dir, RECORD_LOCK);
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int rc = 0;
+	if (fd < 0) {
+		rc = set_err(err, "cannot open %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		char pid[32] = "";
+		ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		rc = set_err(err,
+		             "run is in use (pid %s): %s is being written by "
+		             "another assay; wait for it to end or stop it, "
+		             "then try again",
+		             *pid ? pid : "?", s->run_dir);
+		close(fd);
+		goto out;
+	}
+	char pid[32];
+	int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+		log_warn("%s: cannot write the pid: %s", path, strerror(errno));
+	s->lock_fd = fd;
+out:
+	free(path);
+	return rc;
+}
+
+/* Keep a copy of a file the run reads (its instructions, its scripted
+ * model) in the run dir: resume and fork read the copy, never a path
+ * recorded in the transcript. */
+static void keep_copy(struct session *s, cJSON *ev, const char *src,
+                      const char *key, const char *name, size_t max)
+{
+	if (!src || !*src)
+		return;
+	char *real = realpath(src, NULL);
+	cJSON_AddStringToObject(ev, key, real ? real : src);
+	char *dst = xasprintf("%s/%s", s->run_dir, name);
+	char *dst_real = realpath(dst, NULL);
+	char *err = NULL, *text = NULL;
+	size_t len = 0;
+	if (real && dst_real && !strcmp(real, dst_real))
+		goto out; /* re-executed in the same dir: it is the copy */
+	text = read_file_max(src, max, &len, &err);
+	if (!text || write_file_replace(dst, text, len, &err) < 0) {
+		log_warn("keeping a copy of %s: %s", src, err);
+		goto out;
+	}
+out:
+	free(err);
+	free(text);
+	free(dst);
+	free(dst_real);
+	free(real);
+}
+
+void record_keep_copies(struct session *s, cJSON *ev)
+{
+	keep_copy(s, ev, s->cfg->instructions, "instructions",
+	          RECORD_INSTRUCTIONS, 1 << 20);
+	keep_copy(s, ev, s->cfg->script, "script", RECORD_SCRIPT, 64u << 20);
 }

@@ -15,6 +15,7 @@
 #include "assay/util.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -176,7 +177,8 @@ static void deliver_timer(void *arg)
 	rp->timer = 0;
 	struct llm_result *r = rp->answer;
 	rp->answer = NULL;
-	if (s->state == SESSION_DONE || !r) {
+	/* cancelled meanwhile (Ctrl-C in the TUI): the turn is gone */
+	if (s->state != SESSION_REQUESTING || !r) {
 		llm_result_free(r);
 		return;
 	}
@@ -222,6 +224,17 @@ int replay_request(struct session *s, const struct llm_request *req)
 		return 0;
 	}
 	const cJSON *ans = cJSON_GetObjectItem(t, "answer");
+	if (!cJSON_IsObject(ans) && json_bool(t, "later", 0)) {
+		/* cancelled or failed, and the run went on without it:
+		 * with the user's next message, or by asking again */
+		s->turn = turn;
+		log_info("re-execute: turn %d has no answer and later "
+		         "turns were recorded: skipped",
+		         turn);
+		if (json_bool(t, "user_next", 0))
+			return replay_next_user(s);
+		return replay_request(s, req);
+	}
 	if (!cJSON_IsObject(ans)) {
 		emit_live(s, turn,
 		          "the recorded turn never completed (no answer in "
@@ -235,6 +248,9 @@ int replay_request(struct session *s, const struct llm_request *req)
 	emit_cached_request(s, hash);
 	rp->cached_turns++;
 	s->state = SESSION_REQUESTING;
+	if (rp->timer) /* one cancelled before it was delivered */
+		loop_timer_cancel(s->loop, rp->timer);
+	llm_result_free(rp->answer);
 	rp->answer = result_from(ans);
 	rp->timer = loop_timer_add(s->loop, 0, deliver_timer, s);
 	return 1;
@@ -299,7 +315,8 @@ struct walk {
 	cJSON *answered;   /* ids with a result */
 	int answered_last; /* the last answer had no tool calls */
 	int user_last;     /* a user message waits for its request */
-	int live_turn;     /* > 0: go live with this request */
+	int live_turn;     /* > 0: go live with this request; < 0: the
+	                      resume was refused (the run has ended) */
 };
 
 static void add_assistant(struct session *s, const cJSON *ans)
@@ -354,6 +371,87 @@ static void emit_zero_usage(struct session *s)
 	session_emit(s, ev);
 }
 
+/* Whether a request of the run was recorded after event i. */
+static int later_request(const cJSON *events, int i)
+{
+	const cJSON *e = cJSON_GetArrayItem(events, i);
+	for (e = e ? e->next : NULL; e; e = e->next)
+		if (is_turn_request(e))
+			return 1;
+	return 0;
+}
+
+/* An answer found only in cache/ (the run died between checkpointing
+ * it and recording it): the transcript gets it now, so that it (and
+ * export) holds what the model said. */
+static void emit_recovered(struct session *s, const cJSON *ans)
+{
+	cJSON *ev = event_new("assistant_message");
+	cJSON_AddNumberToObject(ev, "turn", s->turn);
+	cJSON_AddStringToObject(ev, "text", json_str(ans, "text", ""));
+	const cJSON *calls = cJSON_GetObjectItem(ans, "tool_calls");
+	cJSON_AddItemToObject(ev, "tool_calls",
+	                      calls ? cJSON_Duplicate(calls, 1)
+	                            : cJSON_CreateArray());
+	const char *fr = json_str(ans, "finish_reason", "");
+	if (*fr)
+		cJSON_AddStringToObject(ev, "finish_reason", fr);
+	cJSON_AddBoolToObject(ev, "recovered", 1);
+	session_emit(s, ev);
+}
+
+/* End the resume with an error (exit 2): nothing more is sent or run. */
+static void refuse(struct session *s, struct walk *w, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void refuse(struct session *s, struct walk *w, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	cJSON *ev = event_new("error");
+	cJSON_AddStringToObject(ev, "category", "internal");
+	cJSON_AddStringToObject(ev, "message", msg);
+	session_emit(s, ev);
+	log_warn("resume: %s", msg);
+	free(msg);
+	w->live_turn = -1;
+	session_finish(s, "failed", EXIT_USAGE);
+}
+
+/* The first call of the last answer without a result, or NULL. */
+static const char *unanswered(const struct walk *w)
+{
+	const cJSON *c;
+	cJSON_ArrayForEach(c, w->calls)
+	{
+		const char *id = json_str(c, "id", "");
+		if (!has_id(w->answered, id))
+			return id;
+	}
+	return NULL;
+}
+
+/* The first request already differs and the run was recorded by
+ * another version of assay (its prompt or tools changed): going live
+ * from turn 1 over the workspace the run already changed would mix
+ * two runs; refuse. 1 when refused (the run has ended). */
+static int other_version(struct session *s, struct walk *w)
+{
+	struct replay *rp = s->replay;
+	const char *v = json_str(rp->rec.run_start, "version", "");
+	if (rp->cached_turns || s->turn || !strcmp(v, ASSAY_VERSION))
+		return 0;
+	refuse(s, w,
+	       "the run was recorded by assay %s and this is %s: its first "
+	       "request cannot be rebuilt the same, so nothing recorded can "
+	       "be reused, and going on live over the workspace it already "
+	       "changed would mix two runs; use assay resume --re-execute "
+	       "(a fresh sandbox from the inputs)",
+	       *v ? v : "(unknown)", ASSAY_VERSION);
+	return 1;
+}
+
 /* One recorded model_request (index i): its answer joins the
  * conversation when the rebuilt request hashes the same; else the
  * walk stops and the run goes live at this turn. */
@@ -370,9 +468,22 @@ static int walk_request(struct session *s, struct walk *w, int i)
 	    .tools = s->tools,
 	    .max_output_tokens = s->cfg->max_output_tokens,
 	};
+	const char *open = unanswered(w);
+	if (open) {
+		/* cache/ and the transcript disagree: a request now would
+		 * be one no provider accepts */
+		refuse(s, w,
+		       "the transcript is damaged: turn %d was requested "
+		       "before call %s had a result (cache/ and the "
+		       "transcript disagree)",
+		       turn, open);
+		return -1;
+	}
 	char hash[65];
 	record_hash(s, &req, hash);
 	if (strcmp(hash, recorded)) {
+		if (other_version(s, w))
+			return -1;
 		emit_live(s, turn,
 		          "the rebuilt request differs from the recorded one "
 		          "(the system prompt, instructions, tools or limits "
@@ -382,6 +493,15 @@ static int walk_request(struct session *s, struct walk *w, int i)
 		return -1;
 	}
 	cJSON *ans = find_answer(rp, i);
+	if (!ans && later_request(rp->rec.events, i)) {
+		/* cancelled or failed, and the run went on without it:
+		 * what it sent next is rebuilt from what follows */
+		s->turn = turn;
+		log_info("resume: turn %d has no answer and later turns "
+		         "were recorded: skipped",
+		         turn);
+		return 0;
+	}
 	if (!ans) {
 		emit_live(s, turn,
 		          "the turn was interrupted: requesting it again",
@@ -391,6 +511,8 @@ static int walk_request(struct session *s, struct walk *w, int i)
 	}
 	s->turn = turn;
 	emit_cached_request(s, hash);
+	if (!recorded_answer(rp->rec.events, i, turn))
+		emit_recovered(s, ans);
 	emit_zero_usage(s);
 	rp->cached_turns++;
 	add_assistant(s, ans);
@@ -416,6 +538,25 @@ static void walk_totals(struct session *s, const cJSON *usage)
 	s->cost = json_num(tot, "cost_usd", s->cost);
 }
 
+/* Whether the turn request at index i was interrupted and asked again
+ * later (a run resumed after a kill): the later request holds the turn,
+ * and the cache may already hold its answer under the same hash. */
+static int superseded(const cJSON *events, int i)
+{
+	int turn = (int)json_num(cJSON_GetArrayItem(events, i), "turn", -1);
+	int n = cJSON_GetArraySize(events);
+	for (int j = i + 1; j < n; j++) {
+		const cJSON *e = cJSON_GetArrayItem(events, j);
+		if ((int)json_num(e, "turn", -2) != turn)
+			continue;
+		if (!strcmp(json_str(e, "type", ""), "assistant_message"))
+			return 0;
+		if (is_turn_request(e))
+			return 1;
+	}
+	return 0;
+}
+
 /* Rebuild the conversation; then go on from the first unrecorded step. */
 static void resume_go(struct session *s)
 {
@@ -434,7 +575,8 @@ static void resume_go(struct session *s)
 			cJSON_AddItemToArray(s->messages, msg);
 			w.user_last = 1;
 			w.answered_last = 0;
-		} else if (is_turn_request(e)) {
+		} else if (is_turn_request(e) &&
+		           !superseded(rp->rec.events, i)) {
 			walk_request(s, &w, i);
 		} else if (!strcmp(type, "usage") &&
 		           !json_bool(e, "replayed", 0)) {
@@ -452,6 +594,8 @@ static void resume_go(struct session *s)
 			                     cJSON_CreateString(id));
 		}
 	}
+	if (w.live_turn < 0)
+		goto out;
 	if (w.live_turn) {
 		s->turn = w.live_turn - 1;
 		session_request(s);
@@ -517,30 +661,48 @@ out:
 
 /* --- starting ------------------------------------------------------ */
 
-/* The recorded turns for re-execute: hash and answer by turn number. */
+/* The recorded turns for re-execute, by turn number: hash, answer,
+ * whether a later request was recorded ("later") and whether a user
+ * message came before it ("user_next"). Turn numbers were checked
+ * against the number of requests (record.c). */
 static void collect_turns(struct replay *rp)
 {
 	rp->turns = cJSON_CreateArray();
-	int n = cJSON_GetArraySize(rp->rec.events);
-	for (int i = 0; i < n; i++) {
-		const cJSON *e = cJSON_GetArrayItem(rp->rec.events, i);
+	int nturns = 0, i = -1;
+	cJSON *last = NULL; /* the entry of the latest request */
+	const cJSON *e;
+	cJSON_ArrayForEach(e, rp->rec.events)
+	{
+		i++;
+		if (!strcmp(json_str(e, "type", ""), "user_message")) {
+			if (last)
+				cJSON_ReplaceItemInObject(last, "user_next",
+				                          cJSON_CreateTrue());
+			continue;
+		}
 		if (!is_turn_request(e))
 			continue;
 		int turn = (int)json_num(e, "turn", 0);
-		while (cJSON_GetArraySize(rp->turns) < turn) {
+		if (turn < 1)
+			continue;
+		for (; nturns < turn; nturns++) {
 			cJSON *t = cJSON_CreateObject();
 			cJSON_AddNullToObject(t, "answer");
 			cJSON_AddItemToArray(rp->turns, t);
 		}
-		if (turn < 1)
-			continue;
-		cJSON *t = cJSON_GetArrayItem(rp->turns, turn - 1);
-		cJSON_DeleteItemFromObject(t, "hash");
+		if (last)
+			cJSON_ReplaceItemInObject(last, "later",
+			                          cJSON_CreateTrue());
+		cJSON *t = cJSON_CreateObject();
 		cJSON_AddStringToObject(t, "hash",
 		                        json_str(e, "request_hash", ""));
 		cJSON *ans = find_answer(rp, i);
-		cJSON_ReplaceItemInObject(t, "answer",
-		                          ans ? ans : cJSON_CreateNull());
+		cJSON_AddItemToObject(t, "answer",
+		                      ans ? ans : cJSON_CreateNull());
+		cJSON_AddFalseToObject(t, "later");
+		cJSON_AddFalseToObject(t, "user_next");
+		cJSON_ReplaceItemInArray(rp->turns, turn - 1, t);
+		last = t;
 	}
 }
 
@@ -572,7 +734,7 @@ static int collect_messages(struct session *s,
 		} else if (at) {
 			return set_err(
 			    err,
-			    "--fork-at %llu is a %s event: fork at a "
+			    "--fork-at %llu names a %s event: fork at a "
 			    "tool_result or a user_message (see the "
 			    "seq numbers in transcript.jsonl)",
 			    (unsigned long long)o->fork_at, type);
@@ -642,17 +804,9 @@ static int open_resume(struct session *s, char **err)
 	s->run_id = xstrdup(json_str(rp->rec.run_start, "run_id", "run"));
 	if (cut_partial(rp, err) < 0)
 		return -1;
-	/* the local backend's workspace is the one the run left */
-	const char *ws = json_str(rp->rec.run_start, "workspace", NULL);
-	char *own = xasprintf("%s/workspace", s->run_dir);
-	char *own_real = realpath(own, NULL);
-	struct stat st;
-	if (ws && *ws == '/' && stat(ws, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    (!own_real || strcmp(own_real, ws)) &&
-	    !strcmp(s->cfg->sandbox, "local"))
-		config_set(&s->cfg->workspace, ws);
-	free(own);
-	free(own_real);
+	/* the local backend's workspace is the one the run left: its
+	 * own <run dir>/workspace, or the user's --workspace (checked in
+	 * record_resume_check) */
 	if (session_open_run_dir(s, err) < 0)
 		return -1;
 	s->seq = rp->rec.last_seq;
@@ -706,6 +860,63 @@ static int fail(struct session *s, int code)
 	return -1;
 }
 
+/* A backend without a host workspace (docker) resumes from the archive
+ * the run persisted after every call: missing, nothing to resume. */
+static int no_archive(struct replay *rp, char **err)
+{
+	char *path = xasprintf("%s/workspace.tar.gz", rp->rec.dir);
+	struct stat st;
+	int e = stat(path, &st) < 0 ? errno : 0;
+	int missing = e || !S_ISREG(st.st_mode);
+	if (missing)
+		set_err(err,
+		        "resuming in place needs the run's workspace, and %s "
+		        "is %s (the run was stopped before its first call "
+		        "ended?): use --re-execute (a fresh sandbox from the "
+		        "original inputs)",
+		        path,
+		        e == ENOENT ? "missing"
+		        : e         ? strerror(e)
+		                    : "not a file");
+	free(path);
+	return missing;
+}
+
+/* The sandbox started empty (no inputs staged): load the workspace the
+ * run left. A backend with a host directory already has it. */
+static int restore_workspace(struct session *s, char **err)
+{
+	struct sbx *x = s->sbx;
+	if (x->workspace)
+		return 0;
+	if (!x->ops->import_tar)
+		return set_err(
+		    err,
+		    "the %s sandbox cannot load a workspace archive: "
+		    "resume with --re-execute (a fresh sandbox from "
+		    "the original inputs)",
+		    x->ops->name);
+	char *path = xasprintf("%s/workspace.tar.gz", s->run_dir);
+	char *why = NULL;
+	int64_t t0 = now_ms();
+	int rc = x->ops->import_tar(x, path, &why);
+	if (rc < 0) {
+		const char *w = why ? why : "failed";
+		int named = strstr(w, path) != NULL; /* the helper names it */
+		set_err(err,
+		        "cannot restore the workspace%s%s: %s; resume with "
+		        "--re-execute instead (a fresh sandbox from the "
+		        "original inputs)",
+		        named ? "" : " from ", named ? "" : path, w);
+	} else {
+		log_info("resume: workspace restored from %s in %lld ms", path,
+		         (long long)(now_ms() - t0));
+	}
+	free(why);
+	free(path);
+	return rc;
+}
+
 int session_resume(struct session *s, const struct session_resume_opts *o,
                    const char *prompt, char **err)
 {
@@ -726,6 +937,22 @@ int session_resume(struct session *s, const struct session_resume_opts *o,
 		             "result or user message)");
 		return fail(s, EXIT_USAGE);
 	}
+	if (o->replace && !o->fork_at) {
+		set_err(err, "--replace needs --fork-at SEQ (the tool_result "
+		             "or user_message it replaces)");
+		return fail(s, EXIT_USAGE);
+	}
+	/* in place: one session at a time writes a run dir */
+	if (o->mode == SESSION_RESUME) {
+		s->run_dir = xstrdup(rp->rec.dir);
+		int locked = record_lock(s, err);
+		free(s->run_dir);
+		s->run_dir = NULL;
+		if (locked < 0)
+			return fail(s, EXIT_USAGE);
+	}
+	if (record_resume_check(s, &rp->rec, o->mode, err) < 0)
+		return fail(s, EXIT_USAGE);
 	const cJSON *rs = rp->rec.run_start;
 	rp->provider = xstrdup(json_str(rs, "provider", s->cfg->provider));
 	rp->model = xstrdup(json_str(rs, "model", ""));
@@ -758,15 +985,7 @@ int session_resume(struct session *s, const struct session_resume_opts *o,
 		}
 		if (session_open_run_dir(s, err) < 0)
 			return fail(s, EXIT_FAILED);
-	} else if (strcmp(s->cfg->sandbox, "local")) {
-		/* its workspace lives in workspace.tar.gz; the sandbox
-		 * interface has no way yet to load an archive back */
-		set_err(err,
-		        "resuming in place needs the run's workspace, and the "
-		        "%s sandbox cannot restore it from workspace.tar.gz "
-		        "yet: use --re-execute (a fresh sandbox from the "
-		        "original inputs) or --sandbox local",
-		        s->cfg->sandbox);
+	} else if (strcmp(s->cfg->sandbox, "local") && no_archive(rp, err)) {
 		return fail(s, EXIT_USAGE);
 	} else if (open_resume(s, err) < 0) {
 		return fail(s, EXIT_FAILED);
@@ -775,6 +994,10 @@ int session_resume(struct session *s, const struct session_resume_opts *o,
 		queue_user(s, prompt, 0);
 	if (session_prepare(s, o->mode == SESSION_REEXECUTE, err) < 0)
 		return -1;
+	if (record_check_url(s, &rp->rec, o->base_url_given, err) < 0)
+		return fail(s, EXIT_USAGE);
+	if (o->mode == SESSION_RESUME && restore_workspace(s, err) < 0)
+		return fail(s, EXIT_USAGE);
 	if (o->mode == SESSION_REEXECUTE) {
 		cJSON *extra = cJSON_CreateObject();
 		cJSON *from = cJSON_AddObjectToObject(extra, "forked_from");

@@ -114,6 +114,7 @@ struct session *session_new(struct loop *l, struct config *cfg, char **err)
 	s->exit_code = EXIT_OK;
 	s->t0 = now_ms();
 	s->messages = cJSON_CreateArray();
+	s->lock_fd = -1;
 	s->tools = tools_definitions();
 	buf_init(&s->turn_text, 0);
 	buf_init(&s->delta, 0);
@@ -147,6 +148,8 @@ void session_free(struct session *s)
 	http_free(s->http);
 	if (s->transcript)
 		fclose(s->transcript);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd); /* the run dir is free again */
 	/* a start that failed before run_start leaves nothing behind */
 	if (s->seq == 0 && s->made_run_dir && s->run_dir)
 		rm_rf(s->run_dir);
@@ -303,11 +306,14 @@ static void emit_usage(struct session *s, const struct llm_result *r)
 }
 
 /* A backend without a host workspace keeps its files remote: archive
- * them after every turn so a killed run can be resumed from them. */
+ * them after every call that may change them, before its result is
+ * recorded, so a killed run is resumed (resume.c) from a workspace
+ * that holds every recorded result's effect. */
 static void persist_workspace(struct session *s)
 {
-	if (!s->persist_each_turn || !s->sbx)
-		return;
+	if (!s->persist_each_turn || !s->sbx || s->interrupted ||
+	    s->state == SESSION_DONE)
+		return; /* finish() archives at the end */
 	char *path = xasprintf("%s/workspace.tar.gz", s->run_dir);
 	char *err = NULL;
 	if (s->sbx->ops->export_tar(s->sbx, path, &err) < 0) {
@@ -330,7 +336,6 @@ static void run_next_call(struct session *s)
 	if (s->next_call >= n) {
 		cJSON_Delete(s->pending);
 		s->pending = NULL;
-		persist_workspace(s);
 		request_turn(s);
 		return;
 	}
@@ -595,10 +600,19 @@ void tools_finished(struct session *s, const char *id, const char *content,
 	 * says what ran instead */
 	const char *original = content;
 	const char *forked = replay_fork_result(s, id);
-	char *told = forked ? xstrdup(forked) : approval_result(s, id, content);
+	char *told = forked || s->result_as_is
+	                 ? xstrdup(forked ? forked : content)
+	                 : approval_result(s, id, content);
+	s->result_as_is = 0;
 	char *clean = utf8_sanitize(told, strlen(told), NULL);
 	free(told);
 	content = clean;
+	const cJSON *call = cJSON_GetArrayItem(s->pending, s->next_call - 1);
+	/* reading and listing change nothing: no scan, no archive */
+	const char *name = json_str(call, "name", "");
+	int changes = strcmp(name, "read_file") && strcmp(name, "list_files");
+	if (changes)
+		persist_workspace(s);
 	cJSON *ev = event_new("tool_result");
 	cJSON_AddStringToObject(ev, "id", id);
 	cJSON_AddStringToObject(ev, "content", content);
@@ -610,14 +624,9 @@ void tools_finished(struct session *s, const char *id, const char *content,
 	}
 	session_emit(s, ev);
 
-	const cJSON *call = cJSON_GetArrayItem(s->pending, s->next_call - 1);
-	session_add_tool_message(s, id, json_str(call, "name", ""), content,
-	                         is_error);
+	session_add_tool_message(s, id, name, content, is_error);
 	free(clean);
-
-	/* reading and listing change nothing: skip the scan */
-	const char *name = json_str(call, "name", "");
-	if (strcmp(name, "read_file") && strcmp(name, "list_files"))
+	if (changes)
 		scan_workspace(s);
 	/* through the loop: a tool may finish inside tools_run */
 	s->next_timer = loop_timer_add(s->loop, 0, next_call_timer, s);
@@ -649,7 +658,7 @@ int session_open_run_dir(struct session *s, char **err)
 	char *sub[] = {"exec", "cache"};
 	struct stat st;
 	s->made_run_dir = stat(s->run_dir, &st) < 0;
-	if (mkdir_p(s->run_dir, err) < 0)
+	if (mkdir_p(s->run_dir, err) < 0 || record_lock(s, err) < 0)
 		return -1;
 	for (int i = 0; i < 2; i++) {
 		char *p = xasprintf("%s/%s", s->run_dir, sub[i]);
@@ -683,11 +692,9 @@ void session_emit_run_start(struct session *s, cJSON *extra)
 	cJSON_AddStringToObject(ev, "model", s->llm->model);
 	cJSON_AddStringToObject(ev, "base_url",
 	                        s->llm->base_url ? s->llm->base_url : "");
-	/* what resume needs to ask the same questions again (paths) */
-	if (c->script)
-		cJSON_AddStringToObject(ev, "script", c->script);
-	if (c->instructions)
-		cJSON_AddStringToObject(ev, "instructions", c->instructions);
+	/* what resume needs to ask the same questions again: copies of
+	 * the files, kept in the run dir */
+	record_keep_copies(s, ev);
 	cJSON_AddStringToObject(ev, "out", c->out_dir);
 	cJSON *sb = cJSON_AddObjectToObject(ev, "sandbox");
 	cJSON_AddStringToObject(sb, "backend", s->sbx->ops->name);

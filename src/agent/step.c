@@ -108,12 +108,12 @@ static char *message_text(const cJSON *m)
 
 int step_before_request(struct session *s, const struct llm_request *req)
 {
-	if (!stepping(s))
+	/* a pass is for this request only, whether step mode is still on
+	 * or was turned off and on again meanwhile */
+	int cleared = s->request_cleared;
+	s->request_cleared = 0;
+	if (!stepping(s) || cleared)
 		return 0;
-	if (s->request_cleared) {
-		s->request_cleared = 0;
-		return 0;
-	}
 	struct step_pause *p = xcalloc(1, sizeof *p);
 	int nt = cJSON_GetArraySize(req->tools);
 	p->tools = xcalloc((size_t)nt + 1, sizeof *p->tools);
@@ -167,12 +167,11 @@ static const char *subject_of(const cJSON *call)
 
 int step_before_exec(struct session *s, const cJSON *call)
 {
-	if (!stepping(s))
+	/* a pass is for this call only (see step_before_request) */
+	int cleared = s->call_cleared == s->next_call + 1;
+	s->call_cleared = 0;
+	if (!stepping(s) || cleared)
 		return 0;
-	if (s->call_cleared == s->next_call + 1) {
-		s->call_cleared = 0;
-		return 0;
-	}
 	struct step_pause *p = xcalloc(1, sizeof *p);
 	p->id = xstrdup(json_str(call, "id", ""));
 	p->tool = xstrdup(json_str(call, "name", ""));
@@ -265,6 +264,8 @@ int session_step(struct session *s, enum session_step_action action,
 		step_clear(s);
 		s->next_call++;
 		s->state = SESSION_EXECUTING;
+		/* nothing ran: not even an approval edit of it */
+		s->result_as_is = 1;
 		tools_finished(s, id, SKIPPED, 1);
 		free(id);
 		return 0;

@@ -357,7 +357,9 @@ static void on_stop_signal(int sig, void *arg)
 	(void)arg;
 	if (running) {
 		fprintf(stderr, "\nassay: %s: stopping the run\n",
-		        sig == SIGINT ? "interrupted" : "terminated");
+		        sig == SIGINT   ? "interrupted"
+		        : sig == SIGHUP ? "hung up"
+		                        : "terminated");
 		session_interrupt(running);
 	}
 }
@@ -392,6 +394,7 @@ static int run_headless(struct config *c, const char *prompt,
 	running = s;
 	loop_signal(l, SIGINT, on_stop_signal, NULL);
 	loop_signal(l, SIGTERM, on_stop_signal, NULL);
+	loop_signal(l, SIGHUP, on_stop_signal, NULL); /* a closed terminal */
 	int code;
 	if ((ro ? session_resume(s, ro, prompt, &err)
 	        : session_start(s, prompt, &err)) < 0) {

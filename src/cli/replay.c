@@ -21,7 +21,9 @@ static void replay_usage(FILE *f)
 	      "transcript.jsonl\n"
 	      "  FORK OPTIONS override what the run recorded for a fork's "
 	      "live part:\n"
-	      "  --provider NAME, --model M, --base-url URL, --script FILE\n"
+	      "  --provider NAME, --model M, --base-url URL, --script FILE,\n"
+	      "  --instructions FILE, --input SRC[:DEST] (the run's inputs\n"
+	      "  are host paths: a fork stages only those given here)\n"
 	      "keys: <-/-> step, [/] turn, g go to a step, space play/pause,\n"
 	      "  +/- speed, f fork at a tool result or user message, q quit\n",
 	      f);
@@ -42,7 +44,9 @@ static int replay_config(struct config *c, const char *theme, char **err)
  * event, with its text replaced, then goes on live in the workbench. */
 /* The options a fork may override, as name/value pairs. */
 struct overrides {
-	const char *provider, *model, *base_url, *script;
+	const char *provider, *model, *base_url, *script, *instructions;
+	const char *inputs[16]; /* --input, repeatable */
+	int ninputs;
 };
 
 static int fork_run(const char *run, const char *theme,
@@ -65,11 +69,24 @@ static int fork_run(const char *run, const char *theme,
 		config_set(&c.base_url, ov->base_url);
 	if (ov->script)
 		config_set(&c.script, ov->script);
+	if (ov->instructions)
+		config_set(&c.instructions, ov->instructions);
+	for (int i = 0; i < ov->ninputs; i++) {
+		struct config_input in;
+		if (config_parse_input(ov->inputs[i], &in, &err) < 0)
+			goto fail;
+		config_add_input(&c, in.src, in.dest);
+		free(in.src);
+		free(in.dest);
+	}
+	/* the same rules as assay resume (session_resume): the record
+	 * never picks the URL, inputs, out dir or workspace */
 	struct session_resume_opts ro = {
 	    .run = run,
 	    .mode = SESSION_REEXECUTE,
 	    .fork_at = f->seq,
 	    .replace = f->text,
+	    .base_url_given = ov->base_url != NULL,
 	};
 	struct ui_opts o = {.resume = &ro};
 	code = ui_main(&c, &o);
@@ -89,14 +106,27 @@ int cmd_replay(int argc, char **argv)
 	struct {
 		const char *name;
 		const char **val;
-	} opts[] = {{"--theme", &theme},
-	            {"--provider", &ov.provider},
-	            {"--model", &ov.model},
-	            {"--base-url", &ov.base_url},
-	            {"--script", &ov.script}};
+	} opts[] = {
+	    {"--theme", &theme},      {"--provider", &ov.provider},
+	    {"--model", &ov.model},   {"--base-url", &ov.base_url},
+	    {"--script", &ov.script}, {"--instructions", &ov.instructions}};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int used = 0;
+		const char *input = NULL;
+		if (!strcmp(a, "--input") && i + 1 < argc)
+			input = argv[++i];
+		else if (!strncmp(a, "--input=", 8))
+			input = a + 8;
+		if (input) {
+			if (ov.ninputs == 16) {
+				fprintf(stderr, "assay replay: at most 16 "
+				                "--input\n");
+				return EXIT_USAGE;
+			}
+			ov.inputs[ov.ninputs++] = input;
+			continue;
+		}
 		for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
 			size_t n = strlen(opts[k].name);
 			if (!strcmp(a, opts[k].name) && i + 1 < argc) {

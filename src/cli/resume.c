@@ -14,6 +14,10 @@
 #include <string.h>
 
 static struct session_resume_opts R = {.mode = SESSION_RESUME};
+/* the configuration, and its base URL before the options: a URL the
+ * options change was passed on this command line */
+static const struct config *C;
+static char *layer_url;
 
 int resume_prepare(struct config *c, int *argc, char ***argv, char **err)
 {
@@ -25,6 +29,9 @@ int resume_prepare(struct config *c, int *argc, char ***argv, char **err)
 	R.run = (*argv)[1];
 	if (session_record_config(R.run, c, err) < 0)
 		return -1;
+	C = c;
+	free(layer_url);
+	layer_url = c->base_url ? xstrdup(c->base_url) : NULL;
 	(*argv)++;
 	(*argc)--;
 	return 0;
@@ -64,5 +71,7 @@ const struct session_resume_opts *resume_opts(void)
 {
 	if (R.fork_at)
 		R.mode = SESSION_REEXECUTE; /* a fork always re-executes */
+	R.base_url_given =
+	    C && C->base_url && (!layer_url || strcmp(C->base_url, layer_url));
 	return &R;
 }

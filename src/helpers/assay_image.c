@@ -25,7 +25,8 @@
  *     ok MODE COLS ROWS PX_W PX_H SRC_W SRC_H NBYTES\n
  * then exactly NBYTES of payload: sixel: one DCS "\033P...\033\\";
  * kitty: APC chunks "\033_G...;BASE64\033\\" (<= 4096 base64 bytes each,
- * m=1 ... m=0; a=T, f=24, o=z, C=1, q=2); blocks: ROWS lines joined by
+ * m=1 ... m=0; a=t, f=24, o=z, i=ID, q=2: stored, not shown; the TUI
+ * places it with a=p,i=ID); blocks: ROWS lines joined by
  * '\n', each SGR + COLS "▀" + "\033[0m"; info: "width=W height=H
  * color_type=T bit_depth=D interlace=I\n". COLS x ROWS is the footprint
  * in cells. Nothing from the file other than its pixels reaches the
@@ -33,9 +34,10 @@
  *
  * The process confines itself first: rlimits (CPU 4 s, address space
  * 1 GiB, no file writes, 16 descriptors) and a seccomp filter that
- * refuses opening files and sockets, exec and fork (`assay-image
- * selfcheck` prints what is in force). ASSAY_IMAGE_TIMING=1 prints
- * each stage's time on stderr.
+ * allows only memory, reading stdin, writing stdout and stderr, and
+ * exiting (`assay-image selfcheck` prints what is in force;
+ * `selfcheck-syscalls DIR` tries forbidden calls, for the tests).
+ * ASSAY_IMAGE_TIMING=1 prints each stage's time on stderr.
  *
  * On failure: one line on stderr and exit code 1 (internal, out of
  * memory), 2 (usage), 3 (not a PNG), 4 (over the size limits: checked
@@ -58,7 +60,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -114,11 +118,15 @@ static void limit(int res, rlim_t v)
 	}
 }
 
-/* After the limits: a seccomp filter refusing what a decoder never
- * needs, so even code running inside a subverted libpng could not open
- * a file or a socket, start a program or a process. A deny list (not
- * an allow list) keeps libc's and the libraries' own calls working.
- * Not in sanitizer builds: their reports open files and run programs. */
+/* After the limits: a seccomp filter that allows only what decoding,
+ * encoding and writing the result need (strace of every mode: memory,
+ * reading stdin, writing stdout and stderr, exit), so that even code
+ * running inside a subverted libpng or libsixel can do nothing else:
+ * no file opened, renamed, linked, truncated or re-moded, no socket,
+ * no process or signal, no io_uring, no ioctl on the terminal. Any
+ * other call fails with EPERM; a foreign architecture (and x32's
+ * numbers) is refused whole. Not in sanitizer builds: their reports
+ * open files and run programs. */
 #if defined(__x86_64__)
 #define SECCOMP_ARCH AUDIT_ARCH_X86_64
 #elif defined(__aarch64__)
@@ -126,47 +134,73 @@ static void limit(int res, rlim_t v)
 #endif
 
 static const char *seccomp_state = "off (unsupported architecture)";
+/* Taken before the filter, which allows neither fstat nor getppid. */
+static struct stat in_st;
+static int in_st_ok;
+static pid_t parent_pid;
+static struct rlimit lim_cpu, lim_fsize, lim_as;
 
-static void deny_syscalls(void)
+#if defined(SECCOMP_ARCH) && !defined(__SANITIZE_ADDRESS__)
+/* Allowed whatever their arguments. */
+static const int allowed[] = {
+    __NR_brk,           __NR_mmap,      __NR_munmap,     __NR_mremap,
+    __NR_madvise,       __NR_exit,      __NR_exit_group, __NR_rt_sigreturn,
+    __NR_clock_gettime, __NR_getrandom, /* glibc's malloc seeds its tcache */
+    __NR_sysinfo, /* glibc's qsort sizes its buffer by it */
+};
+
+#define FD_ARG offsetof(struct seccomp_data, args[0])
+#define RET(v) (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, (v))
+#define DENY RET(SECCOMP_RET_ERRNO | (EPERM & 0xffff))
+
+/* if (nr == NR && (fd == a || fd == b)) allow; a, b < 0: any fd */
+static int allow_on_fds(struct sock_filter *f, int k, int nr, int a, int b)
+{
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+	                                      (unsigned)nr, 0, 5);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, FD_ARG);
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+	                                      (unsigned)a, 1, 0);
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+	                                      (unsigned)b, 0, 1);
+	f[k++] = RET(SECCOMP_RET_ALLOW);
+	f[k++] = DENY;
+	return k;
+}
+#endif
+
+static void allow_syscalls(void)
 {
 #if defined(SECCOMP_ARCH) && !defined(__SANITIZE_ADDRESS__)
-	static const int denied[] = {
-	    __NR_socket,   __NR_socketpair, __NR_connect,   __NR_bind,
-	    __NR_listen,   __NR_accept,     __NR_accept4,   __NR_execve,
-	    __NR_execveat, __NR_clone,      __NR_clone3,    __NR_openat,
-	    __NR_openat2,  __NR_ptrace,     __NR_unlinkat,  __NR_renameat2,
-	    __NR_mkdirat,  __NR_linkat,     __NR_symlinkat,
-#ifdef __NR_open
-	    __NR_open,     __NR_creat,      __NR_fork,      __NR_vfork,
-	    __NR_unlink,   __NR_rename,     __NR_mkdir,
-#endif
-	};
-	enum { N = sizeof denied / sizeof *denied };
-	struct sock_filter f[6 + 2 * N + 1];
+	enum { N = sizeof allowed / sizeof *allowed };
+	struct sock_filter f[6 + 2 * N + 4 * 6 + 1];
 	int k = 0;
 	f[k++] = (struct sock_filter)BPF_STMT(
 	    BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
 	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
 	                                      SECCOMP_ARCH, 1, 0);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-	                                      SECCOMP_RET_KILL_PROCESS);
+	f[k++] = RET(SECCOMP_RET_KILL_PROCESS);
 	f[k++] = (struct sock_filter)BPF_STMT(
 	    BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
 #if defined(__x86_64__)
-	/* x32 numbers would slip past the list: refuse them all */
+	/* x32 numbers alias the x86-64 ones: refuse them all */
 	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
 	                                      0x40000000u, 0, 1);
-	f[k++] = (struct sock_filter)BPF_STMT(
-	    BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & 0xffff));
+	f[k++] = DENY;
 #endif
 	for (int i = 0; i < N; i++) {
 		f[k++] = (struct sock_filter)BPF_JUMP(
-		    BPF_JMP | BPF_JEQ | BPF_K, (unsigned)denied[i], 0, 1);
-		f[k++] = (struct sock_filter)BPF_STMT(
-		    BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & 0xffff));
+		    BPF_JMP | BPF_JEQ | BPF_K, (unsigned)allowed[i], 0, 1);
+		f[k++] = RET(SECCOMP_RET_ALLOW);
 	}
-	f[k++] =
-	    (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	/* the image comes on stdin, the result goes to stdout, messages
+	 * to stderr: no other descriptor (a test that does not match
+	 * leaves nr in the accumulator for the next) */
+	k = allow_on_fds(f, k, __NR_read, STDIN_FILENO, STDIN_FILENO);
+	k = allow_on_fds(f, k, __NR_pread64, STDIN_FILENO, STDIN_FILENO);
+	k = allow_on_fds(f, k, __NR_write, STDOUT_FILENO, STDERR_FILENO);
+	k = allow_on_fds(f, k, __NR_writev, STDOUT_FILENO, STDERR_FILENO);
+	f[k++] = DENY;
 	struct sock_fprog prog = {(unsigned short)k, f};
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
 	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0)
@@ -179,10 +213,10 @@ static void deny_syscalls(void)
 }
 
 /* `assay-image selfcheck`: what the confinement allows, for tests and
- * for people checking a build. */
+ * for people checking a build (the limits as confine() set them: the
+ * filter refuses getrlimit). */
 static int selfcheck(void)
 {
-	struct rlimit rl;
 	printf("seccomp: %s\n", seccomp_state);
 	int fd = open("/etc/hostname", O_RDONLY);
 	printf("open: %s\n", fd >= 0 ? "allowed" : strerror(errno));
@@ -192,23 +226,93 @@ static int selfcheck(void)
 	if (pid == 0)
 		_exit(0);
 	printf("fork: %s\n", pid > 0 ? "allowed" : strerror(errno));
-	getrlimit(RLIMIT_CPU, &rl);
-	printf("cpu limit: %llu s\n", (unsigned long long)rl.rlim_cur);
-	getrlimit(RLIMIT_FSIZE, &rl);
-	printf("file size limit: %llu\n", (unsigned long long)rl.rlim_cur);
-	getrlimit(RLIMIT_AS, &rl);
-	if (rl.rlim_cur == RLIM_INFINITY)
+	printf("cpu limit: %llu s\n", (unsigned long long)lim_cpu.rlim_cur);
+	printf("file size limit: %llu\n",
+	       (unsigned long long)lim_fsize.rlim_cur);
+	if (lim_as.rlim_cur == RLIM_INFINITY)
 		printf("memory limit: none\n");
 	else
 		printf("memory limit: %llu MiB\n",
-		       (unsigned long long)rl.rlim_cur >> 20);
+		       (unsigned long long)lim_as.rlim_cur >> 20);
 	return 0;
+}
+
+/* `assay-image selfcheck-syscalls DIR` (for tests): after confine(),
+ * try what code inside a subverted decoder would, on DIR/victim and
+ * DIR/empty (made by the caller), and print one line per try:
+ * "NAME: refused" (EPERM from the filter) or "NAME: ALLOWED (...)".
+ * Exit 0 when every try was refused, 1 if any was not, 3 (trying
+ * nothing) when the filter is not in force. */
+static int refused(const char *name, long rc)
+{
+	int ok = rc < 0 && errno == EPERM;
+	if (ok)
+		printf("%s: refused\n", name);
+	else
+		printf("%s: ALLOWED (%ld, %s)\n", name, rc,
+		       rc < 0 ? strerror(errno) : "succeeded");
+	return ok;
+}
+
+static int selfcheck_syscalls(const char *dir)
+{
+	printf("seccomp: %s\n", seccomp_state);
+	if (strcmp(seccomp_state, "on")) {
+		fflush(stdout);
+		return 3;
+	}
+	char victim[512], moved[512], link[512], sym[512], empty[512],
+	    newdir[512];
+	snprintf(victim, sizeof victim, "%s/victim", dir);
+	snprintf(moved, sizeof moved, "%s/moved", dir);
+	snprintf(link, sizeof link, "%s/link", dir);
+	snprintf(sym, sizeof sym, "%s/sym", dir);
+	snprintf(empty, sizeof empty, "%s/empty", dir);
+	snprintf(newdir, sizeof newdir, "%s/newdir", dir);
+	int all = 1;
+	all &= refused("openat", openat(AT_FDCWD, "/etc/hostname", O_RDONLY));
+#ifdef __NR_io_uring_setup
+	char params[120] = {0}; /* struct io_uring_params */
+	all &=
+	    refused("io_uring_setup", syscall(__NR_io_uring_setup, 4, params));
+#endif
+	all &= refused("socket", socket(AF_INET, SOCK_STREAM, 0));
+	all &= refused("kill", kill(parent_pid, 0));
+	all &= refused("fork", fork());
+	all &= refused("execve", execve("/bin/true", (char *[]){NULL}, NULL));
+	all &= refused("truncate", truncate(victim, 0));
+	all &= refused("chmod", fchmodat(AT_FDCWD, victim, 0777, 0));
+	all &= refused("renameat", renameat(AT_FDCWD, victim, AT_FDCWD, moved));
+	all &= refused("linkat", linkat(AT_FDCWD, victim, AT_FDCWD, link, 0));
+	all &= refused("symlinkat", symlinkat(victim, AT_FDCWD, sym));
+	all &= refused("unlinkat", unlinkat(AT_FDCWD, victim, 0));
+	all &= refused("rmdir", unlinkat(AT_FDCWD, empty, AT_REMOVEDIR));
+	all &= refused("mkdirat", mkdirat(AT_FDCWD, newdir, 0700));
+#ifdef __NR_link /* the old calls beside the *at ones (x86-64) */
+	all &= refused("link", syscall(__NR_link, victim, link));
+	all &= refused("symlink", syscall(__NR_symlink, victim, sym));
+	all &= refused("rename", syscall(__NR_rename, victim, moved));
+	all &= refused("chmod (old)", syscall(__NR_chmod, victim, 0777));
+	all &= refused("rmdir (old)", syscall(__NR_rmdir, empty));
+	all &= refused("open", syscall(__NR_open, "/etc/hostname", O_RDONLY));
+#endif
+	struct stat st;
+	all &= refused("stat", fstatat(AT_FDCWD, victim, &st, 0));
+	all &= refused("memfd_create", syscall(__NR_memfd_create, "x", 0));
+	all &= refused("ioctl", ioctl(STDERR_FILENO, TIOCSTI, "x"));
+	all &= refused("write to stdin", write(STDIN_FILENO, "x", 1));
+	all &= refused("ptrace", ptrace(PTRACE_TRACEME, 0, NULL, NULL));
+	printf("%s\n", all ? "all refused" : "SOME ALLOWED");
+	fflush(stdout);
+	return all ? 0 : 1;
 }
 
 /* Before reading anything: limits, and no descriptors but 0, 1, 2. */
 static void confine(void)
 {
 	closefrom(3);
+	in_st_ok = fstat(STDIN_FILENO, &in_st) == 0;
+	parent_pid = getppid();
 	struct stat so, se;
 	int to_file = (fstat(STDOUT_FILENO, &so) == 0 && S_ISREG(so.st_mode)) ||
 	              (fstat(STDERR_FILENO, &se) == 0 && S_ISREG(se.st_mode));
@@ -223,7 +327,10 @@ static void confine(void)
 	limit(RLIMIT_NOFILE, 16);
 	limit(RLIMIT_CORE, 0);
 	signal(SIGPIPE, SIG_DFL);
-	deny_syscalls();
+	getrlimit(RLIMIT_CPU, &lim_cpu); /* for selfcheck */
+	getrlimit(RLIMIT_FSIZE, &lim_fsize);
+	getrlimit(RLIMIT_AS, &lim_as);
+	allow_syscalls();
 }
 
 static int fail(int code, const char *fmt, ...)
@@ -537,6 +644,29 @@ static int on_sixel_write(char *data, int size, void *priv)
 	return buf_append(priv, data, (size_t)size) < 0 ? -1 : size;
 }
 
+/* Colour runs per band, summed: a colour starts a run in a pixel
+ * column it covers when it did not cover the column before. */
+static double band_runs(const uint8_t *idx, int w, int h)
+{
+	double runs = 0;
+	for (int y0 = 0; y0 < h; y0 += 6) {
+		int rows = h - y0 < 6 ? h - y0 : 6;
+		int prev[6] = {-1, -1, -1, -1, -1, -1}, cur[6];
+		for (int x = 0; x < w; x++) {
+			for (int r = 0; r < rows; r++) {
+				int c = idx[(size_t)(y0 + r) * w + x], seen = 0;
+				for (int k = 0; k < rows && !seen; k++)
+					seen = prev[k] == c ||
+					       (k < r && cur[k] == c);
+				runs += !seen;
+				cur[r] = c;
+			}
+			memcpy(prev, cur, sizeof prev);
+		}
+	}
+	return runs;
+}
+
 static int encode_sixel(const struct opts *o, const uint8_t *rgb, int w, int h,
                         struct buf *out)
 {
@@ -548,8 +678,22 @@ static int encode_sixel(const struct opts *o, const uint8_t *rgb, int w, int h,
 	int rc = IMG_EINTERNAL;
 	if (!idx)
 		return fail(IMG_EINTERNAL, "out of memory");
-	int n = img_quantize(rgb, npix, o->colors, pal, idx);
+	int n = img_quantize_exact(rgb, npix, o->colors, pal, idx);
+	if (n < 0)
+		n = img_quantize(rgb, npix, o->colors, pal, idx);
 	stage("quantize");
+	/* libsixel keeps a band's colour runs in a sorted list: its time
+	 * grows with their square, fine for a chart (a third of a run per
+	 * pixel column: white, grid, a few lines), seconds for a heatmap
+	 * or noise (3 to 6 runs a column). Those go to our encoder,
+	 * whose cost is the pixels plus the runs. */
+	double runs = band_runs(idx, w, h);
+	if (runs > (double)w * ((h + 5) / 6)) {
+		int bad = img_sixel(out, idx, w, h, pal, n) < 0;
+		stage("sixel (own)");
+		free(idx);
+		return bad ? fail(IMG_EINTERNAL, "output too large") : IMG_OK;
+	}
 	if (n < 2) /* libsixel wants two registers at least */
 		memcpy(pal + 3, pal, 3), n = 2;
 	if (SIXEL_FAILED(sixel_output_new(&so, on_sixel_write, out, NULL)) ||
@@ -580,7 +724,7 @@ out:
 }
 
 static int encode_kitty(const struct opts *o, const uint8_t *rgb, int w, int h,
-                        int cols, int rows, struct buf *out)
+                        struct buf *out)
 {
 	uLong n = (uLong)w * h * 3;
 	uLongf zn = compressBound(n);
@@ -591,13 +735,8 @@ static int encode_kitty(const struct opts *o, const uint8_t *rgb, int w, int h,
 		free(z);
 		return fail(IMG_EINTERNAL, "zlib: compression failed");
 	}
-	struct img_kitty k = {.format = 24,
-	                      .compressed = 1,
-	                      .w = w,
-	                      .h = h,
-	                      .cols = cols,
-	                      .rows = rows,
-	                      .id = o->id};
+	struct img_kitty k = {
+	    .format = 24, .compressed = 1, .w = w, .h = h, .id = o->id};
 	int rc = img_kitty(out, z, zn, &k);
 	free(z);
 	return rc < 0 ? fail(IMG_EINTERNAL, "output too large") : IMG_OK;
@@ -640,10 +779,9 @@ static int run(const struct opts *o)
 	struct input in = {0};
 	struct img_hdr h;
 	char *err = NULL;
-	struct stat st;
 	long long size = -1;
-	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
-		size = st.st_size;
+	if (in_st_ok && S_ISREG(in_st.st_mode)) {
+		size = in_st.st_size;
 		in_pos = 0;
 	}
 	ssize_t r = read_full(STDIN_FILENO, in.hdr, sizeof in.hdr);
@@ -701,7 +839,7 @@ static int run(const struct opts *o)
 	case IMG_KITTY:
 		cols = ceil_div(dw, o->cell_w);
 		rows = ceil_div(dh, o->cell_h);
-		rc = encode_kitty(o, px, dw, dh, cols, rows, &out);
+		rc = encode_kitty(o, px, dw, dh, &out);
 		break;
 	case IMG_INFO:
 		break;
@@ -721,6 +859,8 @@ int main(int argc, char **argv)
 	confine();
 	if (argc == 2 && !strcmp(argv[1], "selfcheck"))
 		return selfcheck();
+	if (argc == 3 && !strcmp(argv[1], "selfcheck-syscalls"))
+		return selfcheck_syscalls(argv[2]);
 	if (parse_args(&o, argc, argv) < 0)
 		return usage();
 	return run(&o);

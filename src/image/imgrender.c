@@ -1,6 +1,7 @@
 /* imgrender.c: pure image code for previews (see imgrender.h): PNG
  * header checks, fitting, area-average scaling, half blocks, the
- * xterm-256 mapping, palette quantisation and kitty chunking. */
+ * xterm-256 mapping, palette quantisation, a sixel encoder for
+ * many-coloured images, kitty chunking and the payload checks. */
 #include "image/imgrender.h"
 #include "assay/util.h"
 
@@ -552,6 +553,12 @@ static int quantize_cut(const uint8_t *rgb, size_t npix, int maxc, uint8_t *pal,
 	return nb;
 }
 
+int img_quantize_exact(const uint8_t *rgb, size_t npix, int maxc, uint8_t *pal,
+                       uint8_t *idx)
+{
+	return quantize_exact(rgb, npix, clampi(maxc, 2, 256), pal, idx);
+}
+
 int img_quantize(const uint8_t *rgb, size_t npix, int maxc, uint8_t *pal,
                  uint8_t *idx)
 {
@@ -560,6 +567,92 @@ int img_quantize(const uint8_t *rgb, size_t npix, int maxc, uint8_t *pal,
 	if (n >= 0)
 		return n;
 	return quantize_cut(rgb, npix, maxc, pal, idx);
+}
+
+/* ---- sixel for many colours ---- */
+
+/* A run of count sixels c: "!N" c from four on (shorter), else c
+ * repeated. Returns the bytes written to o. */
+static size_t sixel_run(char *o, int c, int count)
+{
+	size_t k = 0;
+	if (count > 3) {
+		char d[12];
+		int nd = 0;
+		o[k++] = '!';
+		for (; count; count /= 10)
+			d[nd++] = (char)('0' + count % 10);
+		while (nd)
+			o[k++] = d[--nd];
+		o[k++] = (char)c;
+	} else {
+		while (count--)
+			o[k++] = (char)c;
+	}
+	return k;
+}
+
+int img_sixel(struct buf *out, const uint8_t *idx, int w, int h,
+              const uint8_t *pal, int n)
+{
+	/* per colour: its six-row bit masks over the band, and the span
+	 * [lo, hi] where it occurs (cleared again after each band) */
+	uint8_t *bits = xcalloc((size_t)n * w, 1);
+	int *lo = xmalloc((size_t)n * sizeof *lo);
+	int *hi = xmalloc((size_t)n * sizeof *hi);
+	char *line = xmalloc((size_t)w + 32);
+	buf_printf(out, "\033Pq\"1;1;%d;%d", w, h);
+	for (int i = 0; i < n; i++)
+		buf_printf(out, "#%d;2;%d;%d;%d", i,
+		           (pal[3 * i] * 100 + 127) / 255,
+		           (pal[3 * i + 1] * 100 + 127) / 255,
+		           (pal[3 * i + 2] * 100 + 127) / 255);
+	for (int y0 = 0; y0 < h; y0 += 6) {
+		int rows = h - y0 < 6 ? h - y0 : 6;
+		for (int c = 0; c < n; c++) {
+			lo[c] = w;
+			hi[c] = -1;
+		}
+		for (int r = 0; r < rows; r++) {
+			const uint8_t *row = idx + (size_t)(y0 + r) * w;
+			for (int x = 0; x < w; x++) {
+				int c = row[x] < n ? row[x] : 0;
+				bits[(size_t)c * w + x] |= (uint8_t)(1 << r);
+				if (x < lo[c])
+					lo[c] = x;
+				if (x > hi[c])
+					hi[c] = x;
+			}
+		}
+		int first = 1;
+		for (int c = 0; c < n; c++) {
+			if (hi[c] < 0)
+				continue;
+			uint8_t *b = bits + (size_t)c * w;
+			size_t k = (size_t)snprintf(line, 16, "%s#%d",
+			                            first ? "" : "$", c);
+			first = 0;
+			if (lo[c])
+				k += sixel_run(line + k, '?', lo[c]);
+			for (int x = lo[c]; x <= hi[c];) {
+				int e = x + 1;
+				while (e <= hi[c] && b[e] == b[x])
+					e++;
+				k += sixel_run(line + k, '?' + b[x], e - x);
+				x = e;
+			}
+			memset(b + lo[c], 0, (size_t)(hi[c] - lo[c] + 1));
+			buf_append(out, line, k);
+		}
+		if (y0 + 6 < h)
+			buf_append(out, "-", 1);
+	}
+	int rc = buf_puts(out, "\033\\");
+	free(line);
+	free(hi);
+	free(lo);
+	free(bits);
+	return rc < 0 ? -1 : 0;
 }
 
 /* ---- kitty ---- */
@@ -604,13 +697,13 @@ int img_kitty(struct buf *out, const void *data, size_t n,
 			len = IMG_KITTY_CHUNK;
 		int more = off + len < blen;
 		if (off == 0) {
-			buf_printf(out, "\033_Ga=T,f=%d,", k->format);
+			buf_printf(out, "\033_Ga=t,f=%d,", k->format);
 			if (k->compressed)
 				buf_puts(out, "o=z,");
 			if (k->format != 100)
 				buf_printf(out, "s=%d,v=%d,", k->w, k->h);
-			buf_printf(out, "c=%d,r=%d,i=%u,q=2,C=1,m=%d;", k->cols,
-			           k->rows, k->id ? k->id : 1, more);
+			buf_printf(out, "i=%u,q=2,m=%d;", k->id ? k->id : 1,
+			           more);
 		} else {
 			buf_printf(out, "\033_Gm=%d;", more);
 		}
@@ -627,36 +720,136 @@ int img_kitty(struct buf *out, const void *data, size_t n,
 
 /* ---- payload check ---- */
 
-static int sixel_ok(const char *p, size_t n)
+/* A decimal number of at most 9 digits at p[*i]; -1 if none. */
+static long num_at(const char *p, size_t n, size_t *i)
 {
-	if (n < 5 || memcmp(p, "\033P", 2) || memcmp(p + n - 2, "\033\\", 2))
+	long v = 0;
+	size_t s = *i;
+	while (*i < n && p[*i] >= '0' && p[*i] <= '9' && *i - s < 9)
+		v = v * 10 + (p[(*i)++] - '0');
+	return *i == s || (*i < n && p[*i] >= '0' && p[*i] <= '9') ? -1 : v;
+}
+
+static int lit_at(const char *p, size_t n, size_t *i, const char *s)
+{
+	size_t k = strlen(s);
+	if (n - *i < k || memcmp(p + *i, s, k))
 		return 0;
-	for (size_t i = 2; i < n - 2; i++) {
+	*i += k;
+	return 1;
+}
+
+/* "\033P[0-9;]*q", a raster attribute '"1;1;W;H' no larger than the
+ * declared pixels, then only colour introducers, repeats, sixel data,
+ * '$' and '-' that stay inside that raster, and ST: no other DCS
+ * (DECRQSS, DECUDK...) and nothing after it. */
+static int sixel_ok(const char *p, size_t n, const struct img_geom *g)
+{
+	size_t i = 2;
+	if (n < 8 || memcmp(p, "\033P", 2) || memcmp(p + n - 2, "\033\\", 2))
+		return 0;
+	n -= 2;
+	while (i < n && ((p[i] >= '0' && p[i] <= '9') || p[i] == ';'))
+		i++;
+	if (!lit_at(p, n, &i, "q\"1;1;"))
+		return 0;
+	long w = num_at(p, n, &i);
+	if (!lit_at(p, n, &i, ";"))
+		return 0;
+	long h = num_at(p, n, &i);
+	if (w < 1 || h < 1 || w > g->px_w || h > g->px_h)
+		return 0;
+	long x = 0, bands = 1, maxb = (h + 5) / 6;
+	while (i < n) {
 		unsigned char c = (unsigned char)p[i];
-		if ((c < 0x20 || c > 0x7e) && c != '\n')
+		long rep = 1;
+		if (c == '#') { /* #N or #N;2;R;G;B */
+			i++;
+			if (num_at(p, n, &i) < 0)
+				return 0;
+			if (i < n && p[i] == ';') {
+				i++;
+				for (int k = 0; k < 4; k++) {
+					long v = num_at(p, n, &i);
+					if (v < 0 || v > (k ? 100 : 2) ||
+					    (k < 3 && !lit_at(p, n, &i, ";")))
+						return 0;
+				}
+			}
+			continue;
+		}
+		if (c == '$' || c == '-') {
+			x = 0;
+			bands += c == '-';
+			i++;
+			continue;
+		}
+		if (c == '!') {
+			i++;
+			rep = num_at(p, n, &i);
+			if (rep < 1 || i >= n)
+				return 0;
+			c = (unsigned char)p[i];
+		}
+		if (c < '?' || c > '~')
+			return 0;
+		x += rep;
+		i++;
+		if (x > w || bands > maxb)
 			return 0;
 	}
 	return 1;
 }
 
-static int kitty_ok(const char *p, size_t n)
+/* Exactly what img_kitty makes: a first chunk "a=t,f=F,[o=z,][s=W,v=H,]
+ * i=ID,q=2,m=M" with the declared size and id, then "m=M" chunks of
+ * base64 (m=1 on all but the last), ST after each. No other keys: no
+ * t=f (a file the terminal would read), no q=0 (replies on stdin). */
+static int kitty_ok(const char *p, size_t n, const struct img_geom *g)
 {
 	size_t i = 0;
+	int first = 1, more = 1;
 	if (!n)
 		return 0;
 	while (i < n) {
-		if (n - i < 5 || memcmp(p + i, "\033_G", 3))
+		if (!more)
+			return 0; /* a chunk after the last */
+		if (!lit_at(p, n, &i, "\033_G"))
 			return 0;
-		i += 3;
-		while (i < n && p[i] != ';') {
-			char c = p[i++];
-			if (!((c >= 'a' && c <= 'z') ||
-			      (c >= 'A' && c <= 'Z') ||
-			      (c >= '0' && c <= '9') || c == '=' || c == ','))
+		if (first) {
+			if (!lit_at(p, n, &i, "a=t,f="))
 				return 0;
+			long f = num_at(p, n, &i);
+			if ((f != 24 && f != 32 && f != 100) ||
+			    !lit_at(p, n, &i, ","))
+				return 0;
+			lit_at(p, n, &i, "o=z,");
+			if (f != 100) {
+				if (!lit_at(p, n, &i, "s="))
+					return 0;
+				long w = num_at(p, n, &i);
+				if (w != g->px_w || !lit_at(p, n, &i, ",v="))
+					return 0;
+				long h = num_at(p, n, &i);
+				if (h != g->px_h || !lit_at(p, n, &i, ","))
+					return 0;
+			}
+			if (!lit_at(p, n, &i, "i="))
+				return 0;
+			long id = num_at(p, n, &i);
+			if (id < 1 ||
+			    (g->kitty_id && id != (long)g->kitty_id) ||
+			    !lit_at(p, n, &i, ",q=2,"))
+				return 0;
+			first = 0;
 		}
-		if (i++ >= n)
+		if (lit_at(p, n, &i, "m=1;"))
+			more = 1;
+		else if (lit_at(p, n, &i, "m=0;"))
+			more = 0;
+		else
 			return 0;
+		size_t s = i;
 		while (i < n && p[i] != '\033') {
 			char c = p[i++];
 			if (!((c >= 'a' && c <= 'z') ||
@@ -665,45 +858,73 @@ static int kitty_ok(const char *p, size_t n)
 			      c == '='))
 				return 0;
 		}
-		if (n - i < 2 || memcmp(p + i, "\033\\", 2))
+		if (i - s > IMG_KITTY_CHUNK || (i - s) % 4 ||
+		    !lit_at(p, n, &i, "\033\\"))
 			return 0;
-		i += 2;
 	}
-	return 1;
+	return !more;
 }
 
-static int blocks_ok(const char *p, size_t n)
+/* One SGR of img_blocks: ";"-joined 38/48;2;R;G;B, 38/48;5;N, 49. */
+static int sgr_ok(const char *p, size_t n, size_t *i)
 {
-	size_t i = 0;
-	while (i < n) {
-		if (p[i] == '\n' || p[i] == ' ') {
-			i++;
-		} else if (n - i >= 3 && !memcmp(p + i, "\xe2\x96\x80", 3)) {
-			i += 3;
-		} else if (n - i >= 3 && !memcmp(p + i, "\033[", 2)) {
-			i += 2;
-			while (i < n &&
-			       ((p[i] >= '0' && p[i] <= '9') || p[i] == ';'))
-				i++;
-			if (i >= n || p[i] != 'm')
-				return 0;
-			i++;
-		} else {
+	if (!lit_at(p, n, i, "\033["))
+		return 0;
+	for (int items = 0;; items++) {
+		if (items && !lit_at(p, n, i, ";"))
+			break;
+		long v = num_at(p, n, i);
+		if (v == 49)
+			continue;
+		if ((v != 38 && v != 48) || !lit_at(p, n, i, ";"))
 			return 0;
+		long kind = num_at(p, n, i);
+		int k = kind == 2 ? 3 : kind == 5 ? 1 : 0;
+		if (!k)
+			return 0;
+		while (k--) {
+			long c;
+			if (!lit_at(p, n, i, ";") ||
+			    (c = num_at(p, n, i)) < 0 || c > 255)
+				return 0;
 		}
 	}
-	return 1;
+	return lit_at(p, n, i, "m");
 }
 
-int img_payload_ok(enum img_mode mode, const char *p, size_t n)
+/* rows lines joined by '\n', each cols "▀" among its SGRs, then
+ * "\033[0m". */
+static int blocks_ok(const char *p, size_t n, const struct img_geom *g)
+{
+	size_t i = 0;
+	for (int r = 0; r < g->rows; r++) {
+		if (r && !lit_at(p, n, &i, "\n"))
+			return 0;
+		int cells = 0;
+		for (;;) {
+			if (lit_at(p, n, &i, "\xe2\x96\x80")) /* ▀ */
+				cells++;
+			else if (lit_at(p, n, &i, "\033[0m"))
+				break;
+			else if (!sgr_ok(p, n, &i))
+				return 0;
+		}
+		if (cells != g->cols)
+			return 0;
+	}
+	return i == n && g->rows > 0;
+}
+
+int img_payload_ok(enum img_mode mode, const char *p, size_t n,
+                   const struct img_geom *g)
 {
 	switch (mode) {
 	case IMG_SIXEL:
-		return sixel_ok(p, n);
+		return sixel_ok(p, n, g);
 	case IMG_KITTY:
-		return kitty_ok(p, n);
+		return kitty_ok(p, n, g);
 	case IMG_BLOCKS:
-		return blocks_ok(p, n);
+		return blocks_ok(p, n, g);
 	case IMG_INFO:
 		for (size_t i = 0; i < n; i++)
 			if ((p[i] < 0x20 && p[i] != '\n') || p[i] > 0x7e)

@@ -78,6 +78,10 @@ int img_blocks(struct buf *out, const uint8_t *rgb, int w, int h,
  * (3 * maxc bytes) and idx (npix bytes); returns the colour count. */
 int img_quantize(const uint8_t *rgb, size_t npix, int maxc, uint8_t *pal,
                  uint8_t *idx);
+/* The exact palette only: -1 (pal and idx undefined) when the image
+ * has more than maxc colours. */
+int img_quantize_exact(const uint8_t *rgb, size_t npix, int maxc, uint8_t *pal,
+                       uint8_t *idx);
 
 /* Standard base64 of n bytes; returns the length written to out
  * (4 * ceil(n / 3) bytes, no NUL). */
@@ -87,18 +91,37 @@ struct img_kitty {
 	int format;     /* 24, 32 or 100 */
 	int compressed; /* data is zlib-deflated (o=z) */
 	int w, h;       /* pixels (for f=24/32) */
-	int cols, rows; /* placement in cells */
 	unsigned id;
 };
-/* The kitty graphics transmit-and-display sequence(s) for data: APC
- * chunks of at most IMG_KITTY_CHUNK base64 bytes, m=1 / last m=0. */
+/* The kitty graphics transmit sequence(s) for data, stored under id
+ * and not shown (a=t; the TUI places it with a=p,i=ID): APC chunks of
+ * at most IMG_KITTY_CHUNK base64 bytes, m=1 / last m=0. */
 #define IMG_KITTY_CHUNK 4096
 int img_kitty(struct buf *out, const void *data, size_t n,
               const struct img_kitty *k);
 
+/* A sixel DCS for a w x h image of palette indices (pal: n RGB
+ * colours), the same form as libsixel's ("\033Pq\"1;1;W;H", colour
+ * registers, bands, ST), written here for many-coloured images: its
+ * cost is the pixels plus the colours each band uses over the span
+ * they cover, not registers x width for every band. -1 past out's
+ * maximum. */
+int img_sixel(struct buf *out, const uint8_t *idx, int w, int h,
+              const uint8_t *pal, int n);
+
+/* What a payload claims to be: its footprint in cells, its size in
+ * pixels and (kitty) the image id; 0 there: any id. */
+struct img_geom {
+	int cols, rows, px_w, px_h;
+	unsigned kitty_id;
+};
 /* Whether p[0..n) is a payload the encoders of this mode could have
- * made (sixel: one DCS; kitty: APC G chunks; blocks: SGR + "▀"). The
- * client refuses anything else before it reaches the terminal. */
-int img_payload_ok(enum img_mode mode, const char *p, size_t n);
+ * made for g: sixel: one DCS "\033P[0-9;]*q" with a raster no larger
+ * than g's pixels and only sixel data inside it; kitty: the a=t
+ * chunks of img_kitty with g's size and id, no other keys; blocks:
+ * g->rows lines of g->cols "▀" with img_blocks' SGRs. The client
+ * refuses anything else before it reaches the terminal. */
+int img_payload_ok(enum img_mode mode, const char *p, size_t n,
+                   const struct img_geom *g);
 
 #endif

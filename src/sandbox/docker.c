@@ -567,6 +567,7 @@ const struct sbx_ops sbx_docker_ops = {
     .list = docker_list,
     .fetch = dk_fetch,
     .export_tar = dk_export_tar,
+    .import_tar = dk_import_tar,
     .stop = docker_stop,
     .destroy = docker_destroy,
 };

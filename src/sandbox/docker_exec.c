@@ -18,7 +18,9 @@
  * or a second exec running the wrapper in kill mode; when that cannot
  * start or the command is still there after a grace period (a process
  * bomb holds every PID), the container is killed and started again:
- * the workspace is a volume and survives, /tmp does not. */
+ * the workspace is a volume and survives, /tmp does not. The restart
+ * is a chain of requests on the loop (kill, then start until the
+ * daemon takes it); commands started meanwhile wait for its end. */
 #include "assay/json.h"
 #include "assay/log.h"
 #include "assay/loop.h"
@@ -41,6 +43,8 @@
 #define DK_INSPECT_TRIES 100     /* ExitCode still null after EOF */
 #define DK_INSPECT_RETRY_MS 20
 #define DK_SYNC_OUT_MAX (64u << 20)
+#define DK_RESTART_TRIES 50 /* starts while the kill is still going on */
+#define DK_RESTART_RETRY_MS 100
 
 struct sbx_exec {
 	struct sbx *s;
@@ -58,6 +62,7 @@ struct sbx_exec {
 	struct sbx_exec_obs obs;
 	int sync, keep_stdin, internal;
 	int timed_out, cancelled, killing, finished, restarted;
+	int waiting;       /* started while the container restarts: not sent */
 	int feeding, dead; /* inside a feed: free once it returns */
 	char **argv;       /* file operations: to run again at stop */
 	/* through the runner (docker_runner.c): its id for this command,
@@ -685,8 +690,8 @@ static void killer_done(void *arg, const struct sbx_exit *ex)
 /* Start the wrapper in kill mode for tag; the loop reports back. */
 static void launch_killer(struct sbx *s, const char *tag)
 {
-	if (dk_of(s)->draining)
-		return;
+	if (dk_of(s)->draining || dk_of(s)->restarting)
+		return; /* the restart kills everything */
 	struct killer *k = xcalloc(1, sizeof *k);
 	k->s = s;
 	snprintf(k->target, sizeof k->target, "%s", tag);
@@ -706,6 +711,12 @@ static void exec_kill(struct sbx_exec *e)
 	if (e->killing || e->finished)
 		return;
 	e->killing = 1;
+	if (e->waiting) {
+		exec_finish(e); /* never sent */
+		return;
+	}
+	if (e->restarted)
+		return; /* it ends with the container's kill */
 	if (e->via_runner) {
 		if (dk_runner_send(e->s, 'k', e->rid, NULL, 0, NULL) < 0) {
 			exec_finish(e); /* no runner: nothing runs */
@@ -728,39 +739,137 @@ void dk_exec_cancel(struct sbx_exec *e)
 	exec_kill(e);
 }
 
+static int exec_submit(struct sbx_exec *e, const struct dk_exec_args *a,
+                       char **err);
+
+/* The commands started during the restart go now, or fail with why. */
+static void resume_waiting(struct sbx *s, const char *why)
+{
+	struct docker *d = dk_of(s);
+	for (int again = 1; again;) {
+		again = 0;
+		for (struct sbx_exec *e = d->execs; e; e = e->next) {
+			if (!e->waiting || e->finished)
+				continue;
+			e->waiting = 0;
+			again = 1;
+			char *err = NULL;
+			struct dk_exec_args a = {
+			    .argv = (const char *const *)e->cmd,
+			    .keep_stdin = e->keep_stdin,
+			    .internal = e->internal};
+			if (why)
+				exec_fail(e,
+				          "docker: the container could not be "
+				          "restarted: %s",
+				          why);
+			else if (exec_submit(e, &a, &err) < 0)
+				exec_fail(e, "%s", err);
+			free(err);
+			break; /* the list may have changed */
+		}
+	}
+}
+
+static void restart_end(struct sbx *s, const char *why)
+{
+	struct docker *d = dk_of(s);
+	d->restarting = 0;
+	d->restart_call = NULL;
+	if (why)
+		log_error("docker: cannot restart container %s: %s", d->name,
+		          why);
+	else
+		log_warn("docker: container %s restarted", d->name);
+	resume_waiting(s, why);
+}
+
+static int restart_send(struct sbx *s, char **err);
+
+/* The next step, or the end of the restart when it cannot be sent. */
+static void restart_next(struct sbx *s)
+{
+	char *err = NULL;
+	if (restart_send(s, &err) < 0) {
+		restart_end(s, err);
+		free(err);
+	}
+}
+
+static void restart_retry(void *arg)
+{
+	struct sbx *s = arg;
+	dk_of(s)->restart_timer = 0;
+	restart_next(s);
+}
+
+static void on_restart_reply(void *arg, long status, struct buf *body,
+                             const char *err)
+{
+	struct sbx *s = arg;
+	struct docker *d = dk_of(s);
+	d->restart_call = NULL;
+	if (d->restart_tries < 0) { /* the kill: start it, whatever it said */
+		d->restart_tries = 0;
+		restart_next(s);
+		return;
+	}
+	if (status == 204) {
+		restart_end(s, NULL);
+		return;
+	}
+	/* Killing is asynchronous in the daemon: start may still find
+	 * it running (304) for a moment. Gone (404) is for good. */
+	if (status != 404 && ++d->restart_tries < DK_RESTART_TRIES) {
+		d->restart_timer = loop_timer_add(s->loop, DK_RESTART_RETRY_MS,
+		                                  restart_retry, s);
+		return;
+	}
+	char *m = err && !status ? xstrdup(err) : dk_message(status, body);
+	restart_end(s, m);
+	free(m);
+}
+
+/* The kill (restart_tries -1) or a start, on the loop. */
+static int restart_send(struct sbx *s, char **err)
+{
+	struct docker *d = dk_of(s);
+	char *path =
+	    d->restart_tries < 0
+	        ? xasprintf("/containers/%s/kill?signal=SIGKILL", d->id)
+	        : xasprintf("/containers/%s/start", d->id);
+	struct dk_req r = {.method = "POST",
+	                   .path = path,
+	                   .on_done = on_restart_reply,
+	                   .arg = s,
+	                   .timeout_ms = 60000};
+	struct dk_call *c = dk_send(&d->api, &r, err);
+	free(path);
+	if (!c)
+		return -1;
+	d->restart_call = c;
+	return 0;
+}
+
 int dk_restart(struct sbx *s, char **err)
 {
 	struct docker *d = dk_of(s);
 	if (!d->id || d->stopped || d->draining || d->restarting)
 		return 0;
 	d->restarting = 1;
+	d->restart_tries = -1;
 	for (struct sbx_exec *e = d->execs; e; e = e->next)
 		e->restarted = 1;
-	char *path = xasprintf("/containers/%s/kill?signal=SIGKILL", d->id);
-	long st = dk_json(&d->api, "POST", path, NULL, NULL, NULL);
-	free(path);
-	path = xasprintf("/containers/%s/start", d->id);
+	dk_runner_detach(s); /* it dies with the container */
 	char *why = NULL;
-	/* Killing is asynchronous in the daemon: start may still find
-	 * it running (304) for a moment. */
-	for (int i = 0; i < 50; i++) {
+	if (restart_send(s, &why) < 0) {
+		d->restarting = 0;
+		set_err(err, "docker: cannot restart container %s: %s", d->name,
+		        why);
 		free(why);
-		why = NULL;
-		st = dk_json(&d->api, "POST", path, NULL, NULL, &why);
-		if (st == 204)
-			break;
-		usleep(100000);
+		return -1;
 	}
-	free(path);
-	d->restarting = 0;
-	int rc = 0;
-	if (st != 204)
-		rc = set_err(err, "docker: cannot restart container %s: %s",
-		             d->name, why ? why : "no answer");
-	else
-		log_warn("docker: container %s restarted", d->name);
-	free(why);
-	return rc;
+	return 0;
 }
 
 /* ---- the exec entry points ---- */
@@ -844,6 +953,22 @@ static int runner_submit(struct sbx_exec *e)
 	return rc;
 }
 
+/* Through the runner when it is wanted, else an exec of its own. */
+static int exec_submit(struct sbx_exec *e, const struct dk_exec_args *a,
+                       char **err)
+{
+	if (!e->sync && !e->keep_stdin &&
+	    (a->internal == 0 || a->internal == 2) && dk_runner_wanted(e->s)) {
+		e->via_runner = 1;
+		if (!e->cmd)
+			e->cmd = argv_dup(a->argv);
+		if (runner_submit(e) == 0)
+			return 0;
+		e->via_runner = 0; /* an exec of its own, then */
+	}
+	return exec_create(e, a, err);
+}
+
 static void exec_unmake(struct sbx_exec *e)
 {
 	unlink_exec(e);
@@ -876,17 +1001,10 @@ struct sbx_exec *dk_exec_start(struct sbx *s, const struct dk_exec_args *a,
 	buf_init(&e->pending, DK_STDIN_MAX);
 	e->next = d->execs;
 	d->execs = e;
-	if (!sync && !e->keep_stdin && (a->internal == 0 || a->internal == 2) &&
-	    dk_runner_wanted(s)) {
-		e->via_runner = 1;
+	if (!sync && d->restarting) {
+		e->waiting = 1; /* resume_waiting sends it */
 		e->cmd = argv_dup(a->argv);
-		if (runner_submit(e) < 0) {
-			e->via_runner = 0; /* an exec of its own, then */
-			argv_free(e->cmd);
-			e->cmd = NULL;
-		}
-	}
-	if (!e->via_runner && exec_create(e, a, err) < 0) {
+	} else if (exec_submit(e, a, err) < 0) {
 		exec_unmake(e);
 		return NULL;
 	}
@@ -1013,6 +1131,13 @@ static void replay(struct sbx *s, struct sbx_exec *e)
 void dk_exec_stop_all(struct sbx *s)
 {
 	struct docker *d = dk_of(s);
+	if (d->restart_call)
+		dk_cancel(d->restart_call);
+	if (d->restart_timer)
+		loop_timer_cancel(s->loop, d->restart_timer);
+	d->restart_call = NULL;
+	d->restart_timer = 0;
+	d->restarting = 0;
 	while (d->execs) {
 		struct sbx_exec *e = d->execs;
 		if (e->argv && e->obs.on_exit && !d->stopped) {

@@ -656,26 +656,17 @@ int dk_extract_fd(int fd, const char *name, const char *dest, char **err)
 	return dk_wait_helper(pid, efd, err);
 }
 
-/* ---- staging the inputs ---- */
+/* ---- staging the inputs, restoring a workspace ---- */
 
-int dk_stage(struct sbx *s, char **err)
+/* PUT the tar that `assay-archive ARGS...` writes on its stdout into
+ * /workspace; what says what for errors ("stage the inputs"). The
+ * helper's own failure wins: it says why its tar was cut. */
+static int put_from_helper(struct sbx *s, char *const *args, const char *what,
+                           char **err)
 {
 	struct docker *d = dk_of(s);
-	const struct config *cfg = s->cfg;
-	if (!cfg->n_inputs)
-		return 0;
-	char **args = xcalloc(4 + 2 * cfg->n_inputs, sizeof *args);
-	size_t n = 0;
-	args[n++] = "pack";
-	args[n++] = "--skip";
-	args[n++] = s->run_dir;
-	for (size_t i = 0; i < cfg->n_inputs; i++) {
-		args[n++] = cfg->inputs[i].src;
-		args[n++] = cfg->inputs[i].dest;
-	}
 	int from = -1, efd = -1;
 	pid_t pid = dk_spawn_helper(args, -1, NULL, &from, &efd, err);
-	free(args);
 	if (pid < 0)
 		return -1;
 	/* fewer, larger reads and writes between the helper and curl */
@@ -704,7 +695,7 @@ int dk_stage(struct sbx *s, char **err)
 		rc = set_err(err, "%s", why);
 	} else if (p.status != 200) {
 		char *m = p.status ? dk_message(p.status, &p.body) : NULL;
-		rc = set_err(err, "docker: cannot stage the inputs: %s",
+		rc = set_err(err, "docker: cannot %s: %s", what,
 		             m       ? m
 		             : p.err ? p.err
 		                     : "no answer");
@@ -716,4 +707,33 @@ int dk_stage(struct sbx *s, char **err)
 	buf_free(&p.body);
 	free(path);
 	return rc;
+}
+
+int dk_stage(struct sbx *s, char **err)
+{
+	const struct config *cfg = s->cfg;
+	if (!cfg->n_inputs)
+		return 0;
+	char **args = xcalloc(4 + 2 * cfg->n_inputs, sizeof *args);
+	size_t n = 0;
+	args[n++] = "pack";
+	args[n++] = "--skip";
+	args[n++] = s->run_dir;
+	for (size_t i = 0; i < cfg->n_inputs; i++) {
+		args[n++] = cfg->inputs[i].src;
+		args[n++] = cfg->inputs[i].dest;
+	}
+	int rc = put_from_helper(s, args, "stage the inputs", err);
+	free(args);
+	return rc;
+}
+
+int dk_import_tar(struct sbx *s, const char *path, char **err)
+{
+	struct docker *d = dk_of(s);
+	if (!d || !d->started || d->stopped)
+		return set_err(err, "sandbox: not running");
+	/* the helper checks every entry before it writes the clean tar */
+	char *args[] = {"restore", (char *)path, NULL};
+	return put_from_helper(s, args, "restore the workspace", err);
 }

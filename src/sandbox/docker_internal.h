@@ -170,6 +170,10 @@ struct docker {
 	int threads;              /* BLAS/OpenMP threads per command */
 	char *chunk;              /* raw reads */
 	struct dk_runner *runner; /* docker_runner.c */
+	/* a restart under way (docker_exec.c): its request or retry */
+	struct dk_call *restart_call;
+	uint64_t restart_timer;
+	int restart_tries; /* -1 while the kill is on its way */
 };
 
 /* docker_exec.c */
@@ -182,7 +186,9 @@ int dk_exec_write(struct sbx_exec *e, const void *data, size_t n);
  * running are run again to their end first (see replay). */
 void dk_exec_stop_all(struct sbx *s);
 /* Kill the container and start it again: the last resort when a
- * command cannot be stopped from inside (a process bomb). */
+ * command cannot be stopped from inside (a process bomb). On the loop:
+ * it returns at once (-1 and *err only when the kill cannot be sent);
+ * commands started meanwhile wait for it (d->restarting). */
 int dk_restart(struct sbx *s, char **err);
 /* Run argv to its end, blocking; stdout into out (at most max), exit
  * code into *code. Stderr goes to *err when the command fails. */
@@ -216,6 +222,9 @@ int dk_runner_start(struct sbx *s, char **err);
 int dk_runner_send(struct sbx *s, char type, uint32_t id, const void *p,
                    size_t n, unsigned *gen);
 void dk_runner_free(struct sbx *s);
+/* Forget the runner (the container is being restarted under it): its
+ * end is not counted as a death, and the next command starts another. */
+void dk_runner_detach(struct sbx *s);
 /* Frame parser, exposed for the unit test: feed bytes split anywhere;
  * fn gets each whole frame; -1 on a frame longer than max. */
 struct dk_rframes {
@@ -235,6 +244,9 @@ void dk_list(struct sbx *s, const char *rel, int recursive, size_t max,
              sbx_done_fn fn, void *arg);
 int dk_fetch(struct sbx *s, const char *rel, const char *dest, char **err);
 int dk_export_tar(struct sbx *s, const char *path, char **err);
+/* Load a persisted workspace.tar.gz into /workspace (assay-archive
+ * restore checks it and writes a clean tar, PUT archive). */
+int dk_import_tar(struct sbx *s, const char *path, char **err);
 /* Stage the configured inputs: assay-archive packs, PUT archive. */
 int dk_stage(struct sbx *s, char **err);
 /* A tar stream (from fd) handed to `assay-archive extract`; see

@@ -9,8 +9,10 @@
  * limits, environment, cwd, leftovers reaped, OOM note); timeouts and
  * Ctrl-C send it a kill frame.
  *
- * If the runner cannot start (no python3 in the image) the commands
- * waiting for it go through an exec each, and so does every later one;
+ * If the runner cannot start (no python3 in the image), or its hello
+ * says it could not make itself non-dumpable and a subreaper (no
+ * ctypes: it exits without running anything), the commands waiting
+ * for it go through an exec each, and so does every later one;
  * if it dies after it started (a command killed it), the commands it
  * was running fail with the reason and the next command starts a new
  * runner (at most DK_RUNNER_LIVES times). ASSAY_DOCKER_EXEC=exec turns
@@ -35,6 +37,7 @@ struct rconn {
 	struct buf err; /* its own stderr, for the reason it died */
 	unsigned gen;
 	int hello, parsing, dead;
+	int refused; /* its hello said it cannot protect itself */
 	int64_t t0;
 };
 
@@ -100,12 +103,28 @@ static int on_rframe(void *arg, char type, uint32_t id, const char *p, size_t n)
 {
 	struct rconn *c = arg;
 	switch (type) {
-	case 'h':
+	case 'h': {
+		char hello[200];
+		size_t k = n < sizeof hello - 1 ? n : sizeof hello - 1;
+		memcpy(hello, p, k);
+		hello[k] = '\0';
 		c->hello = 1;
-		log_info("docker: command runner up in %lld ms: %.*s",
-		         (long long)(now_ms() - c->t0),
-		         (int)(n < 200 ? n : 200), p);
+		/* Without both, a command could forge frames through
+		 * /proc/<runner>/fd/1 or outlive its timeout: it exits. */
+		if (!strstr(hello, "dumpable 0") ||
+		    !strstr(hello, "subreaper 1")) {
+			c->refused = 1;
+			log_warn(
+			    "docker: the command runner cannot make itself "
+			    "non-dumpable and a subreaper (%s; python3 "
+			    "without ctypes?): running an exec per command",
+			    hello);
+			break;
+		}
+		log_info("docker: command runner up in %lld ms: %s",
+		         (long long)(now_ms() - c->t0), hello);
 		break;
+	}
 	case 'o':
 	case 'e':
 		dk_exec_runner_output(c->s, id, type == 'e' ? 2 : 1, p, n);
@@ -161,6 +180,7 @@ static void runner_exit(void *arg, const struct sbx_exit *ex)
 	struct rconn *c = arg;
 	struct sbx *s = c->s;
 	struct dk_runner *r = runner_of(s);
+	int detached = r->c != c; /* killed with the container */
 	c->dead = 1;
 	if (r->c == c)
 		r->c = NULL;
@@ -181,8 +201,14 @@ static void runner_exit(void *arg, const struct sbx_exit *ex)
 	else
 		why = xasprintf("exit %d", ex->exit_code);
 	struct docker *d = s->priv;
-	if (!d->draining && !d->stopped) {
-		if (!c->hello) {
+	if (detached) {
+		if (!d->draining && !d->stopped)
+			dk_exec_runner_lost(s, c->gen, c->hello && !c->refused,
+			                    why);
+	} else if (!d->draining && !d->stopped) {
+		if (c->refused) {
+			r->off = 1; /* said why in on_rframe; ran nothing */
+		} else if (!c->hello) {
 			r->off = 1;
 			log_warn("docker: the command runner did not start "
 			         "(%s): running an exec per command",
@@ -195,7 +221,7 @@ static void runner_exit(void *arg, const struct sbx_exit *ex)
 		} else {
 			log_warn("docker: the command runner died (%s)", why);
 		}
-		dk_exec_runner_lost(s, c->gen, c->hello, why);
+		dk_exec_runner_lost(s, c->gen, c->hello && !c->refused, why);
 	}
 	free(why);
 	if (!c->parsing)
@@ -265,6 +291,11 @@ int dk_runner_send(struct sbx *s, char type, uint32_t id, const void *p,
 	if (gen)
 		*gen = r->c->gen;
 	return rc;
+}
+
+void dk_runner_detach(struct sbx *s)
+{
+	runner_of(s)->c = NULL;
 }
 
 void dk_runner_free(struct sbx *s)

@@ -1282,6 +1282,7 @@ const struct sbx_ops sbx_local_ops = {
     .list = local_list,
     .fetch = local_fetch,
     .export_tar = local_export_tar,
+    .import_tar = NULL, /* resume uses its workspace directory */
     .stop = local_stop,
     .destroy = local_destroy,
 };

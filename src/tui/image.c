@@ -497,8 +497,10 @@ static const enum img_mode to_img_mode[] = {
 };
 
 /* Parse "ok MODE C R PW PH SW SH N\n" + N bytes into an image. */
-static struct ui_img *parse_output(const struct buf *out, int mode, char **err)
+static struct ui_img *parse_output(const struct buf *out,
+                                   const struct img_key *k, char **err)
 {
+	int mode = k->mode;
 	const char *p = buf_str(out);
 	const char *nl = memchr(p, '\n', out->len < 200 ? out->len : 200);
 	char name[16];
@@ -513,8 +515,12 @@ static struct ui_img *parse_output(const struct buf *out, int mode, char **err)
 	}
 	const char *data = nl + 1;
 	size_t have = out->len - (size_t)(data - p);
-	if (have != n || cols < 1 || rows < 1 ||
-	    !img_payload_ok(to_img_mode[mode], data, n)) {
+	/* the footprint must fit the box asked for, the payload its
+	 * declared footprint */
+	struct img_geom g = {cols, rows, pw, ph, k->kitty_id};
+	if (have != n || cols < 1 || rows < 1 || cols > k->cols ||
+	    rows > k->rows || pw < 1 || ph < 1 ||
+	    !img_payload_ok(to_img_mode[mode], data, n, &g)) {
 		set_err(err, "the renderer's output failed its checks");
 		return NULL;
 	}
@@ -553,7 +559,7 @@ static void on_exit_child(pid_t pid, int status, void *arg)
 		job_free(j);
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	           !c->timed_out && !c->overflow) {
-		struct ui_img *img = parse_output(&c->out, j->k.mode, &err);
+		struct ui_img *img = parse_output(&c->out, &j->k, &err);
 		if (img) {
 			cache_put(c, &j->k, img);
 			j->img = img;

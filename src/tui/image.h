@@ -8,16 +8,18 @@
  *                 in ST "\033\\"; covers cols x rows cells from the
  *                 cursor position (cursor save/position/restore is the
  *                 TUI's job).
- *   UI_GFX_KITTY  kitty graphics APC chunks "\033_Ga=T,f=24,o=z,s=W,v=H,
- *                 c=COLS,r=ROWS,i=ID,q=2,C=1,m=1;<base64>\033\\" ...
- *                 (each chunk <= 4096 base64 bytes, the last has m=0).
- *                 C=1: the cursor does not move.
+ *   UI_GFX_KITTY  kitty graphics APC chunks "\033_Ga=t,f=24,o=z,s=W,v=H,
+ *                 i=ID,q=2,m=1;<base64>\033\\" ... (each chunk <= 4096
+ *                 base64 bytes, the last has m=0): the image is stored
+ *                 under ID, not shown; the TUI transmits it once and
+ *                 places it with "\033_Ga=p,i=ID,c=COLS,r=ROWS,C=1,q=2".
  *   UI_GFX_BLOCKS rows lines joined by '\n' (no trailing '\n'); each line
  *                 is SGR colour sequences + cols "▀" glyphs + "\033[0m".
  *                 The TUI positions each line itself (CSI row;col H).
  * The bytes come only from the helper's own encoders: nothing of the
  * image file (text chunks, names) is ever copied into them, and this
- * client checks that a payload is well-formed for its mode. */
+ * client checks that a payload is exactly what those encoders make for
+ * its declared size (img_payload_ok). */
 #ifndef ASSAY_TUI_IMAGE_H
 #define ASSAY_TUI_IMAGE_H
 
@@ -106,5 +108,13 @@ int ui_img_probe_fd(int fd, int *w, int *h, long long *bytes, char **err);
 /* The assay-image helper: $ASSAY_IMAGE_BIN, else beside the running
  * binary. Caller frees. */
 char *ui_img_helper(void);
+
+/* preview.c, for ui.c's frames: 1 while a placement is still going out
+ * to the terminal (the frame waits: no curses output may land inside
+ * an image's bytes; it is drawn once they are out); and the rest of
+ * them, before curses leaves the screen. */
+struct ui;
+int ui_preview_busy(struct ui *u);
+void ui_preview_flush(struct ui *u);
 
 #endif

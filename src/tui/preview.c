@@ -13,7 +13,15 @@
  * rewrites those cells) when an overlay, the pager or a clear of the
  * screen covers it, when the box moves or the file changes, or when
  * curscr shows that something else was drawn in its cells; it is placed
- * again after the first frame that leaves its cells blank. */
+ * again after the first frame that leaves its cells blank.
+ *
+ * The bytes go out through a queue that the loop drains as the terminal
+ * takes them (POLLOUT on a non-blocking descriptor of the tty of our
+ * own), so a slow terminal never stalls the loop; no curses frame is
+ * sent while a placement is half written (ui_preview_busy holds them).
+ * kitty gets the image once (a=t, under our id) and each placement is
+ * a few bytes (a=p); an erase deletes the placement and keeps the data
+ * (d=i), a new rendering frees the old data first (d=I). */
 #include "tui/ui.h"
 
 #include "tui/image.h"
@@ -22,6 +30,7 @@
 
 #include "assay/config.h"
 #include "assay/log.h"
+#include "assay/loop.h"
 #include "assay/path.h"
 #include "assay/sandbox.h"
 #include "assay/session.h"
@@ -42,6 +51,7 @@
 #define REMOTE_MAX (32u << 20) /* a file read from a remote sandbox */
 #define DETECT_MS 150          /* the terminal's time to answer */
 #define IMG_BG 0xffffff        /* under transparent pixels */
+#define FLUSH_MS 2000          /* the most the end waits for the tty */
 
 enum pv_view { PV_CLOSED, PV_PANE, PV_LARGE };
 
@@ -62,7 +72,11 @@ struct ui_preview {
 	double node_size;   /* the tree's size when it was loaded */
 	int fd;             /* a memfd with the file (remote sandbox), -1 */
 	struct pv_read *rd; /* a read in flight */
-	char *msg;          /* an error in the box (cleaned), or NULL */
+	char *msg;          /* an error with the file (cleaned), or NULL */
+	/* a rendering that failed, for the box it was asked for: shown
+	 * (and not asked again) only while the box is the same */
+	char *rmsg;
+	int rmsg_cols, rmsg_rows, rmsg_large;
 	int have_probe;
 	int src_w, src_h;
 	long long bytes;
@@ -82,7 +96,16 @@ struct ui_preview {
 	int placed;
 	int py, px, prows, pcols;
 	enum ui_gfx pmode;
-	int kitty_delete; /* send the delete after this frame */
+	int kitty_delete;          /* send the delete after this frame */
+	struct ui_img *kitty_sent; /* the rendering the terminal holds */
+
+	/* bytes for the tty not yet taken, from out_off */
+	struct buf out;
+	size_t out_off;
+	int out_fd;    /* our non-blocking descriptor of the tty, or 1 */
+	int out_watch; /* POLLOUT watched */
+	int held;      /* a frame waited for the queue */
+	struct loop *loop;
 
 	long emits; /* placements written (logged) */
 	size_t emit_bytes;
@@ -94,6 +117,8 @@ static struct ui_preview *pv_new(void)
 {
 	struct ui_preview *p = xcalloc(1, sizeof *p);
 	p->fd = -1;
+	p->out_fd = -1;
+	buf_init(&p->out, 0);
 	ui_termcaps_init(&p->tc);
 	return p;
 }
@@ -132,24 +157,114 @@ static struct ui_preview *get(struct ui *u)
 	return u->preview;
 }
 
-/* Everything to the tty now, after curses' own output. */
-static void tty_write(const char *s, size_t n)
+/* Our own descriptor of the terminal, non-blocking without touching
+ * the flags of the one curses and the shell share; else stdout as it
+ * is (blocking). */
+static int tty_fd(struct ui_preview *p)
 {
-	fflush(stdout);
-	while (n) {
-		ssize_t w = write(STDOUT_FILENO, s, n);
+	if (p->out_fd < 0) {
+		p->out_fd = open("/proc/self/fd/1",
+		                 O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+		if (p->out_fd < 0 || !isatty(p->out_fd)) {
+			if (p->out_fd >= 0)
+				close(p->out_fd);
+			p->out_fd = STDOUT_FILENO;
+		}
+	}
+	return p->out_fd;
+}
+
+static int pending(const struct ui_preview *p)
+{
+	return p && p->out_off < p->out.len;
+}
+
+/* As much of the queue as the terminal takes now. */
+static void tty_push(struct ui_preview *p)
+{
+	int fd = tty_fd(p);
+	while (p->out_off < p->out.len) {
+		ssize_t w = write(fd, p->out.data + p->out_off,
+		                  p->out.len - p->out_off);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w < 0 && errno == EAGAIN) {
-			struct pollfd pfd = {STDOUT_FILENO, POLLOUT, 0};
-			poll(&pfd, 1, 100);
-			continue;
-		}
-		if (w <= 0)
+		if (w < 0 && errno == EAGAIN)
 			return;
-		s += w;
-		n -= (size_t)w;
+		if (w <= 0) { /* the terminal is gone: drop it all */
+			log_warn("tui: preview: write to the terminal: %s",
+			         strerror(errno));
+			p->out_off = p->out.len;
+			break;
+		}
+		p->out_off += (size_t)w;
 	}
+	buf_free(&p->out); /* all out: a payload's megabytes too */
+	buf_init(&p->out, 0);
+	p->out_off = 0;
+}
+
+static void on_tty_writable(int fd, int revents, void *arg)
+{
+	struct ui *u = arg;
+	struct ui_preview *p = u->preview;
+	(void)fd;
+	(void)revents;
+	tty_push(p);
+	if (pending(p))
+		return;
+	loop_fd_del(p->loop, p->out_fd);
+	p->out_watch = 0;
+	if (p->held) { /* the frame that waited goes out now */
+		p->held = 0;
+		ui_touch(u, UI_DIRTY_STATUS);
+	}
+}
+
+/* Send what was queued in p->out (after curses' own output): written
+ * now as far as the terminal takes it, the rest from the loop. */
+static void tty_send(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	fflush(stdout);
+	tty_push(p);
+	if (pending(p) && !p->out_watch) {
+		p->loop = u->loop;
+		loop_fd_add(u->loop, p->out_fd, POLLOUT, on_tty_writable, u);
+		p->out_watch = 1;
+	}
+}
+
+int ui_preview_busy(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	if (!pending(p))
+		return 0;
+	p->held = 1;
+	return 1;
+}
+
+/* Before curses leaves the screen: the rest of the queue (waiting at
+ * most FLUSH_MS for the terminal), and kitty's copy freed. */
+void ui_preview_flush(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	if (!p)
+		return;
+	if (p->kitty_sent) {
+		buf_printf(&p->out, "\033_Ga=d,d=I,i=%u,q=2\033\\", KITTY_ID);
+		ui_img_unref(p->kitty_sent);
+		p->kitty_sent = NULL;
+	}
+	int64_t end = now_ms() + FLUSH_MS;
+	for (tty_push(p); pending(p) && now_ms() < end; tty_push(p)) {
+		struct pollfd pfd = {p->out_fd, POLLOUT, 0};
+		poll(&pfd, 1, 50);
+	}
+	if (p->out_watch)
+		loop_fd_del(p->loop, p->out_fd);
+	p->out_watch = 0;
+	buf_free(&p->out);
+	p->out_off = 0;
 }
 
 /* ---- what to show ---------------------------------------------------------
@@ -264,6 +379,8 @@ static void load(struct ui *u)
 	drop_rendering(p);
 	erase_placed(u);
 	set_msg(p, NULL);
+	free(p->rmsg);
+	p->rmsg = NULL;
 	p->gen++;
 	p->have_probe = 0;
 	if (p->fd >= 0)
@@ -433,7 +550,14 @@ static void on_rendered(void *arg, const struct ui_img *img, const char *err)
 		         ui_termcaps_mode_name(img->mode), img->cols, img->rows,
 		         img->len);
 	} else {
-		set_msg(p, "%s", err ? err : "cannot render the image");
+		/* for this box only: another box (v, a resize) tries again */
+		free(p->rmsg);
+		p->rmsg =
+		    ui_clean(err ? err : "cannot render the image",
+		             strlen(err ? err : "cannot render the image"), 0);
+		p->rmsg_cols = p->req_cols;
+		p->rmsg_rows = p->req_rows;
+		p->rmsg_large = p->req_large;
 	}
 	ui_touch(u, UI_DIRTY_STATUS);
 }
@@ -452,6 +576,17 @@ static void box_limits(struct ui_preview *p, int *cols, int *rows)
 		*rows = tc->sixel_max_h / chh;
 }
 
+/* The rendering's failure, if it was for the box shown now. */
+static const char *render_error(struct ui_preview *p)
+{
+	int cols = p->box_cols, rows = p->box_rows;
+	box_limits(p, &cols, &rows);
+	if (p->rmsg && p->rmsg_cols == cols && p->rmsg_rows == rows &&
+	    p->rmsg_large == (p->view == PV_LARGE))
+		return p->rmsg;
+	return NULL;
+}
+
 static void request(struct ui *u)
 {
 	struct ui_preview *p = u->preview;
@@ -460,8 +595,10 @@ static void request(struct ui *u)
 	int large = p->view == PV_LARGE;
 	int cols = p->box_cols, rows = p->box_rows;
 	box_limits(p, &cols, &rows);
-	if (cols < 2 || rows < 1)
+	if (cols < 2 || rows < 1 || render_error(p))
 		return;
+	free(p->rmsg); /* it was for another box */
+	p->rmsg = NULL;
 	if (p->img && p->req_cols == cols && p->req_rows == rows &&
 	    p->req_large == large)
 		return;
@@ -567,8 +704,9 @@ static void draw_box(struct ui *u)
 	if (p->ww > fw + 4)
 		ui_draw_text(w, p->wh - 1, p->ww - fw - 2, fw, foot, UE_DIM);
 	int iw = p->ww - 4, maxy = p->wh - 2;
-	if (p->msg) {
-		draw_lines(w, 1, 2, iw, p->msg, UE_ERROR, maxy);
+	const char *err = p->msg ? p->msg : render_error(p);
+	if (err) {
+		draw_lines(w, 1, 2, iw, err, UE_ERROR, maxy);
 	} else if (p->tc.mode == UI_GFX_OFF) {
 		char *name = ui_clean(p->rel, strlen(p->rel), 0);
 		char *msg;
@@ -709,30 +847,44 @@ static void emit(struct ui *u, int y, int x)
 {
 	struct ui_preview *p = u->preview;
 	const struct ui_img *img = p->img;
-	struct buf b;
-	buf_init(&b, 0);
-	buf_puts(&b, "\033[?2026h\0337");
+	/* straight into the queue: a payload can be megabytes */
+	struct buf *b = &p->out;
+	size_t from = b->len;
+	if (img->mode == UI_GFX_KITTY && p->kitty_sent != img) {
+		/* the terminal gets the pixels once: a=t, not shown */
+		if (p->kitty_sent)
+			buf_printf(b, "\033_Ga=d,d=I,i=%u,q=2\033\\", KITTY_ID);
+		buf_append(b, img->data, img->len);
+		ui_img_unref(p->kitty_sent);
+		p->kitty_sent = ui_img_ref(img);
+	}
+	buf_puts(b, "\033[?2026h\0337");
 	if (img->mode == UI_GFX_BLOCKS) {
 		const char *s = img->data, *end = img->data + img->len;
 		for (int r = 0; s < end && r < img->rows; r++) {
 			const char *nl = memchr(s, '\n', (size_t)(end - s));
 			size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
-			buf_printf(&b, "\033[%d;%dH", y + r + 1, x + 1);
-			buf_append(&b, s, n);
+			buf_printf(b, "\033[%d;%dH", y + r + 1, x + 1);
+			buf_append(b, s, n);
 			s += n + (nl ? 1 : 0);
 		}
+	} else if (img->mode == UI_GFX_KITTY) {
+		buf_printf(b, "\033[%d;%dH", y + 1, x + 1);
+		buf_printf(b, "\033_Ga=p,i=%u,p=1,c=%d,r=%d,C=1,q=2\033\\",
+		           KITTY_ID, img->cols, img->rows);
 	} else {
-		buf_printf(&b, "\033[%d;%dH", y + 1, x + 1);
-		buf_append(&b, img->data, img->len);
+		buf_printf(b, "\033[%d;%dH", y + 1, x + 1);
+		buf_append(b, img->data, img->len);
 	}
-	buf_puts(&b, "\0338\033[?2026l");
-	tty_write(b.data, b.len);
+	buf_puts(b, "\0338\033[?2026l");
+	size_t len = b->len - from;
+	tty_send(u);
 	p->emits++;
-	p->emit_bytes += b.len;
+	p->emit_bytes += len;
 	log_info("tui: preview placed at %d,%d (%dx%d cells, %zu bytes, "
-	         "placement %ld)",
-	         y, x, img->cols, img->rows, b.len, p->emits);
-	buf_free(&b);
+	         "placement %ld%s)",
+	         y, x, img->cols, img->rows, len, p->emits,
+	         pending(p) ? ", the rest from the loop" : "");
 	p->placed = 1;
 	p->py = y;
 	p->px = x;
@@ -748,8 +900,9 @@ void ui_preview_emit(struct ui *u)
 	if (!p)
 		return;
 	if (p->kitty_delete) {
-		static const char del[] = "\033_Ga=d,d=I,i=7311,q=2\033\\";
-		tty_write(del, sizeof del - 1);
+		/* the placement goes; the terminal keeps the pixels */
+		buf_printf(&p->out, "\033_Ga=d,d=i,i=%u,q=2\033\\", KITTY_ID);
+		tty_send(u);
 		p->kitty_delete = 0;
 	}
 	if (p->placed && !rect_clean(p->py, p->px, p->prows, p->pcols)) {
@@ -788,8 +941,15 @@ void ui_preview_free(struct ui *u)
 	if (p->emits)
 		log_info("tui: preview: %ld placements, %zu bytes", p->emits,
 		         p->emit_bytes);
+	if (p->out_watch)
+		loop_fd_del(p->loop, p->out_fd);
+	if (p->out_fd > STDERR_FILENO)
+		close(p->out_fd);
+	buf_free(&p->out);
+	ui_img_unref(p->kitty_sent);
 	free(p->rel);
 	free(p->msg);
+	free(p->rmsg);
 	free(p);
 	u->preview = NULL;
 }

@@ -5,6 +5,7 @@
  * wnoutrefresh and sent with one doupdate. stderr goes to the run's log
  * while curses owns the screen. */
 #include "tui/ui.h"
+#include "tui/image.h"
 #include "tui/replay.h"
 #include "tui/termcaps.h"
 
@@ -164,6 +165,8 @@ static void frame(struct ui *u)
 {
 	int64_t t0 = now_ms();
 	struct timeval tv0, tv1;
+	if (ui_preview_busy(u))
+		return; /* drawn when the image's bytes are out */
 	gettimeofday(&tv0, NULL);
 	if (u->dirty & UI_DIRTY_LAYOUT) {
 		layout(u);
@@ -178,6 +181,7 @@ static void frame(struct ui *u)
 		wnoutrefresh(stdscr);
 		ui_preview_draw(u); /* only erases a placed image */
 		doupdate();
+		ui_preview_emit(u); /* kitty's delete */
 		u->last_frame = t0;
 		return;
 	}
@@ -974,6 +978,7 @@ show:;
 		loop_once(u.loop, -1);
 	if (u.stats)
 		on_stats(&u);
+	ui_preview_flush(&u);
 	screen_close();
 	if (saved >= 0) {
 		dup2(saved, STDERR_FILENO);

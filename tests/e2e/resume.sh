@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# assay resume through the fake OpenAI server, which logs every request:
+# assay resume through the fake OpenAI server, which logs every request
+# (the recorded URL, like the inputs, is given again: a run dir never
+# decides where the key goes or which host files are read):
 # resuming a finished run sends nothing and delivers the same outputs; a
 # new PROMPT costs exactly one request; --re-execute with unchanged
 # command outputs sends nothing, and with a changed output goes live from
@@ -36,7 +38,7 @@ check "it made 4 requests" test "$(requests)" = 4
 
 # 1. resume of the finished run: zero requests, the same outputs
 set +e
-"$ASSAY" resume "$T/run" --out "$T/out2" 2>resume.err
+"$ASSAY" resume "$T/run" --base-url "$URL" --out "$T/out2" 2>resume.err
 code=$?
 set -e
 check "resume exits 0 (got $code)" test "$code" -eq 0
@@ -58,7 +60,7 @@ check "seq numbers stay 1..n" \
 # 2. resume by run id (under .assay/runs) with a new PROMPT: exactly one request
 mkdir -p .assay/runs && ln -s "$T/run" .assay/runs/myrun
 set +e
-"$ASSAY" resume myrun --out "$T/out3" "one more thing" 2>prompt.err
+"$ASSAY" resume myrun --base-url "$URL" --out "$T/out3" "one more thing" 2>prompt.err
 code=$?
 set -e
 check "resume with a PROMPT exits 0 (got $code)" test "$code" -eq 0
@@ -71,7 +73,7 @@ check "... and holds both prompts" sh -c "grep -q 'make the three files' '$T/run
 
 # 3. --re-execute with the same command outputs: zero requests
 set +e
-"$ASSAY" resume "$T/run" --re-execute --out "$T/out4" 2>reexec.err
+"$ASSAY" resume "$T/run" --re-execute --base-url "$URL" --input data.txt --out "$T/out4" 2>reexec.err
 code=$?
 set -e
 re1=$T/run-re1/transcript.jsonl
@@ -92,7 +94,7 @@ check "the old run dir is untouched by --re-execute" \
 # 4. --re-execute after an input changed: live from the first differing request
 echo "value 2, changed" >data.txt
 set +e
-"$ASSAY" resume "$T/run" --re-execute --out "$T/out5" 2>reexec2.err
+"$ASSAY" resume "$T/run" --re-execute --base-url "$URL" --input data.txt --out "$T/out5" 2>reexec2.err
 code=$?
 set -e
 re2=$T/run-re2/transcript.jsonl
@@ -108,6 +110,7 @@ seq=$(jget "$tr" '[e["seq"] for e in x if e["type"]=="tool_result"][0]')
 before=$(requests)
 set +e
 "$ASSAY" resume "$T/run" --fork-at "$seq" --replace "FORKED RESULT" --run-dir "$T/fork" \
+	--base-url "$URL" --input data.txt \
 	--out "$T/out6" 2>fork.err
 code=$?
 set -e
@@ -131,6 +134,7 @@ useq=$(jget "$tr" '[e["seq"] for e in x if e["type"]=="user_message"][-1]')
 before=$(requests)
 set +e
 "$ASSAY" resume "$T/run" --fork-at "$useq" --replace "another thing" --run-dir "$T/fork2" \
+	--base-url "$URL" --input data.txt \
 	--out "$T/out7" 2>fork2.err
 code=$?
 set -e
@@ -141,9 +145,16 @@ check "... that sent the new text" \
 
 eseq=$(jget "$tr" '[e["seq"] for e in x if e["type"]=="exec_start"][0]')
 set +e
-"$ASSAY" resume "$T/run" --fork-at "$eseq" --replace x 2>bad2.err
+"$ASSAY" resume "$T/run" --fork-at "$eseq" --replace x --input data.txt 2>bad2.err
 code=$?
 set -e
 check "--fork-at on a non-result event exits 2 (got $code)" test "$code" -eq 2
+check "... saying where to fork" grep -q "names a exec_start event: fork at a tool_result" bad2.err
+set +e
+"$ASSAY" resume "$T/run" --replace x 2>bad3.err
+code=$?
+set -e
+check "--replace without --fork-at exits 2 (got $code)" test "$code" -eq 2
+check "... saying it needs --fork-at" grep -q -- "--replace needs --fork-at" bad3.err
 check "the key is never recorded" sh -c "! grep -rq sk-resume-test '$T/run' '$T/run-re1' '$T/fork'"
 finish

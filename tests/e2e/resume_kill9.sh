@@ -46,8 +46,9 @@ wait "$FAKE_PID" 2>/dev/null || true
 FAKE_PID=
 start_fake script.json
 set +e
-# the server moved: --base-url overrides the recorded one
-"$ASSAY" resume "$T/run" --base-url "$URL" 2>resume.err
+# the server moved: --base-url overrides the recorded one (the out dir
+# is the user's, never the recorded one: given again)
+"$ASSAY" resume "$T/run" --base-url "$URL" --out "$T/out" 2>resume.err
 code=$?
 set -e
 check "resume exits 0 (got $code)" test "$code" -eq 0

@@ -95,5 +95,43 @@ check "the request before it came from the cache" \
 snapshot >"$T/after2"
 check "the original run is still untouched" cmp -s "$T/before" "$T/after2"
 
+# a fork of a run dir someone else made follows resume's rules: its
+# recorded foreign URL gets nothing (not the key), the fork is refused
+cat >"$T/listen.py" <<'PY2'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        open(sys.argv[1], "ab").write(str(self.headers).encode())
+        self.send_response(500); self.end_headers()
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[2], "w").write(str(s.server_port))
+s.serve_forever()
+PY2
+$PY "$T/listen.py" "$T/evil.log" "$T/evil.port" &
+EVIL_PID=$!
+for _ in $(seq 100); do [ -s "$T/evil.port" ] && break; sleep 0.05; done
+EVIL=http://127.0.0.1:$(cat "$T/evil.port")/v1
+cp -a "$RUN" "$T/hrun"
+$PY - "$T/hrun/transcript.jsonl" "$EVIL" <<'PY2'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+ev[0].update(provider="openai", model="fake-model", base_url=sys.argv[2])
+open(sys.argv[1], "w").write("".join(json.dumps(e) + "\n" for e in ev))
+PY2
+tui_start 120 40 OPENAI_API_KEY=sk-fork-secret XDG_CONFIG_HOME=$T/xdg -- replay "$T/hrun"
+wait_for "replay 1/$N" 10 >/dev/null
+keys g
+type_text "$USER"
+keys Enter
+wait_for "replay $USER/$N" 5 >/dev/null
+keys f
+wait_for '─ Fork ─' 5 >/dev/null
+keys Enter
+check "a fork of a run recorded against a foreign URL exits 2" test "$(wait_exit 20)" = 2
+check "... saying to pass --base-url" wait_joined "pass --base-url $EVIL" 5
+check "... and nothing reached that URL" test ! -s "$T/evil.log"
+kill "$EVIL_PID" 2>/dev/null || true
+
 echo "passed $PASSED, failed $FAILED"
 [ "$FAILED" = 0 ]

@@ -1013,10 +1013,14 @@ static void test_runner_death(void **state)
 	free(o);
 	/* The runner's pipes and environment are out of a command's reach
 	 * (it is not dumpable): no forged frames, no peeking at its stdin.
-	 * (Each exits 0 when no runner is found: a failure then.) */
+	 * (Each exits 0 when no runner is found: a failure then.) The
+	 * runner is the top of its exec (parent 0); the shepherds of the
+	 * commands are forks of it. */
 	const char *find =
 	    "n=assay-run; n=${n}ner; r=; for p in /proc/[0-9]*; "
-	    "do case \"$(tr '\\0' ' ' <$p/cmdline 2>/dev/null)\" "
+	    "do { read -r l <$p/stat; } 2>/dev/null || continue; "
+	    "set -- ${l##*) }; [ \"$2\" = 0 ] || continue; "
+	    "case \"$(tr '\\0' ' ' <$p/cmdline 2>/dev/null)\" "
 	    "in *\"$n\"*) r=$p ;; esac; done; test -n \"$r\" || "
 	    "exit 0; ";
 	char *c1 = xasprintf("%secho forged >$r/fd/1", find);
@@ -1033,6 +1037,8 @@ static void test_runner_death(void **state)
 	char *cmd =
 	    sleeps("sleep @1 & n=assay-run; n=${n}ner; "
 	           "for p in /proc/[0-9]*; do "
+	           "{ read -r l <$p/stat; } 2>/dev/null || continue; "
+	           "set -- ${l##*) }; [ \"$2\" = 0 ] || continue; "
 	           "case \"$(tr '\\0' ' ' <$p/cmdline 2>/dev/null)\" in "
 	           "*\"$n\"*) kill -9 ${p#/proc/} ;; esac; done; "
 	           "sleep @2");
@@ -1059,6 +1065,97 @@ static void test_runner_death(void **state)
 	free(e.error);
 	free(cmd);
 	free(mark);
+}
+
+/* What a running command started in a session of its own is its own
+ * until it ends: another command ending meanwhile (its sweep) leaves
+ * it alone; its own end takes it. */
+static void test_concurrent_orphans(void **state)
+{
+	struct harness *h = *state;
+	start(h);
+	char *mark = sleeps("sleep @");
+	char *a = sleeps("(setsid sleep @1 & echo $! >/tmp/orphan); sleep 3; "
+	                 "kill -0 \"$(cat /tmp/orphan)\" && echo alive");
+	struct result ra, rb;
+	assert_non_null(harness_spawn(h, &ra, a, 30));
+	int64_t end = now_ms() + 1000;
+	while (now_ms() < end)
+		loop_once(h->loop, 50);
+	harness_run(h, &rb, "echo b", 10);
+	assert_int_equal(rb.ex.exit_code, 0);
+	harness_wait(h, &ra, 30000);
+	assert_true(ra.done);
+	assert_int_equal(ra.ex.exit_code, 0);
+	assert_string_equal(buf_str(&ra.out), "alive\n");
+	assert_int_equal(wait_no_procs(mark, 3000), 0);
+	result_free(&ra);
+	result_free(&rb);
+	free(a);
+	free(mark);
+}
+
+/* A command stops the runner (kill -STOP): the kill frame of its
+ * timeout is never read, and after the grace period the container is
+ * killed and started again. That restart runs on the loop: a timer
+ * keeps firing while it is under way, and a command started meanwhile
+ * waits for it and then runs; the workspace (a volume) is intact. */
+struct restart_watch {
+	struct harness *h;
+	struct docker *d;
+	int ticks, spawned;
+	struct result queued;
+	uint64_t timer;
+};
+
+static void restart_tick(void *arg)
+{
+	struct restart_watch *w = arg;
+	if (w->d->restarting) {
+		w->ticks++;
+		if (!w->spawned &&
+		    harness_spawn(w->h, &w->queued, "echo queued", 30))
+			w->spawned = 1;
+	}
+	w->timer = loop_timer_add(w->h->loop, 20, restart_tick, w);
+}
+
+static void test_restart_async(void **state)
+{
+	struct harness *h = *state;
+	const char *mode = getenv("ASSAY_DOCKER_EXEC");
+	if (mode && !strcmp(mode, "exec"))
+		skip(); /* no runner to stop */
+	start(h);
+	free(run_out(h, "echo kept > k.txt"));
+	const char *cmd =
+	    "n=assay-run; n=${n}ner; for p in /proc/[0-9]*; do "
+	    "{ read -r l <$p/stat; } 2>/dev/null || continue; "
+	    "set -- ${l##*) }; [ \"$2\" = 0 ] || continue; "
+	    "case \"$(tr '\\0' ' ' <$p/cmdline 2>/dev/null)\" in "
+	    "*\"$n\"*) kill -STOP ${p#/proc/} ;; esac; done; sleep 100";
+	struct restart_watch w = {.h = h, .d = h->sbx->priv};
+	w.timer = loop_timer_add(h->loop, 20, restart_tick, &w);
+	struct result r;
+	assert_non_null(harness_spawn(h, &r, cmd, 2));
+	int64_t end = now_ms() + 60000;
+	while ((!r.done || (w.spawned && !w.queued.done)) && now_ms() < end)
+		loop_once(h->loop, 50);
+	loop_timer_cancel(h->loop, w.timer);
+	assert_true(r.done);
+	assert_true(r.ex.timed_out);
+	fprintf(stderr, "restart: %d ticks of a 20 ms timer while it ran\n",
+	        w.ticks);
+	assert_true(w.ticks >= 3);
+	assert_true(w.spawned);
+	assert_true(w.queued.done);
+	assert_int_equal(w.queued.ex.exit_code, 0);
+	assert_string_equal(buf_str(&w.queued.out), "queued\n");
+	char *o = run_out(h, "cat k.txt");
+	assert_string_equal(o, "kept\n");
+	free(o);
+	result_free(&r);
+	result_free(&w.queued);
 }
 
 /* ASSAY_DOCKER_EXEC=exec: an exec per command, as before the runner. */
@@ -1127,6 +1224,8 @@ int main(void)
 	    T(test_file_size_limit),
 	    T(test_stop_removes),
 	    T(test_runner_death),
+	    T(test_concurrent_orphans),
+	    T(test_restart_async),
 	    cmocka_unit_test_setup_teardown(test_exec_per_command, setup,
 	                                    teardown_env),
 	};

@@ -23,7 +23,13 @@ static char *blocks(const uint8_t *rgb, int w, int h, int truecolor)
 	struct buf b;
 	buf_init(&b, 0);
 	assert_int_equal(img_blocks(&b, rgb, w, h, truecolor), 0);
-	assert_true(img_payload_ok(IMG_BLOCKS, b.data, b.len));
+	struct img_geom g = {w, (h + 1) / 2, w, h, 0};
+	assert_true(img_payload_ok(IMG_BLOCKS, b.data, b.len, &g));
+	g.cols = w + 1;
+	assert_false(img_payload_ok(IMG_BLOCKS, b.data, b.len, &g));
+	g.cols = w;
+	g.rows++;
+	assert_false(img_payload_ok(IMG_BLOCKS, b.data, b.len, &g));
 	return buf_detach(&b);
 }
 
@@ -414,11 +420,25 @@ static void test_kitty_chunks(void **state)
 		uint8_t *data = malloc(n), *back = malloc(n + 3);
 		for (size_t i = 0; i < n; i++)
 			data[i] = (uint8_t)(i * 131 + 7);
-		struct img_kitty k = {24, 1, 40, 30, 4, 2, 42};
+		struct img_kitty k = {24, 1, 40, 30, 42};
 		struct buf b;
 		buf_init(&b, 0);
 		assert_int_equal(img_kitty(&b, data, n, &k), 0);
-		assert_true(img_payload_ok(IMG_KITTY, b.data, b.len));
+		struct img_geom g = {4, 2, 40, 30, 42};
+		assert_true(img_payload_ok(IMG_KITTY, b.data, b.len, &g));
+		g.kitty_id = 0; /* any id */
+		assert_true(img_payload_ok(IMG_KITTY, b.data, b.len, &g));
+		g.kitty_id = 43;
+		assert_false(img_payload_ok(IMG_KITTY, b.data, b.len, &g));
+		g.kitty_id = 42;
+		g.px_w = 41;
+		assert_false(img_payload_ok(IMG_KITTY, b.data, b.len, &g));
+		g.px_w = 40;
+		/* cut after any chunk: the m=0 one is missing */
+		const char *cut = strstr(b.data, "\033\\");
+		if (cut + 2 < b.data + b.len)
+			assert_false(img_payload_ok(
+			    IMG_KITTY, b.data, (size_t)(cut + 2 - b.data), &g));
 		/* walk the chunks */
 		struct buf all;
 		buf_init(&all, 0);
@@ -435,8 +455,8 @@ static void test_kitty_chunks(void **state)
 			         p + 3);
 			if (chunks == 0)
 				assert_non_null(strstr(
-				    keys, "a=T,f=24,o=z,s=40,v=30,c=4,r=2,i=42,"
-				          "q=2,C=1,m="));
+				    keys,
+				    "a=t,f=24,o=z,s=40,v=30,i=42,q=2,m="));
 			else
 				assert_memory_equal(keys, "m=", 2);
 			last_m = keys[strlen(keys) - 1] - '0';
@@ -470,25 +490,170 @@ static void test_kitty_chunks(void **state)
 	assert_memory_equal(out, "TQ==", 4);
 }
 
+/* Forged payloads: each is something a subverted helper could send to
+ * make the terminal do more than draw pixels. */
 static void test_payload_checks(void **state)
 {
 	(void)state;
-#define OK(m, s) assert_true(img_payload_ok(m, s, sizeof s - 1))
-#define BAD(m, s) assert_false(img_payload_ok(m, s, sizeof s - 1))
+	struct img_geom g = {1, 1, 2, 2, 7};
+#define OK(m, s) assert_true(img_payload_ok(m, s, sizeof s - 1, &g))
+#define BAD(m, s) assert_false(img_payload_ok(m, s, sizeof s - 1, &g))
 	OK(IMG_SIXEL, "\033Pq\"1;1;2;2#0;2;0;0;0#0~~\033\\");
+	OK(IMG_SIXEL, "\033P0;0;8q\"1;1;2;2#0;2;0;0;0#0!2~$#1~-\033\\");
 	BAD(IMG_SIXEL, "\033Pq#0~~\033\\\033]0;pwned\a\033Pq~\033\\");
-	BAD(IMG_SIXEL, "\033Pq#0~~");
-	BAD(IMG_SIXEL, "xx\033Pq#0~~\033\\");
-	OK(IMG_KITTY, "\033_Ga=T,f=24,m=1;QUJD\033\\\033_Gm=0;QUJD\033\\");
-	BAD(IMG_KITTY, "\033_Ga=T;QUJD\033\\\a");
-	BAD(IMG_KITTY, "\033_Ga=T;QU JD\033\\");
-	BAD(IMG_KITTY, "\033_Ga=T;QUJD");
-	OK(IMG_BLOCKS, "\033[38;2;1;2;3;49m" BLK "\033[0m\n\033[0m");
+	BAD(IMG_SIXEL, "\033Pq\"1;1;2;2#0~~");
+	BAD(IMG_SIXEL, "xx\033Pq\"1;1;2;2#0~~\033\\");
+	/* DECRQSS: the terminal's reply would arrive as typed keys */
+	BAD(IMG_SIXEL, "\033P$qm\033\\");
+	BAD(IMG_SIXEL, "\033P$q\"1;1;2;2#0~~\033\\");
+	/* DECUDK: reprograms function keys */
+	BAD(IMG_SIXEL, "\033P0;1|17/6C73202F0A\033\\");
+	/* no raster, or one larger than the declared pixels */
+	BAD(IMG_SIXEL, "\033Pq#0~~\033\\");
+	BAD(IMG_SIXEL, "\033Pq\"1;1;3;2#0~~\033\\");
+	BAD(IMG_SIXEL, "\033Pq\"1;1;2;3000#0~~\033\\");
+	/* drawing past the raster: wider, or more bands (scrolls) */
+	BAD(IMG_SIXEL, "\033Pq\"1;1;2;2#0!3~\033\\");
+	BAD(IMG_SIXEL, "\033Pq\"1;1;2;2#0~~-~~\033\\");
+	/* other bytes inside: a control, a second raster, 8-bit C1 */
+	BAD(IMG_SIXEL, "\033Pq\"1;1;2;2#0~\a~\033\\");
+	BAD(IMG_SIXEL, "\033Pq\"1;1;2;2\"1;1;9;9#0~~\033\\");
+	BAD(IMG_SIXEL, "\033Pq\"1;1;2;2#0~\x9c~\033\\");
+	BAD(IMG_SIXEL, "\033Pq\"1;1;2;2#0;2;300;0;0#0~~\033\\");
+
+	g = (struct img_geom){1, 1, 2, 2, 7};
+	OK(IMG_KITTY, "\033_Ga=t,f=24,o=z,s=2,v=2,i=7,q=2,m=1;QUJD\033\\"
+	              "\033_Gm=0;QUJD\033\\");
+	OK(IMG_KITTY, "\033_Ga=t,f=100,i=7,q=2,m=0;QUJD\033\\");
+	/* t=f: the terminal reads a file named by the payload */
+	BAD(IMG_KITTY,
+	    "\033_Ga=t,t=f,f=100,i=7,q=2,m=0;L2V0Yy9wYXNzd2Q=\033\\");
+	BAD(IMG_KITTY,
+	    "\033_Ga=t,f=100,t=f,i=7,q=2,m=0;L2V0Yy9wYXNzd2Q=\033\\");
+	/* q=0 / no q: replies arrive on stdin */
+	BAD(IMG_KITTY, "\033_Ga=t,f=100,i=7,q=0,m=0;QUJD\033\\");
+	BAD(IMG_KITTY, "\033_Ga=t,f=100,i=7,m=0;QUJD\033\\");
+	/* shown at once, placed, deleted, queried: not ours to do */
+	BAD(IMG_KITTY, "\033_Ga=T,f=100,i=7,q=2,m=0;QUJD\033\\");
+	BAD(IMG_KITTY, "\033_Ga=p,i=7,q=2\033\\");
+	BAD(IMG_KITTY, "\033_Ga=d,d=A,q=2\033\\");
+	BAD(IMG_KITTY, "\033_Ga=q,f=100,i=7,q=2,m=0;QUJD\033\\");
+	/* another id, another size */
+	BAD(IMG_KITTY, "\033_Ga=t,f=100,i=8,q=2,m=0;QUJD\033\\");
+	BAD(IMG_KITTY, "\033_Ga=t,f=24,s=2,v=3,i=7,q=2,m=0;QUJD\033\\");
+	/* a key on a continuation chunk, a chunk after the last, no last */
+	BAD(IMG_KITTY, "\033_Ga=t,f=100,i=7,q=2,m=1;QUJD\033\\"
+	               "\033_Gt=f,m=0;QUJD\033\\");
+	BAD(IMG_KITTY, "\033_Ga=t,f=100,i=7,q=2,m=0;QUJD\033\\"
+	               "\033_Gm=0;QUJD\033\\");
+	BAD(IMG_KITTY, "\033_Ga=t,f=100,i=7,q=2,m=1;QUJD\033\\");
+	BAD(IMG_KITTY, "\033_Ga=t,f=100,i=7,q=2,m=0;QUJD\033\\\a");
+	BAD(IMG_KITTY, "\033_Ga=t,f=100,i=7,q=2,m=0;QU JD\033\\");
+	BAD(IMG_KITTY, "\033_Ga=t,f=100,i=7,q=2,m=0;QUJ\033\\");
+	BAD(IMG_KITTY, "\033_Ga=t,f=100,i=7,q=2,m=0;QUJD");
+
+	g = (struct img_geom){1, 2, 1, 3, 0};
+	OK(IMG_BLOCKS, "\033[38;2;1;2;3;49m" BLK "\033[0m\n"
+	               "\033[38;5;4;48;5;200m" BLK "\033[0m");
+	/* wrong geometry: more lines than rows, more cells than cols */
+	BAD(IMG_BLOCKS,
+	    "\033[38;2;1;2;3m" BLK "\033[0m\n" BLK "\033[0m\n" BLK "\033[0m");
+	BAD(IMG_BLOCKS, "\033[38;2;1;2;3m" BLK BLK "\033[0m\n" BLK "\033[0m");
+	BAD(IMG_BLOCKS, "\033[38;2;1;2;3m" BLK "\033[0m");
 	BAD(IMG_BLOCKS, "\033[38;2;1;2;3m" BLK "\033]0;title\a");
 	BAD(IMG_BLOCKS, "\033[2J");
 	BAD(IMG_BLOCKS, "\033[38;5;1mX");
+	/* SGRs beyond colours: conceal, blink, a colour out of range */
+	BAD(IMG_BLOCKS, "\033[8m" BLK "\033[0m\n" BLK "\033[0m");
+	BAD(IMG_BLOCKS, "\033[38;5;1;5m" BLK "\033[0m\n" BLK "\033[0m");
+	BAD(IMG_BLOCKS, "\033[38;5;256m" BLK "\033[0m\n" BLK "\033[0m");
+	BAD(IMG_BLOCKS, "\033[38;5;1m" BLK "\033[0m\n" BLK "\033[0m\n");
 #undef OK
 #undef BAD
+}
+
+/* Decode a sixel DCS of img_sixel back into palette indices. */
+static void unsixel(const char *s, int w, int h, uint8_t *idx)
+{
+	char hdr[64];
+	snprintf(hdr, sizeof hdr, "\033Pq\"1;1;%d;%d", w, h);
+	assert_memory_equal(s, hdr, strlen(hdr));
+	memset(idx, 0xff, (size_t)w * h);
+	const char *p = s + strlen(hdr);
+	int c = 0, x = 0, y0 = 0;
+	while (strncmp(p, "\033\\", 2)) {
+		if (*p == '#') {
+			c = (int)strtol(p + 1, (char **)&p, 10);
+			if (*p == ';') /* a definition */
+				for (int k = 0; k < 4; k++)
+					strtol(p + 1, (char **)&p, 10);
+			continue;
+		}
+		if (*p == '$' || *p == '-') {
+			x = 0;
+			y0 += *p == '-' ? 6 : 0;
+			p++;
+			continue;
+		}
+		int rep = 1;
+		if (*p == '!')
+			rep = (int)strtol(p + 1, (char **)&p, 10);
+		int bits = *p++ - '?';
+		assert_in_range(bits, 0, 63);
+		for (; rep > 0; rep--, x++)
+			for (int r = 0; r < 6; r++)
+				if (bits >> r & 1) {
+					assert_in_range(x, 0, w - 1);
+					assert_in_range(y0 + r, 0, h - 1);
+					/* one colour per pixel */
+					assert_int_equal(
+					    idx[(size_t)(y0 + r) * w + x],
+					    0xff);
+					idx[(size_t)(y0 + r) * w + x] =
+					    (uint8_t)c;
+				}
+	}
+}
+
+static void test_sixel_many_colours(void **state)
+{
+	(void)state;
+	const int sizes[][2] = {{1, 1}, {7, 13}, {64, 6}, {301, 200}};
+	for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
+		int w = sizes[t][0], h = sizes[t][1];
+		size_t npix = (size_t)w * h;
+		uint8_t *rgb = malloc(npix * 3), *idx = malloc(npix),
+		        *back = malloc(npix), pal[256 * 3];
+		uint32_t x = 12345;
+		for (size_t i = 0; i < npix * 3; i++) {
+			x = x * 1103515245u + 12345u;
+			rgb[i] = (uint8_t)(x >> 16);
+		}
+		int n = img_quantize(rgb, npix, 256, pal, idx);
+		struct buf b;
+		buf_init(&b, 0);
+		assert_int_equal(img_sixel(&b, idx, w, h, pal, n), 0);
+		struct img_geom g = {1, 1, w, h, 0};
+		assert_true(img_payload_ok(IMG_SIXEL, b.data, b.len, &g));
+		unsixel(buf_str(&b), w, h, back);
+		assert_memory_equal(back, idx, npix);
+		/* the registers: the palette in percent */
+		char reg[64];
+		snprintf(reg, sizeof reg, "#%d;2;%d;%d;%d", n - 1,
+		         (pal[3 * (n - 1)] * 100 + 127) / 255,
+		         (pal[3 * (n - 1) + 1] * 100 + 127) / 255,
+		         (pal[3 * (n - 1) + 2] * 100 + 127) / 255);
+		assert_non_null(strstr(buf_str(&b), reg));
+		/* smaller declared pixels: refused */
+		g.px_h = h - 1;
+		if (h > 1)
+			assert_false(
+			    img_payload_ok(IMG_SIXEL, b.data, b.len, &g));
+		buf_free(&b);
+		free(rgb);
+		free(idx);
+		free(back);
+	}
 }
 
 int main(void)
@@ -506,6 +671,7 @@ int main(void)
 	    cmocka_unit_test(test_quantize_cut),
 	    cmocka_unit_test(test_kitty_chunks),
 	    cmocka_unit_test(test_payload_checks),
+	    cmocka_unit_test(test_sixel_many_colours),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -498,10 +498,11 @@ static void test_kitty(void **state)
 	assert_int_equal(r.img->px_h, 120);
 	assert_int_equal(r.img->cols, 18);
 	assert_int_equal(r.img->rows, 10);
-	assert_non_null(strstr(r.img->data, "\033_Ga=T,f=24,o=z,s=180,v=120,"
-	                                    "c=18,r=10,i=77,q=2,C=1,m=1;"));
+	assert_non_null(strstr(r.img->data, "\033_Ga=t,f=24,o=z,s=180,v=120,"
+	                                    "i=77,q=2,m=1;"));
 	assert_non_null(strstr(r.img->data, "\033_Gm=0;"));
-	assert_true(img_payload_ok(IMG_KITTY, r.img->data, r.img->len));
+	struct img_geom g = {18, 10, 180, 120, 77};
+	assert_true(img_payload_ok(IMG_KITTY, r.img->data, r.img->len, &g));
 	result_free(&r);
 	ui_imgcache_free(c);
 }

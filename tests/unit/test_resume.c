@@ -1,8 +1,12 @@
 /* test_resume.c: reading a recorded run back (src/agent/record.c): a
  * last line cut by a crash is dropped (and its offset known, so resume
- * can cut it off), a bad line in the middle is skipped, RUN is found as
- * a dir, a transcript or a run id, and the run_start's settings become
- * the configuration. Also the request hash resume compares: the same
+ * can cut it off), a bad line in the middle is refused, and so are turn
+ * numbers past the requests made and a request made before the calls
+ * it needs had results; RUN is found as a dir, a transcript or a run
+ * id; the run_start's settings become the configuration only as far as
+ * a project file's may (never the URL, network, out dir, inputs; ask
+ * and sandbox limits only stricter; instructions from the run dir's
+ * copy). Also the request hash resume compares: the same
  * conversation hashes the same whatever the key order, and any change
  * of a tool result changes it. */
 #include <stdarg.h>
@@ -52,7 +56,7 @@ static void cut_last_line_dropped(void **state)
 	free(text);
 }
 
-static void bad_middle_line_skipped(void **state)
+static void bad_middle_line_refused(void **state)
 {
 	(void)state;
 	char *text = xasprintf("%snot json\n\n{\"seq\":4,\"t\":1,\"type\":"
@@ -60,13 +64,77 @@ static void bad_middle_line_skipped(void **state)
 	                       RUN_START);
 	struct record r = {0};
 	char *err = NULL;
-	assert_int_equal(record_parse(text, strlen(text), &r, &err), 0);
-	assert_int_equal(cJSON_GetArraySize(r.events), 2);
-	assert_int_equal(r.dropped_bytes, 0);
-	assert_int_equal(r.complete_bytes, strlen(text));
-	assert_int_equal(r.last_seq, 4);
+	assert_int_equal(record_parse(text, strlen(text), &r, &err), -1);
+	assert_non_null(strstr(err, "line 2 is not a JSON event"));
+	assert_non_null(strstr(err, "damaged"));
+	free(err);
 	record_free(&r);
 	free(text);
+	/* the same bad line last, with its newline: cut by a crash */
+	text = xasprintf("%s\nnot json\n", RUN_START);
+	memset(&r, 0, sizeof r);
+	assert_int_equal(record_parse(text, strlen(text), &r, &err), 0);
+	assert_int_equal(r.dropped_bytes, strlen("not json\n"));
+	record_free(&r);
+	free(text);
+}
+
+static int parse_with(const char *events, char **err)
+{
+	char *text = xasprintf("%s%s", RUN_START, events);
+	struct record r = {0};
+	int rc = record_parse(text, strlen(text), &r, err);
+	record_free(&r);
+	free(text);
+	return rc;
+}
+
+static void damaged_turns_refused(void **state)
+{
+	(void)state;
+	char *err = NULL;
+	/* a turn number far past the requests made (resume once built a
+	 * table that size) */
+	assert_int_equal(
+	    parse_with("{\"seq\":2,\"type\":\"model_request\",\"turn\":"
+	               "2000000000,\"request_hash\":\"x\"}\n",
+	               &err),
+	    -1);
+	assert_non_null(strstr(err, "turn 2e+09"));
+	free(err);
+	err = NULL;
+	assert_int_equal(
+	    parse_with("{\"seq\":2,\"type\":\"model_request\",\"turn\":"
+	               "0}\n",
+	               &err),
+	    -1);
+	free(err);
+	err = NULL;
+	/* turn 2 asked before call c1 of turn 1 had its result */
+	const char *open =
+	    "{\"seq\":2,\"type\":\"model_request\",\"turn\":1}\n"
+	    "{\"seq\":3,\"type\":\"assistant_message\",\"turn\":1,"
+	    "\"tool_calls\":[{\"id\":\"c1\",\"name\":\"shell\"},{\"id\":"
+	    "\"c2\",\"name\":\"shell\"}]}\n"
+	    "{\"seq\":4,\"type\":\"tool_result\",\"id\":\"c2\"}\n"
+	    "{\"seq\":5,\"type\":\"model_request\",\"turn\":2}\n";
+	assert_int_equal(parse_with(open, &err), -1);
+	assert_non_null(strstr(err, "call c1"));
+	free(err);
+	err = NULL;
+	/* with both results, and a resumed run's replayed requests and
+	 * the interrupted turn asked again, it is a good transcript */
+	const char *good =
+	    "{\"seq\":2,\"type\":\"model_request\",\"turn\":1}\n"
+	    "{\"seq\":3,\"type\":\"assistant_message\",\"turn\":1,"
+	    "\"tool_calls\":[{\"id\":\"c1\",\"name\":\"shell\"}]}\n"
+	    "{\"seq\":4,\"type\":\"tool_result\",\"id\":\"c1\"}\n"
+	    "{\"seq\":5,\"type\":\"model_request\",\"turn\":2}\n"
+	    "{\"seq\":6,\"type\":\"run_resume\"}\n"
+	    "{\"seq\":7,\"type\":\"model_request\",\"turn\":1,"
+	    "\"replayed\":true}\n"
+	    "{\"seq\":8,\"type\":\"model_request\",\"turn\":2}\n";
+	assert_int_equal(parse_with(good, &err), 0);
 }
 
 static void no_run_start_refused(void **state)
@@ -105,18 +173,63 @@ static void found_and_applied(void **state)
 	struct config c;
 	config_defaults(&c);
 	config_add_input(&c, "/elsewhere", "input/other");
+	config_set(&c.instructions, "/my/instructions.md");
 	char *err = NULL;
 	assert_int_equal(session_record_config("r1", &c, &err), 0);
 	assert_string_equal(c.model, "m1");
-	assert_string_equal(c.base_url, "http://x/v1");
-	assert_string_equal(c.out_dir, "outdir");
-	assert_string_equal(c.ask, "none");
+	/* what a project file may not set, the record may not either */
+	assert_null(c.base_url);
+	assert_string_equal(c.out_dir, "outputs");
+	assert_string_equal(c.ask, "risky"); /* recorded none: looser */
 	assert_int_equal(c.n_inputs, 1);
-	assert_string_equal(c.inputs[0].dest, "input/a.csv");
+	assert_string_equal(c.inputs[0].src, "/elsewhere");
 	assert_int_equal(c.n_outputs, 1);
-	assert_int_equal(c.timeout_s, 7);
+	assert_string_equal(c.outputs[0], "output/r.md");
+	assert_int_equal(c.timeout_s, 7); /* tighter than 120: taken */
 	assert_int_equal(c.max_turns, 9);
 	assert_int_equal(c.max_output_tokens, 123);
+	/* the run used the built-in prompt: the layer's file goes */
+	assert_null(c.instructions);
+	config_free(&c);
+
+	/* a hostile record: looser limits and ask are not taken, a
+	 * recorded instructions path is never read (only the run dir's
+	 * copy, and not through a link) */
+	const char *hostile =
+	    "{\"seq\":1,\"t\":0,\"type\":\"run_start\",\"run_id\":\"r2\","
+	    "\"provider\":\"openai\",\"base_url\":\"http://evil/v1\","
+	    "\"ask\":\"none\",\"out\":\"/tmp/evil\",\"instructions\":"
+	    "\"/etc/passwd\",\"workspace\":\"/home/victim\",\"limits\":{"
+	    "\"timeout_s\":99999,\"memory_mb\":999999,\"network\":true,"
+	    "\"max_output_bytes\":-5}}\n";
+	assert_int_equal(mkdir_p("r2", NULL), 0);
+	assert_int_equal(write_file_replace("r2/transcript.jsonl", hostile,
+	                                    strlen(hostile), NULL),
+	                 0);
+	config_defaults(&c);
+	config_set(&c.ask, "all");
+	assert_int_equal(session_record_config("r2", &c, &err), 0);
+	assert_null(c.base_url);
+	assert_string_equal(c.ask, "all");
+	assert_int_equal(c.timeout_s, 120);
+	assert_int_equal(c.mem_mb, 4096);
+	assert_int_equal(c.network, 0);
+	assert_int_equal(c.max_output_bytes, 16384);
+	assert_string_equal(c.out_dir, "outputs");
+	assert_null(c.workspace);
+	assert_null(c.instructions); /* no copy in r2/ */
+	config_free(&c);
+	assert_int_equal(symlink("/etc/passwd", "r2/instructions.md"), 0);
+	config_defaults(&c);
+	assert_int_equal(session_record_config("r2", &c, &err), 0);
+	assert_null(c.instructions); /* a link is not the copy */
+	config_free(&c);
+	assert_int_equal(unlink("r2/instructions.md"), 0);
+	assert_int_equal(
+	    write_file_replace("r2/instructions.md", "be kind", 7, NULL), 0);
+	config_defaults(&c);
+	assert_int_equal(session_record_config("r2", &c, &err), 0);
+	assert_string_equal(c.instructions, "r2/instructions.md");
 	config_free(&c);
 
 	config_defaults(&c);
@@ -178,7 +291,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(cut_last_line_dropped),
-	    cmocka_unit_test(bad_middle_line_skipped),
+	    cmocka_unit_test(bad_middle_line_refused),
+	    cmocka_unit_test(damaged_turns_refused),
 	    cmocka_unit_test(no_run_start_refused),
 	    cmocka_unit_test(found_and_applied),
 	    cmocka_unit_test(hash_matches_rebuilt_conversation),
