@@ -53,6 +53,13 @@ int write_file_atomic(const char *path, const void *data, size_t len,
  * For what can be made again (caches). */
 int write_file_replace(const char *path, const void *data, size_t len,
                        char **err);
+/* printf to a file descriptor, the whole text written (retrying short
+ * writes and EINTR); a write error drops the rest. For terminals. */
+void fd_printf(int fd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A helper program: $env when set and non-empty, else `name` beside the
+ * running executable; NULL when /proc/self/exe cannot be read. */
+char *helper_path(const char *env, const char *name);
 /* mkdir -p with mode 0755. */
 int mkdir_p(const char *path, char **err);
 /* rm -rf (does not follow symlinks). */

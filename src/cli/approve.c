@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,26 +38,6 @@ struct prompt {
 
 static struct prompt P = {.in = -1, .out = -1};
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = xvasprintf(fmt, ap);
-	va_end(ap);
-	size_t n = strlen(s);
-	for (size_t off = 0; off < n;) {
-		ssize_t w = write(P.out, s + off, n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	free(s);
-}
-
 /* Text from the model on the terminal: control bytes made visible. */
 static void say_text(const char *text, const char *indent)
 {
@@ -67,7 +46,7 @@ static void say_text(const char *text, const char *indent)
 		nl = strchr(line, '\n');
 		if (nl)
 			*nl++ = '\0';
-		say("%s%s\n", indent, line);
+		fd_printf(P.out, "%s%s\n", indent, line);
 	}
 	free(clean);
 }
@@ -109,9 +88,10 @@ static const struct session_approval *head(void)
 static void choices(void)
 {
 	const struct session_approval *r = head();
-	say("  [y] run once  %s[a] always  [n] deny  [f] deny with "
-	    "feedback\n> ",
-	    r && r->editable ? "[e] edit  " : "");
+	fd_printf(P.out,
+	          "  [y] run once  %s[a] always  [n] deny  [f] deny with "
+	          "feedback\n> ",
+	          r && r->editable ? "[e] edit  " : "");
 	P.mode = M_CHOICE;
 }
 
@@ -123,21 +103,24 @@ static void show(void)
 	/* keys typed before the question must not answer it */
 	tcflush(P.in, TCIFLUSH);
 	raw_on();
-	say("\n--- Approval ---------------------------------------------\n");
-	say("  tool:    %s\n", r->tool);
-	say("  %s\n", !strcmp(r->tool, "python")  ? "code:"
-	              : !strcmp(r->tool, "shell") ? "command:"
-	                                          : "path:");
+	fd_printf(
+	    P.out,
+	    "\n--- Approval ---------------------------------------------\n");
+	fd_printf(P.out, "  tool:    %s\n", r->tool);
+	fd_printf(P.out, "  %s\n",
+	          !strcmp(r->tool, "python")  ? "code:"
+	          : !strcmp(r->tool, "shell") ? "command:"
+	                                      : "path:");
 	say_text(r->subject, "    ");
-	say("  in:      %s\n", r->cwd);
+	fd_printf(P.out, "  in:      %s\n", r->cwd);
 	if (r->nreasons)
-		say("  why it needs approval:\n");
+		fd_printf(P.out, "  why it needs approval:\n");
 	else
-		say("  why: --ask all asks about every call\n");
+		fd_printf(P.out, "  why: --ask all asks about every call\n");
 	for (size_t i = 0; i < r->nreasons; i++)
 		say_text(r->reasons[i], "    - ");
 	if (P.n > 1)
-		say("  (%zu more waiting)\n", P.n - 1);
+		fd_printf(P.out, "  (%zu more waiting)\n", P.n - 1);
 	choices();
 }
 
@@ -187,7 +170,7 @@ static void answer(enum session_decision d, const char *edited,
 	char *err = NULL;
 	char *id = xstrdup(P.queue[0]);
 	if (session_approve(P.s, id, d, edited, feedback, scope, &err) < 0) {
-		say("\n  could not do that: ");
+		fd_printf(P.out, "\n  could not do that: ");
 		say_text(err, "");
 		free(err);
 		free(id);
@@ -195,7 +178,7 @@ static void answer(enum session_decision d, const char *edited,
 		return;
 	}
 	free(id);
-	say("%s\n", what);
+	fd_printf(P.out, "%s\n", what);
 	pop();
 }
 
@@ -204,9 +187,9 @@ static void start_field(enum mode m, const char *prefill, const char *help)
 	P.mode = m;
 	buf_reset(&P.field);
 	buf_puts(&P.field, prefill);
-	say("\n  %s\n  ", help);
+	fd_printf(P.out, "\n  %s\n  ", help);
 	char *clean = term_sanitize(prefill, strlen(prefill));
-	say("%s", clean);
+	fd_printf(P.out, "%s", clean);
 	free(clean);
 }
 
@@ -232,14 +215,14 @@ static void on_choice(int c)
 		break;
 	case 'a':
 		if (!r->rules) {
-			say("\n  \"always\" is not offered: ");
+			fd_printf(P.out, "\n  \"always\" is not offered: ");
 			say_text(r->no_always ? r->no_always : "", "");
 			choices();
 			break;
 		}
-		say("\n  the rule%s saved:\n", cJSON_GetArraySize(r->rules) > 1
-		                                   ? "s that would be"
-		                                   : " that would be");
+		fd_printf(P.out, "\n  the rule%s saved:\n",
+		          cJSON_GetArraySize(r->rules) > 1 ? "s that would be"
+		                                           : " that would be");
 		const cJSON *rule;
 		cJSON_ArrayForEach(rule, r->rules)
 		{
@@ -247,8 +230,8 @@ static void on_choice(int c)
 			say_text(j, "    ");
 			free(j);
 		}
-		say("  [s] for this session  [p] for the project "
-		    "(.assay/config.json)  Esc back\n> ");
+		fd_printf(P.out, "  [s] for this session  [p] for the project "
+		                 "(.assay/config.json)  Esc back\n> ");
 		P.mode = M_SCOPE;
 		break;
 	default:
@@ -265,7 +248,7 @@ static void on_scope(int c)
 		answer(SESSION_ALWAYS, NULL, NULL, SESSION_SCOPE_PROJECT,
 		       "always (saved in .assay/config.json)");
 	else if (c == 0x1b) {
-		say("\n");
+		fd_printf(P.out, "\n");
 		choices();
 	}
 }
@@ -296,25 +279,25 @@ static void on_field(int c)
 		free(text);
 	} else if (c == 0x1b) {
 		buf_reset(&P.field);
-		say("\n");
+		fd_printf(P.out, "\n");
 		choices();
 	} else if (c == 0x15) { /* Ctrl-U */
 		buf_reset(&P.field);
-		say("\n  (cleared)\n  ");
+		fd_printf(P.out, "\n  (cleared)\n  ");
 	} else if (c == 0x7f || c == 0x08) {
 		int k = field_backspace();
 		if (k == 1)
-			say("\b \b");
+			fd_printf(P.out, "\b \b");
 		else if (k == 2) { /* a line back: show the field again */
 			char *clean =
 			    term_sanitize(buf_str(&P.field), P.field.len);
-			say("\n  %s", clean);
+			fd_printf(P.out, "\n  %s", clean);
 			free(clean);
 		}
 	} else if (c == '\n' || c == '\t' || c >= 0x20) {
 		char ch = (char)c;
 		if (buf_append(&P.field, &ch, 1) == 0)
-			say(c == '\n' ? "\n  " : "%c", c);
+			fd_printf(P.out, c == '\n' ? "\n  " : "%c", c);
 	}
 }
 
@@ -374,7 +357,7 @@ static void on_cancel(void *arg, const char *id)
 		if (strcmp(P.queue[i], id))
 			continue;
 		if (i == 0) {
-			say("\n  (no longer waiting: %s)\n", id);
+			fd_printf(P.out, "\n  (no longer waiting: %s)\n", id);
 			pop();
 		} else {
 			free(P.queue[i]);

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,26 +33,6 @@ struct stepui {
 
 static struct stepui U = {.fd = -1};
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = xvasprintf(fmt, ap);
-	va_end(ap);
-	size_t n = strlen(s);
-	for (size_t off = 0; off < n;) {
-		ssize_t w = write(U.fd, s + off, n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	free(s);
-}
-
 /* Model and tool text made safe for the terminal, indented. */
 static void say_text(const char *text)
 {
@@ -62,7 +41,7 @@ static void say_text(const char *text)
 		nl = strchr(line, '\n');
 		if (nl)
 			*nl++ = '\0';
-		say("    %s\n", line);
+		fd_printf(U.fd, "    %s\n", line);
 	}
 	free(clean);
 }
@@ -70,10 +49,10 @@ static void say_text(const char *text)
 static void choices(void)
 {
 	if (U.exec)
-		say("  [n] run  %s[k] skip  [x] end the run > ",
-		    U.editable ? "[e] edit  " : "");
+		fd_printf(U.fd, "  [n] run  %s[k] skip  [x] end the run > ",
+		          U.editable ? "[e] edit  " : "");
 	else
-		say("  [n] send  [x] end the run > ");
+		fd_printf(U.fd, "  [n] send  [x] end the run > ");
 	U.mode = M_CHOICE;
 }
 
@@ -81,7 +60,7 @@ static void answer(enum session_step_action a, const char *edited)
 {
 	char *err = NULL;
 	if (session_step(U.s, a, edited, &err) < 0) {
-		say("  cannot: %s\n", err);
+		fd_printf(U.fd, "  cannot: %s\n", err);
 		free(err);
 		choices();
 		return;
@@ -94,7 +73,7 @@ static void on_line(char *line)
 {
 	if (U.mode == M_EDIT) {
 		if (!*line) {
-			say("  (empty: nothing changed)\n");
+			fd_printf(U.fd, "  (empty: nothing changed)\n");
 			choices();
 			return;
 		}
@@ -105,15 +84,15 @@ static void on_line(char *line)
 	if (c == 'n' || c == 'N') {
 		answer(SESSION_STEP_CONTINUE, NULL);
 	} else if ((c == 'e' || c == 'E') && U.exec && U.editable) {
-		say("  the new %s (one line): ",
-		    U.editable ? "command or code" : "command");
+		fd_printf(U.fd, "  the new %s (one line): ",
+		          U.editable ? "command or code" : "command");
 		U.mode = M_EDIT;
 	} else if ((c == 'k' || c == 'K') && U.exec) {
 		answer(SESSION_STEP_SKIP, NULL);
 	} else if (c == 'x' || c == 'X') {
 		answer(SESSION_STEP_END, NULL);
 	} else {
-		say("  ?\n");
+		fd_printf(U.fd, "  ?\n");
 		choices();
 	}
 }
@@ -152,20 +131,25 @@ static void on_readable(int fd, int revents, void *arg)
 
 static void show_request(const struct session_step *st)
 {
-	say("\n-- step: before model request, turn %d --\n", st->turn);
-	say("  messages: %zu, input ~%ld tokens (an estimate: characters/4)\n",
+	fd_printf(U.fd, "\n-- step: before model request, turn %d --\n",
+	          st->turn);
+	fd_printf(
+	    U.fd,
+	    "  messages: %zu, input ~%ld tokens (an estimate: characters/4)\n",
 	    st->messages, st->est_input_tokens);
-	say("  tools offered:");
+	fd_printf(U.fd, "  tools offered:");
 	for (size_t i = 0; i < st->ntools; i++)
-		say("%s %s", i ? "," : "", st->tools[i]);
-	say("\n  last message (%s):\n", st->last_role ? st->last_role : "?");
+		fd_printf(U.fd, "%s %s", i ? "," : "", st->tools[i]);
+	fd_printf(U.fd, "\n  last message (%s):\n",
+	          st->last_role ? st->last_role : "?");
 	say_text(st->last_message ? st->last_message : "");
 }
 
 static void show_exec(const struct session_step *st)
 {
 	char *id = term_sanitize(st->id, strlen(st->id));
-	say("\n-- step: before execution of %s (%s) --\n", id, st->tool);
+	fd_printf(U.fd, "\n-- step: before execution of %s (%s) --\n", id,
+	          st->tool);
 	free(id);
 	say_text(st->subject);
 }

@@ -5,6 +5,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +275,37 @@ int write_file_replace(const char *path, const void *data, size_t len,
                        char **err)
 {
 	return write_replace(path, data, len, 0, err);
+}
+
+void fd_printf(int fd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = xvasprintf(fmt, ap);
+	va_end(ap);
+	size_t n = strlen(s);
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(fd, s + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	free(s);
+}
+
+char *helper_path(const char *env, const char *name)
+{
+	const char *over = getenv(env);
+	if (over && *over)
+		return xstrdup(over);
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	return xasprintf("%s/%s", dirname(self), name);
 }
 
 int mkdir_p(const char *path, char **err)

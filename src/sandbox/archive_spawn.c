@@ -6,8 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
-#include <limits.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,15 +15,7 @@
 /* The assay-archive binary: $ASSAY_ARCHIVE_BIN, else beside assay. */
 char *sbx_archive_helper(void)
 {
-	const char *env = getenv("ASSAY_ARCHIVE_BIN");
-	if (env && *env)
-		return xstrdup(env);
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
-		return NULL;
-	self[n] = '\0';
-	return xasprintf("%s/assay-archive", dirname(self));
+	return helper_path("ASSAY_ARCHIVE_BIN", "assay-archive");
 }
 
 int sbx_spawn_archive(const char *dir, const char *path, char **err)

@@ -112,32 +112,6 @@ void ui_approval_free(struct ui *u)
 
 /* ---- rows ---------------------------------------------------------------- */
 
-/* Untrusted text, one wrapped row set per line, after a label. */
-static void add_text(struct ui_rows *out, int width, int indent,
-                     const char *label, enum ui_elem le, const char *raw,
-                     enum ui_elem e)
-{
-	char *clean =
-	    ui_clean(raw, strlen(raw), UI_CLEAN_NEWLINES | UI_CLEAN_TABS);
-	struct buf b;
-	buf_init(&b, 0);
-	for (char *line = clean, *nl; line; line = nl) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl++ = '\0';
-		buf_reset(&b);
-		if (label) {
-			ui_st_elem(&b, le);
-			buf_puts(&b, label);
-		}
-		ui_st_elem(&b, e);
-		buf_puts(&b, line);
-		ui_st_wrap(buf_str(&b), b.len, width, indent, out);
-	}
-	buf_free(&b);
-	free(clean);
-}
-
 static const char *subject_label(const char *tool)
 {
 	if (!strcmp(tool, "python"))
@@ -159,23 +133,24 @@ static void build_body(struct ui *u, const struct session_approval *r,
 	a->body_w = width;
 	a->body_n = n;
 	struct ui_rows *b = &a->body;
-	add_text(b, width, 9, "tool:    ", UE_DIM, r->tool, UE_OVERLAY);
-	add_text(b, width, 0, NULL, UE_DIM, subject_label(r->tool), UE_DIM);
-	add_text(b, width, 2, "  ", UE_OVERLAY, r->subject, UE_APPROVAL);
-	add_text(b, width, 9, "in:      ", UE_DIM, r->cwd, UE_OVERLAY);
+	ui_st_add_text(b, width, 9, "tool:    ", UE_DIM, r->tool, UE_OVERLAY);
+	ui_st_add_text(b, width, 0, NULL, UE_DIM, subject_label(r->tool),
+	               UE_DIM);
+	ui_st_add_text(b, width, 2, "  ", UE_OVERLAY, r->subject, UE_APPROVAL);
+	ui_st_add_text(b, width, 9, "in:      ", UE_DIM, r->cwd, UE_OVERLAY);
 	if (r->nreasons)
-		add_text(b, width, 0, NULL, UE_DIM,
-		         "why it needs approval:", UE_DIM);
+		ui_st_add_text(b, width, 0, NULL, UE_DIM,
+		               "why it needs approval:", UE_DIM);
 	else
-		add_text(b, width, 0, "why: ", UE_DIM,
-		         "--ask all asks about every call", UE_OVERLAY);
+		ui_st_add_text(b, width, 0, "why: ", UE_DIM,
+		               "--ask all asks about every call", UE_OVERLAY);
 	for (size_t i = 0; i < r->nreasons; i++)
-		add_text(b, width, 4, "  - ", UE_DIM, r->reasons[i],
-		         UE_OVERLAY);
+		ui_st_add_text(b, width, 4, "  - ", UE_DIM, r->reasons[i],
+		               UE_OVERLAY);
 	if (n > 1) {
 		char more[64];
 		snprintf(more, sizeof more, "(%zu more waiting)", n - 1);
-		add_text(b, width, 0, NULL, UE_DIM, more, UE_DIM);
+		ui_st_add_text(b, width, 0, NULL, UE_DIM, more, UE_DIM);
 	}
 }
 
@@ -188,49 +163,53 @@ static void build_footer(struct ui *u, const struct session_approval *r,
 	switch (a->mode) {
 	case A_CHOICE:
 		if (!r->rules)
-			add_text(f, width, 2,
-			         "\"always\" is not offered: ", UE_WARNING,
-			         r->no_always ? r->no_always : "", UE_OVERLAY);
+			ui_st_add_text(
+			    f, width, 2,
+			    "\"always\" is not offered: ", UE_WARNING,
+			    r->no_always ? r->no_always : "", UE_OVERLAY);
 		char line[sizeof CHOICES];
 		snprintf(line, sizeof line,
 		         "[y] run once  %s%s[n] deny  "
 		         "[f] deny with feedback",
 		         r->editable ? "[e] edit  " : "",
 		         r->rules ? "[a] always  " : "");
-		add_text(f, width, 0, NULL, UE_APPROVAL, line, UE_APPROVAL);
+		ui_st_add_text(f, width, 0, NULL, UE_APPROVAL, line,
+		               UE_APPROVAL);
 		break;
 	case A_SCOPE: {
-		add_text(f, width, 0, NULL, UE_DIM,
-		         cJSON_GetArraySize(r->rules) > 1
-		             ? "the rules that would be saved:"
-		             : "the rule that would be saved:",
-		         UE_DIM);
+		ui_st_add_text(f, width, 0, NULL, UE_DIM,
+		               cJSON_GetArraySize(r->rules) > 1
+		                   ? "the rules that would be saved:"
+		                   : "the rule that would be saved:",
+		               UE_DIM);
 		const cJSON *rule;
 		cJSON_ArrayForEach(rule, r->rules)
 		{
 			char *j = json_print(rule);
-			add_text(f, width, 2, "  ", UE_OVERLAY, j, UE_APPROVAL);
+			ui_st_add_text(f, width, 2, "  ", UE_OVERLAY, j,
+			               UE_APPROVAL);
 			free(j);
 		}
-		add_text(f, width, 0, NULL, UE_APPROVAL,
-		         "[s] for this session  [p] for the project "
-		         "(.assay/config.json)  Esc back",
-		         UE_APPROVAL);
+		ui_st_add_text(f, width, 0, NULL, UE_APPROVAL,
+		               "[s] for this session  [p] for the project "
+		               "(.assay/config.json)  Esc back",
+		               UE_APPROVAL);
 		break;
 	}
 	case A_EDIT:
 	case A_FEEDBACK:
-		add_text(f, width, 0, NULL, UE_DIM,
-		         a->mode == A_EDIT
-		             ? "edit, then Enter runs it (Ctrl-U clears, "
-		               "Ctrl-J new line, Esc back):"
-		             : "feedback for the model, then Enter (Esc back):",
-		         UE_DIM);
+		ui_st_add_text(
+		    f, width, 0, NULL, UE_DIM,
+		    a->mode == A_EDIT
+		        ? "edit, then Enter runs it (Ctrl-U clears, "
+		          "Ctrl-J new line, Esc back):"
+		        : "feedback for the model, then Enter (Esc back):",
+		    UE_DIM);
 		*field_at = f->n;
 		break;
 	}
 	if (a->msg)
-		add_text(f, width, 2, "! ", UE_ERROR, a->msg, UE_ERROR);
+		ui_st_add_text(f, width, 2, "! ", UE_ERROR, a->msg, UE_ERROR);
 }
 
 /* ---- drawing ------------------------------------------------------------- */
@@ -250,21 +229,7 @@ static void draw_field(WINDOW *w, struct ui_approval *a, int y, int x,
 {
 	struct ui_input_layout lo;
 	ui_input_layout(&a->field, width - 2, &lo);
-	int top = lo.cur_row >= rows ? lo.cur_row - rows + 1 : 0;
-	const char *t = buf_str(&a->field.text);
-	for (int i = 0; i < rows; i++) {
-		ui_fill(w, y + i, x, width, UE_INPUT);
-		if (i == 0 && top == 0)
-			ui_draw_text(w, y, x, 2, "> ", UE_PROMPT);
-		if (top + i < lo.n) {
-			size_t s = lo.start[top + i], z = lo.end[top + i];
-			/* clean already: ui_input_insert */
-			ui_draw_st(w, y + i, x + 2, width - 2, t + s, z - s,
-			           UE_INPUT);
-		}
-	}
-	*cy = y + lo.cur_row - top;
-	*cx = x + 2 + lo.cur_col;
+	ui_draw_field(w, &a->field, &lo, y, x, width, rows, y + rows, cy, cx);
 	ui_input_layout_free(&lo);
 }
 
@@ -301,12 +266,7 @@ int ui_approval_draw(struct ui *u)
 		a->scroll = 0;
 	a->body_shown = body_h;
 
-	WINDOW *w = newwin(h, wd, (u->rows - 1 - h) / 2, (u->cols - wd) / 2);
-	ui_background(w);
-	werase(w);
-	for (int y = 0; y < h; y++)
-		ui_fill(w, y, 0, wd, UE_OVERLAY);
-	ui_draw_box(w, "Approval", 1);
+	WINDOW *w = ui_dialog_new(u, h, wd, "Approval");
 	draw_rows(w, 1, 2, inner, &a->body, a->scroll, body_h);
 	if (max_scroll > 0) {
 		char pos[64];
@@ -328,13 +288,7 @@ int ui_approval_draw(struct ui *u)
 	if (field_at == foot.n && y < h - 1)
 		draw_field(w, a, y, 2, inner, frows, &cy, &cx);
 	ui_rows_free(&foot);
-	int cursor = cy >= 0 && cy < h - 1;
-	leaveok(w, !cursor);
-	if (cursor)
-		wmove(w, cy, cx);
-	wnoutrefresh(w);
-	delwin(w);
-	return cursor;
+	return ui_dialog_done(w, cy >= 0 && cy < h - 1, cy, cx);
 }
 
 /* ---- keys ------------------------------------------------------------------
@@ -407,14 +361,8 @@ static void on_field(struct ui *u, int key, int fn)
 	} else if (!fn && key == 27) {
 		a->mode = A_CHOICE;
 		set_msg(a, NULL);
-	} else if (!fn && (key == '\r' || key == '\n')) {
-		ui_input_insert(in, "\n", 1);
-	} else if (!fn && key == 21) { /* Ctrl-U: the whole field */
-		field_reset(a);
-	} else if (!fn && key == '\t') {
-		ui_input_insert(in, "\t", 1);
 	} else {
-		ui_edit_key(in, key, fn);
+		ui_field_key(in, key, fn);
 	}
 }
 

@@ -11,8 +11,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
-#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -73,15 +71,7 @@ static void start_next(struct ui_imgcache *c);
 
 char *ui_img_helper(void)
 {
-	const char *env = getenv("ASSAY_IMAGE_BIN");
-	if (env && *env)
-		return xstrdup(env);
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
-		return NULL;
-	self[n] = '\0';
-	return xasprintf("%s/assay-image", dirname(self));
+	return helper_path("ASSAY_IMAGE_BIN", "assay-image");
 }
 
 /* ---- images and the cache ---- */

@@ -57,6 +57,73 @@ void ui_draw_box(WINDOW *w, const char *title, int focused)
 	(void)h;
 }
 
+void ui_st_add_text(struct ui_rows *out, int width, int indent,
+                    const char *label, enum ui_elem le, const char *raw,
+                    enum ui_elem e)
+{
+	char *clean =
+	    ui_clean(raw, strlen(raw), UI_CLEAN_NEWLINES | UI_CLEAN_TABS);
+	struct buf b;
+	buf_init(&b, 0);
+	for (char *line = clean, *nl; line; line = nl) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = '\0';
+		buf_reset(&b);
+		if (label) {
+			ui_st_elem(&b, le);
+			buf_puts(&b, label);
+		}
+		ui_st_elem(&b, e);
+		buf_puts(&b, line);
+		ui_st_wrap(buf_str(&b), b.len, width, indent, out);
+	}
+	buf_free(&b);
+	free(clean);
+}
+
+WINDOW *ui_dialog_new(struct ui *u, int h, int wd, const char *title)
+{
+	WINDOW *w = newwin(h, wd, (u->rows - 1 - h) / 2, (u->cols - wd) / 2);
+	ui_background(w);
+	werase(w);
+	for (int y = 0; y < h; y++)
+		ui_fill(w, y, 0, wd, UE_OVERLAY);
+	ui_draw_box(w, title, 1);
+	return w;
+}
+
+int ui_dialog_done(WINDOW *w, int cursor, int cy, int cx)
+{
+	leaveok(w, !cursor);
+	if (cursor)
+		wmove(w, cy, cx);
+	wnoutrefresh(w);
+	delwin(w);
+	return cursor;
+}
+
+void ui_draw_field(WINDOW *w, const struct ui_input *in,
+                   const struct ui_input_layout *lo, int y, int x, int width,
+                   int rows, int maxy, int *cy, int *cx)
+{
+	int top = lo->cur_row >= rows ? lo->cur_row - rows + 1 : 0;
+	const char *t = buf_str(&in->text);
+	for (int i = 0; i < rows && y + i < maxy; i++) {
+		ui_fill(w, y + i, x, width, UE_INPUT);
+		if (i == 0 && top == 0)
+			ui_draw_text(w, y, x, 2, "> ", UE_PROMPT);
+		if (top + i < lo->n) {
+			size_t a = lo->start[top + i], z = lo->end[top + i];
+			/* clean already: ui_input_insert */
+			ui_draw_st(w, y + i, x + 2, width - 2, t + a, z - a,
+			           UE_INPUT);
+		}
+	}
+	*cy = y + lo->cur_row - top;
+	*cx = x + 2 + lo->cur_col;
+}
+
 static const char *const pane_titles[] = {"Conversation", "Tools", "Workspace"};
 
 /* A pane's box; when the terminal is too narrow for more than one

@@ -271,15 +271,8 @@ static void fork_key(struct ui *u, int key, int fn)
 		fork_submit(u);
 	} else if (!fn && key == 27) {
 		r->forking = 0;
-	} else if (!fn && (key == '\r' || key == '\n')) {
-		ui_input_insert(in, "\n", 1);
-	} else if (!fn && key == 21) {
-		buf_reset(&in->text);
-		in->cur = 0;
-	} else if (!fn && key == '\t') {
-		ui_input_insert(in, "\t", 1);
 	} else {
-		ui_edit_key(in, key, fn);
+		ui_field_key(in, key, fn);
 	}
 	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_INPUT);
 }
@@ -298,29 +291,14 @@ int ui_replay_draw(struct ui *u)
 	int h = frows + 5 + (r->msg ? 1 : 0);
 	if (h > u->rows - 1)
 		h = u->rows - 1;
-	WINDOW *w = newwin(h, wd, (u->rows - 1 - h) / 2, (u->cols - wd) / 2);
-	ui_background(w);
-	werase(w);
-	for (int y = 0; y < h; y++)
-		ui_fill(w, y, 0, wd, UE_OVERLAY);
-	ui_draw_box(w, "Fork", 1);
+	WINDOW *w = ui_dialog_new(u, h, wd, "Fork");
 	char *head = xasprintf("a new run re-executes up to %s, then goes "
 	                       "on live with this text:",
 	                       r->fork_what ? r->fork_what : "?");
 	ui_draw_text(w, 1, 2, inner, head, UE_OVERLAY);
 	free(head);
-	int top = lo.cur_row >= frows ? lo.cur_row - frows + 1 : 0;
-	const char *t = buf_str(&r->field.text);
-	for (int i = 0; i < frows && 3 + i < h - 1; i++) {
-		ui_fill(w, 2 + i, 2, inner, UE_INPUT);
-		if (i == 0 && top == 0)
-			ui_draw_text(w, 2, 2, 2, "> ", UE_PROMPT);
-		if (top + i < lo.n) {
-			size_t a = lo.start[top + i], z = lo.end[top + i];
-			ui_draw_st(w, 2 + i, 4, inner - 2, t + a, z - a,
-			           UE_INPUT);
-		}
-	}
+	int cy, cx;
+	ui_draw_field(w, &r->field, &lo, 2, 2, inner, frows, h - 2, &cy, &cx);
 	int y = 2 + frows + 1;
 	if (r->msg && y < h - 1)
 		ui_draw_text(w, y++, 2, inner, r->msg, UE_ERROR);
@@ -329,15 +307,8 @@ int ui_replay_draw(struct ui *u)
 		             "Enter forks  Alt-Enter new line  Ctrl-U clears  "
 		             "Esc back",
 		             UE_APPROVAL);
-	int cy = 2 + lo.cur_row - top, cx = 4 + lo.cur_col;
 	ui_input_layout_free(&lo);
-	int cursor = cy >= 2 && cy < h - 1;
-	leaveok(w, !cursor);
-	if (cursor)
-		wmove(w, cy, cx);
-	wnoutrefresh(w);
-	delwin(w);
-	return cursor;
+	return ui_dialog_done(w, cy >= 2 && cy < h - 1, cy, cx);
 }
 
 const char *ui_replay_fork(struct ui *u, uint64_t *seq)

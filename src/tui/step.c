@@ -98,31 +98,6 @@ void ui_step_toggle(struct ui *u)
 
 /* ---- rows ---------------------------------------------------------------- */
 
-/* Untrusted text, each line wrapped, after a label. */
-static void add_text(struct ui_rows *out, int width, int indent,
-                     const char *label, const char *raw, enum ui_elem e)
-{
-	char *clean =
-	    ui_clean(raw, strlen(raw), UI_CLEAN_NEWLINES | UI_CLEAN_TABS);
-	struct buf b;
-	buf_init(&b, 0);
-	for (char *line = clean, *nl; line; line = nl) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl++ = '\0';
-		buf_reset(&b);
-		if (label) {
-			ui_st_elem(&b, UE_DIM);
-			buf_puts(&b, label);
-		}
-		ui_st_elem(&b, e);
-		buf_puts(&b, line);
-		ui_st_wrap(buf_str(&b), b.len, width, indent, out);
-	}
-	buf_free(&b);
-	free(clean);
-}
-
 static void build_body(struct ui_step *p, const struct session_step *st,
                        int width)
 {
@@ -136,37 +111,41 @@ static void build_body(struct ui_step *p, const struct session_step *st,
 	char line[256];
 	if (st->kind == SESSION_STEP_REQUEST) {
 		snprintf(line, sizeof line, "%d", st->turn);
-		add_text(b, width, 0, "turn:      ", line, UE_OVERLAY);
+		ui_st_add_text(b, width, 0, "turn:      ", UE_DIM, line,
+		               UE_OVERLAY);
 		snprintf(line, sizeof line, "%zu", st->messages);
-		add_text(b, width, 0, "messages:  ", line, UE_OVERLAY);
+		ui_st_add_text(b, width, 0, "messages:  ", UE_DIM, line,
+		               UE_OVERLAY);
 		snprintf(line, sizeof line, "~%ld (estimated)",
 		         st->est_input_tokens);
-		add_text(b, width, 0, "input:     ", line, UE_OVERLAY);
+		ui_st_add_text(b, width, 0, "input:     ", UE_DIM, line,
+		               UE_OVERLAY);
 		struct buf t;
 		buf_init(&t, 0);
 		for (size_t i = 0; i < st->ntools; i++)
 			buf_printf(&t, "%s%s", i ? ", " : "", st->tools[i]);
-		add_text(b, width, 11,
-		         "tools:     ", st->ntools ? buf_str(&t) : "(none)",
-		         UE_OVERLAY);
+		ui_st_add_text(b, width, 11, "tools:     ", UE_DIM,
+		               st->ntools ? buf_str(&t) : "(none)", UE_OVERLAY);
 		buf_free(&t);
 		snprintf(line, sizeof line, "the last message (%s), in full:",
 		         st->last_role ? st->last_role : "?");
-		add_text(b, width, 0, NULL, line, UE_DIM);
-		add_text(b, width, 2, "  ",
-		         st->last_message ? st->last_message : "", UE_APPROVAL);
+		ui_st_add_text(b, width, 0, NULL, UE_DIM, line, UE_DIM);
+		ui_st_add_text(b, width, 2, "  ", UE_DIM,
+		               st->last_message ? st->last_message : "",
+		               UE_APPROVAL);
 	} else {
-		add_text(b, width, 11, "tool:      ", st->tool ? st->tool : "?",
-		         UE_OVERLAY);
-		add_text(b, width, 11, "call:      ", st->id ? st->id : "?",
-		         UE_OVERLAY);
-		add_text(b, width, 0, NULL,
-		         st->tool && !strcmp(st->tool, "python")  ? "code:"
-		         : st->tool && !strcmp(st->tool, "shell") ? "command:"
-		                                                  : "subject:",
-		         UE_DIM);
-		add_text(b, width, 2, "  ", st->subject ? st->subject : "",
-		         UE_APPROVAL);
+		ui_st_add_text(b, width, 11, "tool:      ", UE_DIM,
+		               st->tool ? st->tool : "?", UE_OVERLAY);
+		ui_st_add_text(b, width, 11, "call:      ", UE_DIM,
+		               st->id ? st->id : "?", UE_OVERLAY);
+		ui_st_add_text(b, width, 0, NULL, UE_DIM,
+		               st->tool && !strcmp(st->tool, "python") ? "code:"
+		               : st->tool && !strcmp(st->tool, "shell")
+		                   ? "command:"
+		                   : "subject:",
+		               UE_DIM);
+		ui_st_add_text(b, width, 2, "  ", UE_DIM,
+		               st->subject ? st->subject : "", UE_APPROVAL);
 	}
 }
 
@@ -209,16 +188,10 @@ int ui_step_draw(struct ui *u)
 		p->scroll = max_scroll;
 	p->body_shown = body_h;
 
-	WINDOW *w = newwin(h, wd, (u->rows - 1 - h) / 2, (u->cols - wd) / 2);
-	ui_background(w);
-	werase(w);
-	for (int y = 0; y < h; y++)
-		ui_fill(w, y, 0, wd, UE_OVERLAY);
-	ui_draw_box(w,
-	            st->kind == SESSION_STEP_REQUEST
-	                ? "Step: before the model request"
-	                : "Step: before the execution",
-	            1);
+	WINDOW *w = ui_dialog_new(u, h, wd,
+	                          st->kind == SESSION_STEP_REQUEST
+	                              ? "Step: before the model request"
+	                              : "Step: before the execution");
 	for (int i = 0; i < body_h && p->scroll + i < p->body.n; i++) {
 		const char *row = p->body.row[p->scroll + i];
 		ui_draw_st(w, 1 + i, 2, inner, row, strlen(row), UE_OVERLAY);
@@ -236,21 +209,8 @@ int ui_step_draw(struct ui *u)
 		             "edit, then Enter runs it (Ctrl-U clears, "
 		             "Alt-Enter new line, Esc back):",
 		             UE_DIM);
-		int top = lo.cur_row >= frows ? lo.cur_row - frows + 1 : 0;
-		const char *t = buf_str(&p->field.text);
-		for (int i = 0; i < frows && y + i < h - 1; i++) {
-			ui_fill(w, y + i, 2, inner, UE_INPUT);
-			if (i == 0 && top == 0)
-				ui_draw_text(w, y, 2, 2, "> ", UE_PROMPT);
-			if (top + i < lo.n) {
-				size_t a = lo.start[top + i],
-				       z = lo.end[top + i];
-				ui_draw_st(w, y + i, 4, inner - 2, t + a, z - a,
-				           UE_INPUT);
-			}
-		}
-		cy = y + lo.cur_row - top;
-		cx = 4 + lo.cur_col;
+		ui_draw_field(w, &p->field, &lo, y, 2, inner, frows, h - 1, &cy,
+		              &cx);
 		y += frows;
 	} else if (y < h - 1) {
 		ui_draw_text(w, y++, 2, inner, choices(st), UE_APPROVAL);
@@ -259,13 +219,7 @@ int ui_step_draw(struct ui *u)
 		ui_draw_text(w, y, 2, inner, p->msg, UE_ERROR);
 	if (p->editing)
 		ui_input_layout_free(&lo);
-	int cursor = cy >= 1 && cy < h - 1;
-	leaveok(w, !cursor);
-	if (cursor)
-		wmove(w, cy, cx);
-	wnoutrefresh(w);
-	delwin(w);
-	return cursor;
+	return ui_dialog_done(w, cy >= 1 && cy < h - 1, cy, cx);
 }
 
 /* ---- keys ------------------------------------------------------------------
@@ -292,15 +246,8 @@ static void field_key(struct ui *u, int key, int fn)
 	} else if (!fn && key == 27) {
 		p->editing = 0;
 		set_msg(p, NULL);
-	} else if (!fn && (key == '\r' || key == '\n')) {
-		ui_input_insert(in, "\n", 1);
-	} else if (!fn && key == 21) {
-		buf_reset(&in->text);
-		in->cur = 0;
-	} else if (!fn && key == '\t') {
-		ui_input_insert(in, "\t", 1);
 	} else {
-		ui_edit_key(in, key, fn);
+		ui_field_key(in, key, fn);
 	}
 }
 

@@ -416,6 +416,21 @@ static void send_input(struct ui *u)
 	u->conv_follow = 1;
 }
 
+void ui_field_key(struct ui_input *in, int key, int fn)
+{
+	if (!fn && (key == '\r' || key == '\n')) {
+		ui_input_insert(in, "\n", 1);
+	} else if (!fn && key == 21) { /* Ctrl-U: the whole field */
+		buf_reset(&in->text);
+		in->cur = 0;
+		in->overflow = 0;
+	} else if (!fn && key == '\t') {
+		ui_input_insert(in, "\t", 1);
+	} else {
+		ui_edit_key(in, key, fn);
+	}
+}
+
 int ui_edit_key(struct ui_input *in, int key, int fn)
 {
 	if ((fn && key == KEY_BACKSPACE) || (!fn && (key == 127 || key == 8)))

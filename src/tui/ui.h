@@ -116,6 +116,22 @@ void ui_draw_help(struct ui *u, WINDOW *w);
 int ui_help_lines(void);
 void ui_draw_confirm(struct ui *u, WINDOW *w);
 void ui_draw_box(WINDOW *w, const char *title, int focused);
+/* Untrusted text (ui_clean'd), each of its lines wrapped into out
+ * after label (in element le, or none when NULL), the text in e. */
+void ui_st_add_text(struct ui_rows *out, int width, int indent,
+                    const char *label, enum ui_elem le, const char *raw,
+                    enum ui_elem e);
+/* A dialog of h x wd cells centred over the panes, filled and boxed;
+ * ui_dialog_done puts it on the frame (the cursor at cy, cx when
+ * cursor) and frees it; it returns cursor. */
+WINDOW *ui_dialog_new(struct ui *u, int h, int wd, const char *title);
+int ui_dialog_done(WINDOW *w, int cursor, int cy, int cx);
+/* A dialog's text field laid out as lo: rows rows at (y, x) after a
+ * "> " prompt, the last of them that shows the cursor at the bottom,
+ * drawn only above maxy; the cursor's place into cy, cx. */
+void ui_draw_field(WINDOW *w, const struct ui_input *in,
+                   const struct ui_input_layout *lo, int y, int x, int width,
+                   int rows, int maxy, int *cy, int *cx);
 /* Conversation scrolling by rows (negative: up). */
 void ui_conv_scroll(struct ui *u, int rows);
 void ui_conv_home(struct ui *u);
@@ -163,6 +179,10 @@ void ui_watch_free(struct ui_watch *w);
 /* The editing keys every text field shares (the message box, the
  * approval dialog's field): 1 if key was one of them and was applied. */
 int ui_edit_key(struct ui_input *in, int key, int fn);
+/* A dialog field's keys after its own Enter and Esc: Alt-Enter and
+ * Ctrl-J insert a new line, Tab a tab, Ctrl-U clears, then
+ * ui_edit_key. */
+void ui_field_key(struct ui_input *in, int key, int fn);
 
 /* preview.c: image previews. Ask the terminal what it shows (before
  * newterm), then give back the keys typed meanwhile (after it). */
