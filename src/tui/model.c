@@ -364,6 +364,30 @@ static void on_run_start(struct ui_model *m, const cJSON *ev, int64_t t)
 		m->on_run_start(m->hook_arg);
 }
 
+/* A resumed run goes on after the recorded run_end: the sandbox is up
+ * again, maybe another provider or model, and the workspace is the
+ * resumed run dir's own. */
+static void on_run_resume(struct ui_model *m, const cJSON *ev)
+{
+	static const char *const keys[] = {"provider", "model", "workspace",
+	                                   "run_dir"};
+	char **fields[] = {&m->provider, &m->model_name, &m->workspace,
+	                   &m->run_dir};
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+		const char *v = json_str(ev, keys[i], NULL);
+		if (v && *v)
+			set_str(fields[i], v);
+	}
+	const char *backend =
+	    json_str(cJSON_GetObjectItem(ev, "sandbox"), "backend", NULL);
+	if (backend && *backend)
+		set_str(&m->backend, backend);
+	m->phase = UI_STARTING;
+	m->sandbox_running = 1;
+	if (m->on_run_start)
+		m->on_run_start(m->hook_arg);
+}
+
 static void on_error(struct ui_model *m, const cJSON *ev)
 {
 	const char *cat = json_str(ev, "category", "error");
@@ -434,6 +458,8 @@ void ui_model_event(struct ui_model *m, const cJSON *ev)
 	m->dirty |= UI_DIRTY_STATUS;
 	if (!strcmp(type, "run_start")) {
 		on_run_start(m, ev, t);
+	} else if (!strcmp(type, "run_resume")) {
+		on_run_resume(m, ev);
 	} else if (!strcmp(type, "user_message")) {
 		item_add(m, UI_ITEM_USER, json_str(ev, "text", ""));
 	} else if (!strcmp(type, "model_request")) {

@@ -290,6 +290,13 @@ static void first_scan(void *arg)
 static void hook_run_start(void *arg)
 {
 	struct ui *u = arg;
+	/* a resumed run starts again: its own workspace replaces the
+	 * recorded one */
+	ui_watch_free(u->watch);
+	u->watch = NULL;
+	if (u->ws_fd >= 0)
+		close(u->ws_fd);
+	u->ws_fd = -1;
 	if (!u->m.workspace || !u->m.backend || strcmp(u->m.backend, "local"))
 		return;
 	u->ws_fd = open(u->m.workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -201,6 +201,18 @@ static void test_tree_and_end(void **state)
 	assert_int_equal(last->kind, UI_ITEM_END);
 	assert_non_null(
 	    strstr(buf_str(&last->text), "output o.csv -> out/o.csv"));
+	assert_int_equal(m.sandbox_running, 0);
+	/* assay resume: the run goes on after its recorded end, in the
+	 * resumed run dir's own workspace, the rest kept */
+	ev(&m, "{\"type\":\"run_resume\",\"run_dir\":\"/copy\",\"provider\":"
+	       "\"script\",\"model\":\"m2\",\"sandbox\":{\"backend\":"
+	       "\"local\"},\"workspace\":\"/copy/workspace\"}");
+	assert_int_equal(m.phase, UI_STARTING);
+	assert_int_equal(m.sandbox_running, 1);
+	assert_string_equal(m.workspace, "/copy/workspace");
+	assert_string_equal(m.model_name, "m2");
+	assert_string_equal(m.ask, "risky");
+	assert_int_equal(m.max_turns, 7);
 	ui_model_free(&m);
 }
 
