@@ -64,21 +64,4 @@ long http_status(const struct http_xfer *x);
 /* A response header's value, name compared case-insensitively. */
 const char *http_header(const struct http_xfer *x, const char *name);
 
-/* A raw connection: connected (and TLS set up) the way a request
- * would be, blocking for the connect only; then the caller speaks on
- * it, e.g. an HTTP upgrade that carries a stream both ways (Docker's
- * attached stdin). Watch http_raw_fd on the loop. */
-struct http_raw;
-struct http_raw *http_raw_connect(const struct http_request *r, char **err);
-int http_raw_fd(const struct http_raw *c);
-/* Bytes sent, 0 when it would block, -1 on error. */
-long http_raw_send(struct http_raw *c, const void *data, size_t n);
-/* Bytes read, 0 at the end of the stream, -1 on error, -2 when it
- * would block. Read until -2 after each readiness (TLS buffers). */
-long http_raw_recv(struct http_raw *c, void *buf, size_t n);
-/* End our direction (the peer reads EOF); -1 where the transport
- * cannot (TLS). */
-int http_raw_shutdown_write(struct http_raw *c);
-void http_raw_free(struct http_raw *c);
-
 #endif

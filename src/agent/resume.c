@@ -61,13 +61,13 @@ static void record_hash(struct session *s, const struct llm_request *req,
                         char out[65])
 {
 	struct replay *rp = s->replay;
-	struct llm stub = *s->llm;
+	struct llm recorded = *s->llm;
 	struct llm_request r = *req;
 	if (rp && rp->provider)
-		stub.provider = rp->provider;
+		recorded.provider = rp->provider;
 	if (rp && rp->model)
 		r.model = rp->model;
-	char *canon = llm_canonical_request(&stub, &r);
+	char *canon = llm_canonical_request(&recorded, &r);
 	sha256_hex(canon, strlen(canon), out);
 	free(canon);
 }
