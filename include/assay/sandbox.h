@@ -42,13 +42,23 @@ struct sbx_exec_obs {
 	void *arg;
 };
 
-/* Completion of a file operation. data: read_file contents; list: an
- * array of {"path","type":"file|dir|link|other","size","mtime"}. */
+/* The rc of every completion (sbx_done_fn). */
+enum sbx_rc {
+	SBX_FAILED = -1,   /* err says what failed and what to do */
+	SBX_OK = 0,        /* done, whole */
+	SBX_TRUNCATED = 1, /* read_file/list: the result was cut at max
+	                      (err says so); data/list hold what fits */
+};
+
+/* Completion of an operation. data: read_file contents; list: an
+ * array of {"path","type":"file|dir|link|other","size","mtime"}.
+ * Both belong to the sandbox and are valid only during the call. */
 typedef void (*sbx_done_fn)(void *arg, int rc, const char *err,
                             struct buf *data, cJSON *list);
 
 struct sbx_ops {
 	const char *name;
+	unsigned caps; /* enum sbx_cap */
 	/* Create the sandbox and stage the configured inputs. On failure
 	 * *err says why and what to do; the run exits with code 3. */
 	int (*start)(struct sbx *s, char **err);
@@ -96,9 +106,71 @@ struct sbx {
 extern const struct sbx_ops sbx_local_ops;
 extern const struct sbx_ops sbx_docker_ops;
 
+/* --- the interface every caller outside src/sandbox/ uses ----------
+ * Every operation is asynchronous: its completion fn is called exactly
+ * once, from the loop, never before the call returns (so a caller may
+ * free nothing it still needs in fn until then). What the backend does
+ * meanwhile (an HTTP request, a helper process) runs on the loop or in
+ * a child the loop reaps: the loop is never blocked. */
+
+/* What a backend can do, for callers that must not compare names. */
+enum sbx_cap {
+	/* the workspace is a host directory (sbx_workspace): a frontend
+	 * may watch it and open files in it directly */
+	SBX_CAP_HOST_WORKSPACE = 1u << 0,
+	/* the workspace survives the sandbox on the host, so a resume in
+	 * place uses it as it is; else the archive is restored
+	 * (sbx_import_tar) and persisted after every call that can
+	 * change files */
+	SBX_CAP_IMPORT_TAR = 1u << 1,
+};
+
+const char *sbx_name(const struct sbx *s);
+unsigned sbx_caps(const struct sbx *s);
+/* The caps of the backend a record names ("local", "docker"...), for
+ * readers of a recorded run without a sandbox; 0 when unknown. */
+unsigned sbx_backend_caps(const char *name);
+/* The host workspace directory, or NULL (SBX_CAP_HOST_WORKSPACE). */
+const char *sbx_workspace(const struct sbx *s);
+/* The image and its id, for run_start ("" when the backend has none). */
+const char *sbx_image(const struct sbx *s);
+const char *sbx_image_id(const struct sbx *s);
+
+/* Create the sandbox and stage the configured inputs (stage_inputs 0:
+ * an empty workspace, for a resume that restores one). On failure err
+ * says why and what to do; the run exits with code 3. */
+void sbx_start(struct sbx *s, int stage_inputs, sbx_done_fn fn, void *arg);
+/* Kill everything still running and release the sandbox. */
+void sbx_stop(struct sbx *s, sbx_done_fn fn, void *arg);
+struct sbx_exec *sbx_exec(struct sbx *s, const struct sbx_exec_req *r,
+                          const struct sbx_exec_obs *obs, char **err);
+/* Kill the command's whole process tree; on_exit still comes. */
+void sbx_exec_cancel(struct sbx_exec *e);
+int sbx_exec_write(struct sbx_exec *e, const void *data, size_t n);
+void sbx_read_file(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,
+                   void *arg);
+void sbx_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
+                    sbx_done_fn fn, void *arg);
+void sbx_list(struct sbx *s, const char *rel, int recursive, size_t max,
+              sbx_done_fn fn, void *arg);
+/* Copy workspace file rel to host path dest (confined on both sides). */
+void sbx_fetch(struct sbx *s, const char *rel, const char *dest,
+               sbx_done_fn fn, void *arg);
+/* Persist the whole workspace as a .tar.gz at path (through a
+ * temporary file: path is whole or absent). */
+void sbx_export_tar(struct sbx *s, const char *path, sbx_done_fn fn,
+                    void *arg);
+/* Load an archive sbx_export_tar wrote (checked entry by entry) into
+ * the workspace of a sandbox started without inputs. Only for a
+ * backend with SBX_CAP_IMPORT_TAR (else fn gets SBX_FAILED). */
+void sbx_import_tar(struct sbx *s, const char *path, sbx_done_fn fn,
+                    void *arg);
+
 /* Create (not start) the backend named by cfg->sandbox. */
 struct sbx *sbx_new(const struct config *cfg, struct loop *l,
                     const char *run_dir, char **err);
+/* Release the sandbox; one still running is stopped at once (the last
+ * resort at teardown: it may wait for the backend). */
 void sbx_free(struct sbx *s);
 
 /* Copy the configured inputs into a host workspace directory

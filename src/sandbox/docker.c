@@ -558,6 +558,7 @@ static void docker_destroy(struct sbx *s)
 
 const struct sbx_ops sbx_docker_ops = {
     .name = "docker",
+    .caps = SBX_CAP_IMPORT_TAR,
     .start = docker_start,
     .exec = docker_exec,
     .cancel = docker_cancel,

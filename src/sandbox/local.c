@@ -1273,6 +1273,7 @@ static void local_destroy(struct sbx *s)
 
 const struct sbx_ops sbx_local_ops = {
     .name = "local",
+    .caps = SBX_CAP_HOST_WORKSPACE,
     .start = local_start,
     .exec = local_exec,
     .cancel = local_cancel,
