@@ -1,4 +1,5 @@
-/* path.h: confinement of paths to the workspace. A tool's path is
+/* path.h: confinement of paths to the workspace, and the user's
+ * directories (XDG). A tool's path is
  * workspace-relative; "/workspace/x" is accepted as "x". Nothing may
  * resolve outside the root: no "..", no absolute path elsewhere, no
  * symlink leading out (checked by the kernel with openat2
@@ -22,5 +23,17 @@ int path_open_beneath(int root_fd, const char *rel, int flags, int mode,
 
 /* mkdir -p of rel beneath root_fd, confined. */
 int path_mkdirs_beneath(int root_fd, const char *rel, char **err);
+
+/* Whether host path (which need not exist: its longest existing prefix
+ * is resolved) lies inside root, an absolute path without links (a
+ * realpath). */
+int path_lies_inside(const char *path, const char *root);
+
+/* The user's assay directories, $XDG_CACHE_HOME/assay/<sub> and
+ * $XDG_CONFIG_HOME/assay/<sub> (~/.cache, ~/.config when unset; sub ""
+ * for the directory itself). NULL when neither variable nor HOME is
+ * set. Caller frees. The one place these paths are built. */
+char *path_cache_dir(const char *sub);
+char *path_config_dir(const char *sub);
 
 #endif

@@ -157,3 +157,48 @@ int path_open_beneath(int root_fd, const char *rel, int flags, int mode,
 		return beneath_error(rel, err);
 	return fd;
 }
+
+int path_lies_inside(const char *path, const char *root)
+{
+	char *p = xstrdup(path), *real = NULL;
+	while (!(real = realpath(p, NULL))) {
+		char *slash = strrchr(p, '/');
+		if (!slash || slash == p) {
+			real = realpath(slash == p ? "/" : ".", NULL);
+			break;
+		}
+		*slash = '\0';
+	}
+	free(p);
+	size_t n = strlen(root);
+	int in = real && !strncmp(real, root, n) &&
+	         (real[n] == '/' || real[n] == '\0' || n == 1);
+	free(real);
+	return in;
+}
+
+/* $var/assay/sub, else $HOME/fallback/assay/sub. */
+static char *path_xdg_dir(const char *var, const char *fallback,
+                          const char *sub)
+{
+	const char *xdg = getenv(var);
+	const char *home = getenv("HOME");
+	const char *sep = sub && *sub ? "/" : "";
+	if (!sub)
+		sub = "";
+	if (xdg && *xdg)
+		return xasprintf("%s/assay%s%s", xdg, sep, sub);
+	if (home && *home)
+		return xasprintf("%s/%s/assay%s%s", home, fallback, sep, sub);
+	return NULL;
+}
+
+char *path_cache_dir(const char *sub)
+{
+	return path_xdg_dir("XDG_CACHE_HOME", ".cache", sub);
+}
+
+char *path_config_dir(const char *sub)
+{
+	return path_xdg_dir("XDG_CONFIG_HOME", ".config", sub);
+}
