@@ -104,6 +104,12 @@ int llm_start(struct llm *m, const struct llm_request *req, char **err);
 void llm_cancel(struct llm *m);
 void llm_free(struct llm *m);
 
+/* The provider's name as configured, the resolved model, and the
+ * resolved base URL ("" when none; never a key), for run_start. */
+const char *llm_provider(const struct llm *m);
+const char *llm_model(const struct llm *m);
+const char *llm_base_url(const struct llm *m);
+
 /* Canonical request JSON (provider, model, parameters, system,
  * messages, tools) used for request_hash and the cache. Caller frees. */
 char *llm_canonical_request(const struct llm *m, const struct llm_request *r);

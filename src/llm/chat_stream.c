@@ -382,10 +382,25 @@ static cJSON *chat_call(const struct chat_stream *s, size_t i)
 		cJSON_AddItemToObject(call, "arguments", args);
 		return call;
 	}
-	cJSON_AddStringToObject(
-	    call, "arguments_error",
-	    args ? "the arguments are not a JSON object"
-	         : "the arguments are not valid JSON (cut off?)");
+	/* The answer ran out of output tokens inside this call: what
+	 * arrived is a prefix. The call is not run; its result asks for a
+	 * shorter one, and the history sent back holds "{}" for it. */
+	int cut =
+	    !args && s->finish_reason && !strcmp(s->finish_reason, "length");
+	char *why =
+	    cut    ? xasprintf("the call was cut off after %zu bytes of "
+	                          "arguments: the answer reached the output "
+	                          "token limit",
+	                       len)
+	    : args ? xstrdup("the arguments are not a JSON object")
+	           : xasprintf("the arguments are not valid JSON (%zu bytes)",
+	                       len);
+	cJSON_AddStringToObject(call, "arguments_error", why);
+	free(why);
+	if (cut) {
+		cJSON_AddBoolToObject(call, "cut_off", 1);
+		cJSON_AddNumberToObject(call, "arguments_bytes", (double)len);
+	}
 	cJSON_Delete(args);
 	cJSON_AddItemToObject(call, "arguments", cJSON_CreateObject());
 	cJSON_AddStringToObject(call, "arguments_raw", raw);

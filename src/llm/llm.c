@@ -62,6 +62,21 @@ struct llm *llm_new(const struct config *cfg, struct loop *l, struct http *h,
 	return m;
 }
 
+const char *llm_provider(const struct llm *m)
+{
+	return m->provider;
+}
+
+const char *llm_model(const struct llm *m)
+{
+	return m->model;
+}
+
+const char *llm_base_url(const struct llm *m)
+{
+	return m->base_url ? m->base_url : "";
+}
+
 int llm_start(struct llm *m, const struct llm_request *req, char **err)
 {
 	return m->ops->start(m, req, err);

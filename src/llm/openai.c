@@ -275,18 +275,17 @@ static cJSON *oai_tool_call(const cJSON *call)
 {
 	cJSON *tc = cJSON_CreateObject();
 	cJSON *fn = cJSON_CreateObject();
-	const cJSON *raw =
-	    cJSON_GetObjectItemCaseSensitive(call, "arguments_raw");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(call, "arguments");
 	char *s;
 
 	cJSON_AddStringToObject(tc, "id", json_str(call, "id", ""));
 	cJSON_AddStringToObject(tc, "type", "function");
 	cJSON_AddStringToObject(fn, "name", json_str(call, "name", ""));
-	/* What the model sent, even if it did not parse. */
-	if (cJSON_IsString(raw))
-		s = xstrdup(raw->valuestring);
-	else if (args)
+	/* Arguments that did not parse (arguments_raw, kept in the record)
+	 * are never sent back: the API refuses a request whose history
+	 * holds them (400), so the call goes back as "{}" and its result
+	 * says what was wrong. */
+	if (cJSON_IsObject(args))
 		s = json_print(args);
 	else
 		s = xstrdup("{}");

@@ -411,6 +411,12 @@ static void test_truncated_arguments(void **state)
 	check_call(calls, 0, "call_t", "write_file", "{}");
 	const cJSON *c = cJSON_GetArrayItem(calls, 0);
 	assert_true(cJSON_IsString(cJSON_GetObjectItem(c, "arguments_error")));
+	assert_non_null(
+	    strstr(cJSON_GetObjectItem(c, "arguments_error")->valuestring,
+	           "cut off after 10 bytes"));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(c, "cut_off")));
+	assert_int_equal(cJSON_GetObjectItem(c, "arguments_bytes")->valueint,
+	                 10);
 	assert_string_equal(
 	    cJSON_GetObjectItem(c, "arguments_raw")->valuestring,
 	    "{\"path\":\"a");
