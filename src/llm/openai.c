@@ -10,9 +10,11 @@
 #include "assay/loop.h"
 #include "assay/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define OAI_MAX_ID 40 /* the longest tool call id OpenAI takes */
 #define OPENAI_DEFAULT_BASE "https://api.openai.com/v1"
 #define OLLAMA_DEFAULT_BASE "http://127.0.0.1:11434/v1"
 #define OPENAI_DEFAULT_MODEL "gpt-4.1"
@@ -37,6 +39,7 @@ struct openai {
 	char *key_env; /* variable named in messages */
 	int key_set;
 	int official; /* api.openai.com: max_completion_tokens */
+	int ollama;   /* reads max_tokens only */
 	char *body;   /* request of the turn in flight */
 	int turn;
 	int tries;
@@ -271,6 +274,22 @@ static void oai_retry_fire(void *arg)
 
 /* --- the request --- */
 
+/* A tool call id as the API takes it: OpenAI refuses ids over 40
+ * characters, and a run recorded against another server (vLLM's are
+ * 46) may be resumed or forked onto it. A longer id is replaced by a
+ * hash of it, the same for the call and its result. */
+static void oai_add_id(cJSON *obj, const char *key, const char *id)
+{
+	if (strlen(id) <= OAI_MAX_ID) {
+		cJSON_AddStringToObject(obj, key, id);
+		return;
+	}
+	char hex[65], out[OAI_MAX_ID + 1];
+	sha256_hex(id, strlen(id), hex);
+	snprintf(out, sizeof out, "call_%.*s", OAI_MAX_ID - 5, hex);
+	cJSON_AddStringToObject(obj, key, out);
+}
+
 static cJSON *oai_tool_call(const cJSON *call)
 {
 	cJSON *tc = cJSON_CreateObject();
@@ -278,7 +297,7 @@ static cJSON *oai_tool_call(const cJSON *call)
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(call, "arguments");
 	char *s;
 
-	cJSON_AddStringToObject(tc, "id", json_str(call, "id", ""));
+	oai_add_id(tc, "id", json_str(call, "id", ""));
 	cJSON_AddStringToObject(tc, "type", "function");
 	cJSON_AddStringToObject(fn, "name", json_str(call, "name", ""));
 	/* Arguments that did not parse (arguments_raw, kept in the record)
@@ -303,8 +322,8 @@ static cJSON *oai_message(const cJSON *msg)
 
 	cJSON_AddStringToObject(out, "role", role);
 	if (strcmp(role, "tool") == 0) {
-		cJSON_AddStringToObject(out, "tool_call_id",
-		                        json_str(msg, "tool_call_id", ""));
+		oai_add_id(out, "tool_call_id",
+		           json_str(msg, "tool_call_id", ""));
 		cJSON_AddStringToObject(out, "content",
 		                        json_str(msg, "content", ""));
 		return out;
@@ -360,8 +379,26 @@ static cJSON *oai_tools(const cJSON *tools)
 	return arr;
 }
 
-/* The wire request (A.1). api.openai.com gets max_completion_tokens;
- * compatible servers get max_tokens, the only one many of them read. */
+/* OpenAI's reasoning models (o1, o3, o4-mini, gpt-5...) refuse
+ * max_tokens, behind api.openai.com or a gateway in front of it. */
+static int oai_reasoning_model(const char *model)
+{
+	const char *slash = strrchr(model, '/');
+	if (slash)
+		model = slash + 1; /* openai/o3 on a router */
+	static const char *const families[] = {"o1", "o3", "o4", "gpt-5"};
+	for (size_t i = 0; i < sizeof families / sizeof *families; i++) {
+		size_t n = strlen(families[i]);
+		if (!strncmp(model, families[i], n) &&
+		    (model[n] == '\0' || model[n] == '-' || model[n] == '.'))
+			return 1;
+	}
+	return 0;
+}
+
+/* The wire request (A.1). api.openai.com and OpenAI's reasoning models
+ * get max_completion_tokens; compatible servers get max_tokens, the
+ * only one many of them read (Ollama reads nothing else). */
 static char *oai_body(struct openai *o, const struct llm_request *req)
 {
 	cJSON *b = cJSON_CreateObject();
@@ -387,9 +424,12 @@ static char *oai_body(struct openai *o, const struct llm_request *req)
 		cJSON_AddItemToObject(b, "tools", oai_tools(req->tools));
 		cJSON_AddStringToObject(b, "tool_choice", "auto");
 	}
+	const char *model = req->model ? req->model : o->m->model;
+	int completion =
+	    o->official || (!o->ollama && oai_reasoning_model(model));
 	if (max > 0)
 		cJSON_AddNumberToObject(
-		    b, o->official ? "max_completion_tokens" : "max_tokens",
+		    b, completion ? "max_completion_tokens" : "max_tokens",
 		    max);
 	cJSON_AddTrueToObject(b, "stream");
 	cJSON *so = cJSON_AddObjectToObject(b, "stream_options");
@@ -468,6 +508,7 @@ static int oai_init(struct llm *m, char **err)
 	m->priv = o;
 	o->m = m;
 	m->base_url = oai_base_url(cfg, ollama);
+	o->ollama = ollama;
 	o->official = strncmp(m->base_url, "https://api.openai.com", 22) == 0 &&
 	              (m->base_url[22] == '\0' || m->base_url[22] == '/');
 	o->url = xasprintf("%s/chat/completions", m->base_url);

@@ -19,7 +19,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# skip REASON: this test cannot run here (exit 77, which ctest counts as
+# skipped). Under CI=true nothing may be missing: a skip is a failure
+# that names what was.
 skip() {
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL (CI=true, a skip is a failure): $*"
+		exit 1
+	fi
 	echo "SKIPPED: $*"
 	exit 77
 }
@@ -34,10 +41,36 @@ fail() {
 	echo "FAIL $*"
 }
 
-check() { # check DESCRIPTION COMMAND...
-	local what=$1
+# check DESCRIPTION COMMAND...: runs COMMAND, prints and counts ok/FAIL,
+# and returns COMMAND's status, so `check ... || diagnose` diagnoses.
+# A bare `check ...` that fails must not end the script under set -e (the
+# remaining checks still run and finish counts them), and bash would end
+# it: -e is ignored only inside a function whose caller tests its status
+# (`check ... ||`, `if check`, `! check`). So on a failure check asks which
+# case it is in: a subshell that inherits -e survives a failing command
+# only where -e is ignored. Tested: return the status; bare: return 0 (the
+# failure is counted; finish fails the test).
+check() {
+	local what=$1 rc=0 ie seed tested
 	shift
-	if "$@"; then ok "$what"; else fail "$what"; fi
+	"$@" || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		ok "$what"
+		return 0
+	fi
+	fail "$what"
+	# the fake server's seed reproduces its ids and stream splits (once per server)
+	if [ -n "${FAKE_LOG:-}" ] && [ -s "$FAKE_LOG" ] && [ "${CHECK_SEED_SHOWN:-}" != "$FAKE_LOG" ]; then
+		CHECK_SEED_SHOWN=$FAKE_LOG
+		seed=$(sed -n '$s/.*"seed": \([0-9][0-9]*\).*/\1/p' "$FAKE_LOG")
+		[ -z "$seed" ] || echo "     (fake server seed $seed: start_fake ... --seed $seed replays its streams)"
+	fi
+	shopt -q inherit_errexit && ie=-s || ie=-u
+	shopt -s inherit_errexit
+	tested=$(trap 'exit 0' EXIT; false; echo yes)
+	shopt "$ie" inherit_errexit
+	[ -z "$tested" ] || return "$rc"
+	return 0
 }
 
 finish() {

@@ -26,19 +26,49 @@ ROLES = ("system", "developer", "user", "assistant", "tool")
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 EXHAUSTED = "(script exhausted)"
 LLAMACPP_REASONING = "(thinking) I should look at the request before answering."
-STATUS_FAULTS = ("429", "429ms", "quota", "500", "503", "401")
+STATUS_FAULTS = ("429", "429ms", "quota", "500", "503", "401", "404", "context")
 STREAM_FAULTS = ("cut", "reset", "error-event", "llamacpp-error", "stall")
 ALNUM = string.ascii_letters + string.digits
+MAX_CALL_ID = 40  # OpenAI's limit on messages[i].tool_calls[j].id
+DEFAULT_CONTEXT = 128000  # the context length a `context` fault reports
+# The top-level parameters POST /v1/chat/completions knows (openai-python
+# CompletionCreateParams); anything else is "Unrecognized request argument".
+KNOWN_PARAMS = frozenset((
+    "model", "messages", "audio", "frequency_penalty", "function_call", "functions",
+    "logit_bias", "logprobs", "max_completion_tokens", "max_tokens", "metadata", "modalities",
+    "n", "parallel_tool_calls", "prediction", "presence_penalty", "prompt_cache_key",
+    "prompt_cache_retention", "reasoning_effort", "response_format", "safety_identifier",
+    "seed", "service_tier", "stop", "store", "stream", "stream_options", "temperature",
+    "tool_choice", "tools", "top_logprobs", "top_p", "user", "verbosity",
+    "web_search_options"))
+# Reasoning models take max_completion_tokens only (o1, o3, o4-mini, gpt-5 families).
+REASONING_MODEL_RE = re.compile(r"^(o1|o3|o4-mini)($|-)|^gpt-5($|[.-])")
+# Content part types by role: OpenAI's, then what the compatible servers parse,
+# in any role (Ollama: openai/openai.go; vLLM: MM_PARSER_MAP in
+# vllm/entrypoints/chat_utils.py; llama.cpp: its server's content parser).
+OPENAI_PARTS = {"system": ("text",), "developer": ("text",),
+                "user": ("text", "image_url", "input_audio", "file"),
+                "assistant": ("text", "refusal"), "tool": ("text",)}
+LAX_PARTS = {"ollama": ("text", "image_url"),
+             "vllm": ("audio_embeds", "audio_url", "image_embeds", "image_pil", "image_url",
+                      "input_audio", "input_image", "input_text", "output_text", "prompt_embeds",
+                      "refusal", "text", "thinking", "tool_reference", "video_url"),
+             "llamacpp": ("text", "image_url", "input_audio")}
+# The field a part of each type must carry for OpenAI, and its JSON type.
+PART_FIELD = {"text": ("text", str), "refusal": ("refusal", str), "image_url": ("image_url", dict),
+              "input_audio": ("input_audio", dict), "file": ("file", dict)}
 
 
 class ApiError(Exception):
     """An HTTP error answer: status plus an OpenAI-style error object."""
 
     def __init__(self, status, message, etype="invalid_request_error",
-                 param=None, code=None, headers=()):
+                 param=None, code=None, headers=(), extra=None, styled=True):
         super().__init__(message)
         self.status, self.message, self.etype = status, message, etype
         self.param, self.code, self.headers = param, code, list(headers)
+        self.extra = extra or {}  # more fields for a llama.cpp error object
+        self.styled = styled  # False: OpenAI-shaped whatever the quirk (an unknown URL)
 
 
 # ---------------------------------------------------------------- script
@@ -117,14 +147,43 @@ def check_name(param, name):
                    f"matches the pattern '^[a-zA-Z0-9_-]+$', got {name!r}.", "invalid_value")
 
 
-def check_parts(param, content):
-    """Content of system/developer/user: a string or an array of typed parts."""
+def supported(values):
+    q = [f"'{v}'" for v in values]
+    return q[0] if len(q) == 1 else ", ".join(q[:-1]) + ", and " + q[-1]
+
+
+def check_parts(param, content, role, quirk):
+    """Message content: a string or an array of typed parts, each of a type
+    the server knows (OpenAI: by role, see OPENAI_PARTS)."""
     ok = isinstance(content, str) or (isinstance(content, list) and all(
         isinstance(p, dict) and isinstance(p.get("type"), str) for p in content))
     want(param, ok, "one of a string or array of objects", content)
+    if isinstance(content, str):
+        return
+    for k, part in enumerate(content):
+        pp, ptype = f"{param}[{k}]", part["type"]
+        if quirk == "openai":
+            known = OPENAI_PARTS[role]
+            if ptype not in known:
+                bad(pp + ".type", f"Invalid value for '{pp}.type': {ptype!r}. Supported values "
+                    f"are: {supported(known)}.", "invalid_value")
+        elif ptype not in LAX_PARTS[quirk]:
+            if quirk == "ollama":
+                bad(None, "invalid message format")
+            if quirk == "vllm":
+                bad("type", f"Unsupported chat content part type: {ptype!r}. Supported types: "
+                    f"{', '.join(sorted(LAX_PARTS['vllm']))}.")
+            bad(None, "unsupported content[].type")
+        if quirk == "ollama" and ptype == "text" and not isinstance(part.get("text"), str):
+            bad(None, "invalid message format")
+        if quirk == "openai" and ptype in PART_FIELD:  # vLLM skips a part without its field
+            field, ftype = PART_FIELD[ptype]
+            need(part, field, f"{pp}.{field}")
+            want(f"{pp}.{field}", isinstance(part[field], ftype),
+                 "a string" if ftype is str else "an object", part[field])
 
 
-def check_tool_call(p, tc, seen_ids):
+def check_tool_call(p, tc, seen_ids, quirk):
     """One assistant tool_calls[i]; returns its id."""
     want(p, isinstance(tc, dict), "an object", tc)
     cid = need(tc, "id", p + ".id")
@@ -132,6 +191,10 @@ def check_tool_call(p, tc, seen_ids):
     if not cid:
         bad(p + ".id", f"Invalid '{p}.id': empty string. Expected a string with minimum length 1, "
                        "but got an empty string instead.", "empty_string")
+    if quirk == "openai" and len(cid) > MAX_CALL_ID:  # the compatible servers take any length
+        bad(p + ".id", f"Invalid '{p}.id': string too long. Expected a string with maximum "
+                       f"length {MAX_CALL_ID}, but got a string with length {len(cid)} instead.",
+            "string_above_max_length")
     if cid in seen_ids:
         bad(p + ".id", f"Invalid '{p}.id': duplicate tool call id '{cid}' (already used by "
                        f"{seen_ids[cid]}).", "invalid_value")
@@ -156,7 +219,7 @@ def check_tool_call(p, tc, seen_ids):
     return cid
 
 
-def validate_messages(req):
+def validate_messages(req, quirk):
     msgs = need(req, "messages", "messages")
     want("messages", isinstance(msgs, list), "an array of objects", msgs)
     if not msgs:
@@ -178,7 +241,7 @@ def validate_messages(req):
             group_open = False
         if role in ("system", "developer", "user"):
             need(m, "content", p + ".content")
-            check_parts(p + ".content", m["content"])
+            check_parts(p + ".content", m["content"], role, quirk)
         elif role == "assistant":
             tcs = m.get("tool_calls")
             if tcs is not None:
@@ -187,21 +250,24 @@ def validate_messages(req):
                     bad(p + ".tool_calls", f"Invalid '{p}.tool_calls': empty array. Expected an array "
                         "with minimum length 1, but got an empty array instead.", "empty_array")
                 for j, tc in enumerate(tcs):
-                    pending.append(check_tool_call(f"{p}.tool_calls[{j}]", tc, seen_ids))
+                    pending.append(check_tool_call(f"{p}.tool_calls[{j}]", tc, seen_ids, quirk))
                 group_open = True
             content = m.get("content")
             if content is None and not tcs:
                 bad(p + ".content", f"Invalid value for '{p}.content': expected a string, got null "
                     "(an assistant message needs content or tool_calls).")
             if content is not None:
-                check_parts(p + ".content", content)
+                check_parts(p + ".content", content, role, quirk)
         else:  # tool
             tcid = need(m, "tool_call_id", p + ".tool_call_id")
             want(p + ".tool_call_id", isinstance(tcid, str), "a string", tcid)
             if "content" not in m:
                 bad(p + ".content", f"Missing required parameter: '{p}.content'.",
                     "missing_required_parameter")
-            want(p + ".content", isinstance(m["content"], str), "a string", m["content"])
+            if isinstance(m["content"], list):  # an array of text parts is allowed too
+                check_parts(p + ".content", m["content"], role, quirk)
+            else:
+                want(p + ".content", isinstance(m["content"], str), "a string", m["content"])
             if not group_open:
                 bad(f"messages.[{i}].role", "Invalid parameter: messages with role 'tool' must be a "
                     "response to a preceeding message with 'tool_calls'.")
@@ -262,14 +328,52 @@ def validate_tools(req):
     return names
 
 
-def validate(req, script):
+def model_not_found(model, quirk):
+    """The 404 a server answers for a model it does not serve."""
+    if quirk == "ollama":
+        return ApiError(404, f'model "{model}" not found, try pulling it first', "not_found_error")
+    if quirk == "vllm":
+        return ApiError(404, f"The model `{model}` does not exist.", "NotFoundError", param="model")
+    if quirk == "llamacpp":
+        return ApiError(404, "model not found", "not_found_error")
+    return ApiError(404, f"The model '{model}' does not exist or you do not have access to it.",
+                    code="model_not_found")
+
+
+def context_exceeded(limit, tokens, quirk):
+    """The 400 a server answers for a prompt over its context length."""
+    if quirk == "vllm":
+        return ApiError(400, f"This model's maximum context length is {limit} tokens. However, "
+                        f"your request has {tokens} input tokens. Please reduce the length of the "
+                        "input messages.", "BadRequestError", param="input_tokens")
+    if quirk == "llamacpp":
+        return ApiError(400, f"request ({tokens} tokens) exceeds the available context size "
+                        f"({limit} tokens), try increasing it", "exceed_context_size_error",
+                        extra={"n_prompt_tokens": tokens, "n_ctx": limit})
+    return ApiError(400, f"This model's maximum context length is {limit} tokens. However, your "
+                    f"messages resulted in {tokens} tokens. Please reduce the length of the "
+                    "messages.", param="messages", code="context_length_exceeded")
+
+
+def validate(req, script, quirk="openai", models=None):
     """Checks a decoded request; returns (turn index, turn, tool names, include_usage)."""
     want("body", isinstance(req, dict), "an object", req)
     if req.get("model") is None:
         bad(None, "you must provide a model parameter")
     want("model", isinstance(req["model"], str) and req["model"] != "", "a non-empty string",
          req["model"])
-    msgs = validate_messages(req)
+    if quirk == "openai":  # Ollama, vLLM and llama.cpp ignore the parameters they do not know
+        unknown = [k for k in req if k not in KNOWN_PARAMS]
+        if len(unknown) == 1:
+            bad(None, f"Unrecognized request argument supplied: {unknown[0]}")
+        if unknown:
+            bad(None, f"Unrecognized request arguments supplied: {', '.join(unknown)}")
+        if req.get("max_tokens") is not None and REASONING_MODEL_RE.match(req["model"]):
+            bad("max_tokens", "Unsupported parameter: 'max_tokens' is not supported with this "
+                "model. Use 'max_completion_tokens' instead.", "unsupported_parameter")
+    if models is not None and req["model"] not in models:
+        raise model_not_found(req["model"], quirk)
+    msgs = validate_messages(req, quirk)
     names = validate_tools(req)
     for key in ("tool_choice", "parallel_tool_calls"):
         if req.get(key) is not None and names is None:
@@ -514,6 +618,12 @@ class Fault:
         try:
             if self.kind in ("cut", "reset") and arg is not None:
                 self.arg = int(arg)
+            elif self.kind == "context":
+                self.arg = int(arg if arg is not None else DEFAULT_CONTEXT)
+                if self.arg < 1:
+                    raise ValueError
+            elif self.kind == "404" and arg is not None:
+                raise ValueError
             elif self.kind == "stall":
                 self.arg = float(arg if arg is not None else 30)
             elif self.kind == "429ms" and arg is not None:
@@ -522,8 +632,12 @@ class Fault:
             raise ValueError(f"bad argument {arg!r} in fault {spec!r}")
 
 
-def fault_answer(f, key_seen):
-    """The ApiError a status fault answers with."""
+def fault_answer(f, key_seen, model, tokens, quirk):
+    """The ApiError a status fault answers with (model and prompt tokens: the request's)."""
+    if f.kind == "404":
+        return model_not_found(model, quirk)
+    if f.kind == "context":
+        return context_exceeded(f.arg, max(tokens, f.arg + 1), quirk)
     if f.kind == "429":
         return ApiError(429, "Rate limit reached for requests", "requests", code="rate_limit_exceeded",
                         headers=[("retry-after", f.arg or "1"), ("x-ratelimit-limit-requests", "60"),
@@ -562,7 +676,7 @@ class State:
         self.lock = threading.Lock()
         self.n = 0
         self.by_status = {}
-        self.seed = opts.seed if opts.seed is not None else random.getrandbits(32)
+        self.seed = opts.seed
 
     def next_n(self):
         with self.lock:
@@ -621,12 +735,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def error_body(self, e):
         q = self.server.st.opts.quirks
-        if q == "vllm" and e.status in (400, 500, 503):
-            return {"object": "error", "message": e.message,
-                    "type": "BadRequestError" if e.status == 400 else "InternalServerError",
+        if q == "vllm" and e.status in (400, 404, 500, 503) and e.styled:
+            etype = {400: "BadRequestError", 404: "NotFoundError"}.get(e.status, "InternalServerError")
+            return {"object": "error", "message": e.message, "type": etype,
                     "param": e.param, "code": e.status}
-        if q == "llamacpp" and e.status in (400, 500, 503):
-            return {"error": {"code": e.status, "message": e.message, "type": e.etype}}
+        if q == "llamacpp" and e.status in (400, 404, 500, 503) and e.styled:
+            return {"error": {"code": e.status, "message": e.message, "type": e.etype, **e.extra}}
         return {"error": {"message": e.message, "type": e.etype, "param": e.param, "code": e.code}}
 
     def bearer(self):
@@ -657,8 +771,9 @@ class Handler(BaseHTTPRequestHandler):
             except ApiError as e:
                 return self.send_json(e.status, self.error_body(e))
             return self.send_json(200, {"object": "list", "data": [
-                {"id": "fake-model", "object": "model", "created": 0, "owned_by": "fake-openai"}]})
-        self.send_json(404, self.error_body(ApiError(404, f"Invalid URL (GET {path})")))
+                {"id": m, "object": "model", "created": 0, "owned_by": "fake-openai"}
+                for m in (st.opts.models or ["fake-model"])]})
+        self.send_json(404, self.error_body(ApiError(404, f"Invalid URL (GET {path})", styled=False)))
 
     # -- POST: the chat completions endpoint
     def do_POST(self):
@@ -668,7 +783,7 @@ class Handler(BaseHTTPRequestHandler):
         self.rid = "req_%032x" % random.getrandbits(128)
         path = urlsplit(self.path).path
         entry = {"n": n, "path": path, "model": None, "n_messages": None, "turn_index": None,
-                 "status": None, "fault": None, "t": round(t, 6)}
+                 "status": None, "fault": None, "t": round(t, 6), "seed": st.seed}
         try:
             try:
                 raw = self.read_body()
@@ -686,7 +801,7 @@ class Handler(BaseHTTPRequestHandler):
     def answer(self, n, path, raw, entry):
         st = self.server.st
         if not path.endswith("/chat/completions"):
-            raise ApiError(404, f"Invalid URL (POST {path})")
+            raise ApiError(404, f"Invalid URL (POST {path})", styled=False)
         key = self.bearer()
         req = None
         try:
@@ -703,7 +818,10 @@ class Handler(BaseHTTPRequestHandler):
         fault = st.fault_for(n)
         if fault and fault.kind in STATUS_FAULTS:
             entry["fault"] = fault.spec
-            raise fault_answer(fault, key)
+            model = entry["model"] if isinstance(entry["model"], str) else "unknown"
+            msgs = req.get("messages") if isinstance(req, dict) else None
+            tokens = max(1, len(json.dumps(msgs) if msgs is not None else raw) // 4)
+            raise fault_answer(fault, key, model, tokens, st.opts.quirks)
         ctype = self.headers.get("Content-Type", "")
         if ctype.split(";")[0].strip().lower() != "application/json":
             raise ApiError(400, f"Invalid Content-Type header {ctype!r}: expected 'application/json'.")
@@ -713,7 +831,7 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(400, "We could not parse the JSON body of your request. (HINT: This likely "
                            "means you aren't using your HTTP library correctly. The OpenAI API "
                            f"expects a JSON payload, but what was sent was not valid JSON.) ({e})")
-        idx, turn, _, include_usage = validate(req, st.script)
+        idx, turn, _, include_usage = validate(req, st.script, st.opts.quirks, st.opts.models)
         rng = random.Random(st.seed * 1000003 + n)
         prompt_tokens = max(1, len(json.dumps(req.get("messages"))) // 4)
         b = Builder(st.opts.quirks, rng, req["model"], turn, include_usage, prompt_tokens)
@@ -820,10 +938,19 @@ def main(argv=None):
     ap.add_argument("--fault", action="append", default=[], help="KIND@N[:ARG], repeatable")
     ap.add_argument("--log", help="append one JSON line per POST")
     ap.add_argument("--key", help="require 'Authorization: Bearer KEY'")
+    ap.add_argument("--models", help="comma-separated models the server knows; others get 404 "
+                    "(default: any model)")
     ap.add_argument("--seed", type=int, help="seed for ids and chunk sizes (default random)")
     ap.add_argument("--delay-ms", type=float, default=1.0, help="pause after each write (default 1)")
     ap.add_argument("--verbose", action="store_true", help="log HTTP requests on stderr")
     opts = ap.parse_args(argv)
+    if opts.models is not None:
+        opts.models = [m.strip() for m in opts.models.split(",") if m.strip()]
+        if not opts.models:
+            print("fake_openai: --models needs at least one model name", file=sys.stderr)
+            return 2
+    if opts.seed is None:
+        opts.seed = random.SystemRandom().getrandbits(32)
     try:
         script = load_script(opts.script)
         faults = [Fault(s) for s in opts.fault]
@@ -837,6 +964,8 @@ def main(argv=None):
     srv.st = State(opts, script, faults)
     port = srv.server_address[1]
     signal.signal(signal.SIGTERM, on_sigterm)
+    print(f"fake_openai: seed {opts.seed} (rerun with --seed {opts.seed} to get the same ids and "
+          f"stream splits)", file=sys.stderr, flush=True)
     if opts.port_file:
         tmp = f"{opts.port_file}.tmp.{os.getpid()}"
         with open(tmp, "w") as f:

@@ -28,12 +28,15 @@ is() {
 }
 
 # start NAME ARGS...: run a server on port 0, wait for its port file; sets PORT, LOG, SRV
+# (with --seed 7, or $SEED; SEED=random: no --seed)
 start() {
 	local name=$1
 	shift
+	local seed=(--seed "${SEED:-7}")
+	[ "${SEED:-}" = random ] && seed=()
 	rm -f "$T/$name.port" "$T/$name.log"
 	$PY "$FAKE" --script "$T/script.json" --port 0 --port-file "$T/$name.port" \
-		--log "$T/$name.log" --seed 7 "$@" 2>"$T/$name.err" &
+		--log "$T/$name.log" "${seed[@]}" "$@" 2>"$T/$name.err" &
 	SRV=$!
 	SRVS+=("$SRV")
 	for _ in $(seq 200); do [ -s "$T/$name.port" ] && break; sleep 0.025; done
@@ -72,6 +75,19 @@ invalid() {
 	local name=$1 req=$2 words=$3
 	post "$req" "$req"
 	WORDS=$words expect "400 $name" "code == 400 and os.environ['WORDS'] in err_msg()"
+}
+
+# refused NAME REQ STATUS CODE PARAM WORDS: post REQ; an OpenAI-shaped error with that HTTP
+# status, error code and param (Python literals: 'x' or None) whose message contains WORDS
+refused() {
+	local name=$1 req=$2 status=$3 ecode=$4 param=$5 words=$6
+	post "$req" "$req"
+	WORDS=$words expect "$status $name" "code == $status and j['error']['type'] == 'invalid_request_error' and j['error']['code'] == $ecode and j['error']['param'] == $param and os.environ['WORDS'] in err_msg()"
+}
+# accepted NAME REQ: post REQ; a complete 200 stream
+accepted() {
+	post "$2" "$2"
+	expect "200 $1" "code == 200 and s['finish'] and not s['errors']"
 }
 
 # ------------------------------------------------------------------ fixtures
@@ -301,6 +317,48 @@ req("stream_missing", stream=None, stream_options=None)
 req("stream_options_no_stream", stream=False)
 req("max_tokens_str", max_tokens="100")
 req("max_tokens_zero", max_completion_tokens=0)
+# stricter checks: tool call id length, unknown parameters, content part types,
+# max_tokens for reasoning models
+def set_id(m, cid):
+    m[2]["tool_calls"][0]["id"] = cid
+    m[3]["tool_call_id"] = cid
+edit("id_41", TURN1, lambda m: set_id(m, "call_" + "x" * 36))
+edit("id_40", TURN1, lambda m: set_id(m, "call_" + "x" * 35))
+edit("id_vllm", TURN1, lambda m: set_id(m, "chatcmpl-tool-" + "0123456789abcdef" * 2))
+req("param_foo", foo=1)
+req("param_two", foo=1, bar=True)
+req("param_service_level", service_level="default")
+KNOWN = dict(temperature=1, top_p=1, n=1, stop=["\n\n"], presence_penalty=0, frequency_penalty=0,
+             logit_bias={}, logprobs=False, user="u", seed=1, response_format={"type": "text"},
+             reasoning_effort="low", metadata={"k": "v"}, store=False, service_tier="auto",
+             parallel_tool_calls=True, verbosity="low", safety_identifier="s",
+             prompt_cache_key="k", modalities=["text"])
+req("params_known", model="gpt-5-mini", **KNOWN)
+def user_parts(parts):
+    return lambda m: m[1].update(content=parts)
+IMG = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+AUDIO = {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}
+edit("parts_user_ok", BASE["messages"], user_parts([{"type": "text", "text": "List"}, IMG, AUDIO,
+     {"type": "file", "file": {"file_id": "file-abc"}}]))
+edit("parts_user_text_img", BASE["messages"], user_parts([{"type": "text", "text": "List"}, IMG]))
+edit("parts_user_video", BASE["messages"], user_parts([{"type": "text", "text": "a"},
+     {"type": "video_url", "video_url": {"url": "x"}}]))
+edit("parts_user_audio", BASE["messages"], user_parts([AUDIO]))
+edit("parts_user_bogus", BASE["messages"], user_parts([{"type": "bogus", "bogus": "x"}]))
+edit("parts_text_missing", BASE["messages"], user_parts([{"type": "text"}]))
+edit("parts_text_notstr", BASE["messages"], user_parts([{"type": "text", "text": 5}]))
+edit("parts_system_img", BASE["messages"], lambda m: m[0].update(content=[{"type": "text", "text": "x"}, IMG]))
+edit("parts_system_text", BASE["messages"], lambda m: m[0].update(content=[{"type": "text", "text": "x"}]))
+edit("parts_asst_refusal", TURN1, lambda m: m[2].update(content=[{"type": "refusal", "refusal": "no"}]))
+edit("parts_asst_img", TURN1, lambda m: m[2].update(content=[IMG]))
+edit("parts_tool_text", TURN1, lambda m: m[3].update(content=[{"type": "text", "text": "a.txt"}]))
+edit("parts_tool_img", TURN1, lambda m: m[3].update(content=[IMG]))
+for model in ("o1", "o1-preview", "o3", "o3-mini", "o4-mini", "gpt-5", "gpt-5-mini", "gpt-5.1"):
+    req("mt_" + model, model=model, max_completion_tokens=None, max_tokens=100)
+req("mct_o3", model="o3")
+req("mt_gpt-4.1", model="gpt-4.1", max_completion_tokens=None, max_tokens=100)
+req("mt_o4", model="o4-mini-2025-04-16", max_completion_tokens=None, max_tokens=100)
+req("model_other", model="other-model")
 for name, r in reqs.items():
     with open(f"{T}/{name}.json", "w", encoding="utf-8") as f:
         json.dump(r, f, ensure_ascii=False)
@@ -314,6 +372,12 @@ $PY "$FAKE" --script "$T/script.json" --fault 'bogus@1' 2>/dev/null
 is "cli: bad fault spec exits 2" "exit $?" [ $? -eq 2 ]
 $PY "$FAKE" --script "$T/nope.json" 2>/dev/null
 is "cli: missing script exits 2" "exit $?" [ $? -eq 2 ]
+for spec in context@1:x context@1:0 404@1:x; do
+	$PY "$FAKE" --script "$T/script.json" --fault "$spec" 2>/dev/null
+	is "cli: bad fault spec $spec exits 2" "exit $?" [ $? -eq 2 ]
+done
+$PY "$FAKE" --script "$T/script.json" --models , 2>/dev/null
+is "cli: --models without a name exits 2" "exit $?" [ $? -eq 2 ]
 
 # ------------------------------------------------------------------ openai style
 start openai
@@ -439,6 +503,40 @@ invalid "stream_options without stream" stream_options_no_stream "'stream_option
 invalid "max_tokens a string" max_tokens_str "Invalid type for 'max_tokens': expected an integer"
 invalid "max_completion_tokens 0" max_tokens_zero "integer below minimum value"
 expect "log: a 400 line carries the error" "L[-1]['status'] == 400 and 'minimum' in L[-1]['error']"
+
+# as strict as the real API: each refusal, then the same request made valid
+refused "tool call id of 41 chars" id_41 400 "'string_above_max_length'" "'messages[2].tool_calls[0].id'" \
+	"Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string with maximum length 40, but got a string with length 41 instead."
+refused "vLLM-style tool call id (46 chars)" id_vllm 400 "'string_above_max_length'" "'messages[2].tool_calls[0].id'" "got a string with length 46 instead"
+accepted "tool call id of 40 chars" id_40
+refused "unknown parameter foo" param_foo 400 None None "Unrecognized request argument supplied: foo"
+refused "two unknown parameters" param_two 400 None None "Unrecognized request arguments supplied: foo, bar"
+refused "service_level is not a parameter (service_tier is)" param_service_level 400 None None \
+	"Unrecognized request argument supplied: service_level"
+accepted "the real parameters (temperature, seed, metadata, store, service_tier ...)" params_known
+refused "user content part type bogus" parts_user_bogus 400 "'invalid_value'" "'messages[1].content[0].type'" \
+	"Invalid value for 'messages[1].content[0].type': 'bogus'. Supported values are: 'text', 'image_url', 'input_audio', and 'file'."
+refused "user content part video_url (not OpenAI's)" parts_user_video 400 "'invalid_value'" "'messages[1].content[1].type'" "'video_url'"
+accepted "user parts text, image_url, input_audio, file" parts_user_ok
+refused "text part without text" parts_text_missing 400 "'missing_required_parameter'" "'messages[1].content[0].text'" \
+	"Missing required parameter: 'messages[1].content[0].text'."
+refused "text part with a number" parts_text_notstr 400 "'invalid_type'" "'messages[1].content[0].text'" "expected a string, but got an integer"
+refused "image_url part in a system message" parts_system_img 400 "'invalid_value'" "'messages[0].content[1].type'" \
+	"'image_url'. Supported values are: 'text'."
+accepted "text parts in a system message" parts_system_text
+refused "image_url part in an assistant message" parts_asst_img 400 "'invalid_value'" "'messages[2].content[0].type'" \
+	"Supported values are: 'text', and 'refusal'."
+accepted "refusal part in an assistant message" parts_asst_refusal
+refused "image_url part in a tool message" parts_tool_img 400 "'invalid_value'" "'messages[3].content[0].type'" "Supported values are: 'text'."
+accepted "text parts in a tool message" parts_tool_text
+for m in o1 o1-preview o3 o3-mini o4-mini gpt-5 gpt-5-mini gpt-5.1; do
+	refused "max_tokens with $m" "mt_$m" 400 "'unsupported_parameter'" "'max_tokens'" \
+		"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
+done
+refused "max_tokens with a dated o4-mini" mt_o4 400 "'unsupported_parameter'" "'max_tokens'" "Use 'max_completion_tokens' instead."
+accepted "max_completion_tokens with o3" mct_o3
+accepted "max_tokens with gpt-4.1" mt_gpt-4.1
+expect "log: the refusal's line names the field" "L[-3]['status'] == 400 and 'max_tokens' in L[-3]['error']"
 stop
 
 # ------------------------------------------------------------------ auth
@@ -464,6 +562,16 @@ expect "ollama: finish_reason on the last content chunk, then usage, [DONE]" \
 	"s['finish'] == 'tool_calls' and s['finish_with_payload'] and s['usage'] and s['done']"
 post o r1
 expect "ollama: text-only turn ends with finish stop on a content chunk" "s['finish'] == 'stop' and s['finish_with_payload'] and s['text'].startswith('Done')"
+# Ollama is laxer than OpenAI: any id length, unknown parameters ignored (Go's JSON decoder),
+# max_tokens for any model; content parts only text and image_url, in any role
+accepted "ollama: 46-char tool call id" id_vllm
+accepted "ollama: unknown parameter ignored" param_foo
+accepted "ollama: max_tokens with o3" mt_o3
+accepted "ollama: text + image_url parts" parts_user_text_img
+accepted "ollama: image_url part in a system message" parts_system_img
+invalid "ollama: input_audio part -> invalid message format" parts_user_audio "invalid message format"
+invalid "ollama: bogus part -> invalid message format" parts_user_bogus "invalid message format"
+invalid "ollama: text part with a number -> invalid message format" parts_text_notstr "invalid message format"
 stop
 
 start vllm --quirks vllm
@@ -477,6 +585,17 @@ expect "vllm: content null in tool-call chunks" "s['tool_chunk_content'] and all
 expect "vllm: finish + usage but no [DONE]" "s['finish'] == 'tool_calls' and s['usage'] and not s['done'] and b'[DONE]' not in raw"
 post v bad_role
 expect "vllm: flat error body with integer code" "code == 400 and j['object'] == 'error' and j['code'] == 400 and 'robot' in j['message']"
+# vLLM ignores unknown fields (a server-side warning), takes any id length and max_tokens for
+# any model; content part types from its own list, in any role
+accepted "vllm: its own 46-char tool call ids" id_vllm
+accepted "vllm: unknown parameter ignored" param_foo
+accepted "vllm: max_tokens with o3" mt_o3
+accepted "vllm: video_url part" parts_user_video
+accepted "vllm: image_url part in a system message" parts_system_img
+accepted "vllm: a text part without text is skipped, not refused" parts_text_missing
+post v parts_user_bogus
+expect "vllm: bogus part -> 400 Unsupported chat content part type" \
+	"code == 400 and j['object'] == 'error' and j['code'] == 400 and j['message'].startswith(\"Unsupported chat content part type: 'bogus'. Supported types: \") and 'video_url' in j['message']"
 stop
 
 start llamacpp --quirks llamacpp
@@ -491,6 +610,12 @@ expect "llamacpp: ': ping' keep-alive comments interspersed" "s['comments'] >= 3
 expect "llamacpp: reasoning_content before content, not in text" \
 	"s['reasoning'].startswith('(thinking)') and '(thinking)' not in s['text'] and first_delta('reasoning_content') < first_delta('content')"
 expect "llamacpp: [DONE]" "s['done']"
+accepted "llamacpp: 41-char tool call id" id_41
+accepted "llamacpp: unknown parameter ignored" param_foo
+accepted "llamacpp: input_audio part" parts_user_audio
+post l parts_user_bogus
+expect "llamacpp: bogus part -> 400 unsupported content[].type" \
+	"code == 400 and j == {'error': {'code': 400, 'message': 'unsupported content[].type', 'type': 'invalid_request_error'}}"
 stop
 
 # ------------------------------------------------------------------ faults
@@ -560,6 +685,83 @@ post r r0
 expect "retry: log shows request 2 came >= retry-after (1 s) after request 1" \
 	"code == 200 and L[0]['status'] == 429 and L[1]['t'] - L[0]['t'] >= 1.0"
 stop
+
+# ------------------------------------------------------------------ new faults: 404 model, context length
+start nf --fault 404@1 --fault context@2 --fault context@3:1000 --fault 404@5
+refused "404@1: unknown model" r0 404 "'model_not_found'" None \
+	"The model 'gpt-test' does not exist or you do not have access to it."
+refused "context@2: context_length_exceeded (default 128000)" r0 400 "'context_length_exceeded'" "'messages'" \
+	"This model's maximum context length is 128000 tokens. However, your messages resulted in 128001 tokens. Please reduce the length of the messages."
+refused "context@3:1000: the prompt's own size in tokens" r1_big 400 "'context_length_exceeded'" "'messages'" \
+	"This model's maximum context length is 1000 tokens. However, your messages resulted in "
+expect "context@3:1000: M > 1000 (the request's estimate)" \
+	"int(err_msg().split('resulted in ')[1].split()[0]) > 70000"
+accepted "request 4 normal" r0
+post nf bad_role
+expect "404@5 fires whatever the body (a status fault)" "code == 404 and j['error']['code'] == 'model_not_found'"
+expect "log: the new faults are logged" \
+	"[x['status'] for x in L] == [404, 400, 400, 200, 404] and [x['fault'] for x in L] == ['404@1', 'context@2', 'context@3:1000', None, '404@5'] and 'does not exist' in L[0]['error']"
+stop
+
+start models --models gpt-test,gpt-other
+accepted "--models: a known model" r0
+refused "--models: another model -> 404" model_other 404 "'model_not_found'" None \
+	"The model 'other-model' does not exist or you do not have access to it."
+CUR=models
+CODE=$(curl -s -o "$T/models.body" -w '%{http_code}' "http://127.0.0.1:$PORT/v1/models" -H 'Authorization: Bearer x')
+CODE=$CODE expect "--models: GET /v1/models lists them" "[m['id'] for m in j['data']] == ['gpt-test', 'gpt-other']"
+stop
+
+start vmodels --quirks vllm --models gpt-test --fault context@2:100
+post vm model_other
+expect "vllm --models: flat 404 NotFoundError" \
+	"code == 404 and j == {'object': 'error', 'message': 'The model \`other-model\` does not exist.', 'type': 'NotFoundError', 'param': 'model', 'code': 404}"
+post vm r0
+expect "vllm context@2:100: flat 400 with vLLM's wording" \
+	"code == 400 and j['object'] == 'error' and j['code'] == 400 and j['message'].startswith(\"This model's maximum context length is 100 tokens. However, your request has \") and 'input tokens' in j['message']"
+stop
+
+start omodels --quirks ollama --models llama3.2
+post om r0
+expect "ollama --models: 404 not_found_error, try pulling it" \
+	"code == 404 and j['error']['type'] == 'not_found_error' and j['error']['message'] == 'model \"gpt-test\" not found, try pulling it first'"
+stop
+
+start lctx --quirks llamacpp --fault context@1:50 --models x
+post lc r0
+expect "llamacpp context@1:50: exceed_context_size_error with n_ctx, n_prompt_tokens" \
+	"code == 400 and j['error']['type'] == 'exceed_context_size_error' and j['error']['code'] == 400 and j['error']['n_ctx'] == 50 and j['error']['n_prompt_tokens'] > 50 and 'exceeds the available context size (50 tokens)' in j['error']['message']"
+post lc r0
+expect "llamacpp --models: 404 not_found_error" "code == 404 and j['error'] == {'code': 404, 'message': 'model not found', 'type': 'not_found_error'}"
+stop
+
+# ------------------------------------------------------------------ seed
+# Without --seed the server picks one, says it on stderr before the port file appears and puts
+# it in every log line; --seed with that number gives the same stream (ids, splits, chunks).
+SEED=random start seed1
+SEED1=$(sed -n 's/^fake_openai: seed \([0-9][0-9]*\) (rerun with --seed \1 .*/\1/p' "$T/seed1.err")
+is "seed: stderr says 'fake_openai: seed N (rerun with --seed N ...)' (${SEED1:-none})" "$(cat "$T/seed1.err")" [ -n "$SEED1" ]
+post s1 r0
+expect "seed: the log line carries it" "L[-1]['seed'] == int('${SEED1:-0}')"
+stop
+SEED=$SEED1 start seed2
+post s2 r0
+expect "seed: the log line carries --seed" "L[-1]['seed'] == int('${SEED1:-0}')"
+stop
+SEED=$((${SEED1:-0} + 1)) start seed3
+post s3 r0
+stop
+$PY - "$T" >"$T/seed.out" 2>&1 <<'EOF2'
+import re, sys
+T = sys.argv[1]
+body = lambda n: re.sub(rb'"created":[0-9]+', b'', open(f"{T}/{n}.body", "rb").read())
+ids = lambda n: re.findall(rb'"id":"(call_[A-Za-z0-9]+)"', body(n))
+assert ids("s1") and len(ids("s1")) == 2, ids("s1")
+assert body("s1") == body("s2"), "same seed, different streams"
+assert ids("s3") != ids("s1"), "another seed, same ids"
+print("ok")
+EOF2
+is "seed: --seed N reproduces the stream byte for byte; another seed does not" "$(cat "$T/seed.out")" grep -qx ok "$T/seed.out"
 
 # faults in another quirk style: cut keeps the quirk's framing
 start cutl --quirks llamacpp --fault cut@1
