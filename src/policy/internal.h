@@ -1,6 +1,7 @@
 /* internal.h: what the policy layer's files share (private to
- * src/policy/): the policy itself, reason lists, and the classifiers
- * of shell commands (classify.c) and python code (python.c). */
+ * src/policy/): the policy itself, reason lists (reasons.c), and the
+ * entry points of the classifiers of shell commands (classify*.c, whose
+ * pieces share classify.h) and python code (python.c). */
 #ifndef ASSAY_POLICY_INTERNAL_H
 #define ASSAY_POLICY_INTERNAL_H
 
@@ -12,6 +13,8 @@
 /* Inline code (bash -c, eval, python -c, here-documents) nested deeper
  * than this is not read: it is a reason by itself. */
 #define POLICY_MAX_INLINE 6
+/* Size of the buffers workspace-relative paths are written into. */
+#define POLICY_REL_MAX 1024
 
 struct policy {
 	enum policy_mode mode;
@@ -34,9 +37,12 @@ struct strv {
 	size_t n, cap;
 };
 
+/* A reason of kind, its text the kind's label and fmt; a reason
+ * already in r is not added twice. */
 void reasons_add(struct reasons *r, enum policy_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void reasons_free(struct reasons *r);
+/* owned is taken over (and freed if s has it already). */
 void strv_add(struct strv *s, char *owned);
 void strv_free(struct strv *s);
 
@@ -54,7 +60,8 @@ struct cls {
 	struct strv *forms;
 };
 
-/* Whether r is a well-formed rule; the message names rules[index]. */
+/* Whether r is a well-formed rule; the message names rules[index]
+ * (rules.c). */
 int policy_rule_check(const cJSON *r, int index, char **err);
 
 /* Classify a whole shell command line into parts (classify.c). */
@@ -68,7 +75,7 @@ void policy_inline_shell(struct cls *c, const char *code, const char *label);
  * came from ("python3 -c", "the python tool"...). */
 void policy_classify_python(struct cls *c, const char *code, const char *where);
 
-/* Paths, shared by both classifiers. */
+/* Paths, shared by both classifiers (classify_paths.c). */
 enum path_kind {
 	PATH_INSIDE,  /* in the workspace: rel is set */
 	PATH_SCRATCH, /* /tmp, /dev/null...: harmless */
@@ -76,8 +83,9 @@ enum path_kind {
 	PATH_OUTSIDE, /* anywhere else */
 	PATH_UNKNOWN, /* relative to a directory not known */
 };
-/* Where a static path word leads from c's directory; rel (256 bytes)
- * gets the workspace-relative path for PATH_INSIDE. */
+/* Where a static path word leads from c's directory; rel
+ * (POLICY_REL_MAX bytes) gets the workspace-relative path for
+ * PATH_INSIDE. */
 enum path_kind policy_path(const struct cls *c, const char *path, char *rel);
 /* The staged input rel is or lies in, or NULL. */
 const char *policy_input_of(const struct policy *p, const char *rel);

@@ -32,7 +32,8 @@ const char *policy_action_name(enum policy_action a)
 	return a == POLICY_ALLOW ? "allow" : a == POLICY_ASK ? "ask" : "deny";
 }
 
-static int action_of(const cJSON *rule)
+/* A rule's action as an enum policy_action (allow when unknown). */
+static int policy_rule_action(const cJSON *rule)
 {
 	const char *a = json_str(rule, "action", "");
 	return !strcmp(a, "deny")  ? POLICY_DENY
@@ -40,7 +41,9 @@ static int action_of(const cJSON *rule)
 	                           : POLICY_ALLOW;
 }
 
-static int parse_never_save(struct policy *p, const cJSON *arr, char **err)
+/* The never_save kinds of the configuration (a default when absent). */
+static int policy_parse_never_save(struct policy *p, const cJSON *arr,
+                                   char **err)
 {
 	if (!arr) {
 		p->never_save = 1u << POLICY_DELETION | 1u << POLICY_NETWORK |
@@ -91,7 +94,7 @@ struct policy *policy_new(const struct config *cfg, char **err)
 		if (policy_rule_check(r, i++, err) < 0)
 			goto fail;
 	}
-	if (parse_never_save(p, cfg->never_save, err) < 0)
+	if (policy_parse_never_save(p, cfg->never_save, err) < 0)
 		goto fail;
 	p->never_save |= 1u << POLICY_UNPARSED;
 	p->inputs = xcalloc(cfg->n_inputs + 1, sizeof *p->inputs);
@@ -147,8 +150,9 @@ int policy_add_rule(struct policy *p, const cJSON *rule, char **err)
 
 /* --- classification of the call ---------------------------------- */
 
-static void one_part(struct policy_verdict *v, const char *text,
-                     struct reasons *r)
+/* The call as one part of text, taking over r. */
+static void policy_one_part(struct policy_verdict *v, const char *text,
+                            struct reasons *r)
 {
 	v->parts = xcalloc(1, sizeof *v->parts);
 	v->nparts = 1;
@@ -158,8 +162,10 @@ static void one_part(struct policy_verdict *v, const char *text,
 	memset(r, 0, sizeof *r);
 }
 
-static void classify_call(struct policy *p, struct policy_verdict *v,
-                          const cJSON *args)
+/* The parts of a call and their reasons: a shell command line, python
+ * code, or a file path. */
+static void policy_classify_call(struct policy *p, struct policy_verdict *v,
+                                 const cJSON *args)
 {
 	const char *tool = v->tool;
 	struct reasons r = {0};
@@ -178,7 +184,7 @@ static void classify_call(struct policy *p, struct policy_verdict *v,
 		struct cls c = {.pol = p, .r = &r, .forms = &forms};
 		if (code)
 			policy_classify_python(&c, code, "the python code");
-		one_part(v, v->subject, &r);
+		policy_one_part(v, v->subject, &r);
 		v->parts[0].forms = forms.v;
 		v->parts[0].nforms = forms.n;
 		return;
@@ -194,25 +200,29 @@ static void classify_call(struct policy *p, struct policy_verdict *v,
 			            "(your data)",
 			            rel);
 	}
-	one_part(v, rel ? rel : v->subject, &r);
+	policy_one_part(v, rel ? rel : v->subject, &r);
 	free(rel);
 }
 
 /* --- rules ------------------------------------------------------- */
 
-static int rule_applies(const cJSON *rule, const char *tool)
+/* Whether a rule is for tool (shell when it names none, "*" for all). */
+static int policy_rule_applies(const cJSON *rule, const char *tool)
 {
 	const char *t = json_str(rule, "tool", "shell");
 	return !strcmp(t, "*") || !strcmp(t, tool);
 }
 
-static int rule_matches(const cJSON *rule, const struct policy_part *part)
+/* Whether a rule's glob matches a part (deny and ask rules: any of its
+ * forms too). */
+static int policy_rule_matches(const cJSON *rule,
+                               const struct policy_part *part)
 {
 	const char *glob = json_str(rule, "match", "");
 	if (policy_glob(glob, part->text))
 		return 1;
 	/* deny and ask rules also see what a wrapper or inline code runs */
-	if (action_of(rule) == POLICY_ALLOW)
+	if (policy_rule_action(rule) == POLICY_ALLOW)
 		return 0;
 	for (size_t k = 0; k < part->nforms; k++)
 		if (policy_glob(glob, part->forms[k]))
@@ -220,15 +230,17 @@ static int rule_matches(const cJSON *rule, const struct policy_part *part)
 	return 0;
 }
 
-static void match_rules(const cJSON *rules, const char *tool,
-                        struct policy_part *part)
+/* The strongest of rules that matches part becomes its rule. */
+static void policy_match_rules(const cJSON *rules, const char *tool,
+                               struct policy_part *part)
 {
 	const cJSON *r;
 	cJSON_ArrayForEach(r, rules)
 	{
-		if (!rule_applies(r, tool) || !rule_matches(r, part))
+		if (!policy_rule_applies(r, tool) ||
+		    !policy_rule_matches(r, part))
 			continue;
-		int a = action_of(r);
+		int a = policy_rule_action(r);
 		if (!part->rule || a > (int)part->rule_action) {
 			part->rule = r;
 			part->rule_action = (enum policy_action)a;
@@ -238,7 +250,8 @@ static void match_rules(const cJSON *rules, const char *tool,
 
 /* --- the decision ------------------------------------------------ */
 
-static void collect_reasons(struct policy_verdict *v)
+/* Every part's reasons once, and the parse error as one, into v. */
+static void policy_collect_reasons(struct policy_verdict *v)
 {
 	struct reasons all = {0};
 	for (size_t k = 0; k < v->nparts; k++)
@@ -260,14 +273,17 @@ static void collect_reasons(struct policy_verdict *v)
 	v->nreasons = all.n;
 }
 
-static int needs_rule(const struct policy *p, const struct policy_part *part)
+/* Whether a part keeps the call asked unless a rule allows it. */
+static int policy_needs_rule(const struct policy *p,
+                             const struct policy_part *part)
 {
 	if (part->rule && part->rule_action == POLICY_ALLOW)
 		return 0;
 	return p->mode == POLICY_MODE_ALL || part->nreasons > 0;
 }
 
-static void kinds_text(unsigned kinds, char *out, size_t max)
+/* The names of the kinds in a bit set, comma-separated, into out. */
+static void policy_kinds_text(unsigned kinds, char *out, size_t max)
 {
 	out[0] = '\0';
 	for (int k = 0; k < POLICY_NKINDS; k++) {
@@ -280,8 +296,8 @@ static void kinds_text(unsigned kinds, char *out, size_t max)
 }
 
 /* The rules "always" would save, or why there are none. */
-static void plan_save(const struct policy *p, struct policy_verdict *v,
-                      const cJSON *ask_rule)
+static void policy_plan_save(const struct policy *p, struct policy_verdict *v,
+                             const cJSON *ask_rule)
 {
 	if (v->parse_error) {
 		v->no_save = xstrdup("the command could not be parsed, so no "
@@ -298,7 +314,7 @@ static void plan_save(const struct policy *p, struct policy_verdict *v,
 	cJSON *save = cJSON_CreateArray();
 	for (size_t k = 0; k < v->nparts; k++) {
 		const struct policy_part *part = &v->parts[k];
-		if (!needs_rule(p, part))
+		if (!policy_needs_rule(p, part))
 			continue;
 		for (size_t j = 0; j < part->nreasons; j++)
 			kinds |= 1u << part->reasons[j].kind;
@@ -312,7 +328,7 @@ static void plan_save(const struct policy *p, struct policy_verdict *v,
 		cJSON_AddItemToArray(save, r);
 	}
 	char names[200];
-	kinds_text(kinds & p->never_save, names, sizeof names);
+	policy_kinds_text(kinds & p->never_save, names, sizeof names);
 	if (!cJSON_GetArraySize(save))
 		v->no_save = xstrdup("there is nothing to save a rule for");
 	else if (*names)
@@ -327,7 +343,9 @@ static void plan_save(const struct policy *p, struct policy_verdict *v,
 		v->save = save;
 }
 
-static void decide(struct policy *p, struct policy_verdict *v)
+/* The action from the parts' rules, reasons and the mode (deny > ask >
+ * allow), and what "always" would save. */
+static void policy_decide(struct policy *p, struct policy_verdict *v)
 {
 	const cJSON *deny = NULL, *ask = NULL, *excused = NULL;
 	int all_allowed = v->nparts > 0 && !v->parse_error;
@@ -342,7 +360,7 @@ static void decide(struct policy *p, struct policy_verdict *v)
 			all_allowed = 0;
 		else if (part->nreasons && !excused)
 			excused = part->rule; /* a rule let a reason pass */
-		if (needs_rule(p, part) && part->nreasons)
+		if (policy_needs_rule(p, part) && part->nreasons)
 			risky = 1;
 	}
 	v->by = "mode";
@@ -375,7 +393,7 @@ static void decide(struct policy *p, struct policy_verdict *v)
 		}
 		return;
 	}
-	plan_save(p, v, ask);
+	policy_plan_save(p, v, ask);
 }
 
 struct policy_verdict *policy_check(struct policy *p, const char *tool,
@@ -383,13 +401,13 @@ struct policy_verdict *policy_check(struct policy *p, const char *tool,
 {
 	struct policy_verdict *v = xcalloc(1, sizeof *v);
 	v->tool = xstrdup(tool ? tool : "");
-	classify_call(p, v, args);
+	policy_classify_call(p, v, args);
 	for (size_t k = 0; k < v->nparts; k++) {
-		match_rules(p->rules, v->tool, &v->parts[k]);
-		match_rules(p->session_rules, v->tool, &v->parts[k]);
+		policy_match_rules(p->rules, v->tool, &v->parts[k]);
+		policy_match_rules(p->session_rules, v->tool, &v->parts[k]);
 	}
-	collect_reasons(v);
-	decide(p, v);
+	policy_collect_reasons(v);
+	policy_decide(p, v);
 	return v;
 }
 

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #define PY_MAX_TOKENS 200000
-#define REL_MAX 1024
 
 enum pytok { PY_NAME, PY_STR, PY_OP, PY_NUM };
 
@@ -45,7 +44,8 @@ struct py {
 
 /* --- tokens ------------------------------------------------------ */
 
-static void push(struct toks *t, enum pytok type, char *text, int line)
+/* One more token (past PY_MAX_TOKENS the code is marked truncated). */
+static void py_push(struct toks *t, enum pytok type, char *text, int line)
 {
 	if (t->n >= PY_MAX_TOKENS) {
 		t->truncated = 1;
@@ -59,15 +59,16 @@ static void push(struct toks *t, enum pytok type, char *text, int line)
 	t->v[t->n++] = (struct tok){type, text, line, 0};
 }
 
-static int name_char(int c)
+/* A character of a python name (any non-ASCII byte counts). */
+static int py_name_char(int c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 	       (c >= '0' && c <= '9') || c == '_' || c >= 0x80;
 }
 
 /* A string literal at s (after its prefix); returns the end. */
-static const char *lex_string(const char *s, int raw, struct buf *out,
-                              int *line)
+static const char *py_lex_string(const char *s, int raw, struct buf *out,
+                                 int *line)
 {
 	char q = *s;
 	int triple = s[1] == q && s[2] == q;
@@ -104,7 +105,7 @@ static const char *lex_string(const char *s, int raw, struct buf *out,
 }
 
 /* The string prefix (r, b, f, rb, fr... any case) before a quote. */
-static int string_prefix(const char *s, size_t n, int *raw, int *f)
+static int py_string_prefix(const char *s, size_t n, int *raw, int *f)
 {
 	if (n > 2)
 		return 0;
@@ -121,7 +122,8 @@ static int string_prefix(const char *s, size_t n, int *raw, int *f)
 	return 1;
 }
 
-static void tokenize(const char *s, struct toks *t)
+/* Names, strings, numbers and operators of the code, with line numbers. */
+static void py_tokenize(const char *s, struct toks *t)
 {
 	int line = 1;
 	while (*s && !t->truncated) {
@@ -134,40 +136,42 @@ static void tokenize(const char *s, struct toks *t)
 		} else if (c == '\'' || c == '"') {
 			struct buf b;
 			buf_init(&b, 0);
-			s = lex_string(s, 0, &b, &line);
-			push(t, PY_STR, buf_detach(&b), line);
-		} else if (name_char(c) && !(c >= '0' && c <= '9')) {
+			s = py_lex_string(s, 0, &b, &line);
+			py_push(t, PY_STR, buf_detach(&b), line);
+		} else if (py_name_char(c) && !(c >= '0' && c <= '9')) {
 			const char *e = s;
-			while (*e && name_char((unsigned char)*e))
+			while (*e && py_name_char((unsigned char)*e))
 				e++;
 			int raw, f;
 			if ((*e == '\'' || *e == '"') &&
-			    string_prefix(s, (size_t)(e - s), &raw, &f)) {
+			    py_string_prefix(s, (size_t)(e - s), &raw, &f)) {
 				struct buf b;
 				buf_init(&b, 0);
-				s = lex_string(e, raw, &b, &line);
-				push(t, PY_STR, buf_detach(&b), line);
+				s = py_lex_string(e, raw, &b, &line);
+				py_push(t, PY_STR, buf_detach(&b), line);
 				if (t->n)
 					t->v[t->n - 1].fstring = f;
 				continue;
 			}
-			push(t, PY_NAME, xstrndup(s, (size_t)(e - s)), line);
+			py_push(t, PY_NAME, xstrndup(s, (size_t)(e - s)), line);
 			s = e;
 		} else if (c >= '0' && c <= '9') {
 			while (*s &&
-			       (name_char((unsigned char)*s) || *s == '.'))
+			       (py_name_char((unsigned char)*s) || *s == '.'))
 				s++;
-			push(t, PY_NUM, xstrdup("0"), line);
+			py_push(t, PY_NUM, xstrdup("0"), line);
 		} else if (c == ' ' || c == '\t' || c == '\r' || c == '\\') {
 			s++;
 		} else {
-			push(t, PY_OP, xstrndup(s, 1), line);
+			py_push(t, PY_OP, xstrndup(s, 1), line);
 			s++;
 		}
 	}
 }
 
-static int is(const struct py *p, size_t i, enum pytok type, const char *text)
+/* Whether token i has type and (unless NULL) text. */
+static int py_is(const struct py *p, size_t i, enum pytok type,
+                 const char *text)
 {
 	return i < p->t.n && p->t.v[i].type == type &&
 	       (!text || !strcmp(p->t.v[i].text, text));
@@ -175,7 +179,8 @@ static int is(const struct py *p, size_t i, enum pytok type, const char *text)
 
 /* --- imports ----------------------------------------------------- */
 
-static void add_alias(struct py *p, const char *name, const char *target)
+/* name stands for target (import x as name, from m import name). */
+static void py_add_alias(struct py *p, const char *name, const char *target)
 {
 	if (p->nal == p->capal) {
 		p->capal = p->capal ? p->capal * 2 : 8;
@@ -186,7 +191,8 @@ static void add_alias(struct py *p, const char *name, const char *target)
 	p->nal++;
 }
 
-static const char *resolve(const struct py *p, const char *name)
+/* The full dotted name an alias stands for (name itself if none). */
+static const char *py_resolve(const struct py *p, const char *name)
 {
 	for (size_t k = p->nal; k-- > 0;)
 		if (!strcmp(p->al[k].name, name))
@@ -195,13 +201,14 @@ static const char *resolve(const struct py *p, const char *name)
 }
 
 /* A dotted name from token i; *end is the token after it. */
-static char *dotted(const struct py *p, size_t i, size_t *end)
+static char *py_dotted(const struct py *p, size_t i, size_t *end)
 {
 	struct buf b;
 	buf_init(&b, 0);
-	while (is(p, i, PY_NAME, NULL)) {
+	while (py_is(p, i, PY_NAME, NULL)) {
 		buf_puts(&b, p->t.v[i].text);
-		if (!is(p, i + 1, PY_OP, ".") || !is(p, i + 2, PY_NAME, NULL)) {
+		if (!py_is(p, i + 1, PY_OP, ".") ||
+		    !py_is(p, i + 2, PY_NAME, NULL)) {
 			i++;
 			break;
 		}
@@ -212,7 +219,8 @@ static char *dotted(const struct py *p, size_t i, size_t *end)
 	return buf_detach(&b);
 }
 
-static int starts(const char *s, const char *prefix)
+/* Whether the dotted name s is prefix or inside it (os matches os.path). */
+static int py_starts(const char *s, const char *prefix)
 {
 	size_t n = strlen(prefix);
 	return !strncmp(s, prefix, n) && (s[n] == '\0' || s[n] == '.');
@@ -269,90 +277,92 @@ static const char *const HIDDEN_MODULES[] = {
     "importlib", "ctypes",   "cffi",        "marshal",
     "code",      "builtins", "__builtin__", NULL};
 
-static int module_in(const char *m, const char *const *list)
+/* Whether module m is one of list or inside one of them. */
+static int py_module_in(const char *m, const char *const *list)
 {
 	for (; *list; list++)
-		if (starts(m, *list))
+		if (py_starts(m, *list))
 			return 1;
 	return 0;
 }
 
-static void check_module(struct py *p, const char *m)
+/* The reasons of importing module m. */
+static void py_check_module(struct py *p, const char *m)
 {
 	struct cls *c = p->c;
-	if (module_in(m, NET_MODULES))
+	if (py_module_in(m, NET_MODULES))
 		reasons_add(c->r, POLICY_NETWORK, "%s imports %s", p->where, m);
-	if (module_in(m, EXEC_MODULES))
+	if (py_module_in(m, EXEC_MODULES))
 		reasons_add(c->r, POLICY_EXEC,
 		            "%s imports %s, which runs "
 		            "commands",
 		            p->where, m);
-	if (module_in(m, HIDDEN_MODULES))
+	if (py_module_in(m, HIDDEN_MODULES))
 		reasons_add(c->r, POLICY_HIDDEN,
 		            "%s imports %s, which can run code the policy "
 		            "cannot see",
 		            p->where, m);
-	if (starts(m, "crontab"))
+	if (py_starts(m, "crontab"))
 		reasons_add(c->r, POLICY_PERSISTENCE, "%s imports %s", p->where,
 		            m);
 }
 
 /* import a.b [as c], ... | from a.b import x [as y], ... */
-static void scan_imports(struct py *p)
+static void py_scan_imports(struct py *p)
 {
 	for (size_t i = 0; i < p->t.n; i++) {
 		size_t end;
-		if (is(p, i, PY_NAME, "import") &&
-		    !(i > 0 && is(p, i - 1, PY_NAME, NULL))) {
+		if (py_is(p, i, PY_NAME, "import") &&
+		    !(i > 0 && py_is(p, i - 1, PY_NAME, NULL))) {
 			i++;
 			for (;;) {
-				char *m = dotted(p, i, &end);
+				char *m = py_dotted(p, i, &end);
 				if (!*m) {
 					free(m);
 					break;
 				}
-				check_module(p, m);
+				py_check_module(p, m);
 				i = end;
-				if (is(p, i, PY_NAME, "as") &&
-				    is(p, i + 1, PY_NAME, NULL)) {
-					add_alias(p, p->t.v[i + 1].text, m);
+				if (py_is(p, i, PY_NAME, "as") &&
+				    py_is(p, i + 1, PY_NAME, NULL)) {
+					py_add_alias(p, p->t.v[i + 1].text, m);
 					i += 2;
 				} else {
 					char *first =
 					    xstrndup(m, strcspn(m, "."));
-					add_alias(p, first, first);
+					py_add_alias(p, first, first);
 					free(first);
 				}
 				free(m);
-				if (!is(p, i, PY_OP, ","))
+				if (!py_is(p, i, PY_OP, ","))
 					break;
 				i++;
 			}
-		} else if (is(p, i, PY_NAME, "from")) {
-			char *m = dotted(p, i + 1, &end);
-			if (!*m || !is(p, end, PY_NAME, "import")) {
+		} else if (py_is(p, i, PY_NAME, "from")) {
+			char *m = py_dotted(p, i + 1, &end);
+			if (!*m || !py_is(p, end, PY_NAME, "import")) {
 				free(m);
 				continue;
 			}
-			check_module(p, m);
+			py_check_module(p, m);
 			i = end + 1;
-			if (is(p, i, PY_OP, "("))
+			if (py_is(p, i, PY_OP, "("))
 				i++;
-			while (is(p, i, PY_NAME, NULL) ||
-			       is(p, i, PY_OP, "*")) {
+			while (py_is(p, i, PY_NAME, NULL) ||
+			       py_is(p, i, PY_OP, "*")) {
 				const char *name = p->t.v[i].text;
 				char *full = xasprintf("%s.%s", m, name);
-				check_module(p, full);
+				py_check_module(p, full);
 				size_t next = i + 1;
-				if (is(p, next, PY_NAME, "as") &&
-				    is(p, next + 1, PY_NAME, NULL)) {
+				if (py_is(p, next, PY_NAME, "as") &&
+				    py_is(p, next + 1, PY_NAME, NULL)) {
 					name = p->t.v[next + 1].text;
 					next += 2;
 				}
-				add_alias(p, name, full);
+				py_add_alias(p, name, full);
 				free(full);
 				i = next;
-				if (!is(p, i, PY_OP, ","))
+				if (!py_is(p, i, PY_OP, ","))
 					break;
 				i++;
 			}
@@ -444,7 +454,8 @@ static const char *const HIDDEN_CALLS[] = {"eval",
                                            "runpy.run_module",
                                            NULL};
 
-static int call_in(const char *name, const char *const *list)
+/* Whether name is one of the NULL-terminated list. */
+static int py_call_in(const char *name, const char *const *list)
 {
 	for (; *list; list++)
 		if (!strcmp(name, *list))
@@ -454,17 +465,17 @@ static int call_in(const char *name, const char *const *list)
 
 /* The command of os.system("...") or subprocess.run([...]) when it is
  * written out as literals; NULL otherwise. */
-static char *literal_command(const struct py *p, size_t i)
+static char *py_literal_command(const struct py *p, size_t i)
 {
-	if (is(p, i, PY_STR, NULL) &&
-	    (is(p, i + 1, PY_OP, ",") || is(p, i + 1, PY_OP, ")")))
+	if (py_is(p, i, PY_STR, NULL) &&
+	    (py_is(p, i + 1, PY_OP, ",") || py_is(p, i + 1, PY_OP, ")")))
 		return p->t.v[i].fstring ? NULL : xstrdup(p->t.v[i].text);
-	if (!is(p, i, PY_OP, "[") && !is(p, i, PY_OP, "("))
+	if (!py_is(p, i, PY_OP, "[") && !py_is(p, i, PY_OP, "("))
 		return NULL;
 	struct buf b;
 	buf_init(&b, 0);
 	for (i++;; i += 2) {
-		if (!is(p, i, PY_STR, NULL) || p->t.v[i].fstring) {
+		if (!py_is(p, i, PY_STR, NULL) || p->t.v[i].fstring) {
 			buf_free(&b);
 			return NULL;
 		}
@@ -473,19 +484,21 @@ static char *literal_command(const struct py *p, size_t i)
 			buf_puts(&b, " ");
 		buf_puts(&b, q);
 		free(q);
-		if (is(p, i + 1, PY_OP, "]") || is(p, i + 1, PY_OP, ")"))
+		if (py_is(p, i + 1, PY_OP, "]") || py_is(p, i + 1, PY_OP, ")"))
 			return buf_detach(&b);
-		if (!is(p, i + 1, PY_OP, ",")) {
+		if (!py_is(p, i + 1, PY_OP, ",")) {
 			buf_free(&b);
 			return NULL;
 		}
 	}
 }
 
-static void exec_call(struct py *p, const char *name, size_t args)
+/* A call that runs a command: a literal command is classified as shell
+ * code, another is hidden. */
+static void py_exec_call(struct py *p, const char *name, size_t args)
 {
 	struct cls *c = p->c;
-	char *cmd = literal_command(p, args);
+	char *cmd = py_literal_command(p, args);
 	if (!cmd) {
 		reasons_add(c->r, POLICY_HIDDEN,
 		            "%s runs a command built at run time (%s): the "
@@ -505,7 +518,8 @@ static void exec_call(struct py *p, const char *name, size_t args)
 
 /* Reasons for a call of name (resolved through imports); 1 if it is
  * one the policy knows. */
-static int check_call(struct py *p, const char *name, size_t args, int method)
+static int py_check_call(struct py *p, const char *name, size_t args,
+                         int method)
 {
 	struct cls *c = p->c;
 	static const char *const del_methods[] = {"unlink", "rmdir", "rmtree",
@@ -513,41 +527,41 @@ static int check_call(struct py *p, const char *name, size_t args, int method)
 	static const char *const reach[] = {
 	    "os", "subprocess", "shutil", "builtins", "__builtins__", NULL};
 	if (method) {
-		if (!call_in(name, del_methods))
+		if (!py_call_in(name, del_methods))
 			return 0;
 		reasons_add(c->r, POLICY_DELETION, "%s deletes files (.%s())",
 		            p->where, name);
-	} else if (call_in(name, EXEC_CALLS) || starts(name, "sh") ||
-	           starts(name, "plumbum.local")) {
-		exec_call(p, name, args);
-	} else if (call_in(name, DELETE_CALLS)) {
+	} else if (py_call_in(name, EXEC_CALLS) || py_starts(name, "sh") ||
+	           py_starts(name, "plumbum.local")) {
+		py_exec_call(p, name, args);
+	} else if (py_call_in(name, DELETE_CALLS)) {
 		reasons_add(c->r, POLICY_DELETION,
 		            "%s deletes or moves files "
 		            "(%s)",
 		            p->where, name);
-	} else if (call_in(name, NET_CALLS) ||
+	} else if (py_call_in(name, NET_CALLS) ||
 	           !strncmp(name, "sklearn.datasets.fetch_", 23)) {
 		reasons_add(c->r, POLICY_NETWORK, "%s downloads data (%s)",
 		            p->where, name);
-	} else if (call_in(name, PRIV_CALLS)) {
+	} else if (py_call_in(name, PRIV_CALLS)) {
 		reasons_add(c->r, POLICY_PRIVILEGE,
 		            "%s changes privileges "
 		            "(%s)",
 		            p->where, name);
-	} else if (call_in(name, PROC_CALLS)) {
+	} else if (py_call_in(name, PROC_CALLS)) {
 		reasons_add(c->r, POLICY_PROCESS, "%s signals processes (%s)",
 		            p->where, name);
-	} else if (call_in(name, HIDDEN_CALLS)) {
+	} else if (py_call_in(name, HIDDEN_CALLS)) {
 		reasons_add(c->r, POLICY_HIDDEN,
 		            "%s runs code built from data (%s)", p->where,
 		            name);
-	} else if (!strcmp(name, "getattr") && is(p, args, PY_NAME, NULL) &&
-	           module_in(resolve(p, p->t.v[args].text), reach)) {
+	} else if (!strcmp(name, "getattr") && py_is(p, args, PY_NAME, NULL) &&
+	           py_module_in(py_resolve(p, p->t.v[args].text), reach)) {
 		reasons_add(c->r, POLICY_HIDDEN,
 		            "%s looks up a function of %s by name (getattr)",
-		            p->where, resolve(p, p->t.v[args].text));
-	} else if (!strcmp(name, "os.chdir") && is(p, args, PY_STR, NULL)) {
-		char rel[REL_MAX];
+		            p->where, py_resolve(p, p->t.v[args].text));
+	} else if (!strcmp(name, "os.chdir") && py_is(p, args, PY_STR, NULL)) {
+		char rel[POLICY_REL_MAX];
 		if (policy_path(c, p->t.v[args].text, rel) == PATH_OUTSIDE)
 			reasons_add(c->r, POLICY_OUTSIDE, "%s changes to %s",
 			            p->where, p->t.v[args].text);
@@ -557,19 +571,20 @@ static int check_call(struct py *p, const char *name, size_t args, int method)
 	return 1;
 }
 
-static void scan_calls(struct py *p)
+/* Every call and name, resolved through aliases, checked. */
+static void py_scan_calls(struct py *p)
 {
 	for (size_t i = 0; i < p->t.n; i++) {
-		if (!is(p, i, PY_NAME, NULL))
+		if (!py_is(p, i, PY_NAME, NULL))
 			continue;
-		int method = i > 0 && is(p, i - 1, PY_OP, ".");
+		int method = i > 0 && py_is(p, i - 1, PY_OP, ".");
 		size_t end;
-		char *name = dotted(p, i, &end);
-		if (!is(p, end, PY_OP, "(")) {
+		char *name = py_dotted(p, i, &end);
+		if (!py_is(p, end, PY_OP, "(")) {
 			/* names used without a call: __builtins__, sys.modules
 			 */
-			if (!method && (starts(name, "__builtins__") ||
-			                starts(name, "sys.modules")))
+			if (!method && (py_starts(name, "__builtins__") ||
+			                py_starts(name, "sys.modules")))
 				reasons_add(p->c->r, POLICY_HIDDEN,
 				            "%s reaches functions through %s",
 				            p->where, name);
@@ -578,18 +593,18 @@ static void scan_calls(struct py *p)
 			continue;
 		}
 		if (method) {
-			check_call(p, p->t.v[end - 1].text, end + 1, 1);
+			py_check_call(p, p->t.v[end - 1].text, end + 1, 1);
 		} else {
 			size_t first = strcspn(name, ".");
 			char *head = xstrndup(name, first);
-			char *full =
-			    xasprintf("%s%s", resolve(p, head), name + first);
-			int known = check_call(p, full, end + 1, 0);
+			char *full = xasprintf("%s%s", py_resolve(p, head),
+			                       name + first);
+			int known = py_check_call(p, full, end + 1, 0);
 			if (!known && strcmp(full, name))
-				known = check_call(p, name, end + 1, 0);
+				known = py_check_call(p, name, end + 1, 0);
 			const char *last = strrchr(name, '.');
 			if (!known && last)
-				check_call(p, last + 1, end + 1, 1);
+				py_check_call(p, last + 1, end + 1, 1);
 			free(head);
 			free(full);
 		}
@@ -600,7 +615,8 @@ static void scan_calls(struct py *p)
 
 /* --- strings ----------------------------------------------------- */
 
-static int write_word(const char *s)
+/* A word that makes its line write a file (a mode "w", to_csv...). */
+static int py_write_word(const char *s)
 {
 	static const char *const modes[] = {"w",   "wb",  "w+", "wt", "a",
 	                                    "ab",  "a+",  "x",  "xb", "r+",
@@ -612,11 +628,11 @@ static int write_word(const char *s)
 	    "dump",       "copy",     "copyfile",   "copy2",      "move",
 	    "rename",     "replace",  "remove",     "unlink",     "to_file",
 	    "imwrite",    NULL};
-	return call_in(s, modes) || call_in(s, calls);
+	return py_call_in(s, modes) || py_call_in(s, calls);
 }
 
 /* Whether the line of token i writes (a mode "w", df.to_csv...). */
-static int line_writes(const struct py *p, size_t i)
+static int py_line_writes(const struct py *p, size_t i)
 {
 	int line = p->t.v[i].line;
 	size_t a = i, b = i;
@@ -626,16 +642,18 @@ static int line_writes(const struct py *p, size_t i)
 		b++;
 	for (size_t k = a; k <= b; k++)
 		if (k != i && p->t.v[k].type != PY_OP &&
-		    write_word(p->t.v[k].text))
+		    py_write_word(p->t.v[k].text))
 			return 1;
 	return 0;
 }
 
-static void check_string(struct py *p, size_t i)
+/* A string literal: URLs, paths outside, persistent files and staged
+ * inputs written on its line. */
+static void py_check_string(struct py *p, size_t i)
 {
 	struct cls *c = p->c;
 	const char *s = p->t.v[i].text;
-	char rel[REL_MAX];
+	char rel[POLICY_REL_MAX];
 	if (p->t.v[i].fstring) {
 		/* the {...} parts of an f-string are code */
 		policy_classify_python(c, s, p->where);
@@ -649,7 +667,7 @@ static void check_string(struct py *p, size_t i)
 		free(sn);
 		return;
 	}
-	if (!*s || strchr(s, '\n') || strlen(s) >= REL_MAX)
+	if (!*s || strchr(s, '\n') || strlen(s) >= POLICY_REL_MAX)
 		return;
 	int pathlike = s[0] == '/' || s[0] == '~' || !strncmp(s, "../", 3) ||
 	               !strcmp(s, "..");
@@ -662,7 +680,7 @@ static void check_string(struct py *p, size_t i)
 	}
 	if (pathlike && k == PATH_NETWORK)
 		reasons_add(c->r, POLICY_NETWORK, "%s opens %s", p->where, s);
-	int writes = line_writes(p, i);
+	int writes = py_line_writes(p, i);
 	if (writes && policy_persistent_name(s))
 		reasons_add(
 		    c->r, POLICY_PERSISTENCE,
@@ -687,16 +705,16 @@ void policy_classify_python(struct cls *c, const char *code, const char *where)
 	inner.cwd_state = CWD_WORKSPACE;
 	inner.cwd[0] = '\0';
 	struct py p = {.c = &inner, .where = where};
-	tokenize(code, &p.t);
+	py_tokenize(code, &p.t);
 	if (p.t.truncated)
 		reasons_add(c->r, POLICY_HIDDEN,
 		            "%s: too long to check (more than %d tokens)",
 		            where, PY_MAX_TOKENS);
-	scan_imports(&p);
-	scan_calls(&p);
+	py_scan_imports(&p);
+	py_scan_calls(&p);
 	for (size_t i = 0; i < p.t.n; i++)
 		if (p.t.v[i].type == PY_STR)
-			check_string(&p, i);
+			py_check_string(&p, i);
 	for (size_t i = 0; i < p.t.n; i++)
 		free(p.t.v[i].text);
 	free(p.t.v);

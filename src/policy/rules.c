@@ -15,7 +15,7 @@
 
 /* [...] at *pp against ch: 1 or 0, advancing *pp past "]"; -1 when
  * the class is not closed (then "[" is an ordinary character). */
-static int class_match(const char **pp, unsigned char ch)
+static int rules_glob_class(const char **pp, unsigned char ch)
 {
 	const char *p = *pp + 1;
 	int neg = *p == '!' || *p == '^';
@@ -63,7 +63,7 @@ int policy_glob(const char *pat, const char *text)
 			m = 1;
 		} else if (*p == '[') {
 			const char *q = p;
-			int r = class_match(&q, (unsigned char)*t);
+			int r = rules_glob_class(&q, (unsigned char)*t);
 			if (r >= 0) {
 				m = r;
 				np = q;
@@ -155,7 +155,8 @@ int policy_rule_check(const cJSON *r, int index, char **err)
 	return 0;
 }
 
-static int has_rule(const cJSON *arr, const cJSON *rule)
+/* Whether arr already holds a rule equal to rule. */
+static int rules_has(const cJSON *arr, const cJSON *rule)
 {
 	const cJSON *r;
 	cJSON_ArrayForEach(r, arr)
@@ -210,7 +211,7 @@ int policy_save_rules(const char *path, const cJSON *rules, char **err)
 	const cJSON *r;
 	cJSON_ArrayForEach(r, rules)
 	{
-		if (!has_rule(arr, r))
+		if (!rules_has(arr, r))
 			cJSON_AddItemToArray(arr, cJSON_Duplicate(r, 1));
 	}
 	char *printed = cJSON_Print(root);

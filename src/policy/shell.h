@@ -1,5 +1,6 @@
 /* shell.h: the shell tokenizer and parser of the policy layer (private
- * to src/policy/). It reads a bash command line the way bash would and
+ * to src/policy/; shell.c, shell_word.c and shell_token.c, which share
+ * shell_parser.h). It reads a bash command line the way bash would and
  * lists every simple command it could run, with its words, assignments
  * and redirections, without expanding or executing anything. The sh_
  * prefix is the policy module's shell part. */
@@ -84,5 +85,11 @@ void sh_parse_free(struct sh_parse *p);
 char *sh_word_canon(const struct sh_word *w);
 /* Quote s for the shell when it needs it. Caller frees. */
 char *sh_quote(const char *s);
+
+/* The word's text when it is known before the command runs, else NULL. */
+static inline const char *sh_known(const struct sh_word *w)
+{
+	return (w->flags & SH_W_DYNAMIC) ? NULL : w->text;
+}
 
 #endif
