@@ -72,7 +72,8 @@ int config_apply_env(struct config *c, char **err);
  * decide where an API key is sent. */
 int config_load(struct config *c, const char *user_file, const char *extra_file,
                 char **err);
-/* $XDG_CONFIG_HOME/assay/config.json or ~/.config/assay/config.json. */
+/* $XDG_CONFIG_HOME/assay/config.json or ~/.config/assay/config.json
+ * (path_config_dir); NULL when neither variable nor HOME is set. */
 char *config_user_file(void);
 
 /* Parse "SRC[:DEST]" into an input; DEST defaults to input/<basename>. */

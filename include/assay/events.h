@@ -2,11 +2,19 @@
  * Every event is a JSON object with seq, t and type; the type's name is
  * written in one place (src/agent/events.c). Consumers dispatch on
  * enum event_type through a table indexed by it, never on the string.
- * The builders that make each event live in src/agent/events.c too. */
+ * The builders that make each event live in src/agent/events.c too:
+ * each returns a new object (the caller owns it) with "type" and the
+ * type's fields in their transcript order; the session adds seq and t
+ * when it emits it. The field table is at the top of events.c. */
 #ifndef ASSAY_EVENTS_H
 #define ASSAY_EVENTS_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <cjson/cJSON.h>
+
+struct config;
+struct policy_verdict;
 
 enum event_type {
 	EV_UNKNOWN = 0, /* a type this build does not know (newer record) */
@@ -41,5 +49,225 @@ const char *event_type_name(enum event_type t);
 enum event_type event_type_parse(const char *name);
 /* The type of an event object (its "type" member). */
 enum event_type event_type_of(const cJSON *ev);
+
+/* --- builders ---------------------------------------------------------
+ * Strings are copied; a NULL string makes no member unless said. */
+
+/* {"type"} alone. */
+cJSON *ev_new(enum event_type t);
+
+/* What run_start and run_resume both say about the run. */
+struct ev_run {
+	const char *run_id, *run_dir;
+	const char *provider, *model;
+	const char *base_url;  /* NULL: "" (never the key) */
+	const char *backend;   /* the sandbox's (sbx_name) */
+	const char *image;     /* run_start; NULL: "" */
+	const char *image_id;  /* run_start; NULL: "" */
+	const char *workspace; /* the host directory; NULL: "/workspace" */
+	/* run_start: the files the run reads (their kept copies are in
+	 * the run dir); NULL: not given, no member */
+	const char *instructions, *script;
+};
+
+/* The run a re-execute forks (run_start's forked_from). */
+struct ev_fork {
+	const char *run_id, *run_dir;
+	uint64_t fork_at;    /* 0: re-executed whole (no fork_at, replace) */
+	const char *replace; /* the user message's new text, with fork_at */
+};
+
+/* run_start: [forked_from {run_id, run_dir, mode, fork_at, replace}],
+ * type, version, run_id, run_dir, provider, model, base_url,
+ * [instructions], [script], out, sandbox {backend, image, image_id},
+ * ask, workspace, inputs [{src, dest}], outputs [path], limits
+ * {timeout_s, max_turns, max_tokens, max_cost, memory_mb, processes,
+ * cpu_s, file_size_mb, max_output_bytes, max_output_tokens, network}.
+ * out, ask, inputs, outputs and limits come from cfg; fork may be NULL
+ * (forked_from comes before type, as it always has). */
+cJSON *ev_run_start(const struct ev_run *run, const struct config *cfg,
+                    const struct ev_fork *fork);
+
+/* Where a resume picks the record up (run_resume's resumed_from). */
+struct ev_resumed_from {
+	uint64_t seq;         /* the record's last event */
+	const char *status;   /* its run_end's, or how it stopped */
+	size_t dropped_bytes; /* a cut last line, ignored */
+};
+
+/* run_resume: run_id, run_dir, resumed_from {seq, status,
+ * dropped_bytes}, provider, model, base_url, sandbox {backend},
+ * workspace, prompt (bool: a new user message follows). */
+cJSON *ev_run_resume(const struct ev_run *run,
+                     const struct ev_resumed_from *from, int prompt);
+
+/* user_message: text. */
+cJSON *ev_user_message(const char *text);
+
+/* model_request: turn, request_hash, cached (bool), messages (count),
+ * [replayed: true] (a resumed run re-sending a recorded turn). */
+cJSON *ev_model_request(int turn, const char *request_hash, int cached,
+                        int messages, int replayed);
+
+/* text_delta: turn, text. */
+cJSON *ev_text_delta(int turn, const char *text);
+
+/* assistant_message: turn, text (NULL: ""), tool_calls (a copy; NULL:
+ * []), [finish_reason], [recovered: true] (an answer found only in the
+ * cache, recorded by the resume). */
+cJSON *ev_assistant_message(int turn, const char *text, const cJSON *tool_calls,
+                            const char *finish_reason, int recovered);
+
+/* The numbers of a usage event. */
+struct ev_usage {
+	int turn;
+	long input_tokens, output_tokens, cached_tokens;
+	double cost_usd;
+	int known;    /* the provider reported usage */
+	int replayed; /* a recorded turn a resume replays: nothing billed */
+	struct {
+		long input_tokens, output_tokens, cached_tokens;
+		double cost_usd;
+	} totals; /* the run's so far */
+};
+
+/* usage: turn, input_tokens, output_tokens, cached_tokens, cost_usd,
+ * known (bool), [replayed: true], totals {input_tokens, output_tokens,
+ * cached_tokens, cost_usd}. */
+cJSON *ev_usage(const struct ev_usage *u);
+
+/* tool_call: id, name, arguments (a copy; NULL: no member). */
+cJSON *ev_tool_call(const char *id, const char *name, const cJSON *arguments);
+
+/* What an approval_request says (a call put to a person). */
+struct ev_approval_request {
+	const char *id, *tool;
+	const struct policy_verdict *verdict; /* command, reasons, kinds,
+	                                         rules, no_always */
+	const char *cwd;
+	int editable;
+};
+
+/* approval_request: id, tool, command, cwd, reasons [text], kinds
+ * [name, no repeats], rules (the rules "always" would save, or null),
+ * no_always (why "always" is not offered, or null), editable (bool). */
+cJSON *ev_approval_request(const struct ev_approval_request *r);
+
+/* One decision about a call. */
+struct ev_approval {
+	const char *id, *tool;
+	const char *decision; /* approved, edited, denied */
+	const char *by;       /* user, rule, mode */
+	const char *mode;     /* the ask mode */
+	const char *choice;   /* what the user picked; NULL: no member */
+	const cJSON *rule;    /* the deciding or saved rule; NULL: null */
+	const cJSON *rules;   /* every rule saved; NULL: no member */
+	const struct policy_verdict *verdict; /* reasons, kinds, original;
+	                                         NULL: [], [], "" */
+	const char *final;      /* what runs; NULL: null (denied) */
+	const char *feedback;   /* NULL: null */
+	const char *scope;      /* where "always" saved; NULL: no saved */
+	const char *saved_path; /* the file saved to; NULL: no member */
+	const char *note;       /* NULL: no member */
+};
+
+/* approval: id, tool, decision, by, mode, [choice], rule, [rules],
+ * reasons [text], kinds [name], original, final, feedback, [saved
+ * {scope, [path]}], [note]. */
+cJSON *ev_approval(const struct ev_approval *a);
+
+/* exec_start: id, command (what runs: a shell command or a cell). */
+cJSON *ev_exec_start(const char *id, const char *command);
+
+/* exec_output: id, stream ("stdout", "stderr"), bytes (of output this
+ * event stands for), text (perhaps less: bounded), [truncated: true]
+ * (bytes holds output that text does not). */
+cJSON *ev_exec_output(const char *id, const char *stream, uint64_t bytes,
+                      const char *text, int truncated);
+
+/* The end of a command (or a cell). */
+struct ev_exec_end {
+	const char *id;
+	int exit_code, signal, timed_out, cancelled;
+	int64_t duration_ms;
+	uint64_t stdout_bytes, stderr_bytes;
+	const char *output_file; /* the full stdout in the run dir */
+	int output_file_cut;     /* the files stopped growing at ... */
+	uint64_t output_file_cut_at;
+	const char *error; /* could not run at all; NULL: no member */
+};
+
+/* exec_end: id, exit_code, signal, timed_out, cancelled, duration_ms,
+ * stdout_bytes, stderr_bytes, output_file, [output_file_cut_at],
+ * [error]. */
+cJSON *ev_exec_end(const struct ev_exec_end *e);
+
+/* tool_result: id, content (what the model is told), is_error. */
+cJSON *ev_tool_result(const char *id, const char *content, int is_error);
+/* tool_result of a fork's replaced call: id, content, is_error,
+ * forked: true, original (what the call gave). */
+cJSON *ev_tool_result_forked(const char *id, const char *content, int is_error,
+                             const char *original);
+
+/* workspace_change: path, kind (created, modified, deleted), size. */
+cJSON *ev_workspace_change(const char *path, const char *kind, double size);
+
+/* python_session: state (started, ended), generation, and with a hello
+ * python, executable, packages (a copy; none: []), startup_ms; then
+ * [reason]. */
+cJSON *ev_python_session(const char *state, int generation, const cJSON *hello,
+                         int64_t startup_ms, const char *reason);
+
+/* replay_live: turn, reason, [recorded_hash], [request_hash],
+ * cached_turns (answered from the record before it). */
+cJSON *ev_replay_live(int turn, const char *reason, const char *recorded_hash,
+                      const char *request_hash, int cached_turns);
+
+/* step_pause before a request: kind "request", turn, messages,
+ * est_input_tokens, tools [name]. */
+cJSON *ev_step_pause_request(int turn, int messages, long est_input_tokens,
+                             const char *const *tools, size_t ntools);
+/* step_pause before a call runs: kind "exec", turn, id, tool, command
+ * (the command, code or path it acts on). */
+cJSON *ev_step_pause_exec(int turn, const char *id, const char *tool,
+                          const char *command);
+/* step_resume: action, kind (exec, request), [id], [original],
+ * [final]. */
+cJSON *ev_step_resume(const char *action, const char *kind, const char *id,
+                      const char *original, const char *final);
+
+/* idle: reason (ready, answered, failed, cancelled...). */
+cJSON *ev_idle(const char *reason);
+
+/* error: category, message, [retry_in_ms] (retry_in_ms < 0: none). */
+cJSON *ev_error(const char *category, const char *message, long retry_in_ms);
+/* error of a provider request being retried: category, message,
+ * retry_in_ms, attempt, discarded_bytes (streamed text thrown away),
+ * turn. */
+cJSON *ev_error_retry(const char *category, const char *message,
+                      long retry_in_ms, int attempt, size_t discarded_bytes,
+                      int turn);
+
+/* The end of a run. */
+struct ev_run_end {
+	const char *status; /* completed, failed, budget_exhausted,
+	                       interrupted */
+	int exit_code;
+	cJSON *outputs; /* an array of ev_run_output: taken; NULL: [] */
+	int turns;
+	long input_tokens, output_tokens;
+	double cost_usd;
+	int64_t duration_ms;
+	const char *archive; /* the workspace archive; NULL: null */
+};
+
+/* One entry of run_end's outputs: path, present (bool), bytes, and
+ * copied_to (present) or error (missing; NULL: "missing"). */
+cJSON *ev_run_output(const char *path, int present, double bytes,
+                     const char *copied_to, const char *error);
+
+/* run_end: status, exit_code, outputs, totals {turns, input_tokens,
+ * output_tokens, cost_usd, duration_ms}, archive. Takes e->outputs. */
+cJSON *ev_run_end(const struct ev_run_end *e);
 
 #endif

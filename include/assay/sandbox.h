@@ -1,8 +1,9 @@
 /* sandbox.h: where commands run. Each backend (local.c, docker.c,
- * opensandbox.c) fills a struct sbx_ops; the session only talks to this
- * interface. Operations never block the loop for long: exec streams
- * through the loop; file operations report through a callback (a
- * backend may call it before returning). */
+ * later opensandbox.c) fills an ops table inside src/sandbox/; every
+ * caller outside goes through the sbx_* functions below. Nothing here
+ * blocks the loop: commands stream through it, and every other
+ * operation reports through a completion called from the loop, never
+ * before the call that began it returns. */
 #ifndef ASSAY_SANDBOX_H
 #define ASSAY_SANDBOX_H
 
@@ -13,8 +14,10 @@
 
 struct loop;
 struct config;
-struct sbx;
-struct sbx_exec;
+struct sbx;      /* opaque: src/sandbox/internal.h */
+struct sbx_exec; /* opaque: each backend's handle */
+
+/* ---- commands ---- */
 
 enum sbx_stream { SBX_STDOUT = 1, SBX_STDERR = 2 };
 
@@ -37,145 +40,170 @@ struct sbx_exec_req {
 struct sbx_exec_obs {
 	void (*on_output)(void *arg, enum sbx_stream s, const char *data,
 	                  size_t n);
-	/* Called exactly once; the exec handle is freed after it. */
+	/* Called exactly once, from the loop (a stop, and sbx_free, call
+	 * it for what they kill); the exec handle is freed after it. */
 	void (*on_exit)(void *arg, const struct sbx_exit *ex);
 	void *arg;
 };
+
+/* ---- completions ---- */
 
 /* The rc of every completion (sbx_done_fn). */
 enum sbx_rc {
 	SBX_FAILED = -1,   /* err says what failed and what to do */
 	SBX_OK = 0,        /* done, whole */
-	SBX_TRUNCATED = 1, /* read_file/list: the result was cut at max
-	                      (err says so); data/list hold what fits */
+	SBX_TRUNCATED = 1, /* done, but cut at a limit (err says which):
+	                      read_file and list hold what fits;
+	                      export_tar wrote an archive that lacks
+	                      entries beyond the walk's limits */
 };
 
-/* Completion of an operation. data: read_file contents; list: an
- * array of {"path","type":"file|dir|link|other","size","mtime"}.
- * Both belong to the sandbox and are valid only during the call. */
+/* Completion of an operation: called exactly once, from the loop,
+ * never before the call that began it returns. data: read_file's
+ * contents (else NULL); list: list's entries (else NULL), an array of
+ * {"path","type":"file|dir|link|other","size","mtime"}. err: a human
+ * message (cause and fix) when rc is not SBX_OK; with SBX_OK only
+ * from sbx_start and sbx_stop, as a warning worth showing (the
+ * sandbox works, less well than configured). All three belong to
+ * the sandbox and are valid only during the call. A caller reports
+ * a failure as an `error` event of category "sandbox". */
 typedef void (*sbx_done_fn)(void *arg, int rc, const char *err,
                             struct buf *data, cJSON *list);
 
-struct sbx_ops {
-	const char *name;
-	unsigned caps; /* enum sbx_cap */
-	/* Create the sandbox and stage the configured inputs. On failure
-	 * *err says why and what to do; the run exits with code 3. */
-	int (*start)(struct sbx *s, char **err);
-	struct sbx_exec *(*exec)(struct sbx *s, const struct sbx_exec_req *r,
-	                         const struct sbx_exec_obs *obs, char **err);
-	/* Kill the command's whole process tree; on_exit still comes. */
-	void (*cancel)(struct sbx_exec *e);
-	int (*exec_write)(struct sbx_exec *e, const void *data, size_t n);
-	/* rel is workspace-relative and already normalised. */
-	void (*read_file)(struct sbx *s, const char *rel, size_t max,
-	                  sbx_done_fn fn, void *arg);
-	void (*write_file)(struct sbx *s, const char *rel, const void *data,
-	                   size_t n, sbx_done_fn fn, void *arg);
-	/* recursive: the whole tree under rel (bounded to max entries). */
-	void (*list)(struct sbx *s, const char *rel, int recursive, size_t max,
-	             sbx_done_fn fn, void *arg);
-	/* Copy workspace file rel to host path dest (confined on both
-	 * sides: the copy never follows a link out of the workspace). */
-	int (*fetch)(struct sbx *s, const char *rel, const char *dest,
-	             char **err);
-	/* Persist the whole workspace as a .tar.gz at path. */
-	int (*export_tar)(struct sbx *s, const char *path, char **err);
-	/* Load a .tar.gz that export_tar wrote (maybe changed since: it
-	 * is checked entry by entry) into the workspace of a sandbox just
-	 * started without inputs; resume of a backend without a host
-	 * workspace. Synchronous, like start. NULL: a backend with a host
-	 * workspace directory, which resume uses as it is. */
-	int (*import_tar)(struct sbx *s, const char *path, char **err);
-	/* Kill everything still running and release the sandbox. */
-	void (*stop)(struct sbx *s);
-	void (*destroy)(struct sbx *s);
-};
-
-struct sbx {
-	const struct sbx_ops *ops;
-	struct loop *loop;
-	const struct config *cfg;
-	char *run_dir;
-	char *workspace; /* host directory for local; NULL if remote */
-	char *image;     /* for run_start */
-	char *image_id;
-	void *priv;
-};
-
-extern const struct sbx_ops sbx_local_ops;
-extern const struct sbx_ops sbx_docker_ops;
-
-/* --- the interface every caller outside src/sandbox/ uses ----------
- * Every operation is asynchronous: its completion fn is called exactly
- * once, from the loop, never before the call returns (so a caller may
- * free nothing it still needs in fn until then). What the backend does
- * meanwhile (an HTTP request, a helper process) runs on the loop or in
- * a child the loop reaps: the loop is never blocked. */
-
-/* What a backend can do, for callers that must not compare names. */
+/* ---- what a backend can do, for callers that must not compare
+ * backend names ---- */
 enum sbx_cap {
-	/* the workspace is a host directory (sbx_workspace): a frontend
-	 * may watch it and open files in it directly */
+	/* the workspace is a host directory (sbx_workspace) that outlives
+	 * the sandbox: a frontend may watch it (inotify) and open files
+	 * in it directly, a resume in place uses it as it is, and a
+	 * recorded run's images can be read from it */
 	SBX_CAP_HOST_WORKSPACE = 1u << 0,
-	/* the workspace survives the sandbox on the host, so a resume in
-	 * place uses it as it is; else the archive is restored
-	 * (sbx_import_tar) and persisted after every call that can
-	 * change files */
+	/* the workspace lives in the sandbox: it is persisted as an
+	 * archive after every call that can change files, and a resume
+	 * restores that archive (sbx_import_tar) */
 	SBX_CAP_IMPORT_TAR = 1u << 1,
+	/* the backend drives a Docker Engine daemon (DOCKER_HOST &
+	 * co): sbx_docker_probe says whether it can */
+	SBX_CAP_DOCKER = 1u << 2,
 };
+
+/* ---- the sandbox ---- */
+
+/* Create (not start) the backend named by cfg->sandbox ("local" when
+ * unset). NULL and *err for an unknown or unavailable backend. */
+struct sbx *sbx_new(const struct config *cfg, struct loop *l,
+                    const char *run_dir, char **err);
+/* Release the sandbox, at once (the last resort at teardown: it may
+ * wait briefly for the backend, e.g. to remove a container). Before
+ * it returns, operations still in flight complete with SBX_FAILED,
+ * commands get on_exit (cancelled) and sbx_stop's callers SBX_OK;
+ * nothing is called after. Called from inside a completion, the
+ * release happens when that completion returns. */
+void sbx_free(struct sbx *s);
 
 const char *sbx_name(const struct sbx *s);
 unsigned sbx_caps(const struct sbx *s);
 /* The caps of the backend a record names ("local", "docker"...), for
  * readers of a recorded run without a sandbox; 0 when unknown. */
 unsigned sbx_backend_caps(const char *name);
-/* The host workspace directory, or NULL (SBX_CAP_HOST_WORKSPACE). */
+/* The host workspace directory once started, or NULL (see
+ * SBX_CAP_HOST_WORKSPACE). */
 const char *sbx_workspace(const struct sbx *s);
 /* The image and its id, for run_start ("" when the backend has none). */
 const char *sbx_image(const struct sbx *s);
 const char *sbx_image_id(const struct sbx *s);
 
-/* Create the sandbox and stage the configured inputs (stage_inputs 0:
- * an empty workspace, for a resume that restores one). On failure err
- * says why and what to do; the run exits with code 3. */
+/* Create the sandbox and stage cfg's inputs (stage_inputs 0: an empty
+ * workspace, for a resume that restores one). rc SBX_OK (err may hold
+ * a warning) or SBX_FAILED (err says why and what to do: the run exits
+ * with code 3). */
 void sbx_start(struct sbx *s, int stage_inputs, sbx_done_fn fn, void *arg);
-/* Kill everything still running and release the sandbox. */
+/* Stop: commands are killed at once (their on_exit comes from the
+ * loop before fn); file operations in flight (read, write, list,
+ * fetch) may finish (for up to 10 s), other operations (start,
+ * export, import) are cut short; what is cut completes with
+ * SBX_FAILED. Then the sandbox is released. rc SBX_OK, or SBX_FAILED
+ * when something could not be cleaned up (err says what is left: the
+ * next run removes it). Later operations fail; a second sbx_stop gets
+ * the first one's result. */
 void sbx_stop(struct sbx *s, sbx_done_fn fn, void *arg);
+
+/* Run a command; NULL and *err if it cannot start (then on_exit is
+ * not called). */
 struct sbx_exec *sbx_exec(struct sbx *s, const struct sbx_exec_req *r,
                           const struct sbx_exec_obs *obs, char **err);
 /* Kill the command's whole process tree; on_exit still comes. */
 void sbx_exec_cancel(struct sbx_exec *e);
+/* Queue stdin bytes (keep_stdin); n == 0 ends stdin once the queue is
+ * written. 0, or -1 when stdin is closed or the queue is full. */
 int sbx_exec_write(struct sbx_exec *e, const void *data, size_t n);
+
+/* rel is workspace-relative and normalised (path_normalize). */
+/* At most max bytes of file rel: SBX_OK with data, SBX_TRUNCATED with
+ * the first max bytes, or SBX_FAILED. */
 void sbx_read_file(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,
                    void *arg);
+/* Replace file rel (atomically), creating its directories: SBX_OK or
+ * SBX_FAILED. */
 void sbx_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
                     sbx_done_fn fn, void *arg);
+/* The entries under directory rel (recursive: the whole tree), in
+ * pre-order with siblings in strcmp order: SBX_OK with list,
+ * SBX_TRUNCATED with the first max, or SBX_FAILED. */
 void sbx_list(struct sbx *s, const char *rel, int recursive, size_t max,
               sbx_done_fn fn, void *arg);
-/* Copy workspace file rel to host path dest (confined on both sides). */
-void sbx_fetch(struct sbx *s, const char *rel, const char *dest,
-               sbx_done_fn fn, void *arg);
+/* Copy workspace file or directory rel to host path dest (confined on
+ * both sides: never through a link out of the workspace): SBX_OK or
+ * SBX_FAILED. */
+void sbx_fetch(struct sbx *s, const char *rel, const char *dest, sbx_done_fn fn,
+               void *arg);
 /* Persist the whole workspace as a .tar.gz at path (through a
- * temporary file: path is whole or absent). */
-void sbx_export_tar(struct sbx *s, const char *path, sbx_done_fn fn,
-                    void *arg);
+ * temporary file: path is whole or untouched): SBX_OK, SBX_TRUNCATED
+ * (written without what lies beyond the walk's limits) or SBX_FAILED. */
+void sbx_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
 /* Load an archive sbx_export_tar wrote (checked entry by entry) into
  * the workspace of a sandbox started without inputs. Only for a
- * backend with SBX_CAP_IMPORT_TAR (else fn gets SBX_FAILED). */
-void sbx_import_tar(struct sbx *s, const char *path, sbx_done_fn fn,
-                    void *arg);
+ * backend with SBX_CAP_IMPORT_TAR (else SBX_FAILED): SBX_OK or
+ * SBX_FAILED. */
+void sbx_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
 
-/* Create (not start) the backend named by cfg->sandbox. */
-struct sbx *sbx_new(const struct config *cfg, struct loop *l,
-                    const char *run_dir, char **err);
-/* Release the sandbox; one still running is stopped at once (the last
- * resort at teardown: it may wait for the backend). */
-void sbx_free(struct sbx *s);
+/* ---- for the command line, without a loop (blocking) ---- */
 
-/* Copy the configured inputs into a host workspace directory
- * (files and directories; the originals are never touched). */
-int sbx_stage_local(const struct config *cfg, const char *workspace,
-                    char **err);
+/* What `assay doctor` learns from the Docker daemon DOCKER_HOST & co
+ * name, each request bounded by timeout_ms. Steps run in order and
+ * stop at the first that fails (failed names it, error says why). */
+enum sbx_probe_step {
+	SBX_PROBE_OK = 0,
+	SBX_PROBE_ENDPOINT, /* DOCKER_HOST & co cannot be understood */
+	SBX_PROBE_PING,     /* no answer, or /_ping not 200 */
+	SBX_PROBE_VERSION,  /* no API version both sides speak */
+	SBX_PROBE_IMAGE,    /* the image is missing or cannot be asked */
+};
+
+struct sbx_docker_probe {
+	enum sbx_probe_step failed;
+	char *error;          /* why failed failed (NULL when /_ping got
+	                         an answer other than 200: ping_status) */
+	char *host;           /* DOCKER_HOST as understood */
+	long ping_status;     /* 0: no answer */
+	char *docker_version; /* the daemon's "Version", or NULL */
+	char *api_max;        /* the highest API version it speaks */
+	char *api;            /* the version assay speaks with it */
+	long image_status;    /* 200 present, 404 missing, else other */
+	char *image_id;       /* when present */
+};
+
+/* Probe the daemon and whether image (NULL: the default) is on it. */
+void sbx_docker_probe(const char *image, long timeout_ms,
+                      struct sbx_docker_probe *p);
+void sbx_docker_probe_free(struct sbx_docker_probe *p);
+
+/* Copy the regular files names[0..n) (at most max bytes each) of a
+ * workspace archive sbx_export_tar wrote into the empty directory dir,
+ * with the assay-archive helper (at most timeout_ms). report gets a
+ * "NAME<TAB>why" line for each name not written. 0, or -1 and *err. */
+int sbx_archive_members(const char *archive, const char *dir, size_t max,
+                        char *const *names, int n, struct buf *report,
+                        int timeout_ms, char **err);
 
 #endif

@@ -24,15 +24,65 @@ enum {
 	EXIT_INTERRUPTED = 130,
 };
 
+/* The session's states. Only src/agent/session.c moves between them,
+ * through one function that also emits what entering a state emits
+ * ("idle", "step_pause", "run_end"). Each state says what leads out. */
 enum session_state {
+	/* made by session_new; session_start or session_resume starts it */
+	SESSION_NEW,
+	/* the sandbox is created and staged (resume in place: and its
+	 * workspace restored); nothing is recorded yet. -> LISTING once it
+	 * is up; ENDING when it fails (nothing recorded, session_error
+	 * says why) or the run is ended meanwhile */
+	SESSION_STARTING,
+	/* the run is announced (run_start, or run_resume) and its
+	 * workspace listed for the first time (workspace_change of the
+	 * staged inputs). -> KERNEL_STARTING (the prompt's user_message
+	 * first), ENDING */
+	SESSION_LISTING,
+	/* the python kernel starts: its hello completes the system prompt.
+	 * -> REQUESTING or PAUSED (the first request), IDLE (interactive,
+	 * no prompt yet), TOOL_CALLS_READY (a resume runs the calls that
+	 * never finished), ENDING */
+	SESSION_KERNEL_STARTING,
+	/* interactive: waits for session_send ("idle" on entry, with its
+	 * reason). -> REQUESTING or PAUSED (a message), ENDING */
 	SESSION_IDLE,
+	/* a model request streams, or a recorded answer is on its way.
+	 * -> TOOL_CALLS_READY (an answer with calls), REQUESTING (a queued
+	 * user message follows the answer), IDLE (answered, failed or
+	 * cancelled, interactive), PAUSED, ENDING */
 	SESSION_REQUESTING,
-	SESSION_EXECUTING,
-	SESSION_DONE,
-	/* the next call waits for a person's decision (session_approve) */
+	/* the turn's calls are in (each had its tool_call event and went
+	 * through the policy); the next one is decided and started here.
+	 * -> EXECUTING, AWAITING_APPROVAL, PAUSED (its breakpoint),
+	 * REQUESTING (every result is in), IDLE (cancelled), ENDING */
+	SESSION_TOOL_CALLS_READY,
+	/* the next call waits for a person's decision (session_approve).
+	 * -> TOOL_CALLS_READY (decided), IDLE (cancelled), ENDING */
 	SESSION_AWAITING_APPROVAL,
-	/* step mode: stopped at a breakpoint until session_step */
+	/* step mode: stopped at a breakpoint until session_step
+	 * ("step_pause" on entry). -> TOOL_CALLS_READY or REQUESTING
+	 * (continue, edit), EXECUTING (skip: its result says so), IDLE
+	 * (cancelled), ENDING (end) */
 	SESSION_PAUSED,
+	/* a tool call runs; with a backend that has no host workspace its
+	 * result waits for the workspace archive. -> TOOL_CALLS_READY (the
+	 * result is in), CANCELLING, INTERRUPTING, ENDING */
+	SESSION_EXECUTING,
+	/* interactive Ctrl-C during a call: it is being stopped; once its
+	 * result is in, the turn's other calls are not run. -> IDLE,
+	 * INTERRUPTING, ENDING */
+	SESSION_CANCELLING,
+	/* interrupted during a call: once the call has stopped and its
+	 * result is recorded, the run ends. -> ENDING */
+	SESSION_INTERRUPTING,
+	/* the outputs are copied out, the workspace archived, the sandbox
+	 * stopped, one after another without blocking the loop. -> DONE */
+	SESSION_ENDING,
+	/* over: run_end emitted (unless the run never got going) and
+	 * session_exit_code final. Callers run the loop until here. */
+	SESSION_DONE,
 };
 
 /* Sees every event (seq, t, type, ...) as it happens. */
@@ -44,13 +94,23 @@ void session_free(struct session *s);
 
 void session_observe(struct session *s, session_event_fn fn, void *arg);
 
-/* Create the run dir and sandbox, emit run_start and send the prompt.
- * On failure returns -1 with *err and the exit code in
- * session_exit_code (3 sandbox, 2 configuration...). */
+/* Create the run dir and start the sandbox (SESSION_STARTING); once it
+ * is up, emit run_start and send the prompt. A run refused at once
+ * (configuration, run dir, provider) returns -1 with *err and the exit
+ * code in session_exit_code (2 configuration, 1 run dir...). Else 0:
+ * the caller runs the loop until SESSION_DONE; a sandbox that cannot
+ * start then ends the run with exit code 3 and session_error saying
+ * why (nothing recorded, no run dir left behind). */
 int session_start(struct session *s, const char *prompt, char **err);
+/* Why a run that session_start or session_resume accepted could not
+ * get going (the sandbox did not start, a resumed workspace could not
+ * be restored): the message to show as the start's error, or NULL. */
+const char *session_error(const struct session *s);
 
 /* Ctrl-C: cancel the model stream or command in flight and end the run
- * as interrupted (a second call kills without waiting). */
+ * as interrupted (a running command's result is recorded first; a
+ * second call ends the run without waiting for it). The run is over at
+ * SESSION_DONE. */
 void session_interrupt(struct session *s);
 
 enum session_state session_state(const struct session *s);
@@ -70,11 +130,12 @@ int session_send(struct session *s, const char *text, char **err);
  * there was nothing to stop. Outside interactive mode it is
  * session_interrupt. */
 int session_cancel(struct session *s);
-/* End the run now: stop what runs, deliver the outputs, persist the
+/* End the run: stop what runs, deliver the outputs, persist the
  * workspace, stop the sandbox and emit run_end (completed when idle,
- * interrupted when busy). */
+ * interrupted when busy). The end goes on through the loop
+ * (SESSION_ENDING): run the loop until SESSION_DONE. */
 void session_end(struct session *s);
-/* The run's sandbox, for the workspace tree (NULL before start). */
+/* The run's sandbox, for the workspace tree (NULL until it is up). */
 struct sbx *session_sandbox(const struct session *s);
 
 /* --- approvals ----------------------------------------------------
@@ -197,7 +258,10 @@ int session_record_config(const char *run, struct config *cfg, char **err);
  * the recorded part is done (one new request). A run that completed
  * and gets no prompt ends at once with its outputs delivered again
  * (run_end "completed"). -1 + *err (and session_exit_code) when the
- * record cannot be read. Observers see the new events as usual. */
+ * record cannot be read or the resume is refused; then, as with
+ * session_start, the sandbox starts while the loop runs (a failure, or
+ * a workspace that cannot be restored, ends the run with session_error
+ * set). Observers see the new events as usual. */
 int session_resume(struct session *s, const struct session_resume_opts *o,
                    const char *prompt, char **err);
 

@@ -32,8 +32,12 @@ int utf8_valid(const char *s, size_t n);
 /* How many bytes of s[0..n) end on a UTF-8 character boundary (an
  * incomplete sequence at the end is held back; at most 3 bytes). */
 size_t utf8_complete_prefix(const char *s, size_t n);
-/* Text for a terminal: keeps printable UTF-8, \n and \t; every other
- * control byte or escape becomes a visible "^X"/"\xNN". */
+/* The character at s[0..n): its length (1-4) and *cp; an invalid or
+ * cut-short sequence is one byte decoded as U+FFFD; 0 when n is 0. */
+size_t utf8_decode(const char *s, size_t n, uint32_t *cp);
+/* Transitional: src/tui/image.c still calls it; it is
+ * term_clean(s, n, TERM_CLEAN_NEWLINES | TERM_CLEAN_KEEP_TABS)
+ * (assay/termtext.h), which its callers are to use. */
 char *term_sanitize(const char *s, size_t n);
 
 /* Monotonic milliseconds (CLOCK_MONOTONIC). */

@@ -22,11 +22,48 @@ struct observer {
 	void *arg;
 };
 
-struct tool_run;   /* one tool call in flight (tools.c) */
-struct replay;     /* resume.c */
-struct step_pause; /* step.c */
+struct tool_run;       /* one tool call in flight (tools.c) */
+struct replay;         /* a recorded run followed (resume.c) */
+struct outputs;        /* the outputs being delivered (outputs.c) */
+struct sbx_call;       /* a sandbox operation in flight (session.c) */
+struct session_result; /* a call's result waiting (session.c) */
+struct step_pause;
 struct llm_request;
 struct llm_result;
+struct llm_usage;
+
+/* The event stream's bookkeeping (transcript.c). */
+struct transcript {
+	FILE *file;       /* transcript.jsonl, appended to */
+	uint64_t seq;     /* the last event's seq */
+	int64_t t0;       /* t = 0 (a resumed run goes on from its last t) */
+	uint64_t written; /* events this session emitted */
+};
+
+/* Usage so far (budget.c). */
+struct budget {
+	long in_tokens, out_tokens, cached_tokens;
+	double cost;
+};
+
+/* Step mode (step.c): its switch, its frontend, the breakpoint waiting
+ * and the one it let through (a pass is for that request or call only). */
+struct step_ctl {
+	int on;
+	struct session_stepper ops;
+	void *arg;
+	struct step_pause *pause; /* the breakpoint waiting, or NULL */
+	int request_cleared;      /* the next request passed its pause */
+	int call_cleared;         /* 1 + the call that passed its pause */
+};
+
+/* Why the session is IDLE (the idle event's reason). */
+enum session_idle {
+	SESSION_IDLE_READY,
+	SESSION_IDLE_ANSWERED,
+	SESSION_IDLE_CANCELLED,
+	SESSION_IDLE_FAILED, /* the last request failed: ending now fails */
+};
 
 struct session {
 	struct loop *loop;
@@ -34,18 +71,21 @@ struct session {
 	struct http *http;
 	struct llm *llm;
 	struct sbx *sbx;
+	/* written only by session_set_state (session.c) */
 	enum session_state state;
 	int exit_code;
-	int interrupted;
+	char *error; /* why the run did not get going (session_error) */
 	char *run_id;
 	char *run_dir;
+	int made_run_dir; /* the run dir did not exist before */
+	int lock_fd;      /* run.lock, held while the run lives */
 	char *system_prompt;
-	FILE *transcript;
-	int64_t t0;
-	uint64_t seq;
+	struct transcript tr;
 	struct observer *obs;
 	size_t nobs;
+	int freeing; /* session_free is tearing down */
 
+	/* the conversation and the turn */
 	cJSON *messages; /* neutral conversation */
 	cJSON *tools;    /* neutral tool definitions */
 	int turn;
@@ -53,27 +93,30 @@ struct session {
 	struct buf turn_text; /* text streamed this turn */
 	struct buf delta;     /* text not yet emitted as text_delta */
 	uint64_t delta_timer;
+	struct llm_result *cached; /* a recorded answer on its way */
+	uint64_t cached_timer;
+	struct budget budget;
+	char *prompt;    /* STARTING: the first user message, if any */
+	int64_t boot_ms; /* when the sandbox start (or restore) began */
+	int interactive;
+	enum session_idle idle_why;
 
+	/* the turn's tool calls */
 	cJSON *pending; /* tool calls of the current turn */
 	int next_call;
 	struct tool_run *running;
-	struct pykernel *py;       /* the python tool's kernel, if alive */
-	int py_generation;         /* kernels started so far */
+	struct session_result *result; /* waiting for the archive */
+	uint64_t next_timer;           /* the state's next step */
+	struct pykernel *py;           /* the python tool's kernel */
+	int py_generation;             /* kernels started so far */
 	int py_lost;               /* a kernel died: the next cell says so */
 	struct snapshot *snapshot; /* the workspace after the last call */
-	uint64_t next_timer;       /* runs the next tool call */
-	int freeing;               /* session_free is tearing down */
-	int made_run_dir;          /* the run dir did not exist before */
-	int lock_fd;               /* run.lock, held while the run lives */
-
-	long in_tokens, out_tokens, cached_tokens;
-	double cost;
-
-	/* interactive runs (the TUI): IDLE between the user's messages */
-	int interactive;
-	int cancelling; /* Ctrl-C: the turn's other calls are not run */
-	int failed;     /* the last model request failed */
-	int awaiting;   /* IDLE, waiting for session_send */
+	struct {
+		int running;    /* a listing is on its way */
+		int again;      /* another is wanted after it */
+	} scan;                 /* scan.c */
+	struct sbx_call *calls; /* sandbox operations in flight */
+	int ncalls;
 
 	/* approvals (approval.c): the policy, one entry per call of the
 	 * turn, and the frontend that asks a person */
@@ -84,22 +127,19 @@ struct session {
 	void *approver_arg;
 	uint64_t approval_timer;
 
-	/* resume.c: the recorded run being followed (NULL when live) */
-	struct replay *replay;
-	cJSON *queued;         /* user messages to send next (strings) */
-	int cached_answer;     /* the turn being delivered came from cache/ */
-	int persist_each_turn; /* no host workspace: archive every turn */
+	struct replay *replay; /* resume.c: the record followed, or NULL */
+	struct step_ctl step;  /* step.c */
 
-	/* step.c: breakpoints before requests and executions */
-	int step_on;
-	struct session_stepper stepper;
-	void *stepper_arg;
-	struct step_pause *pause; /* the breakpoint waiting, or NULL */
-	int request_cleared;      /* the next request passed its pause */
-	int call_cleared;         /* 1 + the call that passed its pause */
-	int result_as_is; /* tools_finished: the content is what the model
-	                     is told (a skip), no approval wording */
-	uint64_t step_timer;
+	/* ENDING, and what run_end says */
+	struct {
+		const char *status;
+		int code;
+		int stage;      /* ending.c's step */
+		cJSON *outputs; /* run_end's outputs, once delivered */
+		int missing;    /* declared outputs not delivered */
+		char *archive;  /* the workspace archive, once written */
+	} end;
+	struct outputs *outputs; /* outputs.c: the delivery in flight */
 };
 
 /* A recorded run read back (record.c). */
@@ -138,60 +178,222 @@ int record_check_url(const struct session *s, const struct record *r, int given,
 /* Lock s->run_dir (run.lock, flock) for the session's lifetime; -1 +
  * *err "run is in use (pid N)" when another process holds it. */
 int record_lock(struct session *s, char **err);
-/* run_start: record the instructions' and script's paths and keep
- * copies of them in the run dir. */
-void record_keep_copies(struct session *s, cJSON *ev);
+/* run_start: keep copies of the instructions and the script in the
+ * run dir, and set *instructions and *script to the paths run_start
+ * records (NULL: none); caller frees. */
+void record_copies(struct session *s, char **instructions, char **script);
 
-/* resume.c: hooks of the state machine while a record is followed. */
-/* request_turn: answer turn s->turn + 1 from the cache when the
- * request (req) is the recorded one; 1 when it did (the answer is on
- * its way through the loop). */
-int replay_request(struct session *s, const struct llm_request *req);
-/* The model answered without calls: send the next queued user
- * message (a recorded one, or resume's PROMPT); 1 when it did. */
-int replay_next_user(struct session *s);
-/* The content a tool result is replaced with by a fork, or NULL. */
-const char *replay_fork_result(struct session *s, const char *id);
-void replay_free(struct session *s);
-/* Deliver a turn's answer as if the provider sent it (session.c). */
-void session_deliver(struct session *s, struct llm_result *r);
-/* The next request (session.c), for resume and step. */
-void session_request(struct session *s);
-/* Interactive: wait for the user's next message (session.c). */
-void session_idle(struct session *s, const char *reason);
-/* The run's end (session.c). */
-void session_finish(struct session *s, const char *status, int code);
-/* Shared by session_start and session_resume: llm, sandbox, prompt. */
-int session_prepare(struct session *s, int stage_inputs, char **err);
-/* Open (create) the run dir s->run_dir and its transcript. */
-int session_open_run_dir(struct session *s, char **err);
-void session_emit_run_start(struct session *s, cJSON *extra);
-/* A tool message for the conversation. */
-void session_add_tool_message(struct session *s, const char *id,
-                              const char *name, const char *content,
-                              int is_error);
-
-/* step.c: the breakpoints. 1 when the session paused (the caller
- * returns; the answer resumes it). */
-int step_before_request(struct session *s, const struct llm_request *req);
-int step_before_exec(struct session *s, const cJSON *call);
-void step_free(struct session *s);
-/* Forget the breakpoint waiting (the run ends or the turn is
- * cancelled). */
-void step_clear(struct session *s);
-/* List the workspace into s->snapshot; quiet: without
- * workspace_change events (a resumed workspace is already known). */
-void session_scan(struct session *s, int quiet);
-/* approval.c: a step-mode edit of call id (deny rules checked); the
- * result then says what ran instead. */
-int approval_set_edit(struct session *s, const char *id, const char *edited,
-                      char **err);
+/* --- session.c: what the session's other files call --------------- */
 
 /* Emit an event: fills seq and t, writes the transcript, tells every
  * observer; takes ownership of ev. */
 void session_emit(struct session *s, cJSON *ev);
-/* A new event object with its type set. */
-cJSON *event_new(const char *type);
+/* Show an event to the observers only, unrecorded (a resumed run's
+ * history, already in the transcript). */
+void session_show(struct session *s, const cJSON *ev);
+/* What run_start and run_resume say about this run. */
+struct ev_run;
+struct ev_fork;
+void session_run_info(const struct session *s, struct ev_run *run);
+/* run_start (fork: a re-execute's forked_from, or NULL), with copies
+ * of the instructions and script kept in the run dir. */
+void session_emit_run_start(struct session *s, const struct ev_fork *fork);
+/* A refusal before anything started: the exit code, then -1. */
+int session_fail(struct session *s, int code);
+/* Shared by session_start and session_resume once the run dir is open:
+ * checks the layout, makes the system prompt, the provider and the
+ * (not yet started) sandbox. -1 + *err and the exit code set. */
+int session_prepare(struct session *s, char **err);
+/* Start the sandbox: SESSION_STARTING until it is up, then the run is
+ * announced (run_start, or the replay's) and the kernel starts. */
+void session_boot(struct session *s, int stage_inputs);
+/* Run the next call now: a decision arrived (approval.c). */
+void session_run_next(struct session *s);
+/* The workspace listing is done (scan.c): what waited for it goes on. */
+void session_scanned(struct session *s);
+
+/* A sandbox operation's completion, delivered to a session function:
+ * fn(s, ctx, rc, err, data, list) as sbx_done_fn has them. Give an sbx_*
+ * operation session_sbx_done and session_sbx_call(s, fn, ctx): the
+ * operation counts as in flight until then (ENDING waits for it), and
+ * a session freed meanwhile drops the completion. */
+typedef void (*session_sbx_fn)(struct session *s, void *ctx, int rc,
+                               const char *err, struct buf *data, cJSON *list);
+void *session_sbx_call(struct session *s, session_sbx_fn fn, void *ctx);
+void session_sbx_done(void *call, int rc, const char *err, struct buf *data,
+                      cJSON *list);
+
+/* messages.c: the neutral conversation the requests carry. */
+void messages_add_user(cJSON *messages, const char *text);
+void messages_add_assistant(cJSON *messages, const char *text,
+                            const cJSON *tool_calls);
+void messages_add_tool(cJSON *messages, const char *id, const char *name,
+                       const char *content, int is_error);
+
+/* transcript.c: the event stream's file and stamps. */
+void transcript_init(struct transcript *t);
+/* Open <run_dir>/transcript.jsonl for appending. */
+int transcript_open(struct transcript *t, const char *run_dir, char **err);
+/* Go on from a record's last event (seq, t). */
+void transcript_continue(struct transcript *t, uint64_t last_seq,
+                         int64_t last_t);
+/* seq and t first, every string valid UTF-8; takes ev, returns the
+ * stamped event (caller deletes). */
+cJSON *transcript_stamp(struct transcript *t, cJSON *ev);
+/* Append one stamped event and flush. */
+void transcript_write(struct transcript *t, const cJSON *ev);
+void transcript_close(struct transcript *t);
+
+/* cache.c: cache/<hash>.json. */
+void cache_save(const char *run_dir, const char *hash,
+                const struct llm_result *r);
+/* The answer to request hash in run_dir's cache, or NULL (none, or
+ * not the answer to that hash). */
+cJSON *cache_load(const char *run_dir, const char *hash);
+/* A cached answer as the provider would have given it. */
+struct llm_result *cache_result(const cJSON *c);
+
+/* budget.c: usage and limits. */
+/* 1 while another request is allowed; else 0 and *why (caller frees). */
+int budget_left(const struct budget *b, const struct config *c, int turn,
+                char **why);
+/* Add a turn's usage to the totals; its usage event. */
+cJSON *budget_usage(struct budget *b, int turn, const struct llm_usage *u,
+                    int replayed);
+/* The totals as a recorded usage event's totals gives them. */
+void budget_restore(struct budget *b, const cJSON *totals);
+
+/* rundir.c: the run directory. */
+/* A new run: s->run_id, s->run_dir (cfg's, or .assay/runs/<id>), open. */
+int rundir_create(struct session *s, char **err);
+/* Set s->run_dir and s->run_id (copied; NULL clears). */
+void rundir_set(struct session *s, const char *dir, const char *id);
+/* Make and lock s->run_dir, its exec/ and cache/, open assay.log and
+ * the transcript. */
+int rundir_open(struct session *s, char **err);
+/* With --workspace: neither the run dir nor the out dir may lie inside
+ * it, where sandboxed code could plant links. */
+int rundir_check_layout(const struct config *cfg, const char *run_dir,
+                        char **err);
+/* Close the transcript and the lock; a run dir this session made and
+ * never wrote to is removed. */
+void rundir_close(struct session *s);
+
+/* ending.c: ENDING's steps. Start them once the state is ENDING; a
+ * completed sandbox operation checks whether the drain is over. Then
+ * session_ended (session.c) makes the session DONE. */
+void ending_start(struct session *s);
+void ending_check(struct session *s);
+void session_ended(struct session *s);
+
+/* outputs.c: copy the declared outputs out (ENDING). done gets run_end's
+ * outputs (taken) and how many are missing, from the loop. */
+typedef void (*outputs_done_fn)(struct session *s, cJSON *outputs, int missing);
+void outputs_deliver(struct session *s, outputs_done_fn done);
+void outputs_free(struct outputs *o);
+
+/* scan.c: list the workspace into s->snapshot; quiet: without
+ * workspace_change events (a resumed workspace is already known). */
+void scan_workspace(struct session *s, int quiet);
+
+/* --- resume.c: a recorded run followed ------------------------------
+ * Resume decides, the session acts: each hook fills a struct
+ * replay_act saying what the session does next. */
+enum replay_do {
+	REPLAY_LIVE,    /* nothing recorded applies: go on live */
+	REPLAY_CACHED,  /* deliver answer as turn `turn` (hash) */
+	REPLAY_SKIP,    /* turn `turn` was never answered but the run went
+	                   on: skip it (user_next: a user message came
+	                   next) */
+	REPLAY_REQUEST, /* the conversation is rebuilt up to turn `turn`:
+	                   request the next */
+	REPLAY_CALLS,   /* run `calls`, the last answer's calls that never
+	                   finished */
+	REPLAY_SEND,    /* send the user message `text`, then request */
+	REPLAY_IDLE,    /* interactive: wait for the user */
+	REPLAY_END,     /* end the run: status, code */
+};
+
+struct replay_act {
+	enum replay_do what;
+	int turn;
+	char hash[65];
+	int user_next;
+	struct llm_result *answer; /* CACHED: taken by the session */
+	cJSON *calls;              /* CALLS: taken */
+	char *text;                /* SEND: taken */
+	const char *status;        /* END */
+	int code;
+	/* replay_walk: the conversation and totals rebuilt (taken) */
+	cJSON *messages;
+	struct budget totals;
+};
+/* request_turn in a re-execute: whether turn `turn` (request req) is
+ * answered from the record: LIVE, CACHED or SKIP. */
+void replay_request(struct replay *rp, struct session *s,
+                    const struct llm_request *req, int turn,
+                    struct replay_act *act);
+/* The next queued user message to send (a recorded one while the
+ * record is followed, or resume's PROMPT), or NULL. Caller frees. */
+char *replay_next_user(struct replay *rp);
+/* The content a tool result is replaced with by a fork, or NULL. */
+const char *replay_fork_result(struct replay *rp, const char *id);
+/* Resume in place (the workspace is the run's: restore it, it is not
+ * staged), not a re-execute. */
+int replay_in_place(const struct replay *rp);
+/* The message of a workspace that cannot be restored from path (why:
+ * the sandbox's reason; NULL: the backend cannot load archives).
+ * Caller frees. */
+char *replay_restore_error(const char *path, const char *backend,
+                           const char *why);
+/* The sandbox is up: emit run_start (re-execute) or the history and
+ * run_resume; 1 when the workspace is already known (a quiet scan). */
+int replay_announce(struct replay *rp, struct session *s);
+/* The kernel is ready: what comes first. Resume in place rebuilds
+ * the conversation from the transcript (emitting the replayed
+ * requests); re-execute sends its first recorded message. */
+void replay_go(struct replay *rp, struct session *s, struct replay_act *act);
+void replay_free(struct replay *rp);
+
+/* --- step.c: the breakpoints ----------------------------------------
+ * Step decides, the session acts. */
+enum step_do {
+	STEP_GO,    /* no breakpoint here (or passed): go on */
+	STEP_PAUSE, /* a breakpoint: the session enters PAUSED */
+};
+enum step_do step_before_request(struct step_ctl *st,
+                                 const struct llm_request *req, int turn);
+enum step_do step_before_exec(struct step_ctl *st, const cJSON *call, int idx,
+                              int turn);
+/* Entering PAUSED: the step_pause event of the waiting breakpoint;
+ * then step_notify tells the frontend. */
+cJSON *step_pause_event(const struct step_ctl *st);
+void step_notify(struct step_ctl *st);
+/* What an answer to the pause asks of the session. */
+enum step_answer {
+	STEP_REFUSED = -1, /* *err says why; still paused */
+	STEP_RESUME,       /* go on from the loop (step_resumes) */
+	STEP_SKIP,         /* the call does not run: STEP_SKIPPED is its
+	                      result */
+	STEP_END,          /* end the run, interrupted */
+};
+extern const char STEP_SKIPPED[];
+/* Check and record (step_resume) an answer; an edit goes to the
+ * approval of the call. */
+enum step_answer step_answer(struct step_ctl *st, struct session *s,
+                             enum session_step_action action,
+                             const char *edited, char **err);
+/* After STEP_RESUME: the kind of step the answer lets through. */
+enum session_step_kind step_resumes(const struct step_ctl *st);
+/* Forget the breakpoint waiting and any pass (the run ends or the turn
+ * is cancelled). */
+void step_clear(struct step_ctl *st);
+void step_free(struct step_ctl *st);
+
+/* approval.c: a step-mode edit of call id (deny rules checked); the
+ * result then says what ran instead. */
+int approval_set_edit(struct session *s, const char *id, const char *edited,
+                      char **err);
 
 /* Neutral tool definitions offered to the model. */
 cJSON *tools_definitions(void);

@@ -8,6 +8,7 @@
 
 #include "assay/buf.h"
 #include "assay/config.h"
+#include "assay/events.h"
 #include "assay/json.h"
 #include "assay/log.h"
 #include "assay/loop.h"
@@ -39,7 +40,9 @@ static const char *const DENIED_BY_USER =
     "not run. Do not retry it as it is; do the task another way, or ask "
     "the user what to do.";
 
-static int exists_in_snapshot(void *arg, const char *rel)
+/* Whether a workspace file exists, for the policy (an overwrite or a new
+ * file). */
+static int approval_exists(void *arg, const char *rel)
 {
 	struct session *s = arg;
 	return snapshot_has(s->snapshot, rel);
@@ -50,11 +53,12 @@ int approval_init(struct session *s, char **err)
 	s->policy = policy_new(s->cfg, err);
 	if (!s->policy)
 		return -1;
-	policy_set_exists(s->policy, exists_in_snapshot, s);
+	policy_set_exists(s->policy, approval_exists, s);
 	return 0;
 }
 
-static void free_entries(struct session *s)
+/* Free the turn's decisions. */
+static void approval_free_entries(struct session *s)
 {
 	for (int i = 0; i < s->napprovals; i++) {
 		struct approval *a = &s->approvals[i];
@@ -75,7 +79,7 @@ void approval_free(struct session *s)
 	if (s->approval_timer)
 		loop_timer_cancel(s->loop, s->approval_timer);
 	s->approval_timer = 0;
-	free_entries(s);
+	approval_free_entries(s);
 	policy_free(s->policy);
 	s->policy = NULL;
 }
@@ -87,7 +91,8 @@ void session_set_approver(struct session *s, const struct session_approver *ops,
 	s->approver_arg = arg;
 }
 
-static struct approval *find(struct session *s, const char *id)
+/* The decision about call id of this turn, or NULL. */
+static struct approval *approval_find(struct session *s, const char *id)
 {
 	for (int i = 0; i < s->napprovals; i++)
 		if (!strcmp(s->approvals[i].id, id))
@@ -97,107 +102,43 @@ static struct approval *find(struct session *s, const char *id)
 
 /* --- events ------------------------------------------------------ */
 
-static void add_reasons(cJSON *ev, const struct policy_verdict *v)
+/* Emit one decision about call a: the approval event (d says what
+ * was decided; the call's id, tool and verdict are filled in here). */
+static void approval_emit(struct session *s, const struct approval *a,
+                          struct ev_approval *d)
 {
-	cJSON *r = cJSON_AddArrayToObject(ev, "reasons");
-	cJSON *k = cJSON_AddArrayToObject(ev, "kinds");
-	unsigned seen = 0;
-	for (size_t i = 0; v && i < v->nreasons; i++) {
-		cJSON_AddItemToArray(r, cJSON_CreateString(v->reasons[i].text));
-		if (seen & (1u << v->reasons[i].kind))
-			continue;
-		seen |= 1u << v->reasons[i].kind;
-		cJSON_AddItemToArray(k, cJSON_CreateString(policy_kind_name(
-		                            v->reasons[i].kind)));
-	}
+	d->id = a->id;
+	d->tool = a->tool;
+	d->mode = s->cfg->ask;
+	d->verdict = a->v;
+	if (d->scope && !strcmp(d->scope, "project"))
+		d->saved_path = PROJECT_CONFIG;
+	session_emit(s, ev_approval(d));
 }
 
-static void add_string(cJSON *ev, const char *key, const char *value)
+/* approval_request: call a is put to the person. */
+static void approval_emit_request(struct session *s, const struct approval *a)
 {
-	if (value)
-		cJSON_AddStringToObject(ev, key, value);
-	else
-		cJSON_AddNullToObject(ev, key);
+	session_emit(s, ev_approval_request(&(struct ev_approval_request){
+	                    .id = a->id,
+	                    .tool = a->tool,
+	                    .verdict = a->v,
+	                    .cwd = WORKDIR,
+	                    .editable = a->req.editable}));
 }
 
-struct decision {
-	const char *decision; /* approved, edited, denied */
-	const char *by;       /* user, rule, mode */
-	const char *choice;   /* what the user picked, or NULL */
-	const cJSON *rule;    /* the deciding or saved rule */
-	const cJSON *rules;   /* all rules saved, or NULL */
-	const char *final;    /* what runs (NULL when denied) */
-	const char *feedback;
-	const char *note;
-	const char *scope; /* where "always" saved */
-};
-
-static void emit_approval(struct session *s, const struct approval *a,
-                          const struct decision *d)
+/* tool_call: one call of the turn, as the model sent it. */
+static void approval_emit_tool_call(struct session *s, const cJSON *call)
 {
-	cJSON *ev = event_new("approval");
-	cJSON_AddStringToObject(ev, "id", a->id);
-	cJSON_AddStringToObject(ev, "tool", a->tool);
-	cJSON_AddStringToObject(ev, "decision", d->decision);
-	cJSON_AddStringToObject(ev, "by", d->by);
-	cJSON_AddStringToObject(ev, "mode", s->cfg->ask);
-	if (d->choice)
-		cJSON_AddStringToObject(ev, "choice", d->choice);
-	if (d->rule)
-		cJSON_AddItemToObject(ev, "rule", cJSON_Duplicate(d->rule, 1));
-	else
-		cJSON_AddNullToObject(ev, "rule");
-	if (d->rules)
-		cJSON_AddItemToObject(ev, "rules",
-		                      cJSON_Duplicate(d->rules, 1));
-	add_reasons(ev, a->v);
-	cJSON_AddStringToObject(ev, "original", a->v ? a->v->subject : "");
-	add_string(ev, "final", d->final);
-	add_string(ev, "feedback", d->feedback);
-	if (d->scope) {
-		cJSON *saved = cJSON_AddObjectToObject(ev, "saved");
-		cJSON_AddStringToObject(saved, "scope", d->scope);
-		if (!strcmp(d->scope, "project"))
-			cJSON_AddStringToObject(saved, "path", PROJECT_CONFIG);
-	}
-	if (d->note)
-		cJSON_AddStringToObject(ev, "note", d->note);
-	session_emit(s, ev);
-}
-
-static void emit_request(struct session *s, const struct approval *a)
-{
-	cJSON *ev = event_new("approval_request");
-	cJSON_AddStringToObject(ev, "id", a->id);
-	cJSON_AddStringToObject(ev, "tool", a->tool);
-	cJSON_AddStringToObject(ev, "command", a->v->subject);
-	cJSON_AddStringToObject(ev, "cwd", WORKDIR);
-	add_reasons(ev, a->v);
-	if (a->v->save)
-		cJSON_AddItemToObject(ev, "rules",
-		                      cJSON_Duplicate(a->v->save, 1));
-	else
-		cJSON_AddNullToObject(ev, "rules");
-	add_string(ev, "no_always", a->v->no_save);
-	cJSON_AddBoolToObject(ev, "editable", a->req.editable);
-	session_emit(s, ev);
-}
-
-static void emit_tool_call(struct session *s, const cJSON *call)
-{
-	cJSON *ev = event_new("tool_call");
-	cJSON_AddStringToObject(ev, "id", json_str(call, "id", ""));
-	cJSON_AddStringToObject(ev, "name", json_str(call, "name", ""));
-	cJSON_AddItemToObject(
-	    ev, "arguments",
-	    cJSON_Duplicate(cJSON_GetObjectItem(call, "arguments"), 1));
-	session_emit(s, ev);
+	session_emit(s, ev_tool_call(json_str(call, "id", ""),
+	                             json_str(call, "name", ""),
+	                             cJSON_GetObjectItem(call, "arguments")));
 }
 
 /* --- deciding ---------------------------------------------------- */
 
 /* A rule that would let this call run, for the "not approved" text. */
-static char *example_rule(const struct approval *a)
+static char *approval_example_rule(const struct approval *a)
 {
 	const struct policy_verdict *v = a->v;
 	if (v->save)
@@ -219,7 +160,9 @@ static char *example_rule(const struct approval *a)
 	return NULL;
 }
 
-static char *not_approved(struct session *s, const struct approval *a)
+/* The result of a call that needs a person when there is none to ask: why,
+ * and how to let it run. */
+static char *approval_not_approved(struct session *s, const struct approval *a)
 {
 	struct buf b;
 	buf_init(&b, 0);
@@ -243,7 +186,7 @@ static char *not_approved(struct session *s, const struct approval *a)
 	for (size_t k = 0; k < a->v->nreasons; k++)
 		blind |= a->v->reasons[k].kind == POLICY_HIDDEN ||
 		         a->v->reasons[k].kind == POLICY_UNPARSED;
-	char *rule = blind ? NULL : example_rule(a);
+	char *rule = blind ? NULL : approval_example_rule(a);
 	buf_puts(&b, " To let calls like it run, the user can start assay "
 	             "with --ask none (nothing is asked; deny rules still "
 	             "apply) or add an allow rule to .assay/config.json or "
@@ -255,7 +198,8 @@ static char *not_approved(struct session *s, const struct approval *a)
 	return buf_detach(&b);
 }
 
-static char *denied_by_rule(const cJSON *rule)
+/* The result of a call a deny rule forbids. */
+static char *approval_denied_by_rule(const cJSON *rule)
 {
 	char *r = json_print(rule);
 	char *text = xasprintf(
@@ -267,7 +211,8 @@ static char *denied_by_rule(const cJSON *rule)
 	return text;
 }
 
-static void fill_request(struct approval *a)
+/* What the approver is shown about call a. */
+static void approval_fill_request(struct approval *a)
 {
 	const struct policy_verdict *v = a->v;
 	a->reasons = xcalloc(v->nreasons + 1, sizeof *a->reasons);
@@ -287,19 +232,20 @@ static void fill_request(struct approval *a)
 }
 
 /* Arguments the tool will refuse anyway need no decision. */
-static int bad_arguments(const cJSON *call)
+static int approval_bad_arguments(const cJSON *call)
 {
 	return json_str(call, "arguments_error", NULL) ||
 	       !cJSON_IsObject(cJSON_GetObjectItem(call, "arguments"));
 }
 
-static void decide(struct session *s, struct approval *a)
+/* Decide call a by the policy: allowed, denied, or put to the approver. */
+static void approval_decide(struct session *s, struct approval *a)
 {
 	const cJSON *args = cJSON_GetObjectItem(a->call, "arguments");
-	if (bad_arguments(a->call)) {
+	if (approval_bad_arguments(a->call)) {
 		a->state = APPROVAL_RUN;
-		emit_approval(s, a,
-		              &(struct decision){
+		approval_emit(s, a,
+		              &(struct ev_approval){
 		                  .decision = "approved",
 		                  .by = "mode",
 		                  .final = "",
@@ -311,23 +257,23 @@ static void decide(struct session *s, struct approval *a)
 	struct policy_verdict *v = a->v;
 	if (v->action == POLICY_ALLOW) {
 		a->state = APPROVAL_RUN;
-		emit_approval(s, a,
-		              &(struct decision){.decision = "approved",
-		                                 .by = v->by,
-		                                 .rule = v->rule,
-		                                 .final = v->subject});
+		approval_emit(s, a,
+		              &(struct ev_approval){.decision = "approved",
+		                                    .by = v->by,
+		                                    .rule = v->rule,
+		                                    .final = v->subject});
 	} else if (v->action == POLICY_DENY) {
 		a->state = APPROVAL_DENIED;
-		a->result = denied_by_rule(v->rule);
-		emit_approval(s, a,
-		              &(struct decision){.decision = "denied",
-		                                 .by = "rule",
-		                                 .rule = v->rule});
+		a->result = approval_denied_by_rule(v->rule);
+		approval_emit(s, a,
+		              &(struct ev_approval){.decision = "denied",
+		                                    .by = "rule",
+		                                    .rule = v->rule});
 	} else if (!s->approver.request) {
 		a->state = APPROVAL_DENIED;
-		a->result = not_approved(s, a);
-		emit_approval(s, a,
-		              &(struct decision){
+		a->result = approval_not_approved(s, a);
+		approval_emit(s, a,
+		              &(struct ev_approval){
 		                  .decision = "denied",
 		                  .by = "mode",
 		                  .rule = v->rule,
@@ -335,15 +281,15 @@ static void decide(struct session *s, struct approval *a)
 		                          "a terminal"});
 	} else {
 		a->state = APPROVAL_ASKING;
-		fill_request(a);
-		emit_request(s, a);
+		approval_fill_request(a);
+		approval_emit_request(s, a);
 		s->approver.request(s->approver_arg, &a->req);
 	}
 }
 
 void approval_turn(struct session *s)
 {
-	free_entries(s);
+	approval_free_entries(s);
 	int n = cJSON_GetArraySize(s->pending);
 	s->approvals = xcalloc(n > 0 ? (size_t)n : 1, sizeof *s->approvals);
 	s->napprovals = n;
@@ -357,9 +303,9 @@ void approval_turn(struct session *s)
 	/* every call is announced before any is asked about, so a
 	 * frontend sees the whole turn */
 	for (int i = 0; i < n; i++)
-		emit_tool_call(s, s->approvals[i].call);
+		approval_emit_tool_call(s, s->approvals[i].call);
 	for (int i = 0; i < n && s->state != SESSION_DONE; i++)
-		decide(s, &s->approvals[i]);
+		approval_decide(s, &s->approvals[i]);
 }
 
 int approval_next(struct session *s, const cJSON **run, const char **denied)
@@ -381,7 +327,7 @@ int approval_next(struct session *s, const cJSON **run, const char **denied)
 
 char *approval_result(struct session *s, const char *id, const char *content)
 {
-	struct approval *a = find(s, id);
+	struct approval *a = approval_find(s, id);
 	if (!a || !a->edited)
 		return xstrdup(content);
 	const cJSON *args = cJSON_GetObjectItem(a->edited, "arguments");
@@ -409,7 +355,8 @@ void approval_cancel_all(struct session *s)
 
 /* --- the person's answer ----------------------------------------- */
 
-static void timer_fired(void *arg)
+/* A decision arrived: run the next call from the loop. */
+static void approval_timer_fired(void *arg)
 {
 	struct session *s = arg;
 	s->approval_timer = 0;
@@ -419,14 +366,17 @@ static void timer_fired(void *arg)
 
 /* Through the loop: session_approve may be called from anywhere,
  * even from inside the approver's request. */
-static void wake(struct session *s)
+static void approval_wake(struct session *s)
 {
 	if (!s->approval_timer)
-		s->approval_timer = loop_timer_add(s->loop, 0, timer_fired, s);
+		s->approval_timer =
+		    loop_timer_add(s->loop, 0, approval_timer_fired, s);
 }
 
-static int edit(struct session *s, struct approval *a, const char *edited,
-                char **err)
+/* The user's edited command or code replaces a's (deny rules checked); -1
+ * + *err. */
+static int approval_edit(struct session *s, struct approval *a,
+                         const char *edited, char **err)
 {
 	if (!a->req.editable)
 		return set_err(err, "a %s call cannot be edited", a->tool);
@@ -455,14 +405,14 @@ static int edit(struct session *s, struct approval *a, const char *edited,
 int approval_set_edit(struct session *s, const char *id, const char *edited,
                       char **err)
 {
-	struct approval *a = find(s, id);
+	struct approval *a = approval_find(s, id);
 	if (!a)
 		return set_err(err, "no call %s in this turn", id);
 	a->req.editable =
 	    !strcmp(a->tool, "shell") || !strcmp(a->tool, "python");
 	cJSON *before = a->edited;
 	a->edited = NULL;
-	if (edit(s, a, edited, err) < 0) {
+	if (approval_edit(s, a, edited, err) < 0) {
 		a->edited = before;
 		return -1;
 	}
@@ -471,7 +421,7 @@ int approval_set_edit(struct session *s, const char *id, const char *edited,
 }
 
 /* After "always": other waiting calls the new rules allow run too. */
-static void recheck_waiting(struct session *s)
+static void approval_recheck_waiting(struct session *s)
 {
 	for (int i = 0; i < s->napprovals; i++) {
 		struct approval *a = &s->approvals[i];
@@ -485,19 +435,21 @@ static void recheck_waiting(struct session *s)
 			continue;
 		}
 		a->state = APPROVAL_RUN;
-		emit_approval(s, a,
-		              &(struct decision){.decision = "approved",
-		                                 .by = v->by,
-		                                 .rule = v->rule,
-		                                 .final = v->subject});
+		approval_emit(s, a,
+		              &(struct ev_approval){.decision = "approved",
+		                                    .by = v->by,
+		                                    .rule = v->rule,
+		                                    .final = v->subject});
 		policy_verdict_free(v);
 		if (s->approver.cancel)
 			s->approver.cancel(s->approver_arg, a->id);
 	}
 }
 
-static int always(struct session *s, struct approval *a,
-                  enum session_scope scope, char **err)
+/* "Always": add the rules the call offers, to the session or the project;
+ * -1 + *err. */
+static int approval_always(struct session *s, struct approval *a,
+                           enum session_scope scope, char **err)
 {
 	if (!a->v->save)
 		return set_err(err,
@@ -519,26 +471,26 @@ int session_approve(struct session *s, const char *id,
                     enum session_decision decision, const char *edited,
                     const char *feedback, enum session_scope scope, char **err)
 {
-	struct approval *a = id ? find(s, id) : NULL;
+	struct approval *a = id ? approval_find(s, id) : NULL;
 	if (!a || a->state != APPROVAL_ASKING || !a->v ||
 	    s->state == SESSION_DONE)
 		return set_err(err, "no call %s is waiting for approval",
 		               id ? id : "(null)");
-	struct decision d = {.by = "user", .final = a->v->subject};
+	struct ev_approval d = {.by = "user", .final = a->v->subject};
 	switch (decision) {
 	case SESSION_RUN_ONCE:
 		d.decision = "approved";
 		d.choice = "run_once";
 		break;
 	case SESSION_EDIT:
-		if (edit(s, a, edited, err) < 0)
+		if (approval_edit(s, a, edited, err) < 0)
 			return -1;
 		d.decision = "edited";
 		d.choice = "edit";
 		d.final = edited;
 		break;
 	case SESSION_ALWAYS:
-		if (always(s, a, scope, err) < 0)
+		if (approval_always(s, a, scope, err) < 0)
 			return -1;
 		d.decision = "approved";
 		d.choice = "always";
@@ -568,10 +520,10 @@ int session_approve(struct session *s, const char *id,
 		return set_err(err, "unknown decision %d", (int)decision);
 	}
 	a->state = d.final ? APPROVAL_RUN : APPROVAL_DENIED;
-	emit_approval(s, a, &d);
+	approval_emit(s, a, &d);
 	if (decision == SESSION_ALWAYS)
-		recheck_waiting(s);
-	wake(s);
+		approval_recheck_waiting(s);
+	approval_wake(s);
 	return 0;
 }
 

@@ -58,7 +58,7 @@ char *prompt_system(const struct config *cfg, char **err)
 }
 
 /* "numpy 1.24.2, scikit-learn 1.2.1 (import sklearn), ..." */
-static void add_packages(struct buf *b, const cJSON *pkgs)
+static void prompt_add_packages(struct buf *b, const cJSON *pkgs)
 {
 	const cJSON *p;
 	int n = 0;
@@ -96,7 +96,7 @@ void prompt_add_python(char **prompt, const struct config *cfg,
 		           json_str(hello, "python", "3"));
 		if (cJSON_GetArraySize(pkgs) > 0) {
 			buf_puts(&b, " with ");
-			add_packages(&b, pkgs);
+			prompt_add_packages(&b, pkgs);
 			buf_puts(&b, "; otherwise the standard library.");
 		} else {
 			buf_puts(&b, " with the standard library only (no "

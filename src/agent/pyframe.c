@@ -22,22 +22,23 @@ void pyframe_reader_free(struct pyframe_reader *r)
 	buf_free(&r->partial);
 }
 
-static uint32_t be32(const unsigned char *p)
+/* A 4-byte big-endian length. */
+static uint32_t pyframe_be32(const unsigned char *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
 	       (uint32_t)p[2] << 8 | (uint32_t)p[3];
 }
 
 /* Check a header; -1 + *err if no valid stream can start this way. */
-static int check_header(const struct pyframe_reader *r, const char *h,
-                        size_t *len, char **err)
+static int pyframe_header(const struct pyframe_reader *r, const char *h,
+                          size_t *len, char **err)
 {
 	if (!h[0] || !strchr(r->types, h[0]))
 		return set_err(err,
 		               "unknown frame type 0x%02x: the kernel's "
 		               "output is not in the protocol",
 		               (unsigned char)h[0]);
-	*len = be32((const unsigned char *)h + 1);
+	*len = pyframe_be32((const unsigned char *)h + 1);
 	if (*len > r->max)
 		return set_err(err,
 		               "frame of %zu bytes announced (at most %zu "
@@ -54,7 +55,7 @@ int pyframe_feed(struct pyframe_reader *r, const char *data, size_t n,
 		if (r->partial.len == 0) {
 			/* whole frames straight from the input, no copy */
 			if (n >= PYFRAME_HEADER) {
-				if (check_header(r, data, &len, err) < 0)
+				if (pyframe_header(r, data, &len, err) < 0)
 					return -1;
 				if (n - PYFRAME_HEADER >= len) {
 					fn(arg, data[0], data + PYFRAME_HEADER,
@@ -76,10 +77,10 @@ int pyframe_feed(struct pyframe_reader *r, const char *data, size_t n,
 			n -= take;
 			if (r->partial.len < PYFRAME_HEADER)
 				return 0;
-			if (check_header(r, r->partial.data, &len, err) < 0)
+			if (pyframe_header(r, r->partial.data, &len, err) < 0)
 				return -1;
 		}
-		len = be32((const unsigned char *)r->partial.data + 1);
+		len = pyframe_be32((const unsigned char *)r->partial.data + 1);
 		size_t take = PYFRAME_HEADER + len - r->partial.len;
 		take = take < n ? take : n;
 		buf_append(&r->partial, data, take);

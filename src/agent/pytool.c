@@ -17,9 +17,11 @@
 #include "agent_internal.h"
 
 #include "assay/config.h"
+#include "assay/events.h"
 #include "assay/json.h"
 #include "assay/log.h"
 #include "assay/loop.h"
+#include "assay/path.h"
 #include "assay/util.h"
 
 #include "assay/buf.h"
@@ -66,11 +68,12 @@ struct pykernel {
 	struct sbx_exit exit;
 };
 
-static void kernel_exited(struct pykernel *k, const struct sbx_exit *ex);
+static void py_kernel_exited(struct pykernel *k, const struct sbx_exit *ex);
 
 /* --- small pieces -------------------------------------------------- */
 
-static void cell_free(struct pykernel *k, struct pycell *c)
+/* Free a cell and cancel its timers. */
+static void py_cell_free(struct pykernel *k, struct pycell *c)
 {
 	if (c->timer)
 		loop_timer_cancel(k->s->loop, c->timer);
@@ -82,7 +85,7 @@ static void cell_free(struct pykernel *k, struct pycell *c)
 }
 
 /* Stop the kernel; its exit (through the loop) does the rest. */
-static void kernel_kill(struct pykernel *k, const char *reason)
+static void py_kernel_kill(struct pykernel *k, const char *reason)
 {
 	if (reason && !k->kill_reason) {
 		k->kill_reason = xstrdup(reason);
@@ -90,54 +93,40 @@ static void kernel_kill(struct pykernel *k, const char *reason)
 		         reason);
 	}
 	if (k->exec && !k->exited)
-		k->s->sbx->ops->cancel(k->exec);
+		sbx_exec_cancel(k->exec);
 }
 
-static int kernel_send(struct pykernel *k, char type, const cJSON *msg)
+/* Send the kernel one frame; a closed stdin kills it. -1 on failure. */
+static int py_kernel_send(struct pykernel *k, char type, const cJSON *msg)
 {
 	char *text = json_print(msg);
 	struct buf f;
 	buf_init(&f, 0);
 	pyframe_encode(&f, type, text, strlen(text));
-	int rc = k->s->sbx->ops->exec_write(k->exec, f.data, f.len);
+	int rc = sbx_exec_write(k->exec, f.data, f.len);
 	buf_free(&f);
 	free(text);
 	if (rc < 0)
-		kernel_kill(k, "its stdin is closed");
+		py_kernel_kill(k, "its stdin is closed");
 	return rc;
 }
 
-static void emit_session_event(struct pykernel *k, const char *state,
-                               const cJSON *hello, const char *reason)
+/* python_session: a kernel started (its hello) or ended (reason). */
+static void py_emit_session(struct pykernel *k, const char *state,
+                            const cJSON *hello, const char *reason)
 {
 	if (k->s->state == SESSION_DONE)
 		return;
-	cJSON *ev = event_new("python_session");
-	cJSON_AddStringToObject(ev, "state", state);
-	cJSON_AddNumberToObject(ev, "generation", k->generation);
-	if (hello) {
-		cJSON_AddStringToObject(ev, "python",
-		                        json_str(hello, "python", ""));
-		cJSON_AddStringToObject(ev, "executable",
-		                        json_str(hello, "executable", ""));
-		const cJSON *pkgs = cJSON_GetObjectItem(hello, "packages");
-		cJSON_AddItemToObject(ev, "packages",
-		                      pkgs ? cJSON_Duplicate(pkgs, 1)
-		                           : cJSON_CreateArray());
-		cJSON_AddNumberToObject(ev, "startup_ms",
-		                        (double)(now_ms() - k->t_spawn));
-	}
-	if (reason)
-		cJSON_AddStringToObject(ev, "reason", reason);
-	session_emit(k->s, ev);
+	session_emit(k->s, ev_python_session(state, k->generation, hello,
+	                                     now_ms() - k->t_spawn, reason));
 }
 
 /* --- the end of a cell ---------------------------------------------- */
 
 /* Finish the running cell: exec_end, then the tool result of its output
  * and the notes. */
-static void cell_end(struct pykernel *k, const struct sbx_exit *ex,
-                     const char *notes, int is_error)
+static void py_cell_end(struct pykernel *k, const struct sbx_exit *ex,
+                        const char *notes, int is_error)
 {
 	struct session *s = k->s;
 	struct pycell *c = k->cell;
@@ -156,14 +145,15 @@ static void cell_end(struct pykernel *k, const struct sbx_exit *ex,
 		buf_puts(&b, "(no output)");
 	char *id = c->id;
 	c->id = NULL;
-	cell_free(k, c);
+	py_cell_free(k, c);
 	if (s->state != SESSION_DONE)
 		tools_finished(s, id, buf_str(&b), is_error);
 	free(id);
 	buf_free(&b);
 }
 
-static void add_figures(struct buf *notes, const cJSON *figs)
+/* A note naming the figures a cell left open and unsaved. */
+static void py_add_figures(struct buf *notes, const cJSON *figs)
 {
 	int n = cJSON_GetArraySize(figs);
 	if (n <= 0)
@@ -186,12 +176,12 @@ static void add_figures(struct buf *notes, const cJSON *figs)
 
 /* A result frame: the value and traceback join the cell's streams as
  * the REPL would print them. */
-static void on_result(struct pykernel *k, const char *payload, size_t n)
+static void py_on_result(struct pykernel *k, const char *payload, size_t n)
 {
 	struct pycell *c = k->cell;
 	cJSON *r = cJSON_ParseWithLength(payload, n);
 	if (!r) {
-		kernel_kill(k, "it sent a result that is not JSON");
+		py_kernel_kill(k, "it sent a result that is not JSON");
 		return;
 	}
 	if (!c || !c->sent || json_num(r, "id", -1) != (double)c->seq) {
@@ -225,8 +215,8 @@ static void on_result(struct pykernel *k, const char *payload, size_t n)
 		buf_puts(&notes, "[cancelled by the user (KeyboardInterrupt); "
 		                 "the Python session keeps its state]\n");
 	else if (!ok) {
-		const char *t =
-		    json_str(cJSON_GetObjectItem(r, "error"), "type", "?");
+		const cJSON *error = cJSON_GetObjectItem(r, "error");
+		const char *t = json_str(error, "type", "?");
 		char *type = utf8_sanitize(t, strlen(t), NULL);
 		buf_printf(&notes,
 		           "[the cell raised %.100s; the Python session "
@@ -235,41 +225,47 @@ static void on_result(struct pykernel *k, const char *payload, size_t n)
 		           type);
 		free(type);
 	}
-	add_figures(&notes, cJSON_GetObjectItem(r, "open_figures"));
+	py_add_figures(&notes, cJSON_GetObjectItem(r, "open_figures"));
 	cJSON_Delete(r);
-	cell_end(k, &ex, buf_str(&notes), !ok);
+	py_cell_end(k, &ex, buf_str(&notes), !ok);
 	buf_free(&notes);
 }
 
 /* --- sending a cell, timeouts --------------------------------------- */
 
-static void on_grace(void *arg)
+/* An interrupted cell did not stop in time: kill the kernel. */
+static void py_on_grace(void *arg)
 {
 	struct pykernel *k = arg;
 	k->cell->grace = 0;
-	kernel_kill(k, "the cell did not stop after an interrupt");
+	py_kernel_kill(k, "the cell did not stop after an interrupt");
 }
 
-static void interrupt_cell(struct pykernel *k)
+/* Interrupt the running cell (KeyboardInterrupt); the kernel dies if it
+ * does not stop. */
+static void py_interrupt_cell(struct pykernel *k)
 {
 	struct pycell *c = k->cell;
 	if (!c->grace)
-		c->grace = loop_timer_add(k->s->loop, PY_GRACE_MS, on_grace, k);
+		c->grace =
+		    loop_timer_add(k->s->loop, PY_GRACE_MS, py_on_grace, k);
 	cJSON *m = cJSON_CreateObject();
 	cJSON_AddNumberToObject(m, "id", (double)c->seq);
-	kernel_send(k, 'i', m);
+	py_kernel_send(k, 'i', m);
 	cJSON_Delete(m);
 }
 
-static void on_timeout(void *arg)
+/* The cell's timeout: interrupt it. */
+static void py_on_timeout(void *arg)
 {
 	struct pykernel *k = arg;
 	k->cell->timer = 0;
 	k->cell->timed_out = 1;
-	interrupt_cell(k);
+	py_interrupt_cell(k);
 }
 
-static void send_cell(struct pykernel *k)
+/* Send the waiting cell to the kernel and start its clock. */
+static void py_send_cell(struct pykernel *k)
 {
 	struct pycell *c = k->cell;
 	cJSON *m = cJSON_CreateObject();
@@ -277,9 +273,9 @@ static void send_cell(struct pykernel *k)
 	cJSON_AddStringToObject(m, "code", c->code);
 	c->sent = 1;
 	c->t0 = now_ms();
-	if (kernel_send(k, 'x', m) == 0 && c->timeout_s > 0)
+	if (py_kernel_send(k, 'x', m) == 0 && c->timeout_s > 0)
 		c->timer = loop_timer_add(
-		    k->s->loop, (int64_t)c->timeout_s * 1000, on_timeout, k);
+		    k->s->loop, (int64_t)c->timeout_s * 1000, py_on_timeout, k);
 	cJSON_Delete(m);
 }
 
@@ -290,21 +286,16 @@ static void send_cell(struct pykernel *k)
  * and its package directories for the local sandbox. Remembered under
  * that key, it lets the first request go out without waiting ~40 ms for
  * a kernel that a run may never use. */
-static char *env_cache_path(struct session *s)
+static char *py_env_cache_path(struct session *s)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
-	char *dir = xdg && *xdg ? xasprintf("%s/assay/python-env", xdg)
-	            : home && *home
-	                ? xasprintf("%s/.cache/assay/python-env", home)
-	                : NULL;
+	char *dir = path_cache_dir("python-env");
 	if (!dir)
 		return NULL;
+	const char *image_id = sbx_image_id(s->sbx);
 	struct buf key;
 	buf_init(&key, 0);
-	buf_printf(&key, "v1 %s image=%s", s->sbx->ops->name,
-	           s->sbx->image_id ? s->sbx->image_id : "");
-	if (!s->sbx->image_id || !*s->sbx->image_id) {
+	buf_printf(&key, "v1 %s image=%s", sbx_name(s->sbx), image_id);
+	if (!*image_id) {
 		/* no image identity: the host's /usr is the sandbox's */
 		glob_t g;
 		const char *pat[] = {"/usr/bin/python3", "/usr/lib/python3*",
@@ -335,9 +326,10 @@ static char *env_cache_path(struct session *s)
 	return path;
 }
 
-static cJSON *env_cache_read(struct session *s)
+/* The hello remembered for this sandbox's software, or NULL. */
+static cJSON *py_env_cache_read(struct session *s)
 {
-	char *path = env_cache_path(s);
+	char *path = py_env_cache_path(s);
 	cJSON *h = path ? json_parse_file(path, 1 << 20, NULL) : NULL;
 	free(path);
 	if (h && !cJSON_IsObject(cJSON_GetObjectItem(h, "packages")) &&
@@ -348,9 +340,10 @@ static cJSON *env_cache_read(struct session *s)
 	return h;
 }
 
-static void env_cache_write(struct session *s, const cJSON *h)
+/* Remember the hello for this sandbox's software. */
+static void py_env_cache_write(struct session *s, const cJSON *h)
 {
-	char *path = env_cache_path(s);
+	char *path = py_env_cache_path(s);
 	if (!path)
 		return;
 	char *dir = xstrdup(path);
@@ -365,13 +358,15 @@ static void env_cache_write(struct session *s, const cJSON *h)
 
 /* --- the kernel's output -------------------------------------------- */
 
-static void on_hello(struct pykernel *k, const char *payload, size_t n)
+/* The kernel is ready: tell the run (python_session, the prompt) and send
+ * a waiting cell. */
+static void py_on_hello(struct pykernel *k, const char *payload, size_t n)
 {
 	struct session *s = k->s;
 	cJSON *h = cJSON_ParseWithLength(payload, n);
 	if (!h || k->ready) {
 		cJSON_Delete(h);
-		kernel_kill(k, "it sent a bad hello");
+		py_kernel_kill(k, "it sent a bad hello");
 		return;
 	}
 	k->ready = 1;
@@ -382,28 +377,29 @@ static void on_hello(struct pykernel *k, const char *payload, size_t n)
 	         "start-up %.0f ms)",
 	         k->generation, (long long)(now_ms() - k->t_spawn),
 	         json_str(h, "python", "?"), json_num(h, "startup_ms", -1));
-	emit_session_event(k, "started", h, NULL);
+	py_emit_session(k, "started", h, NULL);
 	if (k->on_ready) {
 		void (*ready)(struct session *) = k->on_ready;
 		k->on_ready = NULL;
 		prompt_add_python(&s->system_prompt, s->cfg, h, NULL);
-		env_cache_write(s, h);
+		py_env_cache_write(s, h);
 		ready(s);
 	}
 	cJSON_Delete(h);
 	if (k->cell && !k->cell->sent)
-		send_cell(k);
+		py_send_cell(k);
 }
 
-static void on_frame(void *arg, char type, const char *payload, size_t n)
+/* One frame from the kernel: hello, result, or a cell's output. */
+static void py_on_frame(void *arg, char type, const char *payload, size_t n)
 {
 	struct pykernel *k = arg;
 	if (k->broken)
 		return;
 	if (type == 'h') {
-		on_hello(k, payload, n);
+		py_on_hello(k, payload, n);
 	} else if (type == 'r') {
-		on_result(k, payload, n);
+		py_on_result(k, payload, n);
 	} else if (k->cell && k->cell->sent) {
 		tool_run_output(k->cell->run,
 		                type == 'o' ? SBX_STDOUT : SBX_STDERR, payload,
@@ -414,8 +410,9 @@ static void on_frame(void *arg, char type, const char *payload, size_t n)
 	}
 }
 
-static void on_kernel_output(void *arg, enum sbx_stream which, const char *data,
-                             size_t n)
+/* The kernel's stdout (frames) and stderr (kept for messages). */
+static void py_on_kernel_output(void *arg, enum sbx_stream which,
+                                const char *data, size_t n)
 {
 	struct pykernel *k = arg;
 	if (which == SBX_STDERR) {
@@ -433,23 +430,23 @@ static void on_kernel_output(void *arg, enum sbx_stream which, const char *data,
 		return;
 	char *err = NULL;
 	k->busy++;
-	int rc = pyframe_feed(&k->rd, data, n, on_frame, k, &err);
+	int rc = pyframe_feed(&k->rd, data, n, py_on_frame, k, &err);
 	k->busy--;
 	if (rc < 0) {
 		k->broken = 1;
 		char *why = xasprintf("it broke the protocol (%s)", err);
-		kernel_kill(k, why);
+		py_kernel_kill(k, why);
 		free(why);
 		free(err);
 	}
 	if (k->exited && !k->busy)
-		kernel_exited(k, &k->exit);
+		py_kernel_exited(k, &k->exit);
 }
 
 /* --- the kernel's end ------------------------------------------------ */
 
 /* What happened to the kernel, for the cell that was running. */
-static char *death_notice(struct pykernel *k, const struct sbx_exit *ex)
+static char *py_death_notice(struct pykernel *k, const struct sbx_exit *ex)
 {
 	const struct config *cfg = k->s->cfg;
 	const char *lost = "the next cell starts a new session; variables, "
@@ -493,7 +490,7 @@ static char *death_notice(struct pykernel *k, const struct sbx_exit *ex)
 }
 
 /* A kernel that never said hello: why, from its stderr. */
-static char *startup_failure(struct pykernel *k, const struct sbx_exit *ex)
+static char *py_startup_failure(struct pykernel *k, const struct sbx_exit *ex)
 {
 	char *diag =
 	    utf8_sanitize(k->diag.data ? k->diag.data : "", k->diag.len, NULL);
@@ -518,7 +515,8 @@ static char *startup_failure(struct pykernel *k, const struct sbx_exit *ex)
 	return why;
 }
 
-static void kernel_free(struct pykernel *k)
+/* Free a kernel that has exited. */
+static void py_kernel_free(struct pykernel *k)
 {
 	if (k->hello_timer)
 		loop_timer_cancel(k->s->loop, k->hello_timer);
@@ -531,14 +529,16 @@ static void kernel_free(struct pykernel *k)
 	free(k);
 }
 
-static void kernel_exited(struct pykernel *k, const struct sbx_exit *ex)
+/* The kernel ended: end its cell with what happened, tell the run, free
+ * it. */
+static void py_kernel_exited(struct pykernel *k, const struct sbx_exit *ex)
 {
 	struct session *s = k->s;
 	if (s->py == k)
 		s->py = NULL;
 	k->exec = NULL;
 	int ending = ex->cancelled && !k->kill_reason;
-	char *why = k->ready ? NULL : startup_failure(k, ex);
+	char *why = k->ready ? NULL : py_startup_failure(k, ex);
 	if (!ending)
 		s->py_lost = 1;
 	log_info("python: kernel %d ended (exit %d, signal %d)%s%s",
@@ -551,18 +551,18 @@ static void kernel_exited(struct pykernel *k, const struct sbx_exit *ex)
 		cx.cancelled = c->cancelled || ex->cancelled;
 		cx.duration_ms = c->sent ? now_ms() - c->t0 : 0;
 		char *notes = why ? xasprintf("[python: %s]\n", why)
-		                  : death_notice(k, ex);
+		                  : py_death_notice(k, ex);
 		if (!c->sent)
 			c->new_session = 0;
-		cell_end(k, &cx, notes, 1);
+		py_cell_end(k, &cx, notes, 1);
 		free(notes);
 	}
-	emit_session_event(k, "ended", NULL,
-	                   why              ? why
-	                   : ending         ? "the sandbox was stopped"
-	                   : k->kill_reason ? k->kill_reason
-	                   : ex->signal     ? strsignal(ex->signal)
-	                                    : "exited");
+	py_emit_session(k, "ended", NULL,
+	                why              ? why
+	                : ending         ? "the sandbox was stopped"
+	                : k->kill_reason ? k->kill_reason
+	                : ex->signal     ? strsignal(ex->signal)
+	                                 : "exited");
 	if (k->on_ready) {
 		void (*ready)(struct session *) = k->on_ready;
 		k->on_ready = NULL;
@@ -571,10 +571,12 @@ static void kernel_exited(struct pykernel *k, const struct sbx_exit *ex)
 		ready(s);
 	}
 	free(why);
-	kernel_free(k);
+	py_kernel_free(k);
 }
 
-static void on_kernel_exit(void *arg, const struct sbx_exit *ex)
+/* The kernel's exec ended; inside one of our callbacks the end waits for
+ * it. */
+static void py_on_kernel_exit(void *arg, const struct sbx_exit *ex)
 {
 	struct pykernel *k = arg;
 	if (k->busy) {
@@ -586,19 +588,21 @@ static void on_kernel_exit(void *arg, const struct sbx_exit *ex)
 		return;
 	}
 	k->exited = 1;
-	kernel_exited(k, ex);
+	py_kernel_exited(k, ex);
 }
 
-static void on_hello_timeout(void *arg)
+/* No hello in time: kill the kernel. */
+static void py_on_hello_timeout(void *arg)
 {
 	struct pykernel *k = arg;
 	k->hello_timer = 0;
-	kernel_kill(k, "no hello within 10 s");
+	py_kernel_kill(k, "no hello within 10 s");
 }
 
 /* --- starting ------------------------------------------------------- */
 
-static struct pykernel *kernel_spawn(struct session *s, char **err)
+/* Start a kernel in the sandbox (s->py); NULL + *err. */
+static struct pykernel *py_kernel_spawn(struct session *s, char **err)
 {
 	char *src =
 	    agent_data_file("kernel/assay_kernel.py", embed_assay_kernel_py);
@@ -613,8 +617,8 @@ static struct pykernel *kernel_spawn(struct session *s, char **err)
 	pyframe_reader_init(&k->rd, PY_KERNEL_TYPES, PYFRAME_MAX);
 	buf_init(&k->diag, 0);
 	k->t_spawn = now_ms();
-	struct sbx_exec_obs obs = {on_kernel_output, on_kernel_exit, k};
-	k->exec = s->sbx->ops->exec(s->sbx, &req, &obs, err);
+	struct sbx_exec_obs obs = {py_on_kernel_output, py_on_kernel_exit, k};
+	k->exec = sbx_exec(s->sbx, &req, &obs, err);
 	free(src);
 	if (!k->exec) {
 		pyframe_reader_free(&k->rd);
@@ -624,7 +628,7 @@ static struct pykernel *kernel_spawn(struct session *s, char **err)
 	}
 	k->generation = ++s->py_generation;
 	k->hello_timer =
-	    loop_timer_add(s->loop, PY_HELLO_MS, on_hello_timeout, k);
+	    loop_timer_add(s->loop, PY_HELLO_MS, py_on_hello_timeout, k);
 	s->py = k;
 	return k;
 }
@@ -632,11 +636,11 @@ static struct pykernel *kernel_spawn(struct session *s, char **err)
 /* The run's first request waits for the kernel's hello, which carries
  * the library versions (read from the names of the dist-info
  * directories, without importing anything), unless they are known from
- * an earlier run on the same sandbox software (env_cache_*). The whole
+ * an earlier run on the same sandbox software (py_env_cache_*). The whole
  * start, bwrap and python3 included, takes about 40 ms here. */
 void pytool_start(struct session *s, void (*ready)(struct session *))
 {
-	cJSON *known = env_cache_read(s);
+	cJSON *known = py_env_cache_read(s);
 	if (known) {
 		/* the kernel starts with the first python cell */
 		log_info("python: libraries from the cache (%s)",
@@ -647,7 +651,7 @@ void pytool_start(struct session *s, void (*ready)(struct session *))
 		return;
 	}
 	char *err = NULL;
-	struct pykernel *k = kernel_spawn(s, &err);
+	struct pykernel *k = py_kernel_spawn(s, &err);
 	if (!k) {
 		char *why = xasprintf("cannot start python3: %s", err);
 		prompt_add_python(&s->system_prompt, s->cfg, NULL, why);
@@ -690,7 +694,7 @@ void pytool_run(struct session *s, const char *id, const cJSON *args)
 		free(err);
 		return;
 	}
-	struct pykernel *k = s->py ? s->py : kernel_spawn(s, &err);
+	struct pykernel *k = s->py ? s->py : py_kernel_spawn(s, &err);
 	if (!k) {
 		struct sbx_exit ex = {.exit_code = -1, .error = err};
 		char *text = tool_run_end(run, &ex);
@@ -713,7 +717,7 @@ void pytool_run(struct session *s, const char *id, const cJSON *args)
 	s->py_lost = 0;
 	k->cell = c;
 	if (k->ready)
-		send_cell(k);
+		py_send_cell(k);
 }
 
 void pytool_cancel(struct session *s)
@@ -727,9 +731,9 @@ void pytool_cancel(struct session *s)
 		return;
 	if (c->cancelled || !c->sent) {
 		c->cancelled = 1;
-		kernel_kill(k, "cancelled by the user");
+		py_kernel_kill(k, "cancelled by the user");
 		return;
 	}
 	c->cancelled = 1;
-	interrupt_cell(k);
+	py_interrupt_cell(k);
 }

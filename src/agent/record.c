@@ -8,6 +8,7 @@
 
 #include "assay/buf.h"
 #include "assay/config.h"
+#include "assay/events.h"
 #include "assay/json.h"
 #include "assay/llm.h"
 #include "assay/log.h"
@@ -36,7 +37,7 @@ void record_free(struct record *r)
 }
 
 /* Whether text[0..n) is blank (spaces only). */
-static int blank(const char *p, size_t n)
+static int record_blank(const char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
@@ -44,69 +45,94 @@ static int blank(const char *p, size_t n)
 	return 1;
 }
 
+/* What record_check_events tracks while it walks the record. */
+struct record_check {
+	cJSON *open; /* ids of the calls without a result yet */
+	int requests;
+};
+
+/* assistant_message: its calls are the ones now waiting for results. */
+static void record_check_answer(struct record_check *c, const cJSON *e)
+{
+	cJSON_Delete(c->open);
+	c->open = cJSON_CreateArray();
+	const cJSON *call;
+	cJSON_ArrayForEach(call, cJSON_GetObjectItem(e, "tool_calls"))
+	{
+		cJSON_AddItemToArray(
+		    c->open, cJSON_CreateString(json_str(call, "id", "")));
+	}
+}
+
+/* tool_result: its call no longer waits. */
+static void record_check_result(struct record_check *c, const cJSON *e)
+{
+	const char *id = json_str(e, "id", "");
+	int n = cJSON_GetArraySize(c->open);
+	for (int i = 0; i < n; i++) {
+		const cJSON *it = cJSON_GetArrayItem(c->open, i);
+		if (!strcmp(it->valuestring, id)) {
+			cJSON_DeleteItemFromArray(c->open, i);
+			return;
+		}
+	}
+}
+
+/* model_request (one the run made, not a replayed one): its turn is
+ * the count of requests so far, and no call still waits. */
+static int record_check_request(struct record_check *c, const cJSON *e,
+                                char **err)
+{
+	if (json_bool(e, "replayed", 0))
+		return 0;
+	unsigned long long seq = (unsigned long long)json_num(e, "seq", 0);
+	c->requests++;
+	double turn = json_num(e, "turn", 0);
+	if (!(turn >= 1 && turn <= c->requests) || turn != (double)(int)turn)
+		return set_err(err,
+		               "the model_request of seq %llu has turn %g, but "
+		               "it is request %d of the run: the transcript is "
+		               "damaged",
+		               seq, turn, c->requests);
+	if (cJSON_GetArraySize(c->open) > 0)
+		return set_err(err,
+		               "the model_request of seq %llu was made before "
+		               "call %s of the answer before it had a result: "
+		               "the transcript is damaged",
+		               seq,
+		               cJSON_GetArrayItem(c->open, 0)->valuestring);
+	return 0;
+}
+
 /* What resume relies on, checked once: turn numbers that count the
  * requests made (a damaged one would make resume build a turn table
  * of any size), and no request made while calls of the answer before
  * it have no result (rebuilding it would send an invalid
  * conversation). */
-static int check_events(struct record *r, char **err)
+static int record_check_events(struct record *r, char **err)
 {
-	cJSON *open = cJSON_CreateArray(); /* calls without a result */
-	int requests = 0, rc = 0;
+	struct record_check c = {.open = cJSON_CreateArray()};
+	int rc = 0;
 	const cJSON *e;
 	cJSON_ArrayForEach(e, r->events)
 	{
-		const char *type = json_str(e, "type", "");
-		unsigned long long seq =
-		    (unsigned long long)json_num(e, "seq", 0);
-		if (!strcmp(type, "assistant_message")) {
-			cJSON_Delete(open);
-			open = cJSON_CreateArray();
-			const cJSON *c;
-			cJSON_ArrayForEach(c,
-			                   cJSON_GetObjectItem(e, "tool_calls"))
-			{
-				cJSON_AddItemToArray(
-				    open,
-				    cJSON_CreateString(json_str(c, "id", "")));
-			}
-		} else if (!strcmp(type, "tool_result")) {
-			const char *id = json_str(e, "id", "");
-			int n = cJSON_GetArraySize(open);
-			for (int i = 0; i < n; i++) {
-				const cJSON *it = cJSON_GetArrayItem(open, i);
-				if (!strcmp(it->valuestring, id)) {
-					cJSON_DeleteItemFromArray(open, i);
-					break;
-				}
-			}
-		} else if (!strcmp(type, "model_request") &&
-		           !json_bool(e, "replayed", 0)) {
-			requests++;
-			double turn = json_num(e, "turn", 0);
-			if (!(turn >= 1 && turn <= requests) ||
-			    turn != (double)(int)turn) {
-				rc = set_err(
-				    err,
-				    "the model_request of seq %llu has "
-				    "turn %g, but it is request %d of "
-				    "the run: the transcript is damaged",
-				    seq, turn, requests);
-				break;
-			}
-			if (cJSON_GetArraySize(open) > 0) {
-				rc = set_err(
-				    err,
-				    "the model_request of seq %llu was made "
-				    "before call %s of the answer before it "
-				    "had a result: the transcript is damaged",
-				    seq,
-				    cJSON_GetArrayItem(open, 0)->valuestring);
-				break;
-			}
+		switch (event_type_of(e)) {
+		case EV_ASSISTANT_MESSAGE:
+			record_check_answer(&c, e);
+			break;
+		case EV_TOOL_RESULT:
+			record_check_result(&c, e);
+			break;
+		case EV_MODEL_REQUEST:
+			rc = record_check_request(&c, e, err);
+			break;
+		default:
+			break;
 		}
+		if (rc < 0)
+			break;
 	}
-	cJSON_Delete(open);
+	cJSON_Delete(c.open);
 	return rc;
 }
 
@@ -136,13 +162,12 @@ int record_parse(const char *text, size_t len, struct record *r, char **err)
 			int64_t t = (int64_t)json_num(ev, "t", 0);
 			if (t > r->last_t)
 				r->last_t = t;
-			if (!r->run_start &&
-			    !strcmp(json_str(ev, "type", ""), "run_start"))
+			if (!r->run_start && event_type_of(ev) == EV_RUN_START)
 				r->run_start = ev;
 			cJSON_AddItemToArray(r->events, ev);
 		} else {
 			cJSON_Delete(ev);
-			if (!blank(p, (size_t)(eol - p))) {
+			if (!record_blank(p, (size_t)(eol - p))) {
 				bad = no;
 				bad_at = (size_t)(p - text);
 			}
@@ -162,26 +187,28 @@ int record_parse(const char *text, size_t len, struct record *r, char **err)
 	if (!r->run_start)
 		return set_err(err, "the transcript has no run_start event: "
 		                    "is it an assay transcript?");
-	return check_events(r, err);
+	return record_check_events(r, err);
 }
 
-static int is_file(const char *path)
+/* Whether path is a regular file (links followed). */
+static int record_is_file(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static int is_dir(const char *path)
+/* Whether path is a directory (links followed). */
+static int record_is_dir(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* RUN as a run dir, a transcript path or a run id. */
-static char *find_dir(const char *run, char **err)
+static char *record_find_dir(const char *run, char **err)
 {
 	size_t n = strlen(run);
-	if (is_file(run)) {
+	if (record_is_file(run)) {
 		char *dir = xstrdup(run);
 		char *slash = strrchr(dir, '/');
 		if (!slash) {
@@ -193,7 +220,7 @@ static char *find_dir(const char *run, char **err)
 	}
 	char *dir = xstrndup(run, n > 1 && run[n - 1] == '/' ? n - 1 : n);
 	char *t = xasprintf("%s/transcript.jsonl", dir);
-	int ok = is_file(t);
+	int ok = record_is_file(t);
 	free(t);
 	if (ok)
 		return dir;
@@ -201,7 +228,7 @@ static char *find_dir(const char *run, char **err)
 	if (!strchr(run, '/')) {
 		dir = xasprintf(".assay/runs/%s", run);
 		t = xasprintf("%s/transcript.jsonl", dir);
-		ok = is_file(t);
+		ok = record_is_file(t);
 		free(t);
 		if (ok)
 			return dir;
@@ -212,7 +239,8 @@ static char *find_dir(const char *run, char **err)
 	        "transcript.jsonl), its transcript path, or a run id under "
 	        ".assay/runs/",
 	        run,
-	        is_dir(run) ? " (the directory has no transcript.jsonl)" : "");
+	        record_is_dir(run) ? " (the directory has no transcript.jsonl)"
+	                           : "");
 	return NULL;
 }
 
@@ -225,7 +253,9 @@ static struct {
 	struct stat st;
 } kept;
 
-static void keep_record(const char *run, struct record *r)
+/* Keep the parsed record r for the resume of run that follows (r is
+ * taken). */
+static void record_keep_parsed(const char *run, struct record *r)
 {
 	struct stat st;
 	record_free(&kept.rec);
@@ -241,7 +271,9 @@ static void keep_record(const char *run, struct record *r)
 	memset(r, 0, sizeof *r);
 }
 
-static int take_kept(const char *run, struct record *r)
+/* Take the record kept for run, if its transcript is unchanged; 1 when it
+ * did. */
+static int record_take_parsed(const char *run, struct record *r)
 {
 	struct stat st;
 	if (!kept.run || strcmp(kept.run, run))
@@ -268,9 +300,9 @@ int record_load(const char *run, struct record *r, char **err)
 	if (!run || !*run)
 		return set_err(err, "which run? give a run dir, a transcript "
 		                    "or a run id");
-	if (take_kept(run, r))
+	if (record_take_parsed(run, r))
 		return 0;
-	r->dir = find_dir(run, err);
+	r->dir = record_find_dir(run, err);
 	if (!r->dir)
 		return -1;
 	r->transcript = xasprintf("%s/transcript.jsonl", r->dir);
@@ -291,7 +323,8 @@ int record_load(const char *run, struct record *r, char **err)
 	return rc;
 }
 
-static void set_if(char **field, const cJSON *obj, const char *key)
+/* Set a configuration field from a recorded string, when there is one. */
+static void record_set_if(char **field, const cJSON *obj, const char *key)
 {
 	const char *v = json_str(obj, key, NULL);
 	if (v && *v)
@@ -299,7 +332,7 @@ static void set_if(char **field, const cJSON *obj, const char *key)
 }
 
 /* ask modes from the least to the most careful; -1: unknown */
-static int ask_rank(const char *mode)
+static int record_ask_rank(const char *mode)
 {
 	static const char *const order[] = {"none", "risky", "all"};
 	for (int i = 0; mode && i < 3; i++)
@@ -309,22 +342,22 @@ static int ask_rank(const char *mode)
 }
 
 /* A recorded limit can only tighten the configured one. */
-static long tighter(const cJSON *lim, const char *key, long configured)
+static long record_tighter(const cJSON *lim, const char *key, long configured)
 {
 	double v = json_num(lim, key, 0);
 	return v >= 1 && v < (double)configured ? (long)v : configured;
 }
 
 /* A recorded number when it is sane (min..1e9), else def. */
-static double in_range(const cJSON *lim, const char *key, double min,
-                       double def)
+static double record_in_range(const cJSON *lim, const char *key, double min,
+                              double def)
 {
 	double v = json_num(lim, key, def);
 	return v >= min && v <= 1e9 ? v : def;
 }
 
 /* dir/name when it is a regular file and not a link, else NULL. */
-static char *own_file(const char *dir, const char *name)
+static char *record_own_file(const char *dir, const char *name)
 {
 	char *p = xasprintf("%s/%s", dir, name);
 	struct stat st;
@@ -344,27 +377,27 @@ int session_record_config(const char *run, struct config *cfg, char **err)
 	if (record_load(run, &r, err) < 0)
 		return -1;
 	const cJSON *rs = r.run_start;
-	set_if(&cfg->provider, rs, "provider");
-	set_if(&cfg->model, rs, "model");
+	record_set_if(&cfg->provider, rs, "provider");
+	record_set_if(&cfg->model, rs, "model");
 	/* the texts the run used, from the copies kept in its run dir;
 	 * a path recorded elsewhere is never read */
-	char *copy = own_file(r.dir, RECORD_INSTRUCTIONS);
+	char *copy = record_own_file(r.dir, RECORD_INSTRUCTIONS);
 	config_set(&cfg->instructions,
 	           *json_str(rs, "instructions", "") ? copy : NULL);
 	free(copy);
 	if (*json_str(rs, "script", "")) {
-		copy = own_file(r.dir, RECORD_SCRIPT);
+		copy = record_own_file(r.dir, RECORD_SCRIPT);
 		config_set(&cfg->script, copy);
 		free(copy);
 	}
 	/* the more careful of the two; --ask still decides */
 	const char *ask = json_str(rs, "ask", NULL);
-	if (ask_rank(ask) > ask_rank(cfg->ask))
+	if (record_ask_rank(ask) > record_ask_rank(cfg->ask))
 		config_set(&cfg->ask, ask);
 	const cJSON *sb = cJSON_GetObjectItem(rs, "sandbox");
-	set_if(&cfg->sandbox, sb, "backend");
+	record_set_if(&cfg->sandbox, sb, "backend");
 	if (strcmp(json_str(sb, "image", "host"), "host"))
-		set_if(&cfg->image, sb, "image");
+		record_set_if(&cfg->image, sb, "image");
 	/* declared outputs are workspace paths: the record's replace
 	 * those of the layers (inputs are host paths: never recorded
 	 * ones, see record_resume_check) */
@@ -378,20 +411,21 @@ int session_record_config(const char *run, struct config *cfg, char **err)
 			config_add_output(cfg, it->valuestring);
 	}
 	const cJSON *lim = cJSON_GetObjectItem(rs, "limits");
-	cfg->timeout_s = (int)tighter(lim, "timeout_s", cfg->timeout_s);
-	cfg->mem_mb = tighter(lim, "memory_mb", cfg->mem_mb);
-	cfg->nproc = tighter(lim, "processes", cfg->nproc);
-	cfg->cpu_s = tighter(lim, "cpu_s", cfg->cpu_s);
-	cfg->fsize_mb = tighter(lim, "file_size_mb", cfg->fsize_mb);
+	cfg->timeout_s = (int)record_tighter(lim, "timeout_s", cfg->timeout_s);
+	cfg->mem_mb = record_tighter(lim, "memory_mb", cfg->mem_mb);
+	cfg->nproc = record_tighter(lim, "processes", cfg->nproc);
+	cfg->cpu_s = record_tighter(lim, "cpu_s", cfg->cpu_s);
+	cfg->fsize_mb = record_tighter(lim, "file_size_mb", cfg->fsize_mb);
 	/* these shape the requests, hence the cache keys */
-	cfg->max_turns = (int)in_range(lim, "max_turns", 1, cfg->max_turns);
-	cfg->max_tokens =
-	    (long)in_range(lim, "max_tokens", 0, (double)cfg->max_tokens);
-	cfg->max_output_bytes = (size_t)in_range(lim, "max_output_bytes", 1024,
-	                                         (double)cfg->max_output_bytes);
-	cfg->max_output_tokens =
-	    (int)in_range(lim, "max_output_tokens", 1, cfg->max_output_tokens);
-	keep_record(run, &r);
+	cfg->max_turns =
+	    (int)record_in_range(lim, "max_turns", 1, cfg->max_turns);
+	cfg->max_tokens = (long)record_in_range(lim, "max_tokens", 0,
+	                                        (double)cfg->max_tokens);
+	cfg->max_output_bytes = (size_t)record_in_range(
+	    lim, "max_output_bytes", 1024, (double)cfg->max_output_bytes);
+	cfg->max_output_tokens = (int)record_in_range(
+	    lim, "max_output_tokens", 1, cfg->max_output_tokens);
+	record_keep_parsed(run, &r);
 	return 0;
 }
 
@@ -399,7 +433,7 @@ int session_record_config(const char *run, struct config *cfg, char **err)
 
 /* In place, resume writes into the run dir: none of what it writes may
  * be a link someone planted to make it write elsewhere. */
-static int no_links(const char *dir, char **err)
+static int record_no_links(const char *dir, char **err)
 {
 	static const char *const names[] = {"transcript.jsonl",
 	                                    "assay.log",
@@ -430,7 +464,7 @@ static int no_links(const char *dir, char **err)
 /* Whether the recorded workspace ws was the run's own <run dir>/
  * workspace (then the run dir as it is now holds it, wherever it was
  * copied or moved). */
-static int own_workspace(const char *ws, const char *recorded_dir)
+static int record_own_workspace(const char *ws, const char *recorded_dir)
 {
 	const char *base = strrchr(ws, '/');
 	if (!base || strcmp(base, "/workspace"))
@@ -453,12 +487,13 @@ static int own_workspace(const char *ws, const char *recorded_dir)
 
 /* In place: the workspace is the run dir's own, or one the user names
  * again with --workspace; a recorded path alone is never used. */
-static int pick_workspace(struct session *s, const struct record *r, char **err)
+static int record_pick_workspace(struct session *s, const struct record *r,
+                                 char **err)
 {
 	const char *ws = json_str(r->run_start, "workspace", "");
 	if (s->cfg->workspace || *ws != '/' || !strcmp(ws, "/workspace"))
 		return 0; /* the user's own, or no host directory */
-	if (own_workspace(ws, json_str(r->run_start, "run_dir", NULL)))
+	if (record_own_workspace(ws, json_str(r->run_start, "run_dir", NULL)))
 		return 0; /* the sandbox uses <run dir>/workspace */
 	return set_err(err,
 	               "the run worked in %s, outside its run dir: a "
@@ -470,8 +505,8 @@ static int pick_workspace(struct session *s, const struct record *r, char **err)
 /* Re-execute stages inputs again: from what the user gives now (the
  * options or the project's assay.json), never from host paths read
  * out of the record. */
-static int need_inputs(const struct session *s, const struct record *r,
-                       char **err)
+static int record_need_inputs(const struct session *s, const struct record *r,
+                              char **err)
 {
 	const cJSON *inputs = cJSON_GetObjectItem(r->run_start, "inputs");
 	if (s->cfg->n_inputs || !cJSON_GetArraySize(inputs))
@@ -496,7 +531,7 @@ static int need_inputs(const struct session *s, const struct record *r,
 /* In place nothing is staged: the workspace holds the inputs. Their
  * places (not their host paths) are part of the system prompt, so the
  * recorded ones are what the rebuilt requests must name. */
-static void recorded_inputs(struct config *c, const cJSON *rs)
+static void record_recorded_inputs(struct config *c, const cJSON *rs)
 {
 	for (size_t i = 0; i < c->n_inputs; i++) {
 		free(c->inputs[i].src);
@@ -516,8 +551,8 @@ int record_resume_check(struct session *s, const struct record *r,
                         enum session_resume_mode mode, char **err)
 {
 	const cJSON *rs = r->run_start;
-	if (mode == SESSION_RESUME &&
-	    (no_links(r->dir, err) < 0 || pick_workspace(s, r, err) < 0))
+	if (mode == SESSION_RESUME && (record_no_links(r->dir, err) < 0 ||
+	                               record_pick_workspace(s, r, err) < 0))
 		return -1;
 	if (mode == SESSION_RESUME &&
 	    json_bool(cJSON_GetObjectItem(rs, "limits"), "network", 0) &&
@@ -528,8 +563,8 @@ int record_resume_check(struct session *s, const struct record *r,
 		               "--network to go on with it (or --re-execute "
 		               "without it)");
 	if (mode == SESSION_RESUME)
-		recorded_inputs(s->cfg, rs);
-	if (mode == SESSION_REEXECUTE && need_inputs(s, r, err) < 0)
+		record_recorded_inputs(s->cfg, rs);
+	if (mode == SESSION_REEXECUTE && record_need_inputs(s, r, err) < 0)
 		return -1;
 	const char *ins = json_str(rs, "instructions", "");
 	if (*ins && !s->cfg->instructions)
@@ -542,7 +577,7 @@ int record_resume_check(struct session *s, const struct record *r,
 }
 
 /* "http://h/v1/" and "http://h/v1" are one server. */
-static int same_url(const char *a, const char *b)
+static int record_same_url(const char *a, const char *b)
 {
 	size_t na = strlen(a), nb = strlen(b);
 	while (na && a[na - 1] == '/')
@@ -558,7 +593,7 @@ int record_check_url(const struct session *s, const struct record *r, int given,
 	const char *rec = json_str(r->run_start, "base_url", "");
 	const char *now = s->llm->base_url ? s->llm->base_url : "";
 	if (given || !*rec || !strncmp(rec, "script:", 7) ||
-	    !strncmp(now, "script:", 7) || same_url(rec, now))
+	    !strncmp(now, "script:", 7) || record_same_url(rec, now))
 		return 0;
 	return set_err(err,
 	               "the run was recorded against %s, and your settings "
@@ -606,14 +641,15 @@ out:
 
 /* Keep a copy of a file the run reads (its instructions, its scripted
  * model) in the run dir: resume and fork read the copy, never a path
- * recorded in the transcript. */
-static void keep_copy(struct session *s, cJSON *ev, const char *src,
-                      const char *key, const char *name, size_t max)
+ * recorded in the transcript. The path run_start records (src made
+ * absolute), or NULL when there is no such file to read. */
+static char *record_keep_copy(struct session *s, const char *src,
+                              const char *name, size_t max)
 {
 	if (!src || !*src)
-		return;
+		return NULL;
 	char *real = realpath(src, NULL);
-	cJSON_AddStringToObject(ev, key, real ? real : src);
+	char *recorded = xstrdup(real ? real : src);
 	char *dst = xasprintf("%s/%s", s->run_dir, name);
 	char *dst_real = realpath(dst, NULL);
 	char *err = NULL, *text = NULL;
@@ -631,11 +667,12 @@ out:
 	free(dst);
 	free(dst_real);
 	free(real);
+	return recorded;
 }
 
-void record_keep_copies(struct session *s, cJSON *ev)
+void record_copies(struct session *s, char **instructions, char **script)
 {
-	keep_copy(s, ev, s->cfg->instructions, "instructions",
-	          RECORD_INSTRUCTIONS, 1 << 20);
-	keep_copy(s, ev, s->cfg->script, "script", RECORD_SCRIPT, 64u << 20);
+	*instructions = record_keep_copy(s, s->cfg->instructions,
+	                                 RECORD_INSTRUCTIONS, 1 << 20);
+	*script = record_keep_copy(s, s->cfg->script, RECORD_SCRIPT, 64u << 20);
 }

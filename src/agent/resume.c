@@ -4,14 +4,15 @@
  * hashes to the recorded one, and continues live from the first step
  * without a record. Re-execute (a new run dir) runs every recorded call
  * again and answers from the cache while the requests stay identical;
- * a fork replaces one tool result or user message on the way. */
+ * a fork replaces one tool result or user message on the way. Resume
+ * decides and the session acts: each hook fills a struct replay_act. */
 #include "agent_internal.h"
 
 #include "assay/config.h"
+#include "assay/events.h"
 #include "assay/json.h"
 #include "assay/llm.h"
 #include "assay/log.h"
-#include "assay/loop.h"
 #include "assay/util.h"
 
 #include <errno.h>
@@ -21,85 +22,74 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CACHE_MAX (64u << 20)
-
 struct replay {
 	struct record rec;
 	enum session_resume_mode mode;
 	char *provider; /* as recorded: the hashes were made with them */
 	char *model;
 	cJSON *turns;    /* [{turn, hash, answer|null}] in turn order */
+	cJSON *queued;   /* user messages to send next [{text, recorded}] */
 	int diverged;    /* live from here on */
 	char *fork_call; /* the call whose result a fork replaces */
 	char *replace;
+	uint64_t fork_at; /* the seq the fork replaces (0: none) */
 	int forked;
-	struct llm_result *answer; /* a cached answer on its way */
-	uint64_t timer;
+	int prompt; /* resume was given a PROMPT */
 	int cached_turns;
 };
 
-void replay_free(struct session *s)
+void replay_free(struct replay *rp)
 {
-	struct replay *rp = s->replay;
 	if (!rp)
 		return;
-	if (rp->timer)
-		loop_timer_cancel(s->loop, rp->timer);
-	llm_result_free(rp->answer);
 	record_free(&rp->rec);
 	free(rp->provider);
 	free(rp->model);
 	cJSON_Delete(rp->turns);
+	cJSON_Delete(rp->queued);
 	free(rp->fork_call);
 	free(rp->replace);
 	free(rp);
-	s->replay = NULL;
+}
+
+int replay_in_place(const struct replay *rp)
+{
+	return rp->mode == SESSION_RESUME;
 }
 
 /* The hash the recorded run would have given this request. */
-static void record_hash(struct session *s, const struct llm_request *req,
-                        char out[65])
+static void replay_hash(const struct replay *rp, const struct session *s,
+                        const struct llm_request *req, char out[65])
 {
-	struct replay *rp = s->replay;
 	struct llm recorded = *s->llm;
 	struct llm_request r = *req;
-	if (rp && rp->provider)
+	if (rp->provider)
 		recorded.provider = rp->provider;
-	if (rp && rp->model)
+	if (rp->model)
 		r.model = rp->model;
 	char *canon = llm_canonical_request(&recorded, &r);
 	sha256_hex(canon, strlen(canon), out);
 	free(canon);
 }
 
-/* cache/<hash>.json of dir, or NULL. */
-static cJSON *cache_read(const char *dir, const char *hash)
+/* A model_request the run made (not one a resume replayed). */
+static int replay_is_turn_request(const cJSON *e)
 {
-	if (!hash || strspn(hash, "0123456789abcdef") != 64 || hash[64])
-		return NULL;
-	char *path = xasprintf("%s/cache/%s.json", dir, hash);
-	cJSON *c = json_parse_file(path, CACHE_MAX, NULL);
-	free(path);
-	if (c && (!cJSON_IsArray(cJSON_GetObjectItem(c, "tool_calls")) ||
-	          strcmp(json_str(c, "request_hash", ""), hash))) {
-		cJSON_Delete(c);
-		c = NULL;
-	}
-	return c;
+	return event_type_of(e) == EV_MODEL_REQUEST &&
+	       !json_bool(e, "replayed", 0);
 }
 
 /* The assistant_message of turn in events, after index from, before
  * the next model_request. */
-static const cJSON *recorded_answer(const cJSON *events, int from, int turn)
+static const cJSON *replay_recorded_answer(const cJSON *events, int from,
+                                           int turn)
 {
 	int n = cJSON_GetArraySize(events);
 	for (int i = from + 1; i < n; i++) {
 		const cJSON *e = cJSON_GetArrayItem(events, i);
-		const char *type = json_str(e, "type", "");
-		if (!strcmp(type, "model_request") &&
-		    !json_bool(e, "replayed", 0))
+		if (replay_is_turn_request(e))
 			return NULL;
-		if (!strcmp(type, "assistant_message") &&
+		if (event_type_of(e) == EV_ASSISTANT_MESSAGE &&
 		    (int)json_num(e, "turn", -1) == turn)
 			return e;
 	}
@@ -108,14 +98,14 @@ static const cJSON *recorded_answer(const cJSON *events, int from, int turn)
 
 /* The answer to model_request i: the cache first (the checkpoint,
  * written before the transcript hears of it), else the transcript. */
-static cJSON *find_answer(struct replay *rp, int i)
+static cJSON *replay_find_answer(struct replay *rp, int i)
 {
 	const cJSON *mr = cJSON_GetArrayItem(rp->rec.events, i);
-	cJSON *c = cache_read(rp->rec.dir, json_str(mr, "request_hash", NULL));
+	cJSON *c = cache_load(rp->rec.dir, json_str(mr, "request_hash", NULL));
 	if (c)
 		return c;
-	const cJSON *am =
-	    recorded_answer(rp->rec.events, i, (int)json_num(mr, "turn", -1));
+	const cJSON *am = replay_recorded_answer(rp->rec.events, i,
+	                                         (int)json_num(mr, "turn", -1));
 	if (!am)
 		return NULL;
 	c = cJSON_CreateObject();
@@ -132,134 +122,73 @@ static cJSON *find_answer(struct replay *rp, int i)
 	return c;
 }
 
-static int is_turn_request(const cJSON *e)
+/* From here the run is live: replay_live says why. */
+static void replay_emit_live(struct replay *rp, struct session *s, int turn,
+                             const char *reason, const char *recorded,
+                             const char *hash)
 {
-	return !strcmp(json_str(e, "type", ""), "model_request") &&
-	       !json_bool(e, "replayed", 0);
-}
-
-static void emit_live(struct session *s, int turn, const char *reason,
-                      const char *recorded, const char *hash)
-{
-	struct replay *rp = s->replay;
 	rp->diverged = 1;
-	cJSON *ev = event_new("replay_live");
-	cJSON_AddNumberToObject(ev, "turn", turn);
-	cJSON_AddStringToObject(ev, "reason", reason);
-	if (recorded)
-		cJSON_AddStringToObject(ev, "recorded_hash", recorded);
-	if (hash)
-		cJSON_AddStringToObject(ev, "request_hash", hash);
-	cJSON_AddNumberToObject(ev, "cached_turns", rp->cached_turns);
-	session_emit(s, ev);
+	session_emit(
+	    s, ev_replay_live(turn, reason, recorded, hash, rp->cached_turns));
 	log_info("replay: live from turn %d: %s", turn, reason);
-}
-
-static void emit_cached_request(struct session *s, const char *hash)
-{
-	cJSON *ev = event_new("model_request");
-	cJSON_AddNumberToObject(ev, "turn", s->turn);
-	cJSON_AddStringToObject(ev, "request_hash", hash);
-	cJSON_AddBoolToObject(ev, "cached", 1);
-	cJSON_AddNumberToObject(ev, "messages",
-	                        cJSON_GetArraySize(s->messages));
-	if (s->replay->mode == SESSION_RESUME)
-		cJSON_AddBoolToObject(ev, "replayed", 1);
-	session_emit(s, ev);
 }
 
 /* --- re-execute: answers while the requests stay identical -------- */
 
-static void deliver_timer(void *arg)
+void replay_request(struct replay *rp, struct session *s,
+                    const struct llm_request *req, int turn,
+                    struct replay_act *act)
 {
-	struct session *s = arg;
-	struct replay *rp = s->replay;
-	rp->timer = 0;
-	struct llm_result *r = rp->answer;
-	rp->answer = NULL;
-	/* cancelled meanwhile (Ctrl-C in the TUI): the turn is gone */
-	if (s->state != SESSION_REQUESTING || !r) {
-		llm_result_free(r);
+	act->what = REPLAY_LIVE;
+	if (rp->diverged || rp->mode != SESSION_REEXECUTE)
 		return;
-	}
-	s->cached_answer = 1;
-	session_deliver(s, r);
-}
-
-static struct llm_result *result_from(const cJSON *c)
-{
-	struct llm_result *r = xcalloc(1, sizeof *r);
-	r->ok = 1;
-	r->text = xstrdup(json_str(c, "text", ""));
-	r->tool_calls =
-	    cJSON_Duplicate(cJSON_GetObjectItem(c, "tool_calls"), 1);
-	const char *fr = json_str(c, "finish_reason", "");
-	r->finish_reason = *fr ? xstrdup(fr) : NULL;
-	const cJSON *u = cJSON_GetObjectItem(c, "usage");
-	r->usage.input_tokens = (long)json_num(u, "input_tokens", 0);
-	r->usage.output_tokens = (long)json_num(u, "output_tokens", 0);
-	r->usage.known = 1;
-	return r;
-}
-
-int replay_request(struct session *s, const struct llm_request *req)
-{
-	struct replay *rp = s->replay;
-	if (!rp || rp->diverged || rp->mode != SESSION_REEXECUTE)
-		return 0;
-	int turn = s->turn + 1;
 	char hash[65];
-	record_hash(s, req, hash);
+	replay_hash(rp, s, req, hash);
 	const cJSON *t = cJSON_GetArrayItem(rp->turns, turn - 1);
 	if (!t) {
-		emit_live(s, turn, "past the recorded turns", NULL, hash);
-		return 0;
+		replay_emit_live(rp, s, turn, "past the recorded turns", NULL,
+		                 hash);
+		return;
 	}
 	const char *recorded = json_str(t, "hash", "");
 	if (strcmp(recorded, hash)) {
-		emit_live(s, turn,
-		          "the request differs from the recorded one (a tool "
-		          "result or message changed)",
-		          recorded, hash);
-		return 0;
+		replay_emit_live(rp, s, turn,
+		                 "the request differs from the recorded one (a "
+		                 "tool result or message changed)",
+		                 recorded, hash);
+		return;
 	}
 	const cJSON *ans = cJSON_GetObjectItem(t, "answer");
 	if (!cJSON_IsObject(ans) && json_bool(t, "later", 0)) {
 		/* cancelled or failed, and the run went on without it:
 		 * with the user's next message, or by asking again */
-		s->turn = turn;
 		log_info("re-execute: turn %d has no answer and later "
 		         "turns were recorded: skipped",
 		         turn);
-		if (json_bool(t, "user_next", 0))
-			return replay_next_user(s);
-		return replay_request(s, req);
+		act->what = REPLAY_SKIP;
+		act->turn = turn;
+		act->user_next = json_bool(t, "user_next", 0);
+		return;
 	}
 	if (!cJSON_IsObject(ans)) {
-		emit_live(s, turn,
-		          "the recorded turn never completed (no answer in "
-		          "cache/ or the transcript)",
-		          recorded, hash);
-		return 0;
+		replay_emit_live(rp, s, turn,
+		                 "the recorded turn never completed (no answer "
+		                 "in cache/ or the transcript)",
+		                 recorded, hash);
+		return;
 	}
-	s->turn = turn;
-	free(s->request_hash);
-	s->request_hash = xstrdup(hash);
-	emit_cached_request(s, hash);
+	session_emit(s, ev_model_request(turn, hash, 1,
+	                                 cJSON_GetArraySize(req->messages), 0));
 	rp->cached_turns++;
-	s->state = SESSION_REQUESTING;
-	if (rp->timer) /* one cancelled before it was delivered */
-		loop_timer_cancel(s->loop, rp->timer);
-	llm_result_free(rp->answer);
-	rp->answer = result_from(ans);
-	rp->timer = loop_timer_add(s->loop, 0, deliver_timer, s);
-	return 1;
+	act->what = REPLAY_CACHED;
+	act->turn = turn;
+	memcpy(act->hash, hash, sizeof act->hash);
+	act->answer = cache_result(ans);
 }
 
-const char *replay_fork_result(struct session *s, const char *id)
+const char *replay_fork_result(struct replay *rp, const char *id)
 {
-	struct replay *rp = s->replay;
-	if (!rp || !rp->fork_call || rp->forked || strcmp(rp->fork_call, id))
+	if (!rp->fork_call || rp->forked || strcmp(rp->fork_call, id))
 		return NULL;
 	rp->forked = 1;
 	return rp->replace;
@@ -267,71 +196,54 @@ const char *replay_fork_result(struct session *s, const char *id)
 
 /* --- queued user messages ----------------------------------------- */
 
-static void send_user(struct session *s, const char *text)
+char *replay_next_user(struct replay *rp)
 {
-	cJSON *ev = event_new("user_message");
-	cJSON_AddStringToObject(ev, "text", text);
-	session_emit(s, ev);
-	cJSON *msg = cJSON_CreateObject();
-	cJSON_AddStringToObject(msg, "role", "user");
-	cJSON_AddStringToObject(msg, "content", text);
-	cJSON_AddItemToArray(s->messages, msg);
-}
-
-int replay_next_user(struct session *s)
-{
-	cJSON *q = s->queued;
+	cJSON *q = rp->queued;
 	/* recorded messages are only sent while the run follows the
 	 * record; resume's own PROMPT always is */
 	while (cJSON_GetArraySize(q) > 0) {
 		cJSON *m = cJSON_DetachItemFromArray(q, 0);
 		int recorded = json_bool(m, "recorded", 0);
-		if (recorded && s->replay && s->replay->diverged) {
-			cJSON_Delete(m);
+		char *text = xstrdup(json_str(m, "text", ""));
+		cJSON_Delete(m);
+		if (recorded && rp->diverged) {
+			free(text);
 			continue;
 		}
-		send_user(s, json_str(m, "text", ""));
-		cJSON_Delete(m);
-		session_request(s);
-		return 1;
+		return text;
 	}
-	return 0;
+	return NULL;
 }
 
-static void queue_user(struct session *s, const char *text, int recorded)
+/* Queue a user message (recorded: only sent while following). */
+static void replay_queue_user(struct replay *rp, const char *text, int recorded)
 {
-	if (!s->queued)
-		s->queued = cJSON_CreateArray();
+	if (!rp->queued)
+		rp->queued = cJSON_CreateArray();
 	cJSON *m = cJSON_CreateObject();
 	cJSON_AddStringToObject(m, "text", text);
 	cJSON_AddBoolToObject(m, "recorded", recorded);
-	cJSON_AddItemToArray(s->queued, m);
+	cJSON_AddItemToArray(rp->queued, m);
 }
 
 /* --- resume: the conversation rebuilt from the transcript ---------- */
 
 struct walk {
+	struct replay *rp;
+	struct session *s; /* read, and told the replayed events */
+	cJSON *messages;   /* the conversation rebuilt */
+	struct budget totals;
+	int turn;
 	cJSON *calls;      /* the last answer's tool calls */
 	cJSON *answered;   /* ids with a result */
 	int answered_last; /* the last answer had no tool calls */
 	int user_last;     /* a user message waits for its request */
 	int live_turn;     /* > 0: go live with this request; < 0: the
-	                      resume was refused (the run has ended) */
+	                      resume was refused (the run ends) */
 };
 
-static void add_assistant(struct session *s, const cJSON *ans)
-{
-	cJSON *msg = cJSON_CreateObject();
-	cJSON_AddStringToObject(msg, "role", "assistant");
-	cJSON_AddStringToObject(msg, "content", json_str(ans, "text", ""));
-	const cJSON *calls = cJSON_GetObjectItem(ans, "tool_calls");
-	if (cJSON_GetArraySize(calls) > 0)
-		cJSON_AddItemToObject(msg, "tool_calls",
-		                      cJSON_Duplicate(calls, 1));
-	cJSON_AddItemToArray(s->messages, msg);
-}
-
-static int has_id(const cJSON *arr, const char *id)
+/* Whether the string id is in arr. */
+static int replay_has_id(const cJSON *arr, const char *id)
 {
 	const cJSON *it;
 	cJSON_ArrayForEach(it, arr)
@@ -342,7 +254,8 @@ static int has_id(const cJSON *arr, const char *id)
 	return 0;
 }
 
-static const cJSON *find_call(const cJSON *calls, const char *id)
+/* The call of calls with that id, or NULL. */
+static const cJSON *replay_find_call(const cJSON *calls, const char *id)
 {
 	const cJSON *c;
 	cJSON_ArrayForEach(c, calls)
@@ -353,30 +266,12 @@ static const cJSON *find_call(const cJSON *calls, const char *id)
 	return NULL;
 }
 
-static void emit_zero_usage(struct session *s)
-{
-	cJSON *ev = event_new("usage");
-	cJSON_AddNumberToObject(ev, "turn", s->turn);
-	cJSON_AddNumberToObject(ev, "input_tokens", 0);
-	cJSON_AddNumberToObject(ev, "output_tokens", 0);
-	cJSON_AddNumberToObject(ev, "cached_tokens", 0);
-	cJSON_AddNumberToObject(ev, "cost_usd", 0);
-	cJSON_AddBoolToObject(ev, "known", 1);
-	cJSON_AddBoolToObject(ev, "replayed", 1);
-	cJSON *tot = cJSON_AddObjectToObject(ev, "totals");
-	cJSON_AddNumberToObject(tot, "input_tokens", (double)s->in_tokens);
-	cJSON_AddNumberToObject(tot, "output_tokens", (double)s->out_tokens);
-	cJSON_AddNumberToObject(tot, "cached_tokens", (double)s->cached_tokens);
-	cJSON_AddNumberToObject(tot, "cost_usd", s->cost);
-	session_emit(s, ev);
-}
-
 /* Whether a request of the run was recorded after event i. */
-static int later_request(const cJSON *events, int i)
+static int replay_later_request(const cJSON *events, int i)
 {
 	const cJSON *e = cJSON_GetArrayItem(events, i);
 	for (e = e ? e->next : NULL; e; e = e->next)
-		if (is_turn_request(e))
+		if (replay_is_turn_request(e))
 			return 1;
 	return 0;
 }
@@ -384,49 +279,38 @@ static int later_request(const cJSON *events, int i)
 /* An answer found only in cache/ (the run died between checkpointing
  * it and recording it): the transcript gets it now, so that it (and
  * export) holds what the model said. */
-static void emit_recovered(struct session *s, const cJSON *ans)
+static void walk_emit_recovered(struct walk *w, const cJSON *ans)
 {
-	cJSON *ev = event_new("assistant_message");
-	cJSON_AddNumberToObject(ev, "turn", s->turn);
-	cJSON_AddStringToObject(ev, "text", json_str(ans, "text", ""));
-	const cJSON *calls = cJSON_GetObjectItem(ans, "tool_calls");
-	cJSON_AddItemToObject(ev, "tool_calls",
-	                      calls ? cJSON_Duplicate(calls, 1)
-	                            : cJSON_CreateArray());
 	const char *fr = json_str(ans, "finish_reason", "");
-	if (*fr)
-		cJSON_AddStringToObject(ev, "finish_reason", fr);
-	cJSON_AddBoolToObject(ev, "recovered", 1);
-	session_emit(s, ev);
+	session_emit(
+	    w->s, ev_assistant_message(w->turn, json_str(ans, "text", ""),
+	                               cJSON_GetObjectItem(ans, "tool_calls"),
+	                               *fr ? fr : NULL, 1));
 }
 
 /* End the resume with an error (exit 2): nothing more is sent or run. */
-static void refuse(struct session *s, struct walk *w, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void refuse(struct session *s, struct walk *w, const char *fmt, ...)
+static void walk_refuse(struct walk *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void walk_refuse(struct walk *w, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	char *msg = xvasprintf(fmt, ap);
 	va_end(ap);
-	cJSON *ev = event_new("error");
-	cJSON_AddStringToObject(ev, "category", "internal");
-	cJSON_AddStringToObject(ev, "message", msg);
-	session_emit(s, ev);
+	session_emit(w->s, ev_error("internal", msg, -1));
 	log_warn("resume: %s", msg);
 	free(msg);
 	w->live_turn = -1;
-	session_finish(s, "failed", EXIT_USAGE);
 }
 
 /* The first call of the last answer without a result, or NULL. */
-static const char *unanswered(const struct walk *w)
+static const char *walk_unanswered(const struct walk *w)
 {
 	const cJSON *c;
 	cJSON_ArrayForEach(c, w->calls)
 	{
 		const char *id = json_str(c, "id", "");
-		if (!has_id(w->answered, id))
+		if (!replay_has_id(w->answered, id))
 			return id;
 	}
 	return NULL;
@@ -435,113 +319,115 @@ static const char *unanswered(const struct walk *w)
 /* The first request already differs and the run was recorded by
  * another version of assay (its prompt or tools changed): going live
  * from turn 1 over the workspace the run already changed would mix
- * two runs; refuse. 1 when refused (the run has ended). */
-static int other_version(struct session *s, struct walk *w)
+ * two runs; refuse. 1 when refused. */
+static int walk_other_version(struct walk *w)
 {
-	struct replay *rp = s->replay;
-	const char *v = json_str(rp->rec.run_start, "version", "");
-	if (rp->cached_turns || s->turn || !strcmp(v, ASSAY_VERSION))
+	const char *v = json_str(w->rp->rec.run_start, "version", "");
+	if (w->rp->cached_turns || w->turn || !strcmp(v, ASSAY_VERSION))
 		return 0;
-	refuse(s, w,
-	       "the run was recorded by assay %s and this is %s: its first "
-	       "request cannot be rebuilt the same, so nothing recorded can "
-	       "be reused, and going on live over the workspace it already "
-	       "changed would mix two runs; use assay resume --re-execute "
-	       "(a fresh sandbox from the inputs)",
-	       *v ? v : "(unknown)", ASSAY_VERSION);
+	walk_refuse(w,
+	            "the run was recorded by assay %s and this is %s: its "
+	            "first request cannot be rebuilt the same, so nothing "
+	            "recorded can be reused, and going on live over the "
+	            "workspace it already changed would mix two runs; use "
+	            "assay resume --re-execute (a fresh sandbox from the "
+	            "inputs)",
+	            *v ? v : "(unknown)", ASSAY_VERSION);
 	return 1;
+}
+
+/* A recorded answer joins the conversation (events as replayed). */
+static void walk_take_answer(struct walk *w, int i, const char *hash,
+                             cJSON *ans)
+{
+	struct replay *rp = w->rp;
+	session_emit(w->s,
+	             ev_model_request(w->turn, hash, 1,
+	                              cJSON_GetArraySize(w->messages), 1));
+	if (!replay_recorded_answer(rp->rec.events, i, w->turn))
+		walk_emit_recovered(w, ans);
+	struct llm_usage none = {.known = 1};
+	session_emit(w->s, budget_usage(&w->totals, w->turn, &none, 1));
+	rp->cached_turns++;
+	const cJSON *calls = cJSON_GetObjectItem(ans, "tool_calls");
+	messages_add_assistant(w->messages, json_str(ans, "text", ""), calls);
+	cJSON_Delete(w->calls);
+	w->calls = cJSON_Duplicate(calls, 1);
+	cJSON_Delete(w->answered);
+	w->answered = cJSON_CreateArray();
+	w->answered_last = cJSON_GetArraySize(w->calls) == 0;
+	w->user_last = 0;
 }
 
 /* One recorded model_request (index i): its answer joins the
  * conversation when the rebuilt request hashes the same; else the
  * walk stops and the run goes live at this turn. */
-static int walk_request(struct session *s, struct walk *w, int i)
+static void walk_request(struct walk *w, int i)
 {
-	struct replay *rp = s->replay;
+	struct replay *rp = w->rp;
+	const struct session *s = w->s;
 	const cJSON *mr = cJSON_GetArrayItem(rp->rec.events, i);
-	int turn = (int)json_num(mr, "turn", s->turn + 1);
+	int turn = (int)json_num(mr, "turn", w->turn + 1);
 	const char *recorded = json_str(mr, "request_hash", "");
 	struct llm_request req = {
-	    .model = s->llm->model,
+	    .model = llm_model(s->llm),
 	    .system = s->system_prompt,
-	    .messages = s->messages,
+	    .messages = w->messages,
 	    .tools = s->tools,
 	    .max_output_tokens = s->cfg->max_output_tokens,
 	};
-	const char *open = unanswered(w);
+	const char *open = walk_unanswered(w);
 	if (open) {
 		/* cache/ and the transcript disagree: a request now would
 		 * be one no provider accepts */
-		refuse(s, w,
-		       "the transcript is damaged: turn %d was requested "
-		       "before call %s had a result (cache/ and the "
-		       "transcript disagree)",
-		       turn, open);
-		return -1;
+		walk_refuse(w,
+		            "the transcript is damaged: turn %d was requested "
+		            "before call %s had a result (cache/ and the "
+		            "transcript disagree)",
+		            turn, open);
+		return;
 	}
 	char hash[65];
-	record_hash(s, &req, hash);
+	replay_hash(rp, s, &req, hash);
 	if (strcmp(hash, recorded)) {
-		if (other_version(s, w))
-			return -1;
-		emit_live(s, turn,
-		          "the rebuilt request differs from the recorded one "
-		          "(the system prompt, instructions, tools or limits "
-		          "changed?): the cache cannot be used",
-		          recorded, hash);
+		if (walk_other_version(w))
+			return;
+		replay_emit_live(
+		    rp, w->s, turn,
+		    "the rebuilt request differs from the recorded "
+		    "one (the system prompt, instructions, tools or "
+		    "limits changed?): the cache cannot be used",
+		    recorded, hash);
 		w->live_turn = turn;
-		return -1;
+		return;
 	}
-	cJSON *ans = find_answer(rp, i);
-	if (!ans && later_request(rp->rec.events, i)) {
+	cJSON *ans = replay_find_answer(rp, i);
+	if (!ans && replay_later_request(rp->rec.events, i)) {
 		/* cancelled or failed, and the run went on without it:
 		 * what it sent next is rebuilt from what follows */
-		s->turn = turn;
+		w->turn = turn;
 		log_info("resume: turn %d has no answer and later turns "
 		         "were recorded: skipped",
 		         turn);
-		return 0;
+		return;
 	}
 	if (!ans) {
-		emit_live(s, turn,
-		          "the turn was interrupted: requesting it again",
-		          recorded, hash);
+		replay_emit_live(
+		    rp, w->s, turn,
+		    "the turn was interrupted: requesting it again", recorded,
+		    hash);
 		w->live_turn = turn;
-		return -1;
+		return;
 	}
-	s->turn = turn;
-	emit_cached_request(s, hash);
-	if (!recorded_answer(rp->rec.events, i, turn))
-		emit_recovered(s, ans);
-	emit_zero_usage(s);
-	rp->cached_turns++;
-	add_assistant(s, ans);
-	cJSON_Delete(w->calls);
-	w->calls = cJSON_Duplicate(cJSON_GetObjectItem(ans, "tool_calls"), 1);
-	cJSON_Delete(w->answered);
-	w->answered = cJSON_CreateArray();
-	w->answered_last = cJSON_GetArraySize(w->calls) == 0;
-	w->user_last = 0;
+	w->turn = turn;
+	walk_take_answer(w, i, hash, ans);
 	cJSON_Delete(ans);
-	return 0;
-}
-
-static void walk_totals(struct session *s, const cJSON *usage)
-{
-	const cJSON *tot = cJSON_GetObjectItem(usage, "totals");
-	s->in_tokens =
-	    (long)json_num(tot, "input_tokens", (double)s->in_tokens);
-	s->out_tokens =
-	    (long)json_num(tot, "output_tokens", (double)s->out_tokens);
-	s->cached_tokens =
-	    (long)json_num(tot, "cached_tokens", (double)s->cached_tokens);
-	s->cost = json_num(tot, "cost_usd", s->cost);
 }
 
 /* Whether the turn request at index i was interrupted and asked again
  * later (a run resumed after a kill): the later request holds the turn,
  * and the cache may already hold its answer under the same hash. */
-static int superseded(const cJSON *events, int i)
+static int replay_superseded(const cJSON *events, int i)
 {
 	int turn = (int)json_num(cJSON_GetArrayItem(events, i), "turn", -1);
 	int n = cJSON_GetArraySize(events);
@@ -549,112 +435,161 @@ static int superseded(const cJSON *events, int i)
 		const cJSON *e = cJSON_GetArrayItem(events, j);
 		if ((int)json_num(e, "turn", -2) != turn)
 			continue;
-		if (!strcmp(json_str(e, "type", ""), "assistant_message"))
+		if (event_type_of(e) == EV_ASSISTANT_MESSAGE)
 			return 0;
-		if (is_turn_request(e))
+		if (replay_is_turn_request(e))
 			return 1;
 	}
 	return 0;
 }
 
-/* Rebuild the conversation; then go on from the first unrecorded step. */
-static void resume_go(struct session *s)
+/* A recorded tool result of the last answer joins the conversation. */
+static void walk_result(struct walk *w, const cJSON *e)
 {
-	struct replay *rp = s->replay;
-	struct walk w = {.calls = cJSON_CreateArray(),
-	                 .answered = cJSON_CreateArray()};
+	const char *id = json_str(e, "id", "");
+	const cJSON *call = replay_find_call(w->calls, id);
+	if (!call || replay_has_id(w->answered, id))
+		return;
+	messages_add_tool(w->messages, id, json_str(call, "name", ""),
+	                  json_str(e, "content", ""),
+	                  json_bool(e, "is_error", 0));
+	cJSON_AddItemToArray(w->answered, cJSON_CreateString(id));
+}
+
+/* Go through the record until the first step it cannot answer. */
+static void walk_events(struct walk *w)
+{
+	struct replay *rp = w->rp;
 	int n = cJSON_GetArraySize(rp->rec.events);
-	for (int i = 0; i < n && !w.live_turn; i++) {
+	for (int i = 0; i < n && !w->live_turn; i++) {
 		const cJSON *e = cJSON_GetArrayItem(rp->rec.events, i);
-		const char *type = json_str(e, "type", "");
-		if (!strcmp(type, "user_message")) {
-			cJSON *msg = cJSON_CreateObject();
-			cJSON_AddStringToObject(msg, "role", "user");
-			cJSON_AddStringToObject(msg, "content",
-			                        json_str(e, "text", ""));
-			cJSON_AddItemToArray(s->messages, msg);
-			w.user_last = 1;
-			w.answered_last = 0;
-		} else if (is_turn_request(e) &&
-		           !superseded(rp->rec.events, i)) {
-			walk_request(s, &w, i);
-		} else if (!strcmp(type, "usage") &&
-		           !json_bool(e, "replayed", 0)) {
-			walk_totals(s, e);
-		} else if (!strcmp(type, "tool_result")) {
-			const char *id = json_str(e, "id", "");
-			const cJSON *call = find_call(w.calls, id);
-			if (!call || has_id(w.answered, id))
-				continue;
-			session_add_tool_message(s, id,
-			                         json_str(call, "name", ""),
-			                         json_str(e, "content", ""),
-			                         json_bool(e, "is_error", 0));
-			cJSON_AddItemToArray(w.answered,
-			                     cJSON_CreateString(id));
+		switch (event_type_of(e)) {
+		case EV_USER_MESSAGE:
+			messages_add_user(w->messages, json_str(e, "text", ""));
+			w->user_last = 1;
+			w->answered_last = 0;
+			break;
+		case EV_MODEL_REQUEST:
+			if (replay_is_turn_request(e) &&
+			    !replay_superseded(rp->rec.events, i))
+				walk_request(w, i);
+			break;
+		case EV_USAGE:
+			if (!json_bool(e, "replayed", 0))
+				budget_restore(&w->totals, cJSON_GetObjectItem(
+				                               e, "totals"));
+			break;
+		case EV_TOOL_RESULT:
+			walk_result(w, e);
+			break;
+		default:
+			break;
 		}
 	}
-	if (w.live_turn < 0)
-		goto out;
-	if (w.live_turn) {
-		s->turn = w.live_turn - 1;
-		session_request(s);
-		goto out;
-	}
-	/* the calls of the last answer that never got a result run now */
+}
+
+/* The calls of the last answer that never got a result, or NULL. */
+static cJSON *walk_left_calls(const struct walk *w)
+{
 	cJSON *left = cJSON_CreateArray();
 	const cJSON *c;
-	cJSON_ArrayForEach(c, w.calls)
+	cJSON_ArrayForEach(c, w->calls)
 	{
-		if (!has_id(w.answered, json_str(c, "id", "")))
+		if (!replay_has_id(w->answered, json_str(c, "id", "")))
 			cJSON_AddItemToArray(left, cJSON_Duplicate(c, 1));
 	}
-	if (cJSON_GetArraySize(left) > 0) {
-		emit_live(s, s->turn, "running the calls that never finished",
-		          NULL, NULL);
-		cJSON_Delete(s->pending);
-		s->pending = left;
-		s->next_call = 0;
-		approval_turn(s);
-		if (s->state != SESSION_DONE)
-			session_run_next(s);
-		goto out;
-	}
+	if (cJSON_GetArraySize(left) > 0)
+		return left;
 	cJSON_Delete(left);
-	if (w.answered_last) {
-		/* the model had finished: only a new PROMPT goes on */
-		if (replay_next_user(s))
-			goto out;
-		if (s->interactive) { /* the TUI: the user goes on */
-			session_idle(s, "ready");
-			goto out;
-		}
-		emit_live(s, s->turn,
-		          "the recorded run had completed and no PROMPT was "
-		          "given: nothing to do but deliver its outputs",
-		          NULL, NULL);
-		session_finish(s, "completed", EXIT_OK);
-		goto out;
+	return NULL;
+}
+
+/* Nothing recorded is left to do: the next queued message, the user
+ * (interactive), or the end (status, code, why in replay_live). */
+static void walk_nothing_left(struct walk *w, struct replay_act *act,
+                              const char *status, int code, const char *why)
+{
+	act->text = replay_next_user(w->rp);
+	if (act->text) {
+		act->what = REPLAY_SEND;
+		return;
 	}
-	if (!w.user_last && s->turn == 0 && !cJSON_GetArraySize(s->messages)) {
-		if (replay_next_user(s))
-			goto out;
-		if (s->interactive) {
-			session_idle(s, "ready");
-			goto out;
-		}
-		emit_live(s, 0,
-		          "the recorded run has no message and no PROMPT "
-		          "was given",
-		          NULL, NULL);
-		session_finish(s, "failed", EXIT_USAGE);
-		goto out;
+	if (w->s->interactive) { /* the TUI: the user goes on */
+		act->what = REPLAY_IDLE;
+		return;
+	}
+	replay_emit_live(w->rp, w->s, w->turn, why, NULL, NULL);
+	act->what = REPLAY_END;
+	act->status = status;
+	act->code = code;
+}
+
+/* What the walk leads to, once the record is rebuilt as far as it
+ * goes. */
+static void walk_decide(struct walk *w, struct replay_act *act)
+{
+	if (w->live_turn < 0) {
+		act->what = REPLAY_END;
+		act->status = "failed";
+		act->code = EXIT_USAGE;
+		return;
+	}
+	if (w->live_turn) {
+		act->what = REPLAY_REQUEST;
+		act->turn = w->live_turn - 1;
+		return;
+	}
+	cJSON *left = walk_left_calls(w);
+	if (left) {
+		replay_emit_live(w->rp, w->s, w->turn,
+		                 "running the calls that never finished", NULL,
+		                 NULL);
+		act->what = REPLAY_CALLS;
+		act->calls = left;
+		return;
+	}
+	if (w->answered_last) {
+		/* the model had finished: only a new PROMPT goes on */
+		walk_nothing_left(w, act, "completed", EXIT_OK,
+		                  "the recorded run had completed and no "
+		                  "PROMPT was given: nothing to do but deliver "
+		                  "its outputs");
+		return;
+	}
+	if (!w->user_last && w->turn == 0 && !cJSON_GetArraySize(w->messages)) {
+		walk_nothing_left(w, act, "failed", EXIT_USAGE,
+		                  "the recorded run has no message and no "
+		                  "PROMPT was given");
+		return;
 	}
 	/* every result is in (or a message waits): the next request */
-	emit_live(s, s->turn + 1, "the next request was never made", NULL,
-	          NULL);
-	session_request(s);
-out:
+	replay_emit_live(w->rp, w->s, w->turn + 1,
+	                 "the next request was never made", NULL, NULL);
+	act->what = REPLAY_REQUEST;
+	act->turn = w->turn;
+}
+
+void replay_go(struct replay *rp, struct session *s, struct replay_act *act)
+{
+	if (rp->mode == SESSION_REEXECUTE) {
+		/* the first recorded message opens the run */
+		act->text = replay_next_user(rp);
+		act->what = act->text ? REPLAY_SEND : REPLAY_END;
+		act->status = "failed";
+		act->code = EXIT_USAGE;
+		return;
+	}
+	struct walk w = {.rp = rp,
+	                 .s = s,
+	                 .messages = cJSON_CreateArray(),
+	                 .calls = cJSON_CreateArray(),
+	                 .answered = cJSON_CreateArray()};
+	walk_events(&w);
+	walk_decide(&w, act);
+	act->messages = w.messages;
+	act->totals = w.totals;
+	if (act->what != REPLAY_REQUEST)
+		act->turn = w.turn;
 	cJSON_Delete(w.calls);
 	cJSON_Delete(w.answered);
 }
@@ -665,7 +600,7 @@ out:
  * whether a later request was recorded ("later") and whether a user
  * message came before it ("user_next"). Turn numbers were checked
  * against the number of requests (record.c). */
-static void collect_turns(struct replay *rp)
+static void replay_collect_turns(struct replay *rp)
 {
 	rp->turns = cJSON_CreateArray();
 	int nturns = 0, i = -1;
@@ -674,13 +609,13 @@ static void collect_turns(struct replay *rp)
 	cJSON_ArrayForEach(e, rp->rec.events)
 	{
 		i++;
-		if (!strcmp(json_str(e, "type", ""), "user_message")) {
+		if (event_type_of(e) == EV_USER_MESSAGE) {
 			if (last)
 				cJSON_ReplaceItemInObject(last, "user_next",
 				                          cJSON_CreateTrue());
 			continue;
 		}
-		if (!is_turn_request(e))
+		if (!replay_is_turn_request(e))
 			continue;
 		int turn = (int)json_num(e, "turn", 0);
 		if (turn < 1)
@@ -696,7 +631,7 @@ static void collect_turns(struct replay *rp)
 		cJSON *t = cJSON_CreateObject();
 		cJSON_AddStringToObject(t, "hash",
 		                        json_str(e, "request_hash", ""));
-		cJSON *ans = find_answer(rp, i);
+		cJSON *ans = replay_find_answer(rp, i);
 		cJSON_AddItemToObject(t, "answer",
 		                      ans ? ans : cJSON_CreateNull());
 		cJSON_AddFalseToObject(t, "later");
@@ -708,25 +643,25 @@ static void collect_turns(struct replay *rp)
 
 /* The recorded user messages, the fork applied; 0 or -1 + *err when
  * fork_at names no tool_result or user_message. */
-static int collect_messages(struct session *s,
-                            const struct session_resume_opts *o, char **err)
+static int replay_collect_messages(struct replay *rp,
+                                   const struct session_resume_opts *o,
+                                   char **err)
 {
-	struct replay *rp = s->replay;
 	int n = cJSON_GetArraySize(rp->rec.events);
 	int found = !o->fork_at;
 	for (int i = 0; i < n; i++) {
 		const cJSON *e = cJSON_GetArrayItem(rp->rec.events, i);
-		const char *type = json_str(e, "type", "");
+		enum event_type type = event_type_of(e);
 		uint64_t seq = (uint64_t)json_num(e, "seq", 0);
 		int at = o->fork_at && seq == o->fork_at;
-		if (at && !strcmp(type, "tool_result")) {
+		if (at && type == EV_TOOL_RESULT) {
 			rp->fork_call = xstrdup(json_str(e, "id", ""));
 			found = 1;
 			break; /* later messages belong to the old branch */
 		}
-		if (!strcmp(type, "user_message")) {
-			queue_user(s, at ? o->replace : json_str(e, "text", ""),
-			           1);
+		if (type == EV_USER_MESSAGE) {
+			replay_queue_user(
+			    rp, at ? o->replace : json_str(e, "text", ""), 1);
 			if (at) {
 				found = 1;
 				break;
@@ -737,57 +672,50 @@ static int collect_messages(struct session *s,
 			    "--fork-at %llu names a %s event: fork at a "
 			    "tool_result or a user_message (see the "
 			    "seq numbers in transcript.jsonl)",
-			    (unsigned long long)o->fork_at, type);
+			    (unsigned long long)o->fork_at,
+			    json_str(e, "type", ""));
 		}
 	}
 	if (!found)
 		return set_err(
 		    err, "--fork-at %llu: no event with that seq in %s",
 		    (unsigned long long)o->fork_at, rp->rec.transcript);
-	if (!cJSON_GetArraySize(s->queued))
+	if (!cJSON_GetArraySize(rp->queued))
 		return set_err(err, "%s has no user message to start from",
 		               rp->rec.transcript);
 	return 0;
 }
 
 /* <old>-reN, the first that does not exist. */
-static char *new_run_dir(const char *old, char **id)
+static char *replay_new_run_dir(const char *old)
 {
 	for (int k = 1;; k++) {
 		char *d = xasprintf("%s-re%d", old, k);
 		struct stat st;
-		if (stat(d, &st) < 0) {
-			const char *slash = strrchr(d, '/');
-			*id = xstrdup(slash ? slash + 1 : d);
+		if (stat(d, &st) < 0)
 			return d;
-		}
 		free(d);
 	}
 }
 
-static void reexecute_go(struct session *s)
-{
-	/* the first recorded message opens the run */
-	replay_next_user(s);
-}
-
-static const char *last_status(const struct record *r)
+/* How the recorded run stopped, for run_resume. */
+static const char *replay_last_status(const struct record *r)
 {
 	const char *status = "unfinished";
 	const cJSON *e;
 	cJSON_ArrayForEach(e, r->events)
 	{
-		const char *type = json_str(e, "type", "");
-		if (!strcmp(type, "run_end"))
+		enum event_type type = event_type_of(e);
+		if (type == EV_RUN_END)
 			status = json_str(e, "status", "?");
-		else if (!strcmp(type, "run_resume"))
+		else if (type == EV_RUN_RESUME)
 			status = "unfinished";
 	}
 	return status;
 }
 
 /* Drop a last line cut short, so appended events start on their own. */
-static int cut_partial(struct replay *rp, char **err)
+static int replay_cut_partial(struct replay *rp, char **err)
 {
 	if (!rp->rec.dropped_bytes)
 		return 0;
@@ -797,72 +725,88 @@ static int cut_partial(struct replay *rp, char **err)
 	return 0;
 }
 
-static int open_resume(struct session *s, char **err)
+/* Resume in place: the recorded run dir, appended to. */
+static int replay_open_in_place(struct session *s, struct replay *rp,
+                                char **err)
 {
-	struct replay *rp = s->replay;
-	s->run_dir = xstrdup(rp->rec.dir);
-	s->run_id = xstrdup(json_str(rp->rec.run_start, "run_id", "run"));
-	if (cut_partial(rp, err) < 0)
+	rundir_set(s, rp->rec.dir,
+	           json_str(rp->rec.run_start, "run_id", "run"));
+	if (replay_cut_partial(rp, err) < 0)
 		return -1;
 	/* the local backend's workspace is the one the run left: its
 	 * own <run dir>/workspace, or the user's --workspace (checked in
 	 * record_resume_check) */
-	if (session_open_run_dir(s, err) < 0)
+	if (rundir_open(s, err) < 0)
 		return -1;
-	s->seq = rp->rec.last_seq;
-	s->t0 = now_ms() - rp->rec.last_t - 1;
+	transcript_continue(&s->tr, rp->rec.last_seq, rp->rec.last_t);
 	return 0;
 }
 
-static void emit_resume(struct session *s, const char *prompt)
+/* Re-execute: a new run dir (given, or <old>-reN). */
+static int replay_open_new(struct session *s, struct replay *rp,
+                           const struct session_resume_opts *o, char **err)
 {
-	struct replay *rp = s->replay;
-	cJSON *ev = event_new("run_resume");
-	cJSON_AddStringToObject(ev, "run_id", s->run_id);
-	cJSON_AddStringToObject(ev, "run_dir", s->run_dir);
-	cJSON *from = cJSON_AddObjectToObject(ev, "resumed_from");
-	cJSON_AddNumberToObject(from, "seq", (double)rp->rec.last_seq);
-	cJSON_AddStringToObject(from, "status", last_status(&rp->rec));
-	cJSON_AddNumberToObject(from, "dropped_bytes",
-	                        (double)rp->rec.dropped_bytes);
-	cJSON_AddStringToObject(ev, "provider", s->llm->provider);
-	cJSON_AddStringToObject(ev, "model", s->llm->model);
-	cJSON_AddStringToObject(ev, "base_url",
-	                        s->llm->base_url ? s->llm->base_url : "");
-	cJSON *sb = cJSON_AddObjectToObject(ev, "sandbox");
-	cJSON_AddStringToObject(sb, "backend", s->sbx->ops->name);
-	cJSON_AddStringToObject(ev, "workspace",
-	                        s->sbx->workspace ? s->sbx->workspace
-	                                          : "/workspace");
-	cJSON_AddBoolToObject(ev, "prompt", prompt != NULL);
-	session_emit(s, ev);
+	const char *given = o->run_dir ? o->run_dir : s->cfg->run_dir;
+	char *dir = given ? xstrdup(given) : replay_new_run_dir(rp->rec.dir);
+	char *t = xasprintf("%s/transcript.jsonl", dir);
+	int taken = access(t, F_OK) == 0;
+	free(t);
+	if (taken) {
+		set_err(
+		    err,
+		    "%s already holds a run: --re-execute writes a new run, "
+		    "so give --run-dir a new directory (or leave it out for "
+		    "%s-reN)",
+		    dir, rp->rec.dir);
+		free(dir);
+		return session_fail(s, EXIT_USAGE);
+	}
+	const char *slash = strrchr(dir, '/');
+	rundir_set(s, dir, slash ? slash + 1 : dir);
+	free(dir);
+	if (rundir_open(s, err) < 0)
+		return session_fail(s, EXIT_FAILED);
+	return 0;
 }
 
-/* Observers (a TUI) see the recorded history first, marked replayed;
- * the transcript already holds it. */
-static void show_history(struct session *s)
+int replay_announce(struct replay *rp, struct session *s)
 {
+	const cJSON *rs = rp->rec.run_start;
+	if (rp->mode == SESSION_REEXECUTE) {
+		struct ev_fork fork = {
+		    .run_id = json_str(rs, "run_id", ""),
+		    .run_dir = rp->rec.dir,
+		    .fork_at = rp->fork_at,
+		    .replace = rp->replace,
+		};
+		session_emit_run_start(s, &fork);
+		return 0;
+	}
+	/* observers (a TUI) see the recorded history first, marked
+	 * replayed; the transcript already holds it */
 	const cJSON *e;
-	cJSON_ArrayForEach(e, s->replay->rec.events)
+	cJSON_ArrayForEach(e, rp->rec.events)
 	{
 		cJSON *copy = cJSON_Duplicate(e, 1);
 		cJSON_DeleteItemFromObject(copy, "replayed");
 		cJSON_AddBoolToObject(copy, "replayed", 1);
-		for (size_t i = 0; i < s->nobs; i++)
-			s->obs[i].fn(s->obs[i].arg, copy);
+		session_show(s, copy);
 		cJSON_Delete(copy);
 	}
-}
-
-static int fail(struct session *s, int code)
-{
-	s->exit_code = code;
-	return -1;
+	struct ev_run run;
+	session_run_info(s, &run);
+	struct ev_resumed_from from = {
+	    .seq = rp->rec.last_seq,
+	    .status = replay_last_status(&rp->rec),
+	    .dropped_bytes = rp->rec.dropped_bytes,
+	};
+	session_emit(s, ev_run_resume(&run, &from, rp->prompt));
+	return 1; /* the workspace is the recorded one: known */
 }
 
 /* A backend without a host workspace (docker) resumes from the archive
  * the run persisted after every call: missing, nothing to resume. */
-static int no_archive(struct replay *rp, char **err)
+static int replay_no_archive(struct replay *rp, char **err)
 {
 	char *path = xasprintf("%s/workspace.tar.gz", rp->rec.dir);
 	struct stat st;
@@ -882,142 +826,89 @@ static int no_archive(struct replay *rp, char **err)
 	return missing;
 }
 
-/* The sandbox started empty (no inputs staged): load the workspace the
- * run left. A backend with a host directory already has it. */
-static int restore_workspace(struct session *s, char **err)
+char *replay_restore_error(const char *path, const char *backend,
+                           const char *why)
 {
-	struct sbx *x = s->sbx;
-	if (x->workspace)
-		return 0;
-	if (!x->ops->import_tar)
-		return set_err(
-		    err,
-		    "the %s sandbox cannot load a workspace archive: "
-		    "resume with --re-execute (a fresh sandbox from "
-		    "the original inputs)",
-		    x->ops->name);
-	char *path = xasprintf("%s/workspace.tar.gz", s->run_dir);
-	char *why = NULL;
-	int64_t t0 = now_ms();
-	int rc = x->ops->import_tar(x, path, &why);
-	if (rc < 0) {
-		const char *w = why ? why : "failed";
-		int named = strstr(w, path) != NULL; /* the helper names it */
-		set_err(err,
-		        "cannot restore the workspace%s%s: %s; resume with "
-		        "--re-execute instead (a fresh sandbox from the "
-		        "original inputs)",
-		        named ? "" : " from ", named ? "" : path, w);
-	} else {
-		log_info("resume: workspace restored from %s in %lld ms", path,
-		         (long long)(now_ms() - t0));
-	}
-	free(why);
-	free(path);
-	return rc;
+	if (!path)
+		return xasprintf("the %s sandbox cannot load a workspace "
+		                 "archive: resume with --re-execute (a fresh "
+		                 "sandbox from the original inputs)",
+		                 backend);
+	const char *w = why ? why : "failed";
+	int named = strstr(w, path) != NULL; /* the helper names it */
+	return xasprintf("cannot restore the workspace%s%s: %s; resume with "
+	                 "--re-execute instead (a fresh sandbox from the "
+	                 "original inputs)",
+	                 named ? "" : " from ", named ? "" : path, w);
+}
+
+/* The options that go together (fork, replace, re-execute). */
+static int replay_check_opts(const struct session_resume_opts *o, char **err)
+{
+	if (o->fork_at && o->mode != SESSION_REEXECUTE)
+		return set_err(err, "a fork re-executes the run: use "
+		                    "--re-execute with --fork-at");
+	if (o->fork_at && !o->replace)
+		return set_err(err, "--fork-at needs --replace TEXT (the new "
+		                    "tool result or user message)");
+	if (o->replace && !o->fork_at)
+		return set_err(err, "--replace needs --fork-at SEQ (the "
+		                    "tool_result or user_message it replaces)");
+	return 0;
+}
+
+/* In place: one session at a time writes a run dir. */
+static int replay_lock(struct session *s, struct replay *rp, char **err)
+{
+	rundir_set(s, rp->rec.dir, NULL);
+	int locked = record_lock(s, err);
+	rundir_set(s, NULL, NULL);
+	return locked;
 }
 
 int session_resume(struct session *s, const struct session_resume_opts *o,
                    const char *prompt, char **err)
 {
-	if (s->replay || s->run_dir)
+	if (s->replay || s->run_dir || session_state(s) != SESSION_NEW)
 		return set_err(err, "the session has already started");
 	struct replay *rp = xcalloc(1, sizeof *rp);
 	s->replay = rp;
 	rp->mode = o->mode;
-	if (record_load(o->run, &rp->rec, err) < 0)
-		return fail(s, EXIT_USAGE);
-	if (o->fork_at && o->mode != SESSION_REEXECUTE) {
-		set_err(err, "a fork re-executes the run: use --re-execute "
-		             "with --fork-at");
-		return fail(s, EXIT_USAGE);
-	}
-	if (o->fork_at && !o->replace) {
-		set_err(err, "--fork-at needs --replace TEXT (the new tool "
-		             "result or user message)");
-		return fail(s, EXIT_USAGE);
-	}
-	if (o->replace && !o->fork_at) {
-		set_err(err, "--replace needs --fork-at SEQ (the tool_result "
-		             "or user_message it replaces)");
-		return fail(s, EXIT_USAGE);
-	}
-	/* in place: one session at a time writes a run dir */
-	if (o->mode == SESSION_RESUME) {
-		s->run_dir = xstrdup(rp->rec.dir);
-		int locked = record_lock(s, err);
-		free(s->run_dir);
-		s->run_dir = NULL;
-		if (locked < 0)
-			return fail(s, EXIT_USAGE);
-	}
+	rp->prompt = prompt != NULL;
+	if (record_load(o->run, &rp->rec, err) < 0 ||
+	    replay_check_opts(o, err) < 0)
+		return session_fail(s, EXIT_USAGE);
+	if (o->mode == SESSION_RESUME && replay_lock(s, rp, err) < 0)
+		return session_fail(s, EXIT_USAGE);
 	if (record_resume_check(s, &rp->rec, o->mode, err) < 0)
-		return fail(s, EXIT_USAGE);
+		return session_fail(s, EXIT_USAGE);
 	const cJSON *rs = rp->rec.run_start;
 	rp->provider = xstrdup(json_str(rs, "provider", s->cfg->provider));
 	rp->model = xstrdup(json_str(rs, "model", ""));
 	if (o->replace)
 		rp->replace = xstrdup(o->replace);
+	rp->fork_at = o->fork_at;
 	if (approval_init(s, err) < 0)
-		return fail(s, EXIT_USAGE);
+		return session_fail(s, EXIT_USAGE);
 	if (o->mode == SESSION_REEXECUTE) {
-		if (collect_messages(s, o, err) < 0)
-			return fail(s, EXIT_USAGE);
-		collect_turns(rp);
-		const char *dir = o->run_dir ? o->run_dir : s->cfg->run_dir;
-		s->run_dir =
-		    dir ? xstrdup(dir) : new_run_dir(rp->rec.dir, &s->run_id);
-		char *t = xasprintf("%s/transcript.jsonl", s->run_dir);
-		int taken = access(t, F_OK) == 0;
-		free(t);
-		if (taken) {
-			set_err(
-			    err,
-			    "%s already holds a run: --re-execute writes a "
-			    "new run, so give --run-dir a new directory (or "
-			    "leave it out for %s-reN)",
-			    s->run_dir, rp->rec.dir);
-			return fail(s, EXIT_USAGE);
-		}
-		if (!s->run_id) {
-			const char *slash = strrchr(s->run_dir, '/');
-			s->run_id = xstrdup(slash ? slash + 1 : s->run_dir);
-		}
-		if (session_open_run_dir(s, err) < 0)
-			return fail(s, EXIT_FAILED);
-	} else if (strcmp(s->cfg->sandbox, "local") && no_archive(rp, err)) {
-		return fail(s, EXIT_USAGE);
-	} else if (open_resume(s, err) < 0) {
-		return fail(s, EXIT_FAILED);
+		if (replay_collect_messages(rp, o, err) < 0)
+			return session_fail(s, EXIT_USAGE);
+		replay_collect_turns(rp);
+		if (replay_open_new(s, rp, o, err) < 0)
+			return -1;
+	} else if ((sbx_backend_caps(s->cfg->sandbox) & SBX_CAP_IMPORT_TAR) &&
+	           replay_no_archive(rp, err)) {
+		return session_fail(s, EXIT_USAGE);
+	} else if (replay_open_in_place(s, rp, err) < 0) {
+		return session_fail(s, EXIT_FAILED);
 	}
 	if (prompt)
-		queue_user(s, prompt, 0);
-	if (session_prepare(s, o->mode == SESSION_REEXECUTE, err) < 0)
+		replay_queue_user(rp, prompt, 0);
+	if (session_prepare(s, err) < 0)
 		return -1;
 	if (record_check_url(s, &rp->rec, o->base_url_given, err) < 0)
-		return fail(s, EXIT_USAGE);
-	if (o->mode == SESSION_RESUME && restore_workspace(s, err) < 0)
-		return fail(s, EXIT_USAGE);
-	if (o->mode == SESSION_REEXECUTE) {
-		cJSON *extra = cJSON_CreateObject();
-		cJSON *from = cJSON_AddObjectToObject(extra, "forked_from");
-		cJSON_AddStringToObject(from, "run_id",
-		                        json_str(rs, "run_id", ""));
-		cJSON_AddStringToObject(from, "run_dir", rp->rec.dir);
-		cJSON_AddStringToObject(from, "mode", "re-execute");
-		if (o->fork_at) {
-			cJSON_AddNumberToObject(from, "fork_at",
-			                        (double)o->fork_at);
-			cJSON_AddStringToObject(from, "replace", o->replace);
-		}
-		session_emit_run_start(s, extra);
-		session_scan(s, 0);
-		pytool_start(s, reexecute_go);
-		return 0;
-	}
-	show_history(s);
-	emit_resume(s, prompt);
-	session_scan(s, 1);
-	pytool_start(s, resume_go);
+		return session_fail(s, EXIT_USAGE);
+	/* a resumed workspace already holds its inputs */
+	session_boot(s, o->mode == SESSION_REEXECUTE);
 	return 0;
 }

@@ -1,118 +1,240 @@
 /* session.c: the run's state machine. A turn streams a model answer;
  * its tool calls run one after another; their results go back in the
  * next request, until the model answers without tool calls or a limit
- * is hit. Every step is an event, written to the transcript and shown
- * to the observers. */
+ * is hit. The states and their transitions are listed in
+ * include/assay/session.h; only this file changes s->state, through
+ * session_set_state. Step mode (step.c) and resume (resume.c) decide
+ * what comes next and this file acts on it. */
 #include "agent_internal.h"
 
 #include "assay/config.h"
+#include "assay/events.h"
 #include "assay/http.h"
 #include "assay/json.h"
 #include "assay/llm.h"
 #include "assay/log.h"
-#include "assay/path.h"
 #include "assay/loop.h"
 #include "assay/sandbox.h"
 #include "assay/util.h"
 
-#include <errno.h>
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #define TEXT_DELTA_MS 30
 
-static void request_turn(struct session *s);
-static void finish(struct session *s, const char *status, int code);
-static void go_idle(struct session *s, const char *reason);
-static void skip_pending(struct session *s);
+/* One sandbox operation in flight (session_sbx_call). */
+struct sbx_call {
+	struct session *s; /* NULL once the session is freed */
+	session_sbx_fn fn;
+	void *ctx;
+	struct sbx_call *next;
+};
 
-cJSON *event_new(const char *type)
+/* A call's result on its way into the conversation. */
+struct session_result {
+	char *id, *name;
+	char *content;  /* what the model is told */
+	char *original; /* a fork replaced it: what the call gave */
+	int is_error;
+	int changes; /* the call may have changed files */
+};
+
+static void session_request_turn(struct session *s);
+static void session_run_next_call(struct session *s);
+static void session_wind_up(struct session *s, const char *status, int code);
+static void session_idle(struct session *s, enum session_idle why);
+static void session_skip_pending(struct session *s);
+static void session_begin(struct session *s);
+
+/* --- states ---------------------------------------------------------- */
+
+static const char *const session_state_names[] = {
+    [SESSION_NEW] = "NEW",
+    [SESSION_STARTING] = "STARTING",
+    [SESSION_LISTING] = "LISTING",
+    [SESSION_KERNEL_STARTING] = "KERNEL_STARTING",
+    [SESSION_IDLE] = "IDLE",
+    [SESSION_REQUESTING] = "REQUESTING",
+    [SESSION_TOOL_CALLS_READY] = "TOOL_CALLS_READY",
+    [SESSION_AWAITING_APPROVAL] = "AWAITING_APPROVAL",
+    [SESSION_PAUSED] = "PAUSED",
+    [SESSION_EXECUTING] = "EXECUTING",
+    [SESSION_CANCELLING] = "CANCELLING",
+    [SESSION_INTERRUPTING] = "INTERRUPTING",
+    [SESSION_ENDING] = "ENDING",
+    [SESSION_DONE] = "DONE",
+};
+
+#define TO(st) (1u << (st))
+/* The transitions session.h documents: from each state, the states it
+ * may go to. */
+static const unsigned session_next_states[] = {
+    [SESSION_NEW] = TO(SESSION_STARTING),
+    [SESSION_STARTING] = TO(SESSION_LISTING) | TO(SESSION_ENDING),
+    [SESSION_LISTING] = TO(SESSION_KERNEL_STARTING) | TO(SESSION_ENDING),
+    [SESSION_KERNEL_STARTING] =
+        TO(SESSION_REQUESTING) | TO(SESSION_PAUSED) | TO(SESSION_IDLE) |
+        TO(SESSION_TOOL_CALLS_READY) | TO(SESSION_ENDING),
+    [SESSION_IDLE] =
+        TO(SESSION_REQUESTING) | TO(SESSION_PAUSED) | TO(SESSION_ENDING),
+    [SESSION_REQUESTING] = TO(SESSION_TOOL_CALLS_READY) | TO(SESSION_IDLE) |
+                           TO(SESSION_PAUSED) | TO(SESSION_ENDING),
+    [SESSION_TOOL_CALLS_READY] = TO(SESSION_EXECUTING) |
+                                 TO(SESSION_AWAITING_APPROVAL) |
+                                 TO(SESSION_PAUSED) | TO(SESSION_REQUESTING) |
+                                 TO(SESSION_IDLE) | TO(SESSION_ENDING),
+    [SESSION_AWAITING_APPROVAL] =
+        TO(SESSION_TOOL_CALLS_READY) | TO(SESSION_IDLE) | TO(SESSION_ENDING),
+    [SESSION_PAUSED] = TO(SESSION_TOOL_CALLS_READY) | TO(SESSION_REQUESTING) |
+                       TO(SESSION_EXECUTING) | TO(SESSION_IDLE) |
+                       TO(SESSION_ENDING),
+    [SESSION_EXECUTING] = TO(SESSION_TOOL_CALLS_READY) |
+                          TO(SESSION_CANCELLING) | TO(SESSION_INTERRUPTING) |
+                          TO(SESSION_ENDING),
+    [SESSION_CANCELLING] =
+        TO(SESSION_IDLE) | TO(SESSION_INTERRUPTING) | TO(SESSION_ENDING),
+    [SESSION_INTERRUPTING] = TO(SESSION_ENDING),
+    [SESSION_ENDING] = TO(SESSION_DONE),
+    [SESSION_DONE] = 0,
+};
+#undef TO
+
+static const char *const session_idle_reasons[] = {
+    [SESSION_IDLE_READY] = "ready",
+    [SESSION_IDLE_ANSWERED] = "answered",
+    [SESSION_IDLE_CANCELLED] = "cancelled",
+    [SESSION_IDLE_FAILED] = "failed",
+};
+
+/* Entering DONE: the exit code is final and run_end says how the run
+ * ended (a run that never got going records nothing). */
+static void session_emit_run_end(struct session *s)
 {
-	cJSON *ev = cJSON_CreateObject();
-	cJSON_AddStringToObject(ev, "type", type);
-	return ev;
+	int code = s->end.code;
+	if (code == EXIT_OK && s->end.missing)
+		code = EXIT_FAILED;
+	s->exit_code = code;
+	if (!s->tr.written) {
+		cJSON_Delete(s->end.outputs);
+		s->end.outputs = NULL;
+		return;
+	}
+	struct ev_run_end e = {
+	    .status = s->end.status,
+	    .exit_code = code,
+	    .outputs = s->end.outputs,
+	    .turns = s->turn,
+	    .input_tokens = s->budget.in_tokens,
+	    .output_tokens = s->budget.out_tokens,
+	    .cost_usd = s->budget.cost,
+	    .duration_ms = now_ms() - s->tr.t0,
+	    .archive = s->end.archive,
+	};
+	s->end.outputs = NULL;
+	session_emit(s, ev_run_end(&e));
 }
 
-/* Every string of an event must be valid UTF-8 (JSON, the transcript,
- * the next request): model text, arguments, paths and errors may not
- * be. Fixes them in place. */
-static void sanitize_strings(cJSON *item)
+/* The one place the state changes. Checks the transition against the
+ * table (an illegal one is a bug: logged, and fatal in debug builds),
+ * drops what the old state left behind and emits what entering the new
+ * one emits. */
+static void session_set_state(struct session *s, enum session_state next)
 {
-	for (cJSON *it = item; it; it = it->next) {
-		if (cJSON_IsString(it) && it->valuestring &&
-		    !utf8_valid(it->valuestring, strlen(it->valuestring))) {
-			char *clean = utf8_sanitize(
-			    it->valuestring, strlen(it->valuestring), NULL);
-			cJSON_free(it->valuestring);
-			it->valuestring = cJSON_malloc(strlen(clean) + 1);
-			strcpy(it->valuestring, clean);
-			free(clean);
+	enum session_state prev = s->state;
+	if (next == prev)
+		return;
+	if (!(session_next_states[prev] & (1u << next))) {
+		log_warn("session: illegal transition %s -> %s",
+		         session_state_names[prev], session_state_names[next]);
+		assert(!"illegal session state transition");
+	}
+	if (prev == SESSION_REQUESTING && s->cached_timer) {
+		/* a recorded answer for a turn given up (cancelled) */
+		loop_timer_cancel(s->loop, s->cached_timer);
+		s->cached_timer = 0;
+		llm_result_free(s->cached);
+		s->cached = NULL;
+	}
+	s->state = next;
+	switch (next) {
+	case SESSION_IDLE:
+		session_emit(s, ev_idle(session_idle_reasons[s->idle_why]));
+		break;
+	case SESSION_PAUSED:
+		session_emit(s, step_pause_event(&s->step));
+		step_notify(&s->step);
+		break;
+	case SESSION_DONE:
+		session_emit_run_end(s);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The state's next step, from the loop: the next call, the rest of a
+ * cancelled turn, the end of an interrupted run, or what a step
+ * answer let through. */
+static void session_go_on(void *arg)
+{
+	struct session *s = arg;
+	s->next_timer = 0;
+	/* the workspace listing comes first: the next calls' policy reads
+	 * it, and its workspace_change events belong before what follows */
+	if (s->scan.running)
+		return; /* session_scanned calls again */
+	switch (s->state) {
+	case SESSION_LISTING: /* announced, its workspace listed */
+		session_begin(s);
+		break;
+	case SESSION_TOOL_CALLS_READY:
+		session_run_next_call(s);
+		break;
+	case SESSION_CANCELLING:
+		session_skip_pending(s);
+		break;
+	case SESSION_INTERRUPTING:
+		session_wind_up(s, "interrupted", EXIT_INTERRUPTED);
+		break;
+	case SESSION_PAUSED:
+		if (s->step.pause)
+			break; /* a new breakpoint waits for its answer */
+		if (step_resumes(&s->step) == SESSION_STEP_EXEC) {
+			session_set_state(s, SESSION_TOOL_CALLS_READY);
+			session_run_next_call(s);
+		} else {
+			session_request_turn(s);
 		}
-		if (it->string && !utf8_valid(it->string, strlen(it->string))) {
-			/* object keys come from us, or are paths: same rule */
-			char *clean =
-			    utf8_sanitize(it->string, strlen(it->string), NULL);
-			if (!(it->type & cJSON_StringIsConst))
-				cJSON_free(it->string);
-			it->type &= ~cJSON_StringIsConst;
-			it->string = cJSON_malloc(strlen(clean) + 1);
-			strcpy(it->string, clean);
-			free(clean);
-		}
-		if (it->child)
-			sanitize_strings(it->child);
+		break;
+	default:
+		break;
 	}
 }
 
-void session_emit(struct session *s, cJSON *ev)
+/* Through the loop: what calls in here (a tool, a frontend's answer)
+ * may itself be inside a callback of the session. */
+static void session_go_on_later(struct session *s)
 {
-	sanitize_strings(ev->child);
-	/* seq and t go first so the transcript reads well */
-	cJSON *out = cJSON_CreateObject();
-	cJSON_AddNumberToObject(out, "seq", (double)++s->seq);
-	cJSON_AddNumberToObject(out, "t", (double)(now_ms() - s->t0));
-	cJSON *it = ev->child;
-	ev->child = NULL;
-	while (it) {
-		cJSON *next = it->next;
-		it->prev = it->next = NULL;
-		cJSON_AddItemToObject(out, it->string, it);
-		it = next;
-	}
-	cJSON_Delete(ev);
-	if (s->transcript) {
-		char *line = json_print(out);
-		fputs(line, s->transcript);
-		fputc('\n', s->transcript);
-		fflush(s->transcript);
-		free(line);
-	}
-	for (size_t i = 0; i < s->nobs; i++)
-		s->obs[i].fn(s->obs[i].arg, out);
-	cJSON_Delete(out);
+	if (!s->next_timer)
+		s->next_timer = loop_timer_add(s->loop, 0, session_go_on, s);
 }
 
-static void emit_error(struct session *s, const char *category,
-                       const char *message, long retry_in_ms)
+void session_scanned(struct session *s)
 {
-	cJSON *ev = event_new("error");
-	cJSON_AddStringToObject(ev, "category", category);
-	cJSON_AddStringToObject(ev, "message", message);
-	if (retry_in_ms >= 0)
-		cJSON_AddNumberToObject(ev, "retry_in_ms", (double)retry_in_ms);
-	session_emit(s, ev);
+	session_go_on_later(s);
 }
+
+/* --- the session object ------------------------------------------------ */
 
 struct session *session_new(struct loop *l, struct config *cfg, char **err)
 {
 	struct session *s = xcalloc(1, sizeof *s);
 	s->loop = l;
 	s->cfg = cfg;
+	s->state = SESSION_NEW;
 	s->exit_code = EXIT_OK;
-	s->t0 = now_ms();
+	transcript_init(&s->tr);
 	s->messages = cJSON_CreateArray();
 	s->lock_fd = -1;
 	s->tools = tools_definitions();
@@ -127,6 +249,18 @@ struct session *session_new(struct loop *l, struct config *cfg, char **err)
 	return s;
 }
 
+/* Free a result that waited (or never joined the conversation). */
+static void session_result_free(struct session_result *r)
+{
+	if (!r)
+		return;
+	free(r->id);
+	free(r->name);
+	free(r->content);
+	free(r->original);
+	free(r);
+}
+
 void session_free(struct session *s)
 {
 	if (!s)
@@ -134,32 +268,29 @@ void session_free(struct session *s)
 	/* stopping the sandbox below may still report the command it
 	 * kills: nothing may react to that any more */
 	s->freeing = 1;
-	if (s->delta_timer)
-		loop_timer_cancel(s->loop, s->delta_timer);
-	if (s->next_timer)
-		loop_timer_cancel(s->loop, s->next_timer);
+	uint64_t timers[] = {s->delta_timer, s->next_timer, s->cached_timer};
+	for (size_t i = 0; i < sizeof timers / sizeof *timers; i++)
+		if (timers[i])
+			loop_timer_cancel(s->loop, timers[i]);
+	/* operations still in flight complete into nothing */
+	for (struct sbx_call *c = s->calls; c; c = c->next)
+		c->s = NULL;
 	tools_cancel(s);
 	if (s->llm)
 		llm_free(s->llm);
-	if (s->sbx) {
-		s->sbx->ops->stop(s->sbx);
-		sbx_free(s->sbx);
-	}
+	sbx_free(s->sbx); /* stops one still running */
 	http_free(s->http);
-	if (s->transcript)
-		fclose(s->transcript);
-	if (s->lock_fd >= 0)
-		close(s->lock_fd); /* the run dir is free again */
-	/* a start that failed before run_start leaves nothing behind */
-	if (s->seq == 0 && s->made_run_dir && s->run_dir)
-		rm_rf(s->run_dir);
+	rundir_close(s);
 	approval_free(s);
-	replay_free(s);
-	step_free(s);
-	cJSON_Delete(s->queued);
+	replay_free(s->replay);
+	step_free(&s->step);
+	outputs_free(s->outputs);
+	session_result_free(s->result);
+	llm_result_free(s->cached);
 	cJSON_Delete(s->messages);
 	cJSON_Delete(s->tools);
 	cJSON_Delete(s->pending);
+	cJSON_Delete(s->end.outputs);
 	snapshot_free(s->snapshot);
 	buf_free(&s->turn_text);
 	buf_free(&s->delta);
@@ -168,6 +299,9 @@ void session_free(struct session *s)
 	free(s->run_dir);
 	free(s->system_prompt);
 	free(s->request_hash);
+	free(s->prompt);
+	free(s->error);
+	free(s->end.archive);
 	free(s);
 }
 
@@ -187,14 +321,85 @@ int session_exit_code(const struct session *s)
 	return s->exit_code;
 }
 
+const char *session_error(const struct session *s)
+{
+	return s->error;
+}
+
 const char *session_run_dir(const struct session *s)
 {
 	return s->run_dir;
 }
 
+void session_set_interactive(struct session *s, int on)
+{
+	s->interactive = on;
+}
+
+struct sbx *session_sandbox(const struct session *s)
+{
+	if (s->state == SESSION_NEW || s->state == SESSION_STARTING)
+		return NULL;
+	return s->sbx;
+}
+
+int session_fail(struct session *s, int code)
+{
+	s->exit_code = code;
+	return -1;
+}
+
+void session_emit(struct session *s, cJSON *ev)
+{
+	cJSON *out = transcript_stamp(&s->tr, ev);
+	transcript_write(&s->tr, out);
+	for (size_t i = 0; i < s->nobs; i++)
+		s->obs[i].fn(s->obs[i].arg, out);
+	cJSON_Delete(out);
+}
+
+void session_show(struct session *s, const cJSON *ev)
+{
+	for (size_t i = 0; i < s->nobs; i++)
+		s->obs[i].fn(s->obs[i].arg, ev);
+}
+
+/* --- sandbox operations in flight ---------------------------------- */
+
+void *session_sbx_call(struct session *s, session_sbx_fn fn, void *ctx)
+{
+	struct sbx_call *c = xcalloc(1, sizeof *c);
+	c->s = s;
+	c->fn = fn;
+	c->ctx = ctx;
+	c->next = s->calls;
+	s->calls = c;
+	s->ncalls++;
+	return c;
+}
+
+void session_sbx_done(void *arg, int rc, const char *err, struct buf *data,
+                      cJSON *list)
+{
+	struct sbx_call *c = arg;
+	struct session *s = c->s;
+	if (s) {
+		struct sbx_call **p = &s->calls;
+		while (*p != c)
+			p = &(*p)->next;
+		*p = c->next;
+		s->ncalls--;
+		c->fn(s, c->ctx, rc, err, data, list);
+	}
+	free(c);
+	if (s)
+		ending_check(s); /* ENDING waits for the last one */
+}
+
 /* --- text streaming ------------------------------------------------ */
 
-static void flush_delta(struct session *s)
+/* Emit the text streamed since the last text_delta. */
+static void session_flush_delta(struct session *s)
 {
 	if (s->delta_timer) {
 		loop_timer_cancel(s->loop, s->delta_timer);
@@ -206,149 +411,236 @@ static void flush_delta(struct session *s)
 	size_t n = utf8_complete_prefix(s->delta.data, s->delta.len);
 	if (!n)
 		return;
-	cJSON *ev = event_new("text_delta");
-	cJSON_AddNumberToObject(ev, "turn", s->turn);
 	char *t = utf8_sanitize(s->delta.data, n, NULL);
-	cJSON_AddStringToObject(ev, "text", t);
-	free(t);
 	buf_consume(&s->delta, n);
-	session_emit(s, ev);
+	session_emit(s, ev_text_delta(s->turn, t));
+	free(t);
 }
 
-static void delta_timer_fired(void *arg)
+/* The coalescing timer of text_delta. */
+static void session_delta_timer(void *arg)
 {
 	struct session *s = arg;
 	s->delta_timer = 0;
-	flush_delta(s);
+	session_flush_delta(s);
 }
 
-static void on_llm_text(void *arg, const char *text, size_t n)
+/* Streamed text: coalesced into a text_delta every TEXT_DELTA_MS. */
+static void session_on_llm_text(void *arg, const char *text, size_t n)
 {
 	struct session *s = arg;
 	buf_append(&s->turn_text, text, n);
 	buf_append(&s->delta, text, n);
 	if (!s->delta_timer)
 		s->delta_timer = loop_timer_add(s->loop, TEXT_DELTA_MS,
-		                                delta_timer_fired, s);
+		                                session_delta_timer, s);
 }
 
-static void on_llm_retry(void *arg, int attempt, long delay_ms,
-                         const char *category, const char *message,
-                         size_t discarded)
+/* The provider retries: what streamed so far is thrown away. */
+static void session_on_llm_retry(void *arg, int attempt, long delay_ms,
+                                 const char *category, const char *message,
+                                 size_t discarded)
 {
 	struct session *s = arg;
-	flush_delta(s);
+	session_flush_delta(s);
 	buf_reset(&s->delta);
 	buf_reset(&s->turn_text);
-	cJSON *ev = event_new("error");
-	cJSON_AddStringToObject(ev, "category", category);
-	cJSON_AddStringToObject(ev, "message", message);
-	cJSON_AddNumberToObject(ev, "retry_in_ms", (double)delay_ms);
-	cJSON_AddNumberToObject(ev, "attempt", attempt);
-	cJSON_AddNumberToObject(ev, "discarded_bytes", (double)discarded);
-	cJSON_AddNumberToObject(ev, "turn", s->turn);
-	session_emit(s, ev);
+	session_emit(s, ev_error_retry(category, message, delay_ms, attempt,
+	                               discarded, s->turn));
 }
 
 /* --- the turn ------------------------------------------------------ */
 
-static void save_cache(struct session *s, const struct llm_result *r)
+/* Emit user_message and add it to the conversation. */
+static void session_say(struct session *s, const char *text)
 {
-	cJSON *c = cJSON_CreateObject();
-	cJSON_AddStringToObject(c, "request_hash", s->request_hash);
-	cJSON_AddStringToObject(c, "text", r->text ? r->text : "");
-	cJSON_AddItemToObject(c, "tool_calls",
-	                      cJSON_Duplicate(r->tool_calls, 1));
-	cJSON_AddStringToObject(c, "finish_reason",
-	                        r->finish_reason ? r->finish_reason : "");
-	cJSON *u = cJSON_AddObjectToObject(c, "usage");
-	cJSON_AddNumberToObject(u, "input_tokens", r->usage.input_tokens);
-	cJSON_AddNumberToObject(u, "output_tokens", r->usage.output_tokens);
-	cJSON_AddNumberToObject(u, "cached_tokens", r->usage.cached_tokens);
-	char *text = json_print(c);
-	char *path = xasprintf("%s/cache/%s.json", s->run_dir, s->request_hash);
-	char *err = NULL;
-	if (write_file_replace(path, text, strlen(text), &err) < 0) {
-		log_warn("cache: %s", err);
-		free(err);
-	}
-	free(path);
-	free(text);
-	cJSON_Delete(c);
+	session_emit(s, ev_user_message(text));
+	messages_add_user(s->messages, text);
 }
 
-static void emit_usage(struct session *s, const struct llm_result *r)
+/* Send the next queued message of a followed record; 0 when none. */
+static int session_next_user(struct session *s)
 {
-	if (s->cached_answer) {
-		/* nothing was sent: nothing is billed */
-		struct llm_result zero = *r;
-		zero.usage = (struct llm_usage){.known = 1};
-		s->cached_answer = 0;
-		emit_usage(s, &zero);
+	char *text = s->replay ? replay_next_user(s->replay) : NULL;
+	if (!text)
+		return 0;
+	session_say(s, text);
+	free(text);
+	session_request_turn(s);
+	return 1;
+}
+
+/* The answer of the turn (from the provider, or cached: then nothing
+ * was billed): recorded, then its calls run or the run goes on. */
+static void session_deliver(struct session *s, struct llm_result *r, int cached)
+{
+	if (s->state != SESSION_REQUESTING) {
+		llm_result_free(r); /* a turn given up meanwhile */
 		return;
 	}
-	s->in_tokens += r->usage.input_tokens;
-	s->out_tokens += r->usage.output_tokens;
-	s->cached_tokens += r->usage.cached_tokens;
-	cJSON *ev = event_new("usage");
-	cJSON_AddNumberToObject(ev, "turn", s->turn);
-	cJSON_AddNumberToObject(ev, "input_tokens", r->usage.input_tokens);
-	cJSON_AddNumberToObject(ev, "output_tokens", r->usage.output_tokens);
-	cJSON_AddNumberToObject(ev, "cached_tokens", r->usage.cached_tokens);
-	cJSON_AddNumberToObject(ev, "cost_usd", 0);
-	cJSON_AddBoolToObject(ev, "known", r->usage.known);
-	cJSON *tot = cJSON_AddObjectToObject(ev, "totals");
-	cJSON_AddNumberToObject(tot, "input_tokens", (double)s->in_tokens);
-	cJSON_AddNumberToObject(tot, "output_tokens", (double)s->out_tokens);
-	cJSON_AddNumberToObject(tot, "cached_tokens", (double)s->cached_tokens);
-	cJSON_AddNumberToObject(tot, "cost_usd", s->cost);
-	session_emit(s, ev);
+	session_flush_delta(s);
+	/* a cut character must not leak into the next turn */
+	buf_reset(&s->delta);
+	if (!r->ok) {
+		session_emit(s,
+		             ev_error(r->error_category ? r->error_category
+		                                        : LLM_ERR_SERVER,
+		                      r->error_message ? r->error_message
+		                                       : "model request failed",
+		                      -1));
+		llm_result_free(r);
+		if (s->interactive) /* the user may try again */
+			session_idle(s, SESSION_IDLE_FAILED);
+		else
+			session_wind_up(s, "failed", EXIT_PROVIDER);
+		return;
+	}
+	cache_save(s->run_dir, s->request_hash, r);
+	session_emit(s, ev_assistant_message(s->turn, r->text, r->tool_calls,
+	                                     r->finish_reason, 0));
+	struct llm_usage none = {.known = 1};
+	session_emit(s, budget_usage(&s->budget, s->turn,
+	                             cached ? &none : &r->usage, 0));
+	messages_add_assistant(s->messages, r->text, r->tool_calls);
+	buf_reset(&s->turn_text);
+	if (cJSON_GetArraySize(r->tool_calls) == 0) {
+		llm_result_free(r);
+		if (session_next_user(s))
+			return;
+		if (s->interactive)
+			session_idle(s, SESSION_IDLE_ANSWERED);
+		else
+			session_wind_up(s, "completed", EXIT_OK);
+		return;
+	}
+	cJSON_Delete(s->pending);
+	s->pending = cJSON_Duplicate(r->tool_calls, 1);
+	s->next_call = 0;
+	llm_result_free(r);
+	session_set_state(s, SESSION_TOOL_CALLS_READY);
+	approval_turn(s);
+	if (s->state == SESSION_TOOL_CALLS_READY)
+		session_run_next_call(s);
 }
 
-/* A backend without a host workspace keeps its files remote: archive
- * them after every call that may change them, before its result is
- * recorded, so a killed run is resumed (resume.c) from a workspace
- * that holds every recorded result's effect. */
-static void persist_workspace(struct session *s)
+/* The provider's answer (llm_observer). */
+static void session_on_llm_done(void *arg, struct llm_result *r)
 {
-	if (!s->persist_each_turn || !s->sbx || s->interrupted ||
-	    s->state == SESSION_DONE)
-		return; /* finish() archives at the end */
-	char *path = xasprintf("%s/workspace.tar.gz", s->run_dir);
-	char *err = NULL;
-	if (s->sbx->ops->export_tar(s->sbx, path, &err) < 0) {
-		log_warn("persisting the workspace: %s", err);
-		free(err);
-	}
-	free(path);
+	session_deliver(arg, r, 0);
 }
+
+/* A recorded answer arrives, as a provider's would, from the loop. */
+static void session_cached_timer(void *arg)
+{
+	struct session *s = arg;
+	struct llm_result *r = s->cached;
+	s->cached_timer = 0;
+	s->cached = NULL;
+	session_deliver(s, r, 1);
+}
+
+/* The request of the next turn as the provider gets it. */
+static struct llm_request session_llm_request(const struct session *s)
+{
+	return (struct llm_request){
+	    .model = llm_model(s->llm),
+	    .system = s->system_prompt,
+	    .messages = s->messages,
+	    .tools = s->tools,
+	    .max_output_tokens = s->cfg->max_output_tokens,
+	};
+}
+
+/* A re-execute answers from its record while the requests stay the
+ * recorded ones; 1 when it did (the answer is on its way) or the turn
+ * went to the next user message. */
+static int session_replayed_turn(struct session *s,
+                                 const struct llm_request *req)
+{
+	for (;;) {
+		struct replay_act a = {0};
+		replay_request(s->replay, s, req, s->turn + 1, &a);
+		if (a.what == REPLAY_SKIP) {
+			s->turn = a.turn;
+			if (!a.user_next)
+				continue; /* asked again: the next turn */
+			return session_next_user(s);
+		}
+		if (a.what != REPLAY_CACHED)
+			return 0;
+		s->turn = a.turn;
+		free(s->request_hash);
+		s->request_hash = xstrdup(a.hash);
+		session_set_state(s, SESSION_REQUESTING);
+		s->cached = a.answer;
+		s->cached_timer =
+		    loop_timer_add(s->loop, 0, session_cached_timer, s);
+		return 1;
+	}
+}
+
+/* Make the next model request (budgets and breakpoints first). */
+static void session_request_turn(struct session *s)
+{
+	char *why = NULL;
+	if (!budget_left(&s->budget, s->cfg, s->turn, &why)) {
+		session_emit(s, ev_error("budget", why, -1));
+		free(why);
+		session_wind_up(s, "budget_exhausted", EXIT_BUDGET);
+		return;
+	}
+	struct llm_request req = session_llm_request(s);
+	if (s->replay && session_replayed_turn(s, &req))
+		return;
+	if (step_before_request(&s->step, &req, s->turn + 1) == STEP_PAUSE) {
+		session_set_state(s, SESSION_PAUSED);
+		return;
+	}
+	s->turn++;
+	char *canon = llm_canonical_request(s->llm, &req);
+	char hash[65];
+	sha256_hex(canon, strlen(canon), hash);
+	free(canon);
+	free(s->request_hash);
+	s->request_hash = xstrdup(hash);
+	session_emit(s, ev_model_request(s->turn, hash, 0,
+	                                 cJSON_GetArraySize(s->messages), 0));
+	session_set_state(s, SESSION_REQUESTING);
+	char *err = NULL;
+	if (llm_start(s->llm, &req, &err) < 0) {
+		session_emit(s, ev_error(LLM_ERR_SERVER, err, -1));
+		free(err);
+		session_wind_up(s, "failed", EXIT_PROVIDER);
+	}
+}
+
+/* --- tool calls ------------------------------------------------------ */
 
 /* The next call of the turn, once its decision is known (approval.c
  * decides; a call that waits for a person leaves the session in
  * AWAITING_APPROVAL until session_approve wakes it). */
-static void run_next_call(struct session *s)
+static void session_run_next_call(struct session *s)
 {
-	if (s->interrupted) {
-		finish(s, "interrupted", EXIT_INTERRUPTED);
-		return;
-	}
 	int n = cJSON_GetArraySize(s->pending);
 	if (s->next_call >= n) {
 		cJSON_Delete(s->pending);
 		s->pending = NULL;
-		request_turn(s);
+		session_request_turn(s);
 		return;
 	}
 	const cJSON *call = NULL;
 	const char *denied = NULL;
 	if (!approval_next(s, &call, &denied)) {
-		s->state = SESSION_AWAITING_APPROVAL;
+		session_set_state(s, SESSION_AWAITING_APPROVAL);
 		return;
 	}
-	if (!denied && step_before_exec(s, call))
+	if (!denied && step_before_exec(&s->step, call, s->next_call,
+	                                s->turn) == STEP_PAUSE) {
+		session_set_state(s, SESSION_PAUSED);
 		return;
+	}
 	s->next_call++;
-	s->state = SESSION_EXECUTING;
+	session_set_state(s, SESSION_EXECUTING);
 	if (denied)
 		tools_finished(s, json_str(call, "id", ""), denied, 1);
 	else
@@ -357,632 +649,14 @@ static void run_next_call(struct session *s)
 
 void session_run_next(struct session *s)
 {
-	run_next_call(s);
+	session_set_state(s, SESSION_TOOL_CALLS_READY);
+	session_run_next_call(s);
 }
 
-static void on_llm_done(void *arg, struct llm_result *r)
-{
-	session_deliver(arg, r);
-}
-
-void session_deliver(struct session *s, struct llm_result *r)
-{
-	flush_delta(s);
-	buf_reset(
-	    &s->delta); /* a cut character must not leak into the next turn */
-	if (!r->ok) {
-		emit_error(
-		    s, r->error_category ? r->error_category : LLM_ERR_SERVER,
-		    r->error_message ? r->error_message
-		                     : "model request failed",
-		    -1);
-		llm_result_free(r);
-		if (s->interactive) { /* the user may try again */
-			s->failed = 1;
-			go_idle(s, "failed");
-			return;
-		}
-		finish(s, "failed", EXIT_PROVIDER);
-		return;
-	}
-	save_cache(s, r);
-	cJSON *ev = event_new("assistant_message");
-	cJSON_AddNumberToObject(ev, "turn", s->turn);
-	cJSON_AddStringToObject(ev, "text", r->text ? r->text : "");
-	cJSON_AddItemToObject(ev, "tool_calls",
-	                      cJSON_Duplicate(r->tool_calls, 1));
-	if (r->finish_reason)
-		cJSON_AddStringToObject(ev, "finish_reason", r->finish_reason);
-	session_emit(s, ev);
-	emit_usage(s, r);
-
-	cJSON *msg = cJSON_CreateObject();
-	cJSON_AddStringToObject(msg, "role", "assistant");
-	cJSON_AddStringToObject(msg, "content", r->text ? r->text : "");
-	int ncalls = cJSON_GetArraySize(r->tool_calls);
-	if (ncalls > 0)
-		cJSON_AddItemToObject(msg, "tool_calls",
-		                      cJSON_Duplicate(r->tool_calls, 1));
-	cJSON_AddItemToArray(s->messages, msg);
-	buf_reset(&s->turn_text);
-
-	if (ncalls == 0) {
-		llm_result_free(r);
-		if (replay_next_user(s))
-			return;
-		if (s->interactive)
-			go_idle(s, "answered");
-		else
-			finish(s, "completed", EXIT_OK);
-		return;
-	}
-	cJSON_Delete(s->pending);
-	s->pending = cJSON_Duplicate(r->tool_calls, 1);
-	s->next_call = 0;
-	llm_result_free(r);
-	approval_turn(s);
-	if (s->state != SESSION_DONE)
-		run_next_call(s);
-}
-
-static int budget_left(struct session *s, char **why)
-{
-	const struct config *c = s->cfg;
-	if (s->turn >= c->max_turns) {
-		*why = xasprintf("turn limit reached (%d turns): raise "
-		                 "--max-turns to go on",
-		                 c->max_turns);
-		return 0;
-	}
-	if (c->max_tokens > 0 &&
-	    s->in_tokens + s->out_tokens >= c->max_tokens) {
-		*why = xasprintf("token budget reached (%ld of %ld): raise "
-		                 "--max-tokens to go on",
-		                 s->in_tokens + s->out_tokens, c->max_tokens);
-		return 0;
-	}
-	if (c->max_cost > 0 && s->cost >= c->max_cost) {
-		*why = xasprintf("cost budget reached ($%.4f of $%.4f): raise "
-		                 "--max-cost to go on",
-		                 s->cost, c->max_cost);
-		return 0;
-	}
-	return 1;
-}
-
-void session_request(struct session *s)
-{
-	request_turn(s);
-}
-
-void session_finish(struct session *s, const char *status, int code)
-{
-	finish(s, status, code);
-}
-
-void session_idle(struct session *s, const char *reason)
-{
-	go_idle(s, reason);
-}
-
-static void request_turn(struct session *s)
-{
-	char *why = NULL;
-	if (s->interrupted) {
-		finish(s, "interrupted", EXIT_INTERRUPTED);
-		return;
-	}
-	if (!budget_left(s, &why)) {
-		emit_error(s, "budget", why, -1);
-		free(why);
-		finish(s, "budget_exhausted", EXIT_BUDGET);
-		return;
-	}
-	struct llm_request req = {
-	    .model = s->llm->model,
-	    .system = s->system_prompt,
-	    .messages = s->messages,
-	    .tools = s->tools,
-	    .max_output_tokens = s->cfg->max_output_tokens,
-	};
-	if (replay_request(s, &req))
-		return;
-	if (step_before_request(s, &req))
-		return;
-	s->turn++;
-	char *canon = llm_canonical_request(s->llm, &req);
-	char hash[65];
-	sha256_hex(canon, strlen(canon), hash);
-	free(canon);
-	free(s->request_hash);
-	s->request_hash = xstrdup(hash);
-	cJSON *ev = event_new("model_request");
-	cJSON_AddNumberToObject(ev, "turn", s->turn);
-	cJSON_AddStringToObject(ev, "request_hash", hash);
-	cJSON_AddBoolToObject(ev, "cached", 0);
-	cJSON_AddNumberToObject(ev, "messages",
-	                        cJSON_GetArraySize(s->messages));
-	session_emit(s, ev);
-	s->state = SESSION_REQUESTING;
-	char *err = NULL;
-	if (llm_start(s->llm, &req, &err) < 0) {
-		emit_error(s, LLM_ERR_SERVER, err, -1);
-		free(err);
-		finish(s, "failed", EXIT_PROVIDER);
-	}
-}
-
-/* --- workspace changes --------------------------------------------- */
-
-static void emit_change(void *arg, const char *path, const char *kind,
-                        double size)
-{
-	cJSON *ev = event_new("workspace_change");
-	cJSON_AddStringToObject(ev, "path", path);
-	cJSON_AddStringToObject(ev, "kind", kind);
-	cJSON_AddNumberToObject(ev, "size", size);
-	session_emit(arg, ev);
-}
-
-static void on_tree(void *arg, int rc, const char *err, struct buf *data,
-                    cJSON *list)
-{
-	struct session *s = arg;
-	(void)data;
-	if (s->freeing)
-		return;
-	if (rc < 0) {
-		log_warn("workspace scan: %s", err ? err : "failed");
-		return;
-	}
-	struct snapshot *now = snapshot_new(list);
-	snapshot_diff(s->snapshot, now, emit_change, s);
-	snapshot_free(s->snapshot);
-	s->snapshot = now;
-}
-
-static void scan_workspace(struct session *s)
-{
-	s->sbx->ops->list(s->sbx, ".", 1, 100000, on_tree, s);
-}
-
-static void on_tree_quiet(void *arg, int rc, const char *err, struct buf *data,
-                          cJSON *list)
-{
-	struct session *s = arg;
-	(void)data;
-	if (s->freeing || rc < 0) {
-		if (rc < 0)
-			log_warn("workspace scan: %s", err ? err : "failed");
-		return;
-	}
-	snapshot_free(s->snapshot);
-	s->snapshot = snapshot_new(list);
-}
-
-void session_scan(struct session *s, int quiet)
-{
-	if (quiet)
-		s->sbx->ops->list(s->sbx, ".", 1, 100000, on_tree_quiet, s);
-	else
-		scan_workspace(s);
-}
-
-static void next_call_timer(void *arg)
-{
-	struct session *s = arg;
-	if (s->cancelling && s->state != SESSION_DONE) {
-		skip_pending(s);
-		return;
-	}
-	run_next_call(s);
-}
-
-void session_add_tool_message(struct session *s, const char *id,
-                              const char *name, const char *content,
-                              int is_error)
-{
-	cJSON *msg = cJSON_CreateObject();
-	cJSON_AddStringToObject(msg, "role", "tool");
-	cJSON_AddStringToObject(msg, "tool_call_id", id);
-	cJSON_AddStringToObject(msg, "name", name);
-	cJSON_AddStringToObject(msg, "content", content);
-	cJSON_AddBoolToObject(msg, "is_error", is_error);
-	cJSON_AddItemToArray(s->messages, msg);
-}
-
-void tools_finished(struct session *s, const char *id, const char *content,
-                    int is_error)
-{
-	if (s->freeing)
-		return;
-	/* what the model is sent must be valid UTF-8; an edited call
-	 * says what ran instead */
-	const char *original = content;
-	const char *forked = replay_fork_result(s, id);
-	char *told = forked || s->result_as_is
-	                 ? xstrdup(forked ? forked : content)
-	                 : approval_result(s, id, content);
-	s->result_as_is = 0;
-	char *clean = utf8_sanitize(told, strlen(told), NULL);
-	free(told);
-	content = clean;
-	const cJSON *call = cJSON_GetArrayItem(s->pending, s->next_call - 1);
-	/* reading and listing change nothing: no scan, no archive */
-	const char *name = json_str(call, "name", "");
-	int changes = strcmp(name, "read_file") && strcmp(name, "list_files");
-	if (changes)
-		persist_workspace(s);
-	cJSON *ev = event_new("tool_result");
-	cJSON_AddStringToObject(ev, "id", id);
-	cJSON_AddStringToObject(ev, "content", content);
-	cJSON_AddBoolToObject(ev, "is_error", is_error);
-	if (forked) {
-		/* a fork: the user's text replaces what the call gave */
-		cJSON_AddBoolToObject(ev, "forked", 1);
-		cJSON_AddStringToObject(ev, "original", original);
-	}
-	session_emit(s, ev);
-
-	session_add_tool_message(s, id, name, content, is_error);
-	free(clean);
-	if (changes)
-		scan_workspace(s);
-	/* through the loop: a tool may finish inside tools_run */
-	s->next_timer = loop_timer_add(s->loop, 0, next_call_timer, s);
-}
-
-/* --- start and end ------------------------------------------------- */
-
-static char *make_run_id(void)
-{
-	char ts[32];
-	time_t t = time(NULL);
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tm);
-	unsigned r = (unsigned)(now_ms() ^ (getpid() << 8));
-	return xasprintf("%s-%04x", ts, r & 0xffff);
-}
-
-static int make_run_dir(struct session *s, char **err)
-{
-	s->run_id = make_run_id();
-	s->run_dir = s->cfg->run_dir ? xstrdup(s->cfg->run_dir)
-	                             : xasprintf(".assay/runs/%s", s->run_id);
-	return session_open_run_dir(s, err);
-}
-
-int session_open_run_dir(struct session *s, char **err)
-{
-	char *sub[] = {"exec", "cache"};
-	struct stat st;
-	s->made_run_dir = stat(s->run_dir, &st) < 0;
-	if (mkdir_p(s->run_dir, err) < 0 || record_lock(s, err) < 0)
-		return -1;
-	for (int i = 0; i < 2; i++) {
-		char *p = xasprintf("%s/%s", s->run_dir, sub[i]);
-		int rc = mkdir_p(p, err);
-		free(p);
-		if (rc < 0)
-			return -1;
-	}
-	char *p = xasprintf("%s/assay.log", s->run_dir);
-	int rc = log_open(p, err);
-	free(p);
-	if (rc < 0)
-		return -1;
-	p = xasprintf("%s/transcript.jsonl", s->run_dir);
-	s->transcript = fopen(p, "ae");
-	if (!s->transcript)
-		set_err(err, "cannot create %s: %s", p, strerror(errno));
-	free(p);
-	return s->transcript ? 0 : -1;
-}
-
-void session_emit_run_start(struct session *s, cJSON *extra)
-{
-	const struct config *c = s->cfg;
-	cJSON *ev = extra ? extra : cJSON_CreateObject();
-	cJSON_AddStringToObject(ev, "type", "run_start");
-	cJSON_AddStringToObject(ev, "version", ASSAY_VERSION);
-	cJSON_AddStringToObject(ev, "run_id", s->run_id);
-	cJSON_AddStringToObject(ev, "run_dir", s->run_dir);
-	cJSON_AddStringToObject(ev, "provider", s->llm->provider);
-	cJSON_AddStringToObject(ev, "model", s->llm->model);
-	cJSON_AddStringToObject(ev, "base_url",
-	                        s->llm->base_url ? s->llm->base_url : "");
-	/* what resume needs to ask the same questions again: copies of
-	 * the files, kept in the run dir */
-	record_keep_copies(s, ev);
-	cJSON_AddStringToObject(ev, "out", c->out_dir);
-	cJSON *sb = cJSON_AddObjectToObject(ev, "sandbox");
-	cJSON_AddStringToObject(sb, "backend", s->sbx->ops->name);
-	cJSON_AddStringToObject(sb, "image",
-	                        s->sbx->image ? s->sbx->image : "");
-	cJSON_AddStringToObject(sb, "image_id",
-	                        s->sbx->image_id ? s->sbx->image_id : "");
-	cJSON_AddStringToObject(ev, "ask", c->ask);
-	cJSON_AddStringToObject(ev, "workspace",
-	                        s->sbx->workspace ? s->sbx->workspace
-	                                          : "/workspace");
-	cJSON *in = cJSON_AddArrayToObject(ev, "inputs");
-	for (size_t i = 0; i < c->n_inputs; i++) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "src", c->inputs[i].src);
-		cJSON_AddStringToObject(o, "dest", c->inputs[i].dest);
-		cJSON_AddItemToArray(in, o);
-	}
-	cJSON *out = cJSON_AddArrayToObject(ev, "outputs");
-	for (size_t i = 0; i < c->n_outputs; i++)
-		cJSON_AddItemToArray(out, cJSON_CreateString(c->outputs[i]));
-	cJSON *lim = cJSON_AddObjectToObject(ev, "limits");
-	cJSON_AddNumberToObject(lim, "timeout_s", c->timeout_s);
-	cJSON_AddNumberToObject(lim, "max_turns", c->max_turns);
-	cJSON_AddNumberToObject(lim, "max_tokens", (double)c->max_tokens);
-	cJSON_AddNumberToObject(lim, "max_cost", c->max_cost);
-	cJSON_AddNumberToObject(lim, "memory_mb", (double)c->mem_mb);
-	cJSON_AddNumberToObject(lim, "processes", (double)c->nproc);
-	cJSON_AddNumberToObject(lim, "cpu_s", (double)c->cpu_s);
-	cJSON_AddNumberToObject(lim, "file_size_mb", (double)c->fsize_mb);
-	cJSON_AddNumberToObject(lim, "max_output_bytes",
-	                        (double)c->max_output_bytes);
-	cJSON_AddNumberToObject(lim, "max_output_tokens", c->max_output_tokens);
-	cJSON_AddBoolToObject(lim, "network", c->network);
-	session_emit(s, ev);
-}
-
-static void ready_idle(struct session *s)
-{
-	go_idle(s, "ready");
-}
-
-/* Whether path (existing, or the nearest existing parent of it) lies
- * inside the directory root. */
-static int lies_inside(const char *path, const char *root)
-{
-	char *p = xstrdup(path), *real = NULL;
-	while (!(real = realpath(p, NULL))) {
-		char *slash = strrchr(p, '/');
-		if (!slash || slash == p) {
-			real = realpath(slash == p ? "/" : ".", NULL);
-			break;
-		}
-		*slash = '\0';
-	}
-	free(p);
-	size_t n = strlen(root);
-	int in = real && !strncmp(real, root, n) &&
-	         (real[n] == '/' || real[n] == '\0' || n == 1);
-	free(real);
-	return in;
-}
-
-/* With --workspace, what the sandbox can write must not hold what assay
- * trusts later: a planted symlink or file in the run dir or the out dir
- * would let sandboxed code write host files or rewrite the transcript. */
-static int check_layout(struct session *s, char **err)
-{
-	if (!s->cfg->workspace)
-		return 0;
-	char *ws = realpath(s->cfg->workspace, NULL);
-	if (!ws)
-		return set_err(err, "workspace %s: %s", s->cfg->workspace,
-		               strerror(errno));
-	int rc = 0;
-	if (lies_inside(s->run_dir, ws))
-		rc = set_err(err,
-		             "the run dir %s is inside the workspace %s, where "
-		             "sandboxed code could rewrite it: pass --run-dir "
-		             "with a directory outside the workspace",
-		             s->run_dir, ws);
-	else if (s->cfg->n_outputs && lies_inside(s->cfg->out_dir, ws))
-		rc =
-		    set_err(err,
-		            "the out dir %s is inside the workspace %s, where "
-		            "sandboxed code could plant links: pass --out with "
-		            "a directory outside the workspace",
-		            s->cfg->out_dir, ws);
-	free(ws);
-	return rc;
-}
-
-int session_start(struct session *s, const char *prompt, char **err)
-{
-	if (approval_init(s, err) < 0) {
-		s->exit_code = EXIT_USAGE;
-		return -1;
-	}
-	if (make_run_dir(s, err) < 0) {
-		s->exit_code = EXIT_FAILED;
-		return -1;
-	}
-	if (session_prepare(s, 1, err) < 0)
-		return -1;
-	session_emit_run_start(s, NULL);
-	scan_workspace(s); /* the staged inputs */
-	if (!prompt) {     /* interactive: the user speaks first */
-		pytool_start(s, ready_idle);
-		return 0;
-	}
-	cJSON *ev = event_new("user_message");
-	cJSON_AddStringToObject(ev, "text", prompt);
-	session_emit(s, ev);
-	cJSON *msg = cJSON_CreateObject();
-	cJSON_AddStringToObject(msg, "role", "user");
-	cJSON_AddStringToObject(msg, "content", prompt);
-	cJSON_AddItemToArray(s->messages, msg);
-	/* the first request waits for the python kernel's hello, which
-	 * completes the system prompt (pytool.c) */
-	pytool_start(s, request_turn);
-	return 0;
-}
-
-int session_prepare(struct session *s, int stage_inputs, char **err)
-{
-	if (check_layout(s, err) < 0) {
-		s->exit_code = EXIT_USAGE;
-		return -1;
-	}
-	s->system_prompt = prompt_system(s->cfg, err);
-	if (!s->system_prompt) {
-		s->exit_code = EXIT_USAGE;
-		return -1;
-	}
-	struct llm_observer lo = {on_llm_text, on_llm_retry, on_llm_done, s};
-	s->llm = llm_new(s->cfg, s->loop, s->http, &lo, err);
-	if (!s->llm) {
-		s->exit_code = strcmp(s->cfg->provider, "script")
-		                   ? EXIT_PROVIDER
-		                   : EXIT_USAGE;
-		return -1;
-	}
-	s->sbx = sbx_new(s->cfg, s->loop, s->run_dir, err);
-	if (!s->sbx) {
-		s->exit_code = EXIT_USAGE;
-		return -1;
-	}
-	/* a resumed run's workspace already holds its inputs */
-	struct config *c = s->cfg;
-	size_t n_inputs = c->n_inputs;
-	if (!stage_inputs)
-		c->n_inputs = 0;
-	int rc = s->sbx->ops->start(s->sbx, err);
-	c->n_inputs = n_inputs;
-	if (rc < 0) {
-		s->exit_code = EXIT_SANDBOX;
-		return -1;
-	}
-	s->persist_each_turn = !s->sbx->workspace;
-	return 0;
-}
-
-static cJSON *deliver_outputs(struct session *s, int *missing)
-{
-	const struct config *c = s->cfg;
-	cJSON *arr = cJSON_CreateArray();
-	for (size_t i = 0; i < c->n_outputs; i++) {
-		char *rel = NULL, *err = NULL;
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "path", c->outputs[i]);
-		char *dest = NULL;
-		int ok = path_normalize(c->outputs[i], &rel, &err) == 0;
-		if (ok) {
-			dest = xasprintf("%s/%s", c->out_dir, rel);
-			char *dir = xstrdup(dest);
-			*strrchr(dir, '/') = '\0';
-			ok = mkdir_p(dir, &err) == 0 &&
-			     s->sbx->ops->fetch(s->sbx, rel, dest, &err) == 0;
-			free(dir);
-		}
-		struct stat st;
-		cJSON_AddBoolToObject(o, "present", ok);
-		cJSON_AddNumberToObject(
-		    o, "bytes",
-		    ok && stat(dest, &st) == 0 ? (double)st.st_size : 0);
-		if (ok)
-			cJSON_AddStringToObject(o, "copied_to", dest);
-		else
-			cJSON_AddStringToObject(o, "error",
-			                        err ? err : "missing");
-		*missing += !ok;
-		cJSON_AddItemToArray(arr, o);
-		free(dest);
-		free(rel);
-		free(err);
-	}
-	return arr;
-}
-
-static void finish(struct session *s, const char *status, int code)
-{
-	if (s->state == SESSION_DONE)
-		return;
-	step_clear(s);
-	approval_cancel_all(s);
-	flush_delta(s);
-	int missing = 0;
-	cJSON *outputs = NULL;
-	char *archive = NULL;
-	if (s->sbx) {
-		outputs = deliver_outputs(s, &missing);
-		archive = xasprintf("%s/workspace.tar.gz", s->run_dir);
-		char *err = NULL;
-		if (s->sbx->ops->export_tar(s->sbx, archive, &err) < 0) {
-			emit_error(s, "sandbox", err, -1);
-			free(err);
-			free(archive);
-			archive = NULL;
-		}
-		s->sbx->ops->stop(s->sbx);
-	}
-	if (code == EXIT_OK && missing)
-		code = EXIT_FAILED;
-	cJSON *ev = event_new("run_end");
-	cJSON_AddStringToObject(ev, "status", status);
-	cJSON_AddNumberToObject(ev, "exit_code", code);
-	cJSON_AddItemToObject(ev, "outputs",
-	                      outputs ? outputs : cJSON_CreateArray());
-	cJSON *tot = cJSON_AddObjectToObject(ev, "totals");
-	cJSON_AddNumberToObject(tot, "turns", s->turn);
-	cJSON_AddNumberToObject(tot, "input_tokens", (double)s->in_tokens);
-	cJSON_AddNumberToObject(tot, "output_tokens", (double)s->out_tokens);
-	cJSON_AddNumberToObject(tot, "cost_usd", s->cost);
-	cJSON_AddNumberToObject(tot, "duration_ms", (double)(now_ms() - s->t0));
-	if (archive)
-		cJSON_AddStringToObject(ev, "archive", archive);
-	else
-		cJSON_AddNullToObject(ev, "archive");
-	free(archive);
-	s->exit_code = code;
-	s->state = SESSION_DONE;
-	session_emit(s, ev);
-}
-
-void session_interrupt(struct session *s)
-{
-	if (s->state == SESSION_DONE)
-		return;
-	if (s->interrupted || s->state != SESSION_EXECUTING) {
-		s->interrupted = 1;
-		if (s->llm)
-			llm_cancel(s->llm);
-		tools_cancel(s);
-		finish(s, "interrupted", EXIT_INTERRUPTED);
-		return;
-	}
-	s->interrupted = 1;
-	tools_cancel(s); /* the command's exit ends the run */
-}
-
-/* --- interactive runs ---------------------------------------------- */
-
-void session_set_interactive(struct session *s, int on)
-{
-	s->interactive = on;
-}
-
-struct sbx *session_sandbox(const struct session *s)
-{
-	return s->sbx;
-}
-
-static void go_idle(struct session *s, const char *reason)
-{
-	if (s->state == SESSION_DONE)
-		return;
-	flush_delta(s);
-	s->state = SESSION_IDLE;
-	s->awaiting = 1;
-	cJSON *ev = event_new("idle");
-	cJSON_AddStringToObject(ev, "reason", reason);
-	session_emit(s, ev);
-}
-
-/* After a Ctrl-C during a call: the turn's remaining calls get a
+/* After a Ctrl-C during a turn's calls: the remaining calls get a
  * result saying they did not run (every call needs one), then the
  * session waits for the user. */
-static void skip_pending(struct session *s)
+static void session_skip_pending(struct session *s)
 {
 	static const char *why = "[not run: cancelled by the user]";
 	int n = cJSON_GetArraySize(s->pending);
@@ -993,43 +667,405 @@ static void skip_pending(struct session *s)
 		const cJSON *call =
 		    cJSON_GetArrayItem(s->pending, s->next_call++);
 		const char *id = json_str(call, "id", "");
-		cJSON *ev = event_new("tool_result");
-		cJSON_AddStringToObject(ev, "id", id);
-		cJSON_AddStringToObject(ev, "content", why);
-		cJSON_AddBoolToObject(ev, "is_error", 1);
-		session_emit(s, ev);
-		cJSON *msg = cJSON_CreateObject();
-		cJSON_AddStringToObject(msg, "role", "tool");
-		cJSON_AddStringToObject(msg, "tool_call_id", id);
-		cJSON_AddStringToObject(msg, "name",
-		                        json_str(call, "name", ""));
-		cJSON_AddStringToObject(msg, "content", why);
-		cJSON_AddBoolToObject(msg, "is_error", 1);
-		cJSON_AddItemToArray(s->messages, msg);
+		session_emit(s, ev_tool_result(id, why, 1));
+		messages_add_tool(s->messages, id, json_str(call, "name", ""),
+		                  why, 1);
 	}
 	cJSON_Delete(s->pending);
 	s->pending = NULL;
-	s->cancelling = 0;
-	go_idle(s, "cancelled");
+	session_idle(s, SESSION_IDLE_CANCELLED);
+}
+
+/* The result joins the record and the conversation; the workspace is
+ * scanned and the state goes on (but an ending run only records it). */
+static void session_result_in(struct session *s)
+{
+	struct session_result *r = s->result;
+	s->result = NULL;
+	if (r->original)
+		session_emit(s,
+		             ev_tool_result_forked(r->id, r->content,
+		                                   r->is_error, r->original));
+	else
+		session_emit(s, ev_tool_result(r->id, r->content, r->is_error));
+	messages_add_tool(s->messages, r->id, r->name, r->content, r->is_error);
+	int changes = r->changes;
+	session_result_free(r);
+	if (s->state == SESSION_ENDING)
+		return;
+	if (changes)
+		scan_workspace(s, 0);
+	if (s->state == SESSION_EXECUTING)
+		session_set_state(s, SESSION_TOOL_CALLS_READY);
+	session_go_on_later(s);
+}
+
+/* The workspace archive a result waited for is written (or failed). */
+static void session_persisted(struct session *s, void *ctx, int rc,
+                              const char *err, struct buf *data, cJSON *list)
+{
+	(void)ctx;
+	(void)data;
+	(void)list;
+	if (rc < 0) {
+		char *msg = xasprintf("persisting the workspace: %s",
+		                      err ? err : "failed");
+		log_warn("%s", msg);
+		session_emit(s, ev_error("sandbox", msg, -1));
+		free(msg);
+	}
+	if (s->result)
+		session_result_in(s);
+}
+
+/* Whether a call's result may be taken in this state. */
+static int session_takes_results(const struct session *s)
+{
+	return s->state == SESSION_EXECUTING ||
+	       s->state == SESSION_CANCELLING ||
+	       s->state == SESSION_INTERRUPTING || s->state == SESSION_ENDING;
+}
+
+/* A call ended with content. as_is: that is what the model is told (a
+ * skip), without an approval's or a fork's wording. A backend without
+ * a host workspace archives it first after a call that may change
+ * files, so a killed run is resumed from a workspace that holds every
+ * recorded result's effect. */
+static void session_take_result(struct session *s, const char *id,
+                                const char *content, int is_error, int as_is)
+{
+	if (s->freeing || !session_takes_results(s))
+		return;
+	const char *forked =
+	    s->replay ? replay_fork_result(s->replay, id) : NULL;
+	char *told = forked || as_is ? xstrdup(forked ? forked : content)
+	                             : approval_result(s, id, content);
+	struct session_result *r = xcalloc(1, sizeof *r);
+	r->id = xstrdup(id);
+	/* what the model is sent must be valid UTF-8 */
+	r->content = utf8_sanitize(told, strlen(told), NULL);
+	free(told);
+	r->original = forked ? xstrdup(content) : NULL;
+	r->is_error = is_error;
+	const cJSON *call = cJSON_GetArrayItem(s->pending, s->next_call - 1);
+	r->name = xstrdup(json_str(call, "name", ""));
+	/* reading and listing change nothing: no scan, no archive */
+	r->changes =
+	    strcmp(r->name, "read_file") && strcmp(r->name, "list_files");
+	session_result_free(s->result);
+	s->result = r;
+	int persist =
+	    r->changes && (sbx_caps(s->sbx) & SBX_CAP_IMPORT_TAR) &&
+	    (s->state == SESSION_EXECUTING || s->state == SESSION_CANCELLING);
+	if (!persist) { /* an ending run archives at its end */
+		session_result_in(s);
+		return;
+	}
+	char *path = xasprintf("%s/workspace.tar.gz", s->run_dir);
+	sbx_export_tar(s->sbx, path, session_sbx_done,
+	               session_sbx_call(s, session_persisted, NULL));
+	free(path);
+}
+
+void tools_finished(struct session *s, const char *id, const char *content,
+                    int is_error)
+{
+	session_take_result(s, id, content, is_error, 0);
+}
+
+/* --- starting ------------------------------------------------------ */
+
+void session_run_info(const struct session *s, struct ev_run *run)
+{
+	*run = (struct ev_run){
+	    .run_id = s->run_id,
+	    .run_dir = s->run_dir,
+	    .provider = llm_provider(s->llm),
+	    .model = llm_model(s->llm),
+	    .base_url = llm_base_url(s->llm),
+	    .backend = sbx_name(s->sbx),
+	    .image = sbx_image(s->sbx),
+	    .image_id = sbx_image_id(s->sbx),
+	    .workspace = sbx_workspace(s->sbx),
+	};
+}
+
+void session_emit_run_start(struct session *s, const struct ev_fork *fork)
+{
+	struct ev_run run;
+	session_run_info(s, &run);
+	/* what resume needs to ask the same questions again: copies of
+	 * the files, kept in the run dir */
+	char *instructions, *script;
+	record_copies(s, &instructions, &script);
+	run.instructions = instructions;
+	run.script = script;
+	session_emit(s, ev_run_start(&run, s->cfg, fork));
+	free(instructions);
+	free(script);
+}
+
+int session_prepare(struct session *s, char **err)
+{
+	if (rundir_check_layout(s->cfg, s->run_dir, err) < 0)
+		return session_fail(s, EXIT_USAGE);
+	s->system_prompt = prompt_system(s->cfg, err);
+	if (!s->system_prompt)
+		return session_fail(s, EXIT_USAGE);
+	struct llm_observer lo = {session_on_llm_text, session_on_llm_retry,
+	                          session_on_llm_done, s};
+	s->llm = llm_new(s->cfg, s->loop, s->http, &lo, err);
+	if (!s->llm)
+		return session_fail(s, strcmp(s->cfg->provider, "script")
+		                           ? EXIT_PROVIDER
+		                           : EXIT_USAGE);
+	s->sbx = sbx_new(s->cfg, s->loop, s->run_dir, err);
+	if (!s->sbx)
+		return session_fail(s, EXIT_USAGE);
+	return 0;
+}
+
+/* A run that did not get going ends with why (session_error). */
+static void session_start_failed(struct session *s, char *why, int code)
+{
+	log_warn("start: %s", why);
+	free(s->error);
+	s->error = why;
+	session_wind_up(s, "failed", code);
+}
+
+/* The python kernel is ready (or cannot start): the first step. */
+static void session_kernel_ready(struct session *s)
+{
+	if (s->state != SESSION_KERNEL_STARTING)
+		return;
+	if (!s->replay) {
+		if (s->prompt) /* its user_message is already out */
+			session_request_turn(s);
+		else /* interactive: the user speaks first */
+			session_idle(s, SESSION_IDLE_READY);
+		return;
+	}
+	struct replay_act a = {0};
+	replay_go(s->replay, s, &a);
+	if (a.messages) { /* the conversation resume rebuilt */
+		cJSON_Delete(s->messages);
+		s->messages = a.messages;
+		s->budget = a.totals;
+		s->turn = a.turn;
+	}
+	switch (a.what) {
+	case REPLAY_REQUEST:
+		s->turn = a.turn;
+		session_request_turn(s);
+		break;
+	case REPLAY_CALLS:
+		cJSON_Delete(s->pending);
+		s->pending = a.calls;
+		s->next_call = 0;
+		session_set_state(s, SESSION_TOOL_CALLS_READY);
+		approval_turn(s);
+		if (s->state == SESSION_TOOL_CALLS_READY)
+			session_run_next_call(s);
+		break;
+	case REPLAY_SEND:
+		session_say(s, a.text);
+		free(a.text);
+		session_request_turn(s);
+		break;
+	case REPLAY_IDLE:
+		session_idle(s, SESSION_IDLE_READY);
+		break;
+	case REPLAY_END:
+		session_wind_up(s, a.status, a.code);
+		break;
+	default:
+		log_warn("resume: nothing to do after the record (%d)",
+		         (int)a.what);
+		session_wind_up(s, "failed", EXIT_USAGE);
+		break;
+	}
+}
+
+/* The sandbox is up with its workspace: announce the run, list the
+ * workspace, start the kernel. */
+static void session_announce(struct session *s)
+{
+	int quiet = 0;
+	if (s->replay)
+		quiet = replay_announce(s->replay, s);
+	else
+		session_emit_run_start(s, NULL);
+	session_set_state(s, SESSION_LISTING);
+	scan_workspace(s, quiet); /* the staged inputs, or the resumed */
+	session_go_on_later(s);   /* session_begin, once it is listed */
+}
+
+/* The run is announced and its workspace listed: the prompt, then the
+ * kernel. */
+static void session_begin(struct session *s)
+{
+	if (!s->replay && s->prompt)
+		session_say(s, s->prompt);
+	/* the first request waits for the python kernel's hello, which
+	 * completes the system prompt (pytool.c) */
+	session_set_state(s, SESSION_KERNEL_STARTING);
+	pytool_start(s, session_kernel_ready);
+}
+
+/* The archive of a resumed run is loaded into its fresh sandbox. */
+static void session_restored(struct session *s, void *ctx, int rc,
+                             const char *err, struct buf *data, cJSON *list)
+{
+	(void)ctx;
+	(void)data;
+	(void)list;
+	if (s->state != SESSION_STARTING)
+		return; /* ended meanwhile */
+	char *path = xasprintf("%s/workspace.tar.gz", s->run_dir);
+	if (rc < 0) {
+		session_start_failed(
+		    s, replay_restore_error(path, sbx_name(s->sbx), err),
+		    EXIT_USAGE);
+	} else {
+		log_info("resume: workspace restored from %s in %lld ms", path,
+		         (long long)(now_ms() - s->boot_ms));
+		session_announce(s);
+	}
+	free(path);
+}
+
+/* sbx_start completed: restore a resumed workspace, or announce. */
+static void session_sandbox_started(struct session *s, void *ctx, int rc,
+                                    const char *err, struct buf *data,
+                                    cJSON *list)
+{
+	(void)ctx;
+	(void)data;
+	(void)list;
+	if (s->state != SESSION_STARTING)
+		return; /* ended meanwhile: ENDING stops it */
+	if (rc < 0) {
+		session_start_failed(
+		    s, xstrdup(err ? err : "the sandbox did not start"),
+		    EXIT_SANDBOX);
+		return;
+	}
+	log_info("sandbox: %s up in %lld ms", sbx_name(s->sbx),
+	         (long long)(now_ms() - s->boot_ms));
+	unsigned caps = sbx_caps(s->sbx);
+	if (s->replay && replay_in_place(s->replay)) {
+		/* the workspace the run left: restored from its archive,
+		 * or the host directory as it is */
+		if (caps & SBX_CAP_IMPORT_TAR) {
+			s->boot_ms = now_ms();
+			char *path =
+			    xasprintf("%s/workspace.tar.gz", s->run_dir);
+			sbx_import_tar(
+			    s->sbx, path, session_sbx_done,
+			    session_sbx_call(s, session_restored, NULL));
+			free(path);
+			return;
+		}
+		if (!(caps & SBX_CAP_HOST_WORKSPACE)) {
+			session_start_failed(
+			    s,
+			    replay_restore_error(NULL, sbx_name(s->sbx), NULL),
+			    EXIT_USAGE);
+			return;
+		}
+	}
+	session_announce(s);
+}
+
+void session_boot(struct session *s, int stage_inputs)
+{
+	session_set_state(s, SESSION_STARTING);
+	s->boot_ms = now_ms();
+	sbx_start(s->sbx, stage_inputs, session_sbx_done,
+	          session_sbx_call(s, session_sandbox_started, NULL));
+}
+
+int session_start(struct session *s, const char *prompt, char **err)
+{
+	if (s->state != SESSION_NEW)
+		return set_err(err, "the session has already started");
+	if (approval_init(s, err) < 0)
+		return session_fail(s, EXIT_USAGE);
+	if (rundir_create(s, err) < 0)
+		return session_fail(s, EXIT_FAILED);
+	if (session_prepare(s, err) < 0)
+		return -1;
+	s->prompt = prompt ? xstrdup(prompt) : NULL;
+	session_boot(s, 1);
+	return 0;
+}
+
+/* --- ending ---------------------------------------------------------- */
+
+/* The run ends with status and exit code: ENDING, then DONE. */
+static void session_wind_up(struct session *s, const char *status, int code)
+{
+	if (s->state == SESSION_ENDING || s->state == SESSION_DONE)
+		return;
+	step_clear(&s->step);
+	approval_cancel_all(s);
+	session_flush_delta(s);
+	if (s->next_timer)
+		loop_timer_cancel(s->loop, s->next_timer);
+	s->next_timer = 0;
+	s->end.status = status;
+	s->end.code = code;
+	session_set_state(s, SESSION_ENDING);
+	ending_start(s);
+}
+
+void session_ended(struct session *s)
+{
+	session_set_state(s, SESSION_DONE);
+}
+
+/* --- interactive runs, interrupts ------------------------------------ */
+
+/* Interactive: wait for the user's next message. */
+static void session_idle(struct session *s, enum session_idle why)
+{
+	session_flush_delta(s);
+	s->idle_why = why;
+	session_set_state(s, SESSION_IDLE);
+}
+
+void session_interrupt(struct session *s)
+{
+	switch (s->state) {
+	case SESSION_NEW:
+	case SESSION_ENDING:
+	case SESSION_DONE:
+		return;
+	case SESSION_EXECUTING:
+	case SESSION_CANCELLING:
+		/* the command's exit ends the run */
+		session_set_state(s, SESSION_INTERRUPTING);
+		tools_cancel(s);
+		return;
+	default: /* a second interrupt does not wait for the command */
+		if (s->llm)
+			llm_cancel(s->llm);
+		tools_cancel(s);
+		session_wind_up(s, "interrupted", EXIT_INTERRUPTED);
+		return;
+	}
 }
 
 int session_send(struct session *s, const char *text, char **err)
 {
-	if (s->state == SESSION_DONE)
+	if (s->state == SESSION_DONE || s->state == SESSION_ENDING)
 		return set_err(err, "the run has ended");
-	if (!s->interactive || !s->awaiting)
+	if (!s->interactive || s->state != SESSION_IDLE)
 		return set_err(err, "the agent is busy: wait for it, or press "
 		                    "Ctrl-C to stop it");
-	s->awaiting = 0;
-	s->failed = 0;
-	cJSON *ev = event_new("user_message");
-	cJSON_AddStringToObject(ev, "text", text);
-	session_emit(s, ev);
-	cJSON *msg = cJSON_CreateObject();
-	cJSON_AddStringToObject(msg, "role", "user");
-	cJSON_AddStringToObject(msg, "content", text);
-	cJSON_AddItemToArray(s->messages, msg);
-	request_turn(s);
+	session_say(s, text);
+	session_request_turn(s);
 	return 0;
 }
 
@@ -1039,58 +1075,107 @@ int session_cancel(struct session *s)
 		session_interrupt(s);
 		return 1;
 	}
-	if (s->state == SESSION_DONE || s->awaiting)
-		return 0;
-	if (s->state == SESSION_REQUESTING) {
+	switch (s->state) {
+	case SESSION_REQUESTING:
 		/* the turn is abandoned: its text never joins the
 		 * conversation, and the same request can be made again */
 		if (s->llm)
 			llm_cancel(s->llm);
-		flush_delta(s);
+		session_flush_delta(s);
 		buf_reset(&s->delta);
 		buf_reset(&s->turn_text);
-		go_idle(s, "cancelled");
+		session_idle(s, SESSION_IDLE_CANCELLED);
 		return 1;
-	}
-	if (s->state == SESSION_EXECUTING) {
+	case SESSION_EXECUTING:
 		/* the call's result comes back through tools_finished;
-		 * next_call_timer then skips the rest of the turn */
-		s->cancelling = 1;
+		 * then the rest of the turn is skipped */
+		session_set_state(s, SESSION_CANCELLING);
 		tools_cancel(s);
 		return 1;
-	}
-	if (s->state == SESSION_AWAITING_APPROVAL) {
-		skip_pending(s); /* nothing runs: the turn ends here */
+	case SESSION_CANCELLING:
+		tools_cancel(s);
 		return 1;
-	}
-	if (s->state == SESSION_PAUSED) {
+	case SESSION_INTERRUPTING:
+		return 1; /* stopping already */
+	case SESSION_TOOL_CALLS_READY:
+	case SESSION_AWAITING_APPROVAL:
+		session_skip_pending(s); /* nothing runs: the turn ends */
+		return 1;
+	case SESSION_PAUSED: {
 		/* a step breakpoint: before a call, the turn's calls are
 		 * not run; before a request, it is not sent */
 		int exec = s->pending != NULL;
-		step_clear(s);
+		step_clear(&s->step);
 		if (exec)
-			skip_pending(s);
+			session_skip_pending(s);
 		else
-			go_idle(s, "cancelled");
+			session_idle(s, SESSION_IDLE_CANCELLED);
 		return 1;
 	}
-	return 0;
+	default:
+		return 0;
+	}
 }
 
 void session_end(struct session *s)
 {
-	if (s->state == SESSION_DONE)
+	switch (s->state) {
+	case SESSION_NEW:
+	case SESSION_ENDING:
+	case SESSION_DONE:
 		return;
-	int busy = !s->awaiting;
-	s->interrupted = 1; /* timers still queued end in finish() */
-	s->cancelling = 0;
-	if (s->llm)
-		llm_cancel(s->llm);
-	tools_cancel(s);
-	if (busy)
-		finish(s, "interrupted", EXIT_INTERRUPTED);
-	else if (s->failed)
-		finish(s, "failed", EXIT_PROVIDER);
-	else
-		finish(s, "completed", EXIT_OK);
+	case SESSION_IDLE:
+		if (s->idle_why == SESSION_IDLE_FAILED)
+			session_wind_up(s, "failed", EXIT_PROVIDER);
+		else
+			session_wind_up(s, "completed", EXIT_OK);
+		return;
+	case SESSION_EXECUTING:
+	case SESSION_CANCELLING:
+		/* the running call's result is recorded first */
+		session_set_state(s, SESSION_INTERRUPTING);
+		tools_cancel(s);
+		return;
+	default:
+		if (s->llm)
+			llm_cancel(s->llm);
+		tools_cancel(s);
+		session_wind_up(s, "interrupted", EXIT_INTERRUPTED);
+		return;
+	}
+}
+
+/* --- step answers ---------------------------------------------------- */
+
+/* A skipped call: its result says it did not run. */
+static void session_skip_call(struct session *s)
+{
+	const cJSON *call = cJSON_GetArrayItem(s->pending, s->next_call);
+	char *id = xstrdup(json_str(call, "id", ""));
+	s->next_call++;
+	session_set_state(s, SESSION_EXECUTING);
+	/* nothing ran: not even an approval edit of it */
+	session_take_result(s, id, STEP_SKIPPED, 1, 1);
+	free(id);
+}
+
+int session_step(struct session *s, enum session_step_action action,
+                 const char *edited, char **err)
+{
+	if (s->state != SESSION_PAUSED || !s->step.pause)
+		return set_err(err, "the run is not paused at a step");
+	switch (step_answer(&s->step, s, action, edited, err)) {
+	case STEP_REFUSED:
+		return -1;
+	case STEP_RESUME:
+		session_go_on_later(s);
+		break;
+	case STEP_SKIP:
+		session_skip_call(s);
+		break;
+	case STEP_END:
+		session_wind_up(s, "interrupted", EXIT_INTERRUPTED);
+		break;
+	}
+	return 0;
 }

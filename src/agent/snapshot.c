@@ -23,7 +23,8 @@ struct snapshot {
 	size_t cap;    /* a power of two, > 2n */
 };
 
-static size_t hash_str(const char *s)
+/* FNV-1a of a path, for the snapshot's index. */
+static size_t snapshot_hash(const char *s)
 {
 	size_t h = 1469598103934665603ull; /* FNV-1a */
 	for (; *s; s++)
@@ -31,11 +32,13 @@ static size_t hash_str(const char *s)
 	return h;
 }
 
-static struct snap_entry *snap_find(const struct snapshot *sn, const char *path)
+/* The entry of path in the snapshot, or NULL. */
+static struct snap_entry *snapshot_find(const struct snapshot *sn,
+                                        const char *path)
 {
 	if (!sn || !sn->cap)
 		return NULL;
-	for (size_t i = hash_str(path) & (sn->cap - 1);;
+	for (size_t i = snapshot_hash(path) & (sn->cap - 1);;
 	     i = (i + 1) & (sn->cap - 1)) {
 		size_t k = sn->index[i];
 		if (!k)
@@ -47,7 +50,7 @@ static struct snap_entry *snap_find(const struct snapshot *sn, const char *path)
 
 int snapshot_has(const struct snapshot *sn, const char *path)
 {
-	return snap_find(sn, path) != NULL;
+	return snapshot_find(sn, path) != NULL;
 }
 
 /* Files of a sandbox listing ({"path","type","size","mtime"}...). */
@@ -66,13 +69,13 @@ struct snapshot *snapshot_new(const cJSON *list)
 		if (strcmp(json_str(it, "type", ""), "file"))
 			continue;
 		const char *path = json_str(it, "path", NULL);
-		if (!path || snap_find(sn, path))
+		if (!path || snapshot_find(sn, path))
 			continue;
 		struct snap_entry *e = &sn->e[sn->n++];
 		e->path = xstrdup(path);
 		e->size = json_num(it, "size", 0);
 		e->mtime = json_num(it, "mtime", 0);
-		size_t i = hash_str(path) & (sn->cap - 1);
+		size_t i = snapshot_hash(path) & (sn->cap - 1);
 		while (sn->index[i])
 			i = (i + 1) & (sn->cap - 1);
 		sn->index[i] = sn->n;
@@ -98,7 +101,7 @@ void snapshot_diff(struct snapshot *old, const struct snapshot *now,
 		old->e[i].seen = 0;
 	for (size_t i = 0; i < now->n; i++) {
 		const struct snap_entry *e = &now->e[i];
-		struct snap_entry *o = snap_find(old, e->path);
+		struct snap_entry *o = snapshot_find(old, e->path);
 		if (o)
 			o->seen = 1;
 		if (!o)

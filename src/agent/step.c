@@ -1,19 +1,20 @@
 /* step.c: step mode. Breakpoints before each model request and before
- * each execution (after approval): the session emits step_pause, waits
- * in SESSION_PAUSED for the frontend's session_step, and records the
- * answer in step_resume (an edit with the original and final command,
- * like an approval edit). */
+ * each execution (after approval). Step decides and the session acts:
+ * a breakpoint makes the session enter PAUSED (which emits step_pause
+ * and tells the stepper); an answer is checked and recorded here
+ * (step_resume, an edit with the original and final command, like an
+ * approval edit) and handed back as what the session does next. */
 #include "agent_internal.h"
 
+#include "assay/events.h"
 #include "assay/json.h"
 #include "assay/llm.h"
-#include "assay/loop.h"
 #include "assay/util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const SKIPPED =
+const char STEP_SKIPPED[] =
     "[skipped by the user in step mode: this call did not run. Do not "
     "retry it as it is; go on without it or ask the user.]";
 
@@ -25,10 +26,12 @@ struct step_pause {
 	char *id;
 	char *tool;
 	char *subject;
-	int idx; /* the call's index in s->pending */
+	int idx; /* the call's index in the turn */
+	int nmessages;
 };
 
-static void pause_free(struct step_pause *p)
+/* Free a breakpoint and the strings it shows. */
+static void step_pause_free(struct step_pause *p)
 {
 	if (!p)
 		return;
@@ -41,59 +44,49 @@ static void pause_free(struct step_pause *p)
 	free(p);
 }
 
-void step_clear(struct session *s)
+void step_clear(struct step_ctl *st)
 {
-	pause_free(s->pause);
-	s->pause = NULL;
-	s->request_cleared = 0;
-	s->call_cleared = 0;
+	step_pause_free(st->pause);
+	st->pause = NULL;
+	st->request_cleared = 0;
+	st->call_cleared = 0;
 }
 
-void step_free(struct session *s)
+void step_free(struct step_ctl *st)
 {
-	if (s->step_timer)
-		loop_timer_cancel(s->loop, s->step_timer);
-	s->step_timer = 0;
-	step_clear(s);
+	step_clear(st);
 }
 
 void session_set_stepper(struct session *s, const struct session_stepper *ops,
                          void *arg)
 {
-	s->stepper = ops ? *ops : (struct session_stepper){0};
-	s->stepper_arg = arg;
+	s->step.ops = ops ? *ops : (struct session_stepper){0};
+	s->step.arg = arg;
 }
 
 void session_set_step(struct session *s, int on)
 {
-	s->step_on = on;
+	s->step.on = on;
 }
 
 int session_step_mode(const struct session *s)
 {
-	return s->step_on;
+	return s->step.on;
 }
 
 const struct session_step *session_step_pending(const struct session *s)
 {
-	return s->pause ? &s->pause->st : NULL;
+	return s->step.pause ? &s->step.pause->st : NULL;
 }
 
-static int stepping(struct session *s)
+/* Whether breakpoints apply: step mode on, and a frontend to answer. */
+static int step_active(const struct step_ctl *st)
 {
-	return s->step_on && s->stepper.pause && s->state != SESSION_DONE;
-}
-
-static void paused(struct session *s, struct step_pause *p, cJSON *ev)
-{
-	s->pause = p;
-	s->state = SESSION_PAUSED;
-	session_emit(s, ev);
-	s->stepper.pause(s->stepper_arg, &p->st);
+	return st->on && st->ops.pause;
 }
 
 /* The text of a message as the model would read it. */
-static char *message_text(const cJSON *m)
+static char *step_message_text(const cJSON *m)
 {
 	const char *content = json_str(m, "content", "");
 	const cJSON *calls = cJSON_GetObjectItem(m, "tool_calls");
@@ -106,14 +99,15 @@ static char *message_text(const cJSON *m)
 	return t;
 }
 
-int step_before_request(struct session *s, const struct llm_request *req)
+enum step_do step_before_request(struct step_ctl *st,
+                                 const struct llm_request *req, int turn)
 {
 	/* a pass is for this request only, whether step mode is still on
 	 * or was turned off and on again meanwhile */
-	int cleared = s->request_cleared;
-	s->request_cleared = 0;
-	if (!stepping(s) || cleared)
-		return 0;
+	int cleared = st->request_cleared;
+	st->request_cleared = 0;
+	if (!step_active(st) || cleared)
+		return STEP_GO;
 	struct step_pause *p = xcalloc(1, sizeof *p);
 	int nt = cJSON_GetArraySize(req->tools);
 	p->tools = xcalloc((size_t)nt + 1, sizeof *p->tools);
@@ -129,10 +123,11 @@ int step_before_request(struct session *s, const struct llm_request *req)
 	int nm = cJSON_GetArraySize(req->messages);
 	const cJSON *last = cJSON_GetArrayItem(req->messages, nm - 1);
 	p->last_role = xstrdup(json_str(last, "role", ""));
-	p->last_message = last ? message_text(last) : xstrdup("");
+	p->last_message = last ? step_message_text(last) : xstrdup("");
+	p->nmessages = nm;
 	p->st = (struct session_step){
 	    .kind = SESSION_STEP_REQUEST,
-	    .turn = s->turn + 1,
+	    .turn = turn,
 	    .messages = (size_t)nm,
 	    .est_input_tokens = (long)(chars / 4),
 	    .tools = p->tools,
@@ -140,21 +135,13 @@ int step_before_request(struct session *s, const struct llm_request *req)
 	    .last_role = p->last_role,
 	    .last_message = p->last_message,
 	};
-	cJSON *ev = event_new("step_pause");
-	cJSON_AddStringToObject(ev, "kind", "request");
-	cJSON_AddNumberToObject(ev, "turn", p->st.turn);
-	cJSON_AddNumberToObject(ev, "messages", nm);
-	cJSON_AddNumberToObject(ev, "est_input_tokens",
-	                        (double)p->st.est_input_tokens);
-	cJSON *names = cJSON_AddArrayToObject(ev, "tools");
-	for (int i = 0; i < nt; i++)
-		cJSON_AddItemToArray(names, cJSON_CreateString(p->tools[i]));
-	paused(s, p, ev);
-	return 1;
+	step_pause_free(st->pause);
+	st->pause = p;
+	return STEP_PAUSE;
 }
 
 /* The command, code or path a call acts on. */
-static const char *subject_of(const cJSON *call)
+static const char *step_subject_of(const cJSON *call)
 {
 	const cJSON *args = cJSON_GetObjectItem(call, "arguments");
 	const char *v = json_str(args, "command", NULL);
@@ -165,127 +152,121 @@ static const char *subject_of(const cJSON *call)
 	return v ? v : "";
 }
 
-int step_before_exec(struct session *s, const cJSON *call)
+enum step_do step_before_exec(struct step_ctl *st, const cJSON *call, int idx,
+                              int turn)
 {
 	/* a pass is for this call only (see step_before_request) */
-	int cleared = s->call_cleared == s->next_call + 1;
-	s->call_cleared = 0;
-	if (!stepping(s) || cleared)
-		return 0;
+	int cleared = st->call_cleared == idx + 1;
+	st->call_cleared = 0;
+	if (!step_active(st) || cleared)
+		return STEP_GO;
 	struct step_pause *p = xcalloc(1, sizeof *p);
 	p->id = xstrdup(json_str(call, "id", ""));
 	p->tool = xstrdup(json_str(call, "name", ""));
-	p->subject = xstrdup(subject_of(call));
-	p->idx = s->next_call;
+	p->subject = xstrdup(step_subject_of(call));
+	p->idx = idx;
 	p->st = (struct session_step){
 	    .kind = SESSION_STEP_EXEC,
-	    .turn = s->turn,
+	    .turn = turn,
 	    .id = p->id,
 	    .tool = p->tool,
 	    .subject = p->subject,
 	    .editable = !strcmp(p->tool, "shell") || !strcmp(p->tool, "python"),
 	};
-	cJSON *ev = event_new("step_pause");
-	cJSON_AddStringToObject(ev, "kind", "exec");
-	cJSON_AddNumberToObject(ev, "turn", s->turn);
-	cJSON_AddStringToObject(ev, "id", p->id);
-	cJSON_AddStringToObject(ev, "tool", p->tool);
-	cJSON_AddStringToObject(ev, "command", p->subject);
-	paused(s, p, ev);
-	return 1;
+	step_pause_free(st->pause);
+	st->pause = p;
+	return STEP_PAUSE;
 }
 
-static void resume_timer(void *arg)
+cJSON *step_pause_event(const struct step_ctl *st)
 {
-	struct session *s = arg;
-	s->step_timer = 0;
-	if (s->state != SESSION_PAUSED)
-		return;
-	if (s->call_cleared) {
-		s->state = SESSION_EXECUTING;
-		session_run_next(s);
-	} else {
-		s->state = SESSION_REQUESTING;
-		session_request(s);
+	const struct step_pause *p = st->pause;
+	if (p->st.kind == SESSION_STEP_EXEC)
+		return ev_step_pause_exec(p->st.turn, p->id, p->tool,
+		                          p->subject);
+	return ev_step_pause_request(p->st.turn, p->nmessages,
+	                             p->st.est_input_tokens, p->st.tools,
+	                             p->st.ntools);
+}
+
+void step_notify(struct step_ctl *st)
+{
+	if (st->pause && st->ops.pause)
+		st->ops.pause(st->arg, &st->pause->st);
+}
+
+/* Record the answer (step_resume). */
+static void step_emit_resume(struct session *s, const struct step_pause *p,
+                             const char *action, const char *original,
+                             const char *final)
+{
+	session_emit(
+	    s, ev_step_resume(
+	           action, p->st.kind == SESSION_STEP_EXEC ? "exec" : "request",
+	           p->id, original, final));
+}
+
+/* The pause is answered with a pass: it goes away, the pass stays until
+ * the session goes through that request or call again. */
+static enum step_answer step_pass(struct step_ctl *st)
+{
+	struct step_pause *p = st->pause;
+	if (p->st.kind == SESSION_STEP_EXEC)
+		st->call_cleared = p->idx + 1;
+	else
+		st->request_cleared = 1;
+	st->pause = NULL;
+	step_pause_free(p);
+	return STEP_RESUME;
+}
+
+enum step_answer step_answer(struct step_ctl *st, struct session *s,
+                             enum session_step_action action,
+                             const char *edited, char **err)
+{
+	struct step_pause *p = st->pause;
+	if (!p) {
+		set_err(err, "the run is not paused at a step");
+		return STEP_REFUSED;
 	}
-}
-
-static void emit_resume(struct session *s, const char *action,
-                        const char *original, const char *final)
-{
-	cJSON *ev = event_new("step_resume");
-	cJSON_AddStringToObject(ev, "action", action);
-	cJSON_AddStringToObject(
-	    ev, "kind",
-	    s->pause->st.kind == SESSION_STEP_EXEC ? "exec" : "request");
-	if (s->pause->id)
-		cJSON_AddStringToObject(ev, "id", s->pause->id);
-	if (original)
-		cJSON_AddStringToObject(ev, "original", original);
-	if (final)
-		cJSON_AddStringToObject(ev, "final", final);
-	session_emit(s, ev);
-}
-
-int session_step(struct session *s, enum session_step_action action,
-                 const char *edited, char **err)
-{
-	struct step_pause *p = s->pause;
-	if (!p || s->state != SESSION_PAUSED)
-		return set_err(err, "the run is not paused at a step");
 	int exec = p->st.kind == SESSION_STEP_EXEC;
 	switch (action) {
 	case SESSION_STEP_CONTINUE:
-		emit_resume(s, "continue", NULL, NULL);
-		if (exec)
-			s->call_cleared = p->idx + 1;
-		else
-			s->request_cleared = 1;
-		break;
+		step_emit_resume(s, p, "continue", NULL, NULL);
+		return step_pass(st);
 	case SESSION_STEP_EDIT:
-		if (!exec)
-			return set_err(err, "only a command or code can be "
-			                    "edited, not a model request");
-		if (!p->st.editable)
-			return set_err(err, "a %s call cannot be edited",
-			               p->tool);
+		if (!exec) {
+			set_err(err, "only a command or code can be edited, "
+			             "not a model request");
+			return STEP_REFUSED;
+		}
+		if (!p->st.editable) {
+			set_err(err, "a %s call cannot be edited", p->tool);
+			return STEP_REFUSED;
+		}
 		if (approval_set_edit(s, p->id, edited, err) < 0)
-			return -1;
-		emit_resume(s, "edit", p->subject, edited);
-		s->call_cleared = p->idx + 1;
-		break;
-	case SESSION_STEP_SKIP: {
-		if (!exec)
-			return set_err(err,
-			               "a model request cannot be skipped: "
-			               "send it (n) or end the run (x)");
-		emit_resume(s, "skip", p->subject, NULL);
-		char *id = xstrdup(p->id);
-		step_clear(s);
-		s->next_call++;
-		s->state = SESSION_EXECUTING;
-		/* nothing ran: not even an approval edit of it */
-		s->result_as_is = 1;
-		tools_finished(s, id, SKIPPED, 1);
-		free(id);
-		return 0;
-	}
+			return STEP_REFUSED;
+		step_emit_resume(s, p, "edit", p->subject, edited);
+		return step_pass(st);
+	case SESSION_STEP_SKIP:
+		if (!exec) {
+			set_err(err, "a model request cannot be skipped: "
+			             "send it (n) or end the run (x)");
+			return STEP_REFUSED;
+		}
+		step_emit_resume(s, p, "skip", p->subject, NULL);
+		step_clear(st);
+		return STEP_SKIP;
 	case SESSION_STEP_END:
-		emit_resume(s, "end", NULL, NULL);
-		step_clear(s);
-		s->interrupted = 1;
-		session_finish(s, "interrupted", EXIT_INTERRUPTED);
-		return 0;
-	default:
-		return set_err(err, "unknown step action %d", (int)action);
+		step_emit_resume(s, p, "end", NULL, NULL);
+		step_clear(st);
+		return STEP_END;
 	}
-	int call_cleared = s->call_cleared,
-	    request_cleared = s->request_cleared;
-	pause_free(s->pause);
-	s->pause = NULL;
-	s->call_cleared = call_cleared;
-	s->request_cleared = request_cleared;
-	if (!s->step_timer)
-		s->step_timer = loop_timer_add(s->loop, 0, resume_timer, s);
-	return 0;
+	set_err(err, "unknown step action %d", (int)action);
+	return STEP_REFUSED;
+}
+
+enum session_step_kind step_resumes(const struct step_ctl *st)
+{
+	return st->call_cleared ? SESSION_STEP_EXEC : SESSION_STEP_REQUEST;
 }

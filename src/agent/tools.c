@@ -6,6 +6,7 @@
 #include "agent_internal.h"
 
 #include "assay/config.h"
+#include "assay/events.h"
 #include "assay/json.h"
 #include "assay/log.h"
 #include "assay/loop.h"
@@ -93,11 +94,10 @@ cJSON *tools_definitions(void)
 	return cJSON_Parse(TOOL_DEFS);
 }
 
-static void finish_error(struct session *s, const char *id, const char *fmt,
-                         ...) __attribute__((format(printf, 3, 4)));
-
-static void finish_error(struct session *s, const char *id, const char *fmt,
-                         ...)
+/* The call fails before it runs: its result is the message (an error). */
+static void tools_fail(struct session *s, const char *id, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void tools_fail(struct session *s, const char *id, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -109,7 +109,8 @@ static void finish_error(struct session *s, const char *id, const char *fmt,
 
 /* --- shell --------------------------------------------------------- */
 
-static void flush_output(struct tool_run *r)
+/* Emit what each stream gathered since the last exec_output event. */
+static void tool_run_flush(struct tool_run *r)
 {
 	for (int i = 0; i < 2; i++) {
 		struct stream_state *st = &r->out[i];
@@ -117,21 +118,14 @@ static void flush_output(struct tool_run *r)
 			continue;
 		size_t n =
 		    utf8_complete_prefix(st->pending.data, st->pending.len);
-		cJSON *ev = event_new("exec_output");
-		cJSON_AddStringToObject(ev, "id", r->id);
-		cJSON_AddStringToObject(ev, "stream",
-		                        i == 0 ? "stdout" : "stderr");
-		cJSON_AddNumberToObject(ev, "bytes", (double)st->pending_bytes);
 		char *text = utf8_sanitize(st->pending.data, n, NULL);
-		cJSON_AddStringToObject(ev, "text", text);
-		free(text);
 		/* bytes held back (a split character) go with the next
 		 * event; bytes never buffered make this one truncated */
 		size_t held = st->pending.len - n;
-		if (st->pending_bytes > st->pending.len)
-			cJSON_AddBoolToObject(ev, "truncated", 1);
-		cJSON_SetNumberValue(cJSON_GetObjectItem(ev, "bytes"),
-		                     (double)(st->pending_bytes - held));
+		cJSON *ev = ev_exec_output(r->id, i == 0 ? "stdout" : "stderr",
+		                           st->pending_bytes - held, text,
+		                           st->pending_bytes > st->pending.len);
+		free(text);
 		st->logged += n;
 		buf_consume(&st->pending, n);
 		st->pending_bytes = held;
@@ -139,14 +133,16 @@ static void flush_output(struct tool_run *r)
 	}
 }
 
-static void flush_timer_fired(void *arg)
+/* The output timer: flush what arrived (at most every OUTPUT_FLUSH_MS). */
+static void tool_run_flush_timer(void *arg)
 {
 	struct tool_run *r = arg;
 	r->flush_timer = 0;
-	flush_output(r);
+	tool_run_flush(r);
 }
 
-static void write_all(int fd, const char *data, size_t n)
+/* Write all of data to the exec file (a failure is logged, not fatal). */
+static void tool_run_write_all(int fd, const char *data, size_t n)
 {
 	while (n > 0) {
 		ssize_t w = write(fd, data, n);
@@ -171,7 +167,7 @@ void tool_run_output(void *arg, enum sbx_stream which, const char *data,
 	/* the sandbox's file-size limit does not bind assay's own copy */
 	uint64_t keep =
 	    st->bytes >= st->file_max ? 0 : st->file_max - st->bytes;
-	write_all(st->fd, data, n < keep ? n : (size_t)keep);
+	tool_run_write_all(st->fd, data, n < keep ? n : (size_t)keep);
 	if (n > keep)
 		st->file_cut = 1;
 	if (memchr(data, '\0', n)) {
@@ -196,10 +192,11 @@ void tool_run_output(void *arg, enum sbx_stream which, const char *data,
 	buf_append(&st->pending, data, n < room ? n : room);
 	if (!r->flush_timer)
 		r->flush_timer = loop_timer_add(r->s->loop, OUTPUT_FLUSH_MS,
-		                                flush_timer_fired, r);
+		                                tool_run_flush_timer, r);
 }
 
-static void free_run(struct tool_run *r)
+/* Close the output files and free the run. */
+static void tool_run_free(struct tool_run *r)
 {
 	if (r->flush_timer)
 		loop_timer_cancel(r->s->loop, r->flush_timer);
@@ -216,7 +213,7 @@ static void free_run(struct tool_run *r)
 }
 
 /* The model's view of both streams: head and tail of each. */
-static char *output_text(struct tool_run *r)
+static char *tool_run_text(struct tool_run *r)
 {
 	struct buf b;
 	buf_init(&b, 0);
@@ -240,31 +237,30 @@ static char *output_text(struct tool_run *r)
 char *tool_run_end(struct tool_run *r, const struct sbx_exit *ex)
 {
 	struct session *s = r->s;
-	flush_output(r);
-	cJSON *ev = event_new("exec_end");
-	cJSON_AddStringToObject(ev, "id", r->id);
-	cJSON_AddNumberToObject(ev, "exit_code", ex->exit_code);
-	cJSON_AddNumberToObject(ev, "signal", ex->signal);
-	cJSON_AddBoolToObject(ev, "timed_out", ex->timed_out);
-	cJSON_AddBoolToObject(ev, "cancelled", ex->cancelled);
-	cJSON_AddNumberToObject(ev, "duration_ms", (double)ex->duration_ms);
-	cJSON_AddNumberToObject(ev, "stdout_bytes", (double)r->out[0].bytes);
-	cJSON_AddNumberToObject(ev, "stderr_bytes", (double)r->out[1].bytes);
-	cJSON_AddStringToObject(ev, "output_file", r->out[0].path);
-	if (r->out[0].file_cut || r->out[1].file_cut)
-		cJSON_AddNumberToObject(ev, "output_file_cut_at",
-		                        (double)r->out[0].file_max);
-	if (ex->error)
-		cJSON_AddStringToObject(ev, "error", ex->error);
+	tool_run_flush(r);
+	cJSON *ev = ev_exec_end(&(struct ev_exec_end){
+	    .id = r->id,
+	    .exit_code = ex->exit_code,
+	    .signal = ex->signal,
+	    .timed_out = ex->timed_out,
+	    .cancelled = ex->cancelled,
+	    .duration_ms = ex->duration_ms,
+	    .stdout_bytes = r->out[0].bytes,
+	    .stderr_bytes = r->out[1].bytes,
+	    .output_file = r->out[0].path,
+	    .output_file_cut = r->out[0].file_cut || r->out[1].file_cut,
+	    .output_file_cut_at = r->out[0].file_max,
+	    .error = ex->error});
 	session_emit(s, ev);
-	char *text = output_text(r);
+	char *text = tool_run_text(r);
 	if (s->running == r)
 		s->running = NULL;
-	free_run(r);
+	tool_run_free(r);
 	return text;
 }
 
-static void shell_status(struct buf *b, const struct sbx_exit *ex)
+/* The last line of a shell result: how the command ended. */
+static void tools_shell_status(struct buf *b, const struct sbx_exit *ex)
 {
 	if (ex->error)
 		buf_printf(b, "[could not run: %s]", ex->error);
@@ -281,7 +277,8 @@ static void shell_status(struct buf *b, const struct sbx_exit *ex)
 		buf_printf(b, "[exit code %d]", ex->exit_code);
 }
 
-static void on_exec_exit(void *arg, const struct sbx_exit *ex)
+/* A shell command ended: exec_end, then its tool result. */
+static void tools_shell_exited(void *arg, const struct sbx_exit *ex)
 {
 	struct tool_run *r = arg;
 	struct session *s = r->s;
@@ -291,7 +288,7 @@ static void on_exec_exit(void *arg, const struct sbx_exit *ex)
 	char *text = tool_run_end(r, ex);
 	buf_puts(&b, text);
 	free(text);
-	shell_status(&b, ex);
+	tools_shell_status(&b, ex);
 	int is_error =
 	    ex->error || ex->timed_out || ex->cancelled || ex->exit_code != 0;
 	if (s->state != SESSION_DONE)
@@ -300,8 +297,9 @@ static void on_exec_exit(void *arg, const struct sbx_exit *ex)
 	buf_free(&b);
 }
 
-static int open_output(struct session *s, struct tool_run *r, int i,
-                       const char *fid, char **err)
+/* Open exec/<id>.stdout (i 0) or .stderr (i 1) for a run; -1 + *err. */
+static int tool_run_open(struct session *s, struct tool_run *r, int i,
+                         const char *fid, char **err)
 {
 	struct stream_state *st = &r->out[i];
 	/* a call id the model repeats must not overwrite an earlier
@@ -329,7 +327,7 @@ static int open_output(struct session *s, struct tool_run *r, int i,
 }
 
 /* Call ids come from the model: keep file names to a safe alphabet. */
-static char *safe_id(const char *id)
+static char *tools_safe_id(const char *id)
 {
 	char *p = xstrndup(id, strnlen(id, 64));
 	for (char *c = p; *c; c++)
@@ -347,28 +345,27 @@ struct tool_run *tool_run_begin(struct session *s, const char *id,
 	r->id = xstrdup(id);
 	r->command = xstrdup(command);
 	r->out[0].fd = r->out[1].fd = -1;
-	char *fid = safe_id(id);
-	int rc = open_output(s, r, 0, fid, err) < 0 ||
-	         open_output(s, r, 1, fid, err) < 0;
+	char *fid = tools_safe_id(id);
+	int rc = tool_run_open(s, r, 0, fid, err) < 0 ||
+	         tool_run_open(s, r, 1, fid, err) < 0;
 	free(fid);
 	if (rc) {
-		free_run(r);
+		tool_run_free(r);
 		return NULL;
 	}
-	cJSON *ev = event_new("exec_start");
-	cJSON_AddStringToObject(ev, "id", id);
-	cJSON_AddStringToObject(ev, "command", command);
-	session_emit(s, ev);
+	session_emit(s, ev_exec_start(id, command));
 	s->running = r;
 	r->started = now_ms();
 	return r;
 }
 
-static void run_shell(struct session *s, const char *id, const cJSON *args)
+/* The shell tool: run the command in the sandbox, its output streamed. */
+static void tools_run_shell(struct session *s, const char *id,
+                            const cJSON *args)
 {
 	const char *command = json_str(args, "command", NULL);
 	if (!command || !*command) {
-		finish_error(s, id, "shell: missing \"command\" (a string)");
+		tools_fail(s, id, "shell: missing \"command\" (a string)");
 		return;
 	}
 	/* the model may shorten the user's timeout, never lengthen it */
@@ -378,16 +375,16 @@ static void run_shell(struct session *s, const char *id, const cJSON *args)
 	char *err = NULL;
 	struct tool_run *r = tool_run_begin(s, id, command, &err);
 	if (!r) {
-		finish_error(s, id, "shell: %s", err);
+		tools_fail(s, id, "shell: %s", err);
 		free(err);
 		return;
 	}
 	struct sbx_exec_req req = {.command = command, .timeout_s = timeout};
-	struct sbx_exec_obs obs = {tool_run_output, on_exec_exit, r};
-	r->exec = s->sbx->ops->exec(s->sbx, &req, &obs, &err);
+	struct sbx_exec_obs obs = {tool_run_output, tools_shell_exited, r};
+	r->exec = sbx_exec(s->sbx, &req, &obs, &err);
 	if (!r->exec) {
 		struct sbx_exit ex = {.exit_code = -1, .error = err};
-		on_exec_exit(r, &ex);
+		tools_shell_exited(r, &ex);
 		free(err);
 	}
 }
@@ -402,14 +399,17 @@ struct file_op {
 	size_t written;
 };
 
-static void free_op(struct file_op *op)
+/* Free a file tool call in flight. */
+static void file_op_free(struct file_op *op)
 {
 	free(op->id);
 	free(op->rel);
 	free(op);
 }
 
-static char *slice_lines(const char *text, size_t len, long offset, long limit)
+/* Lines offset (1-based) to offset + limit of text (limit 0: to the end). */
+static char *tools_slice_lines(const char *text, size_t len, long offset,
+                               long limit)
 {
 	const char *p = text, *end = text + len;
 	for (long line = 1; line < offset && p < end; line++) {
@@ -424,21 +424,22 @@ static char *slice_lines(const char *text, size_t len, long offset, long limit)
 	return xstrndup(p, (size_t)(q - p));
 }
 
-static void on_read_done(void *arg, int rc, const char *err, struct buf *data,
-                         cJSON *list)
+/* read_file: the file arrived; the result is its text, head and tail. */
+static void tools_read_done(void *arg, int rc, const char *err,
+                            struct buf *data, cJSON *list)
 {
 	struct file_op *op = arg;
 	(void)list;
 	if (rc < 0) {
-		finish_error(op->s, op->id, "read_file: %s", err);
+		tools_fail(op->s, op->id, "read_file: %s", err);
 	} else if (memchr(data->data ? data->data : "", '\0', data->len)) {
-		finish_error(op->s, op->id,
-		             "read_file: %s is a binary file (%zu bytes); "
-		             "inspect it with a command instead",
-		             op->rel, data->len);
+		tools_fail(op->s, op->id,
+		           "read_file: %s is a binary file (%zu bytes); "
+		           "inspect it with a command instead",
+		           op->rel, data->len);
 	} else {
-		char *part = slice_lines(buf_str(data), data->len, op->offset,
-		                         op->limit);
+		char *part = tools_slice_lines(buf_str(data), data->len,
+		                               op->offset, op->limit);
 		struct headtail ht;
 		size_t half = op->s->cfg->max_output_bytes / 2;
 		headtail_init(&ht, half, half);
@@ -455,33 +456,35 @@ static void on_read_done(void *arg, int rc, const char *err, struct buf *data,
 		free(part);
 		headtail_free(&ht);
 	}
-	free_op(op);
+	file_op_free(op);
 }
 
-static void on_write_done(void *arg, int rc, const char *err, struct buf *data,
-                          cJSON *list)
+/* write_file: the file was written, or why not. */
+static void tools_write_done(void *arg, int rc, const char *err,
+                             struct buf *data, cJSON *list)
 {
 	struct file_op *op = arg;
 	(void)data, (void)list;
 	if (rc < 0)
-		finish_error(op->s, op->id, "write_file: %s", err);
+		tools_fail(op->s, op->id, "write_file: %s", err);
 	else {
 		char *msg =
 		    xasprintf("wrote %zu bytes to %s", op->written, op->rel);
 		tools_finished(op->s, op->id, msg, 0);
 		free(msg);
 	}
-	free_op(op);
+	file_op_free(op);
 }
 
-static void on_list_done(void *arg, int rc, const char *err, struct buf *data,
-                         cJSON *list)
+/* list_files: the listing arrived; one line per entry, bounded. */
+static void tools_list_done(void *arg, int rc, const char *err,
+                            struct buf *data, cJSON *list)
 {
 	struct file_op *op = arg;
 	(void)data;
 	if (rc < 0) {
-		finish_error(op->s, op->id, "list_files: %s", err);
-		free_op(op);
+		tools_fail(op->s, op->id, "list_files: %s", err);
+		file_op_free(op);
 		return;
 	}
 	struct buf b;
@@ -513,15 +516,17 @@ static void on_list_done(void *arg, int rc, const char *err, struct buf *data,
 	char *text = buf_detach(&b);
 	tools_finished(op->s, op->id, text, 0);
 	free(text);
-	free_op(op);
+	file_op_free(op);
 }
 
-static struct file_op *new_op(struct session *s, const char *id,
-                              const char *tool, const char *path)
+/* A file tool call on path, normalised; NULL when the path is refused (the
+ * call has failed). */
+static struct file_op *file_op_new(struct session *s, const char *id,
+                                   const char *tool, const char *path)
 {
 	char *rel = NULL, *err = NULL;
 	if (path_normalize(path, &rel, &err) < 0) {
-		finish_error(s, id, "%s: %s", tool, err);
+		tools_fail(s, id, "%s: %s", tool, err);
 		free(err);
 		return NULL;
 	}
@@ -532,48 +537,50 @@ static struct file_op *new_op(struct session *s, const char *id,
 	return op;
 }
 
-static void run_file_tool(struct session *s, const char *id, const char *name,
-                          const cJSON *args)
+/* The file tools (read_file, write_file, list_files): their arguments
+ * checked, the operation started. */
+static void tools_run_file(struct session *s, const char *id, const char *name,
+                           const cJSON *args)
 {
 	const char *path = json_str(args, "path", NULL);
 	if (!strcmp(name, "list_files")) {
-		struct file_op *op = new_op(s, id, name, path ? path : ".");
+		struct file_op *op =
+		    file_op_new(s, id, name, path ? path : ".");
 		if (op)
-			s->sbx->ops->list(s->sbx, op->rel, 1, 20000,
-			                  on_list_done, op);
+			sbx_list(s->sbx, op->rel, 1, 20000, tools_list_done,
+			         op);
 		return;
 	}
 	if (!path) {
-		finish_error(s, id, "%s: missing \"path\" (a string)", name);
+		tools_fail(s, id, "%s: missing \"path\" (a string)", name);
 		return;
 	}
 	if (!strcmp(name, "read_file")) {
-		struct file_op *op = new_op(s, id, name, path);
+		struct file_op *op = file_op_new(s, id, name, path);
 		if (!op)
 			return;
 		op->offset = (long)json_num(args, "offset", 1);
 		op->limit = (long)json_num(args, "limit", 0);
-		s->sbx->ops->read_file(s->sbx, op->rel, READ_FILE_MAX,
-		                       on_read_done, op);
+		sbx_read_file(s->sbx, op->rel, READ_FILE_MAX, tools_read_done,
+		              op);
 		return;
 	}
 	const char *content = json_str(args, "content", NULL);
 	if (!content) {
-		finish_error(s, id,
-		             "write_file: missing \"content\" (a string)");
+		tools_fail(s, id, "write_file: missing \"content\" (a string)");
 		return;
 	}
-	struct file_op *op = new_op(s, id, name, path);
+	struct file_op *op = file_op_new(s, id, name, path);
 	if (!op)
 		return;
 	if (!strcmp(op->rel, ".")) {
-		finish_error(s, id, "write_file: a file path is needed");
-		free_op(op);
+		tools_fail(s, id, "write_file: a file path is needed");
+		file_op_free(op);
 		return;
 	}
 	op->written = strlen(content);
-	s->sbx->ops->write_file(s->sbx, op->rel, content, op->written,
-	                        on_write_done, op);
+	sbx_write_file(s->sbx, op->rel, content, op->written, tools_write_done,
+	               op);
 }
 
 void tools_run(struct session *s, const cJSON *call)
@@ -582,35 +589,43 @@ void tools_run(struct session *s, const cJSON *call)
 	const char *name = json_str(call, "name", "");
 	const cJSON *args = cJSON_GetObjectItem(call, "arguments");
 	const char *bad = json_str(call, "arguments_error", NULL);
+	if (bad && json_bool(call, "cut_off", 0)) {
+		tools_fail(s, id,
+		           "%s: not run: %s. Retry with a shorter call: write a "
+		           "long file in parts (write_file the first part, then "
+		           "append the rest with shell, e.g. cat >> FILE <<'EOF'), "
+		           "or shorten the code",
+		           name, bad);
+		return;
+	}
 	if (bad) {
-		finish_error(s, id,
-		             "%s: the arguments are not valid JSON (%s); send "
-		             "a JSON object",
-		             name, bad);
+		tools_fail(s, id,
+		           "%s: the arguments are not valid JSON (%s); send "
+		           "a JSON object",
+		           name, bad);
 		return;
 	}
 	if (!cJSON_IsObject(args)) {
-		finish_error(s, id, "%s: arguments must be a JSON object",
-		             name);
+		tools_fail(s, id, "%s: arguments must be a JSON object", name);
 		return;
 	}
 	if (!strcmp(name, "shell"))
-		run_shell(s, id, args);
+		tools_run_shell(s, id, args);
 	else if (!strcmp(name, "python"))
 		pytool_run(s, id, args);
 	else if (!strcmp(name, "write_file") || !strcmp(name, "read_file") ||
 	         !strcmp(name, "list_files"))
-		run_file_tool(s, id, name, args);
+		tools_run_file(s, id, name, args);
 	else
-		finish_error(s, id,
-		             "unknown tool \"%s\": the tools are shell, "
-		             "python, write_file, read_file and list_files",
-		             name);
+		tools_fail(s, id,
+		           "unknown tool \"%s\": the tools are shell, "
+		           "python, write_file, read_file and list_files",
+		           name);
 }
 
 void tools_cancel(struct session *s)
 {
 	if (s->running && s->running->exec && s->sbx)
-		s->sbx->ops->cancel(s->running->exec);
+		sbx_exec_cancel(s->running->exec);
 	pytool_cancel(s);
 }

@@ -20,9 +20,9 @@
 
 #define FIELD_MAX (1u << 20)
 
-enum mode { M_IDLE, M_CHOICE, M_SCOPE, M_EDIT, M_FEEDBACK };
+enum approve_mode { M_IDLE, M_CHOICE, M_SCOPE, M_EDIT, M_FEEDBACK };
 
-struct prompt {
+struct approver {
 	struct session *s;
 	struct loop *loop;
 	int in;  /* the terminal we read keys from (stdin) */
@@ -31,371 +31,388 @@ struct prompt {
 	int raw;
 	char **queue; /* ids, oldest first; the first is on screen */
 	size_t n;
-	enum mode mode;
+	enum approve_mode mode;
 	struct buf field; /* the command being edited, or the feedback */
 	uint64_t show_timer;
 };
 
-static struct prompt P = {.in = -1, .out = -1};
-
-/* Text from the model on the terminal: control bytes made visible. */
-static void say_text(const char *text, const char *indent)
+/* Keys one by one without echo while a question is on screen. */
+static void approve_raw_on(struct approver *p)
 {
-	char *clean = term_sanitize(text, strlen(text));
-	for (char *line = clean, *nl; line; line = nl) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl++ = '\0';
-		fd_printf(P.out, "%s%s\n", indent, line);
-	}
-	free(clean);
-}
-
-static void raw_on(void)
-{
-	if (P.raw || tcgetattr(P.in, &P.saved) < 0)
+	if (p->raw || tcgetattr(p->in, &p->saved) < 0)
 		return;
-	struct termios t = P.saved;
+	struct termios t = p->saved;
 	/* keys one by one, no echo; Enter stays \r so Ctrl-J can make a
 	 * new line; Ctrl-C still interrupts the run */
 	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
 	t.c_iflag &= ~(tcflag_t)(ICRNL | INLCR);
 	t.c_cc[VMIN] = 1;
 	t.c_cc[VTIME] = 0;
-	if (tcsetattr(P.in, TCSANOW, &t) == 0)
-		P.raw = 1;
+	if (tcsetattr(p->in, TCSANOW, &t) == 0)
+		p->raw = 1;
 }
 
-static void raw_off(void)
+/* The terminal as it was before the first question. */
+static void approve_raw_off(struct approver *p)
 {
-	if (P.raw)
-		tcsetattr(P.in, TCSANOW, &P.saved);
-	P.raw = 0;
+	if (p->raw)
+		tcsetattr(p->in, TCSANOW, &p->saved);
+	p->raw = 0;
 }
 
-static const struct session_approval *head(void)
+/* The request on screen (the head of the queue), if still pending. */
+static const struct session_approval *approve_head(struct approver *p)
 {
-	if (!P.n)
+	if (!p->n)
 		return NULL;
-	for (size_t i = 0; i < session_approvals_pending(P.s); i++) {
-		const struct session_approval *r = session_approval_at(P.s, i);
-		if (!strcmp(r->id, P.queue[0]))
+	for (size_t i = 0; i < session_approvals_pending(p->s); i++) {
+		const struct session_approval *r = session_approval_at(p->s, i);
+		if (!strcmp(r->id, p->queue[0]))
 			return r;
 	}
 	return NULL;
 }
 
-static void choices(void)
+/* The line of choices, and wait for one. */
+static void approve_choices(struct approver *p)
 {
-	const struct session_approval *r = head();
-	fd_printf(P.out,
+	const struct session_approval *r = approve_head(p);
+	fd_printf(p->out,
 	          "  [y] run once  %s[a] always  [n] deny  [f] deny with "
 	          "feedback\n> ",
 	          r && r->editable ? "[e] edit  " : "");
-	P.mode = M_CHOICE;
+	p->mode = M_CHOICE;
 }
 
-static void show(void)
+/* The question: the call, where it runs, why it needs approval. */
+static void approve_show(struct approver *p)
 {
-	const struct session_approval *r = head();
+	const struct session_approval *r = approve_head(p);
 	if (!r)
 		return;
 	/* keys typed before the question must not answer it */
-	tcflush(P.in, TCIFLUSH);
-	raw_on();
+	tcflush(p->in, TCIFLUSH);
+	approve_raw_on(p);
 	fd_printf(
-	    P.out,
+	    p->out,
 	    "\n--- Approval ---------------------------------------------\n");
-	fd_printf(P.out, "  tool:    %s\n", r->tool);
-	fd_printf(P.out, "  %s\n",
+	fd_printf(p->out, "  tool:    %s\n", r->tool);
+	fd_printf(p->out, "  %s\n",
 	          !strcmp(r->tool, "python")  ? "code:"
 	          : !strcmp(r->tool, "shell") ? "command:"
 	                                      : "path:");
-	say_text(r->subject, "    ");
-	fd_printf(P.out, "  in:      %s\n", r->cwd);
+	tty_say(p->out, "    ", r->subject);
+	fd_printf(p->out, "  in:      %s\n", r->cwd);
 	if (r->nreasons)
-		fd_printf(P.out, "  why it needs approval:\n");
+		fd_printf(p->out, "  why it needs approval:\n");
 	else
-		fd_printf(P.out, "  why: --ask all asks about every call\n");
+		fd_printf(p->out, "  why: --ask all asks about every call\n");
 	for (size_t i = 0; i < r->nreasons; i++)
-		say_text(r->reasons[i], "    - ");
-	if (P.n > 1)
-		fd_printf(P.out, "  (%zu more waiting)\n", P.n - 1);
-	choices();
+		tty_say(p->out, "    - ", r->reasons[i]);
+	if (p->n > 1)
+		fd_printf(p->out, "  (%zu more waiting)\n", p->n - 1);
+	approve_choices(p);
 }
 
-static void pop(void);
+static void approve_pop(struct approver *p);
 
-static void show_timer_fired(void *arg)
+/* The deferred show (approve_show_later). */
+static void approve_show_fired(void *arg)
 {
-	(void)arg;
-	P.show_timer = 0;
-	if (!P.n || P.mode != M_IDLE)
+	struct approver *p = arg;
+	p->show_timer = 0;
+	if (!p->n || p->mode != M_IDLE)
 		return;
-	if (head())
-		show();
+	if (approve_head(p))
+		approve_show(p);
 	else
-		pop(); /* answered elsewhere meanwhile */
+		approve_pop(p); /* answered elsewhere meanwhile */
 }
 
 /* Show the head of the queue from the loop, after what is already
  * queued there: the other calls of the turn have arrived by then (so
  * the count is right) and the last answer's result is printed. */
-static void show_later(void)
+static void approve_show_later(struct approver *p)
 {
-	if (!P.show_timer)
-		P.show_timer =
-		    loop_timer_add(P.loop, 0, show_timer_fired, NULL);
+	if (!p->show_timer)
+		p->show_timer =
+		    loop_timer_add(p->loop, 0, approve_show_fired, p);
 }
 
-static void pop(void)
+/* The head is answered or gone: on to the next, or stop reading keys. */
+static void approve_pop(struct approver *p)
 {
-	free(P.queue[0]);
-	memmove(P.queue, P.queue + 1, (P.n - 1) * sizeof *P.queue);
-	P.n--;
-	buf_reset(&P.field);
-	P.mode = M_IDLE;
-	if (P.n) {
-		show_later();
+	free(p->queue[0]);
+	memmove(p->queue, p->queue + 1, (p->n - 1) * sizeof *p->queue);
+	p->n--;
+	buf_reset(&p->field);
+	p->mode = M_IDLE;
+	if (p->n) {
+		approve_show_later(p);
 	} else {
-		raw_off();
-		loop_fd_del(P.loop, P.in);
+		approve_raw_off(p);
+		loop_fd_del(p->loop, p->in);
 	}
 }
 
-static void answer(enum session_decision d, const char *edited,
-                   const char *feedback, enum session_scope scope,
-                   const char *what)
+/* Decide the head; what is printed as the answer once it is taken. */
+static void approve_answer(struct approver *p, enum session_decision d,
+                           const char *edited, const char *feedback,
+                           enum session_scope scope, const char *what)
 {
 	char *err = NULL;
-	char *id = xstrdup(P.queue[0]);
-	if (session_approve(P.s, id, d, edited, feedback, scope, &err) < 0) {
-		fd_printf(P.out, "\n  could not do that: ");
-		say_text(err, "");
+	char *id = xstrdup(p->queue[0]);
+	if (session_approve(p->s, id, d, edited, feedback, scope, &err) < 0) {
+		fd_printf(p->out, "\n  could not do that: ");
+		tty_say(p->out, "", err);
 		free(err);
 		free(id);
-		choices();
+		approve_choices(p);
 		return;
 	}
 	free(id);
-	fd_printf(P.out, "%s\n", what);
-	pop();
+	fd_printf(p->out, "%s\n", what);
+	approve_pop(p);
 }
 
-static void start_field(enum mode m, const char *prefill, const char *help)
+/* Edit a text field (the command, or feedback) starting from prefill. */
+static void approve_start_field(struct approver *p, enum approve_mode m,
+                                const char *prefill, const char *help)
 {
-	P.mode = m;
-	buf_reset(&P.field);
-	buf_puts(&P.field, prefill);
-	fd_printf(P.out, "\n  %s\n  ", help);
-	char *clean = term_sanitize(prefill, strlen(prefill));
-	fd_printf(P.out, "%s", clean);
+	p->mode = m;
+	buf_reset(&p->field);
+	buf_puts(&p->field, prefill);
+	fd_printf(p->out, "\n  %s\n  ", help);
+	char *clean = tty_clean(prefill, strlen(prefill));
+	fd_printf(p->out, "%s", clean);
 	free(clean);
 }
 
-static void on_choice(int c)
+/* "always": the rules that would be saved, then ask where. */
+static void approve_offer_always(struct approver *p,
+                                 const struct session_approval *r)
 {
-	const struct session_approval *r = head();
+	if (!r->rules) {
+		fd_printf(p->out, "\n  \"always\" is not offered: ");
+		tty_say(p->out, "", r->no_always ? r->no_always : "");
+		approve_choices(p);
+		return;
+	}
+	fd_printf(p->out, "\n  the rule%s saved:\n",
+	          cJSON_GetArraySize(r->rules) > 1 ? "s that would be"
+	                                           : " that would be");
+	const cJSON *rule;
+	cJSON_ArrayForEach(rule, r->rules)
+	{
+		char *j = json_print(rule);
+		tty_say(p->out, "    ", j);
+		free(j);
+	}
+	fd_printf(p->out, "  [s] for this session  [p] for the project "
+	                  "(.assay/config.json)  Esc back\n> ");
+	p->mode = M_SCOPE;
+}
+
+/* A key at the line of choices. */
+static void approve_on_choice(struct approver *p, int c)
+{
+	const struct session_approval *r = approve_head(p);
 	switch (c) {
 	case 'y':
-		answer(SESSION_RUN_ONCE, NULL, NULL, 0, "run once");
+		approve_answer(p, SESSION_RUN_ONCE, NULL, NULL, 0, "run once");
 		break;
 	case 'n':
-		answer(SESSION_DENY, NULL, NULL, 0, "denied");
+		approve_answer(p, SESSION_DENY, NULL, NULL, 0, "denied");
 		break;
 	case 'e':
 		if (r->editable)
-			start_field(M_EDIT, r->subject,
-			            "edit, then Enter runs it (Ctrl-U clears, "
-			            "Ctrl-J new line, Esc back):");
+			approve_start_field(
+			    p, M_EDIT, r->subject,
+			    "edit, then Enter runs it (Ctrl-U clears, "
+			    "Ctrl-J new line, Esc back):");
 		break;
 	case 'f':
-		start_field(M_FEEDBACK, "",
-		            "feedback for the model, then Enter (Esc back):");
+		approve_start_field(
+		    p, M_FEEDBACK, "",
+		    "feedback for the model, then Enter (Esc back):");
 		break;
 	case 'a':
-		if (!r->rules) {
-			fd_printf(P.out, "\n  \"always\" is not offered: ");
-			say_text(r->no_always ? r->no_always : "", "");
-			choices();
-			break;
-		}
-		fd_printf(P.out, "\n  the rule%s saved:\n",
-		          cJSON_GetArraySize(r->rules) > 1 ? "s that would be"
-		                                           : " that would be");
-		const cJSON *rule;
-		cJSON_ArrayForEach(rule, r->rules)
-		{
-			char *j = json_print(rule);
-			say_text(j, "    ");
-			free(j);
-		}
-		fd_printf(P.out, "  [s] for this session  [p] for the project "
-		                 "(.assay/config.json)  Esc back\n> ");
-		P.mode = M_SCOPE;
+		approve_offer_always(p, r);
 		break;
 	default:
 		break;
 	}
 }
 
-static void on_scope(int c)
+/* A key at "for this session or the project?". */
+static void approve_on_scope(struct approver *p, int c)
 {
 	if (c == 's')
-		answer(SESSION_ALWAYS, NULL, NULL, SESSION_SCOPE_SESSION,
-		       "always (this session)");
+		approve_answer(p, SESSION_ALWAYS, NULL, NULL,
+		               SESSION_SCOPE_SESSION, "always (this session)");
 	else if (c == 'p')
-		answer(SESSION_ALWAYS, NULL, NULL, SESSION_SCOPE_PROJECT,
-		       "always (saved in .assay/config.json)");
+		approve_answer(p, SESSION_ALWAYS, NULL, NULL,
+		               SESSION_SCOPE_PROJECT,
+		               "always (saved in .assay/config.json)");
 	else if (c == 0x1b) {
-		fd_printf(P.out, "\n");
-		choices();
+		fd_printf(p->out, "\n");
+		approve_choices(p);
 	}
 }
 
 /* Remove the last character (a whole UTF-8 sequence). */
-static int field_backspace(void)
+static int approve_field_backspace(struct approver *p)
 {
-	if (!P.field.len)
+	if (!p->field.len)
 		return 0;
-	size_t n = P.field.len - 1;
-	while (n > 0 && ((unsigned char)P.field.data[n] & 0xc0) == 0x80)
+	size_t n = p->field.len - 1;
+	while (n > 0 && ((unsigned char)p->field.data[n] & 0xc0) == 0x80)
 		n--;
-	int newline = P.field.data[n] == '\n';
-	P.field.len = n;
-	P.field.data[n] = '\0';
+	int newline = p->field.data[n] == '\n';
+	p->field.len = n;
+	p->field.data[n] = '\0';
 	return newline ? 2 : 1;
 }
 
-static void on_field(int c)
+/* A key while a field is edited. */
+static void approve_on_field(struct approver *p, int c)
 {
 	if (c == '\r') {
-		char *text = xstrdup(buf_str(&P.field));
-		if (P.mode == M_EDIT)
-			answer(SESSION_EDIT, text, NULL, 0, "\n  edited");
+		char *text = xstrdup(buf_str(&p->field));
+		if (p->mode == M_EDIT)
+			approve_answer(p, SESSION_EDIT, text, NULL, 0,
+			               "\n  edited");
 		else
-			answer(SESSION_FEEDBACK, NULL, text, 0,
-			       "\n  denied, with feedback");
+			approve_answer(p, SESSION_FEEDBACK, NULL, text, 0,
+			               "\n  denied, with feedback");
 		free(text);
 	} else if (c == 0x1b) {
-		buf_reset(&P.field);
-		fd_printf(P.out, "\n");
-		choices();
+		buf_reset(&p->field);
+		fd_printf(p->out, "\n");
+		approve_choices(p);
 	} else if (c == 0x15) { /* Ctrl-U */
-		buf_reset(&P.field);
-		fd_printf(P.out, "\n  (cleared)\n  ");
+		buf_reset(&p->field);
+		fd_printf(p->out, "\n  (cleared)\n  ");
 	} else if (c == 0x7f || c == 0x08) {
-		int k = field_backspace();
+		int k = approve_field_backspace(p);
 		if (k == 1)
-			fd_printf(P.out, "\b \b");
+			fd_printf(p->out, "\b \b");
 		else if (k == 2) { /* a line back: show the field again */
 			char *clean =
-			    term_sanitize(buf_str(&P.field), P.field.len);
-			fd_printf(P.out, "\n  %s", clean);
+			    tty_clean(buf_str(&p->field), p->field.len);
+			fd_printf(p->out, "\n  %s", clean);
 			free(clean);
 		}
 	} else if (c == '\n' || c == '\t' || c >= 0x20) {
 		char ch = (char)c;
-		if (buf_append(&P.field, &ch, 1) == 0)
-			fd_printf(P.out, c == '\n' ? "\n  " : "%c", c);
+		if (buf_append(&p->field, &ch, 1) == 0)
+			fd_printf(p->out, c == '\n' ? "\n  " : "%c", c);
 	}
 }
 
-static void on_key(int c)
+/* One key, to whatever is being asked. */
+static void approve_on_key(struct approver *p, int c)
 {
-	if (!head() || P.mode == M_IDLE)
+	if (!approve_head(p) || p->mode == M_IDLE)
 		return;
-	switch (P.mode) {
+	switch (p->mode) {
 	case M_CHOICE:
-		on_choice(c);
+		approve_on_choice(p, c);
 		break;
 	case M_SCOPE:
-		on_scope(c);
+		approve_on_scope(p, c);
 		break;
 	case M_EDIT:
 	case M_FEEDBACK:
-		on_field(c);
+		approve_on_field(p, c);
 		break;
 	default:
 		break;
 	}
 }
 
-static void on_readable(int fd, int revents, void *arg)
+/* Keys from the terminal, through the loop. */
+static void approve_on_readable(int fd, int revents, void *arg)
 {
-	(void)arg;
+	struct approver *p = arg;
 	char buf[256];
 	ssize_t n = read(fd, buf, sizeof buf);
 	if (n <= 0) {
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			return;
 		/* the terminal is gone: nobody can answer any more */
-		loop_fd_del(P.loop, fd);
-		raw_off();
+		loop_fd_del(p->loop, fd);
+		approve_raw_off(p);
 		return;
 	}
 	(void)revents;
-	for (ssize_t i = 0; i < n && P.n; i++)
-		on_key((unsigned char)buf[i]);
+	for (ssize_t i = 0; i < n && p->n; i++)
+		approve_on_key(p, (unsigned char)buf[i]);
 }
 
-static void on_request(void *arg, const struct session_approval *req)
+/* The session asks: queue the request, show it when it is the head. */
+static void approve_on_request(void *arg, const struct session_approval *req)
 {
-	(void)arg;
-	P.queue = xrealloc(P.queue, (P.n + 1) * sizeof *P.queue);
-	P.queue[P.n++] = xstrdup(req->id);
-	if (P.n == 1) {
-		loop_fd_add(P.loop, P.in, POLLIN, on_readable, NULL);
-		show_later();
+	struct approver *p = arg;
+	p->queue = xrealloc(p->queue, (p->n + 1) * sizeof *p->queue);
+	p->queue[p->n++] = xstrdup(req->id);
+	if (p->n == 1) {
+		loop_fd_add(p->loop, p->in, POLLIN, approve_on_readable, p);
+		approve_show_later(p);
 	}
 }
 
-static void on_cancel(void *arg, const char *id)
+/* The session no longer waits for id: drop it from the queue. */
+static void approve_on_cancel(void *arg, const char *id)
 {
-	(void)arg;
-	for (size_t i = 0; i < P.n; i++) {
-		if (strcmp(P.queue[i], id))
+	struct approver *p = arg;
+	for (size_t i = 0; i < p->n; i++) {
+		if (strcmp(p->queue[i], id))
 			continue;
 		if (i == 0) {
-			fd_printf(P.out, "\n  (no longer waiting: %s)\n", id);
-			pop();
+			fd_printf(p->out, "\n  (no longer waiting: %s)\n", id);
+			approve_pop(p);
 		} else {
-			free(P.queue[i]);
-			memmove(P.queue + i, P.queue + i + 1,
-			        (P.n - i - 1) * sizeof *P.queue);
-			P.n--;
+			free(p->queue[i]);
+			memmove(p->queue + i, p->queue + i + 1,
+			        (p->n - i - 1) * sizeof *p->queue);
+			p->n--;
 		}
 		return;
 	}
 }
 
-void approve_attach(struct session *s, struct loop *l)
+struct approver *approve_attach(struct session *s, struct loop *l)
 {
-	P.s = s;
-	P.loop = l;
-	P.in = STDIN_FILENO;
-	P.out = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC);
-	if (P.out < 0)
-		P.out = dup(STDERR_FILENO);
-	buf_init(&P.field, FIELD_MAX);
-	static const struct session_approver ops = {on_request, on_cancel};
-	session_set_approver(s, &ops, NULL);
+	struct approver *p = xcalloc(1, sizeof *p);
+	p->s = s;
+	p->loop = l;
+	p->in = STDIN_FILENO;
+	p->out = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (p->out < 0)
+		p->out = dup(STDERR_FILENO);
+	buf_init(&p->field, FIELD_MAX);
+	static const struct session_approver ops = {approve_on_request,
+	                                            approve_on_cancel};
+	session_set_approver(s, &ops, p);
+	return p;
 }
 
-void approve_detach(void)
+void approve_detach(struct approver *p)
 {
-	if (!P.s)
+	if (!p)
 		return;
-	raw_off();
-	if (P.show_timer)
-		loop_timer_cancel(P.loop, P.show_timer);
-	if (P.n)
-		loop_fd_del(P.loop, P.in);
-	for (size_t i = 0; i < P.n; i++)
-		free(P.queue[i]);
-	free(P.queue);
-	buf_free(&P.field);
-	if (P.out >= 0)
-		close(P.out);
-	P = (struct prompt){.in = -1, .out = -1};
+	session_set_approver(p->s, NULL, NULL); /* nothing comes after this */
+	approve_raw_off(p);
+	if (p->show_timer)
+		loop_timer_cancel(p->loop, p->show_timer);
+	if (p->n)
+		loop_fd_del(p->loop, p->in);
+	for (size_t i = 0; i < p->n; i++)
+		free(p->queue[i]);
+	free(p->queue);
+	buf_free(&p->field);
+	if (p->out >= 0)
+		close(p->out);
+	free(p);
 }

@@ -1,17 +1,58 @@
-/* cli.h: what the command-line files share. */
+/* cli.h: what the command-line files share. Each part of a headless
+ * run (the printer, the approver, the step prompt, the resume options)
+ * is a context its attach or init makes and main.c owns; nothing is
+ * kept in file-level variables. */
 #ifndef ASSAY_CLI_H
 #define ASSAY_CLI_H
 
+#include <stddef.h>
+
 #include "assay/session.h"
 
-/* Print progress on stderr, or events as JSON lines on stdout. */
-void headless_attach(struct session *s, int json);
-
 struct loop;
+struct config;
+
+/* Print progress on stderr, or events as JSON lines on stdout
+ * (headless.c). Free after the session. */
+struct headless *headless_attach(struct session *s, int json);
+void headless_free(struct headless *h);
+
 /* With a terminal on stdin: ask it about the calls that need approval
- * (approve.c); detach restores the terminal. */
-void approve_attach(struct session *s, struct loop *l);
-void approve_detach(void);
+ * (approve.c); detach (before the session is freed) restores the
+ * terminal. */
+struct approver *approve_attach(struct session *s, struct loop *l);
+void approve_detach(struct approver *p);
+
+/* Headless --step (step.c): ask at each breakpoint on /dev/tty; NULL
+ * with *err without a terminal. Detach before the session is freed. */
+struct stepui *stepui_attach(struct session *s, struct loop *l, char **err);
+void stepui_detach(struct stepui *u);
+
+/* What the terminal prompts share (tty.c): untrusted text cleaned for
+ * the terminal (newlines and tabs kept), and shown on fd line by line,
+ * each line after indent. */
+char *tty_clean(const char *s, size_t n);
+void tty_say(int fd, const char *indent, const char *text);
+
+/* assay resume RUN [OPTIONS] [PROMPT] (resume.c). */
+struct resume_cli {
+	struct session_resume_opts ro;
+	/* the configuration, and its base URL before the options: a URL
+	 * the options change was passed on this command line */
+	const struct config *cfg;
+	char *layer_url;
+};
+void resume_cli_init(struct resume_cli *r);
+void resume_cli_free(struct resume_cli *r);
+/* argv[0] is "resume" and argv[1] RUN; applies the run's recorded
+ * settings to c (below the options) and shifts argv past "resume". */
+int resume_prepare(struct resume_cli *r, struct config *c, int *argc,
+                   char ***argv, char **err);
+/* --re-execute (which 0), --fork-at SEQ (1), --replace TEXT (2);
+ * resume says whether the command is resume. */
+int resume_option(struct resume_cli *r, int resume, int which, const char *arg,
+                  char **err);
+const struct session_resume_opts *resume_opts(struct resume_cli *r);
 
 /* assay export RUN --format md|html [-o FILE] (export.c); argv[0]
  * is "export". Returns the exit code. */
@@ -23,20 +64,5 @@ int cmd_replay(int argc, char **argv);
 /* assay doctor [--json] [--images MODE] (doctor.c); argv[0] is
  * "doctor". 0 when the default setup works, 1 when not, 2 usage. */
 int cmd_doctor(int argc, char **argv);
-
-struct config;
-/* assay resume RUN [OPTIONS] [PROMPT] (resume.c): argv[0] is "resume"
- * and argv[1] RUN; applies the run's recorded settings to c (below
- * the options) and shifts argv past "resume". */
-int resume_prepare(struct config *c, int *argc, char ***argv, char **err);
-/* --re-execute (which 0), --fork-at SEQ (1), --replace TEXT (2);
- * resume says whether the command is resume. */
-int resume_option(int resume, int which, const char *arg, char **err);
-const struct session_resume_opts *resume_opts(void);
-
-/* Headless --step (step.c): ask at each breakpoint on /dev/tty; -1
- * with *err without a terminal. */
-int step_attach(struct session *s, struct loop *l, char **err);
-void step_detach(void);
 
 #endif

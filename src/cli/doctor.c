@@ -7,8 +7,6 @@
  * report as one object. */
 #include "cli.h"
 #include "tui/termcaps.h"
-#include "tui/tui.h"
-#include "sandbox/docker_internal.h"
 
 #include "assay/config.h"
 #include "assay/json.h"
@@ -42,6 +40,7 @@ struct doctor {
 	int failed;
 };
 
+/* A new section of the report; items go into it. */
 static void section(struct doctor *d, const char *name)
 {
 	cJSON *s = cJSON_CreateObject();
@@ -80,7 +79,7 @@ static char *json_text(const char *s)
 	size_t n = strlen(s);
 	for (size_t i = 0; i < n;) {
 		uint32_t cp;
-		size_t len = ui_u8_decode(s + i, n - i, &cp);
+		size_t len = utf8_decode(s + i, n - i, &cp);
 		if (cp == 0x7f || (cp >= 0x80 && cp < 0xa0) ||
 		    (cp == 0xFFFD && len == 1))
 			buf_append(&b, "\xef\xbf\xbd", 3);
@@ -92,6 +91,7 @@ static char *json_text(const char *s)
 	return buf_detach(&b);
 }
 
+/* Add what the terminal sent to o as a safe JSON string. */
 static void add_terminal_str(cJSON *o, const char *name, const char *s)
 {
 	char *safe = json_text(s);
@@ -112,6 +112,37 @@ static int typed_signal(int sig)
 		return 0;
 	fprintf(stderr, "assay doctor: interrupted\n");
 	return -1;
+}
+
+/* The graphics section in the JSON report: what the terminal said,
+ * in its own words (escaped), and what was chosen. */
+static void graphics_report(struct doctor *d, const struct ui_termcaps *tc,
+                            const char *want, int tmux, int64_t took)
+{
+	cJSON *g = cJSON_AddObjectToObject(d->report, "graphics");
+	cJSON_AddStringToObject(g, "mode", ui_termcaps_mode_name(tc->mode));
+	cJSON_AddStringToObject(g, "want", want ? want : "auto");
+	/* the terminal's own words in the JSON, escaped */
+	add_terminal_str(g, "why", tc->why);
+	cJSON_AddBoolToObject(g, "queried", tc->queried);
+	cJSON_AddBoolToObject(g, "da1_seen", tc->da1_seen);
+	add_terminal_str(g, "da1", tc->da1);
+	cJSON_AddBoolToObject(g, "kitty_answered", tc->kitty_answered);
+	add_terminal_str(g, "kitty_reply", tc->kitty_reply);
+	cJSON_AddBoolToObject(g, "sixel", tc->sixel);
+	cJSON_AddBoolToObject(g, "kitty", tc->kitty);
+	cJSON_AddNumberToObject(g, "color_registers", tc->color_registers);
+	cJSON_AddBoolToObject(g, "registers_assumed", tc->registers_assumed);
+	cJSON_AddNumberToObject(g, "sixel_max_w", tc->sixel_max_w);
+	cJSON_AddNumberToObject(g, "sixel_max_h", tc->sixel_max_h);
+	cJSON_AddNumberToObject(g, "cell_w", tc->cell_w);
+	cJSON_AddNumberToObject(g, "cell_h", tc->cell_h);
+	cJSON_AddStringToObject(g, "cell_from", tc->cell_from);
+	cJSON_AddBoolToObject(g, "truecolor", tc->truecolor);
+	cJSON_AddBoolToObject(g, "in_tmux", tc->in_tmux);
+	cJSON_AddNumberToObject(g, "tmux_sixel_support", tmux);
+	cJSON_AddBoolToObject(g, "timed_out", tc->timed_out);
+	cJSON_AddNumberToObject(g, "ms", (double)took);
 }
 
 /* -1: interrupted (Ctrl-C during the query). */
@@ -213,30 +244,7 @@ static int check_graphics(struct doctor *d, const char *want)
 		              : xstrdup("tmux 3.4+ built with sixel shows "
 		                        "pixel charts; else blocks are used"));
 
-	cJSON *g = cJSON_AddObjectToObject(d->report, "graphics");
-	cJSON_AddStringToObject(g, "mode", mode);
-	cJSON_AddStringToObject(g, "want", want ? want : "auto");
-	/* the terminal's own words in the JSON, escaped */
-	add_terminal_str(g, "why", tc.why);
-	cJSON_AddBoolToObject(g, "queried", tc.queried);
-	cJSON_AddBoolToObject(g, "da1_seen", tc.da1_seen);
-	add_terminal_str(g, "da1", tc.da1);
-	cJSON_AddBoolToObject(g, "kitty_answered", tc.kitty_answered);
-	add_terminal_str(g, "kitty_reply", tc.kitty_reply);
-	cJSON_AddBoolToObject(g, "sixel", tc.sixel);
-	cJSON_AddBoolToObject(g, "kitty", tc.kitty);
-	cJSON_AddNumberToObject(g, "color_registers", tc.color_registers);
-	cJSON_AddBoolToObject(g, "registers_assumed", tc.registers_assumed);
-	cJSON_AddNumberToObject(g, "sixel_max_w", tc.sixel_max_w);
-	cJSON_AddNumberToObject(g, "sixel_max_h", tc.sixel_max_h);
-	cJSON_AddNumberToObject(g, "cell_w", tc.cell_w);
-	cJSON_AddNumberToObject(g, "cell_h", tc.cell_h);
-	cJSON_AddStringToObject(g, "cell_from", tc.cell_from);
-	cJSON_AddBoolToObject(g, "truecolor", tc.truecolor);
-	cJSON_AddBoolToObject(g, "in_tmux", tc.in_tmux);
-	cJSON_AddNumberToObject(g, "tmux_sixel_support", tmux);
-	cJSON_AddBoolToObject(g, "timed_out", tc.timed_out);
-	cJSON_AddNumberToObject(g, "ms", (double)took);
+	graphics_report(d, &tc, want, tmux, took);
 	return 0;
 }
 
@@ -249,6 +257,7 @@ struct pyrun {
 	char *error;
 };
 
+/* The python check's output, kept up to DOC_OUT_MAX. */
 static void py_output(void *arg, enum sbx_stream s, const char *data, size_t n)
 {
 	struct pyrun *p = arg;
@@ -257,6 +266,7 @@ static void py_output(void *arg, enum sbx_stream s, const char *data, size_t n)
 		buf_append(b, data, n);
 }
 
+/* The python check ended: keep how. */
 static void py_exit(void *arg, const struct sbx_exit *ex)
 {
 	struct pyrun *p = arg;
@@ -284,6 +294,8 @@ static const char PY_SCRIPT[] =
     "    out[n] = v\n"
     "print(json.dumps(out))\n";
 
+/* Run python in the started sandbox: its version and whether the
+ * libraries the analyses need import. */
 static void check_python(struct doctor *d, struct sbx *s, struct loop *l,
                          int required)
 {
@@ -296,7 +308,7 @@ static void check_python(struct doctor *d, struct sbx *s, struct loop *l,
 	struct sbx_exec_obs o = {py_output, py_exit, &p};
 	char *err = NULL;
 	int64_t t0 = now_ms();
-	if (!s->ops->exec(s, &r, &o, &err)) {
+	if (!sbx_exec(s, &r, &o, &err)) {
 		item(d, required ? DOC_FAIL : DOC_WARN, "python3",
 		     xasprintf("could not run python3 in the sandbox: %s", err),
 		     NULL);
@@ -354,6 +366,34 @@ out:
 	buf_free(&p.errb);
 }
 
+/* A sandbox operation doctor waits for (it has no other work): the
+ * completion's rc and message. */
+struct doc_wait {
+	int done;
+	int rc;
+	char *err;
+};
+
+/* The completion of an operation doctor waits for. */
+static void doc_wait_done(void *arg, int rc, const char *err, struct buf *data,
+                          cJSON *list)
+{
+	struct doc_wait *w = arg;
+	(void)data;
+	(void)list;
+	w->done = 1;
+	w->rc = rc;
+	w->err = err ? xstrdup(err) : NULL;
+}
+
+/* Run the loop until w's operation completes (it always does: the
+ * sandbox bounds its own work). */
+static void doc_wait_for(struct loop *l, struct doc_wait *w)
+{
+	while (!w->done)
+		loop_once(l, 1000);
+}
+
 /* Start a real local sandbox in a scratch run dir (the same start, probe
  * and limits a run gets), then ask its python. */
 static void check_local(struct doctor *d, int required)
@@ -368,6 +408,7 @@ static void check_local(struct doctor *d, int required)
 	struct loop *l = NULL;
 	struct sbx *s = NULL;
 	char *err = NULL;
+	struct doc_wait start = {0};
 	if (!mkdtemp(dir)) {
 		item(d, DOC_FAIL, "start",
 		     xasprintf("cannot make a scratch directory %s: %s", dir,
@@ -380,26 +421,36 @@ static void check_local(struct doctor *d, int required)
 	l = loop_new();
 	int64_t t0 = now_ms();
 	s = l ? sbx_new(&sc, l, dir, &err) : NULL;
-	int ok = s && s->ops->start(s, &err) == 0;
+	if (s) {
+		sbx_start(s, 1, doc_wait_done, &start);
+		doc_wait_for(l, &start);
+	}
+	int ok = s && start.rc == SBX_OK;
 	int64_t took = now_ms() - t0;
 	if (ok) {
 		item(d, DOC_OK, "start",
 		     xasprintf("bubblewrap accepts the sandbox's options "
 		               "(user, mount, PID and network namespaces, "
 		               "limits): set up in %lld ms; the python check "
-		               "below runs inside it",
-		               (long long)took),
+		               "below runs inside it%s%s",
+		               (long long)took, start.err ? "; note: " : "",
+		               start.err ? start.err : ""),
 		     NULL);
 	} else {
+		const char *why = start.err ? start.err : err;
 		item(d, required ? DOC_FAIL : DOC_WARN, "start",
-		     xasprintf("%s", err ? err : "cannot create the sandbox"),
+		     xasprintf("%s", why ? why : "cannot create the sandbox"),
 		     xstrdup("see the message; or use --sandbox docker"));
 	}
 	free(err);
+	free(start.err);
 	if (ok)
 		check_python(d, s, l, required);
 	if (s) {
-		s->ops->stop(s);
+		struct doc_wait stop = {0};
+		sbx_stop(s, doc_wait_done, &stop);
+		doc_wait_for(l, &stop);
+		free(stop.err);
 		sbx_free(s);
 	}
 	if (l)
@@ -411,112 +462,51 @@ static void check_local(struct doctor *d, int required)
 
 /* ---- docker ---- */
 
-struct dk_get {
-	long status;
-	struct buf body;
-	char *err;
-};
-
-static void dk_get_done(void *arg, long status, struct buf *body,
-                        const char *err)
-{
-	struct dk_get *g = arg;
-	g->status = status;
-	buf_append(&g->body, body->data ? body->data : "", body->len);
-	g->err = err ? xstrdup(err) : NULL;
-}
-
-/* One bounded GET; the parsed body (or NULL) and the status. */
-static cJSON *dk_get(struct dk_api *a, const char *path, int unversioned,
-                     char **header, long *status, char **err)
-{
-	struct dk_get g = {0};
-	buf_init(&g.body, 0);
-	struct dk_req r = {.method = "GET",
-	                   .path = path,
-	                   .on_done = dk_get_done,
-	                   .arg = &g,
-	                   .timeout_ms = DOC_DOCKER_MS,
-	                   .sync = 1,
-	                   .unversioned = unversioned,
-	                   .max_body = 1 << 20,
-	                   .header_name = header ? "Api-Version" : NULL,
-	                   .header_value = header};
-	char *why = NULL;
-	dk_send(a, &r, &why);
-	cJSON *j = NULL;
-	*status = g.status;
-	if (why || !g.status)
-		set_err(err, "%s", why ? why : g.err ? g.err : "no answer");
-	else if (g.body.len)
-		j = cJSON_ParseWithLength(g.body.data, g.body.len);
-	free(why);
-	free(g.err);
-	buf_free(&g.body);
-	return j;
-}
-
+/* Ask the daemon DOCKER_HOST names (sbx_docker_probe) and say what
+ * works and what to do. */
 static void check_docker(struct doctor *d, const struct config *c, int required)
 {
 	section(d, "sandbox: docker");
 	enum doc_status bad = required ? DOC_FAIL : DOC_WARN;
-	struct dk_api a = {0};
-	char *err = NULL, *apiv = NULL;
-	cJSON *ver = NULL, *img = NULL;
-	long st = 0;
-	if (dk_endpoint_parse(getenv("DOCKER_HOST"), getenv("DOCKER_CERT_PATH"),
-	                      getenv("DOCKER_TLS_VERIFY"), getenv("HOME"),
-	                      &a.ep, &err) < 0) {
-		item(d, bad, "daemon", xasprintf("DOCKER_HOST: %s", err),
+	const char *image =
+	    c->image && *c->image ? c->image : DOC_DEFAULT_IMAGE;
+	struct sbx_docker_probe p;
+	sbx_docker_probe(image, DOC_DOCKER_MS, &p);
+	const char *dv = p.docker_version ? p.docker_version : "?";
+	switch (p.failed) {
+	case SBX_PROBE_ENDPOINT:
+		item(d, bad, "daemon", xasprintf("DOCKER_HOST: %s", p.error),
 		     xstrdup("fix DOCKER_HOST (unix:///path or "
 		             "tcp://host:port)"));
 		goto out;
-	}
-	cJSON_Delete(dk_get(&a, "/_ping", 1, &apiv, &st, &err));
-	if (err || st != 200) {
+	case SBX_PROBE_PING:
 		item(
 		    d, bad, "daemon",
-		    err ? xasprintf("no answer from %s: %s", a.ep.host, err)
+		    p.error
+		        ? xasprintf("no answer from %s: %s", p.host, p.error)
 		        : xasprintf("%s answered /_ping with status %ld",
-		                    a.ep.host, st),
+		                    p.host, p.ping_status),
 		    xstrdup("start the daemon (systemctl start docker), check "
 		            "DOCKER_HOST and that you may use the socket (the "
 		            "docker group); only needed for --sandbox docker"));
 		goto out;
-	}
-	ver = dk_get(&a, "/version", 1, NULL, &st, &err);
-	const char *max = apiv ? apiv : json_str(ver, "ApiVersion", NULL);
-	const char *min = json_str(ver, "MinAPIVersion", NULL);
-	char *why = NULL;
-	if (dk_negotiate(getenv("DOCKER_API_VERSION"), max, min, &a.version,
-	                 &why) < 0) {
+	case SBX_PROBE_VERSION:
 		item(d, bad, "daemon",
-		     xasprintf("%s: Docker %s: %s", a.ep.host,
-		               json_str(ver, "Version", "?"), why),
-		     NULL);
-		free(why);
+		     xasprintf("%s: Docker %s: %s", p.host, dv, p.error), NULL);
 		goto out;
+	default:
+		break;
 	}
 	item(d, DOC_OK, "daemon",
 	     xasprintf("%s answers: Docker %s, API %s (assay speaks %s)",
-	               a.ep.host, json_str(ver, "Version", "?"),
-	               max ? max : "?", a.version),
+	               p.host, dv, p.api_max ? p.api_max : "?", p.api),
 	     NULL);
-	const char *image =
-	    c->image && *c->image ? c->image : DOC_DEFAULT_IMAGE;
-	char *q = dk_escape(image);
-	char *path = xasprintf("/images/%s/json", q);
-	free(q);
-	free(err);
-	err = NULL;
-	img = dk_get(&a, path, 0, NULL, &st, &err);
-	free(path);
-	if (st == 200)
+	if (p.failed == SBX_PROBE_OK)
 		item(d, DOC_OK, "image",
 		     xasprintf("%s is present (%.19s)", image,
-		               json_str(img, "Id", "?")),
+		               p.image_id ? p.image_id : "?"),
 		     NULL);
-	else if (st == 404)
+	else if (p.image_status == 404)
 		item(
 		    d, bad, "image",
 		    xasprintf("%s is not on the daemon", image),
@@ -525,15 +515,10 @@ static void check_docker(struct doctor *d, const struct config *c, int required)
 	else
 		item(d, bad, "image",
 		     xasprintf("cannot ask about %s: %s", image,
-		               err ? err : "unexpected status"),
+		               p.error ? p.error : "unexpected status"),
 		     NULL);
 out:
-	free(err);
-	free(apiv);
-	cJSON_Delete(ver);
-	cJSON_Delete(img);
-	free(a.version);
-	dk_endpoint_free(&a.ep);
+	sbx_docker_probe_free(&p);
 }
 
 /* ---- model keys ---- */
@@ -585,6 +570,8 @@ static void put_clean(const char *s)
 	free(c);
 }
 
+/* The report as text: sections, then each item with its status and
+ * what to do. */
 static void print_text(const struct doctor *d)
 {
 	const cJSON *s;
@@ -614,6 +601,7 @@ static void print_text(const struct doctor *d)
 	                         : "assay doctor: the default setup works");
 }
 
+/* assay doctor --help. */
 static void doctor_usage(FILE *f)
 {
 	fputs("usage: assay doctor [--json] [--images MODE] [--config FILE]\n"
@@ -676,7 +664,7 @@ int cmd_doctor(int argc, char **argv)
 		config_free(&c);
 		return EXIT_INTERRUPTED;
 	}
-	int docker = !strcmp(c.sandbox, "docker");
+	int docker = (sbx_backend_caps(c.sandbox) & SBX_CAP_DOCKER) != 0;
 	check_local(&d, !docker);
 	check_docker(&d, &c, docker);
 	check_keys(&d, &c);

@@ -1,10 +1,13 @@
 /* headless.c: the observer for `assay run`: readable progress on
  * stderr (streamed text, each tool call with its command, exit code and
  * duration, retries, a final summary), or with --json every event as a
- * JSON line on stdout. Untrusted text is sanitised before printing. */
+ * JSON line on stdout. Events are dispatched by type through one table;
+ * untrusted text goes through term_clean before it is printed. */
 #include "cli.h"
 
+#include "assay/events.h"
 #include "assay/json.h"
+#include "assay/termtext.h"
 #include "assay/util.h"
 
 #include <stdio.h>
@@ -19,28 +22,39 @@ struct headless {
 	int cached;  /* the turn's answer came from the cache */
 };
 
-static struct headless H;
-
-static void put(const char *s)
+/* A terminal-safe copy of an untrusted string (paths, errors, ids). */
+static char *hl_clean(const char *s)
 {
-	char *clean = term_sanitize(s, strlen(s));
+	if (!s)
+		s = "";
+	return term_clean(s, strlen(s),
+	                  TERM_CLEAN_NEWLINES | TERM_CLEAN_KEEP_TABS);
+}
+
+/* Print untrusted text on stderr, cleaned. */
+static void hl_put(const char *s)
+{
+	char *clean = hl_clean(s);
 	fputs(clean, stderr);
 	free(clean);
 }
 
-static const char *c(const char *code)
+/* An SGR code when stderr takes colour, else nothing. */
+static const char *hl_sgr(const struct headless *h, const char *code)
 {
-	return H.color ? code : "";
+	return h->color ? code : "";
 }
 
-static void end_text(void)
+/* End a line of streamed text before anything else is printed. */
+static void hl_end_text(struct headless *h)
 {
-	if (H.in_text)
+	if (h->in_text)
 		fputc('\n', stderr);
-	H.in_text = 0;
+	h->in_text = 0;
 }
 
-static void first_line(const char *s, char *out, size_t max)
+/* The first line of s into out (at most max bytes), "..." when cut. */
+static void hl_first_line(const char *s, char *out, size_t max)
 {
 	size_t n = strcspn(s, "\n");
 	if (n >= max)
@@ -51,7 +65,83 @@ static void first_line(const char *s, char *out, size_t max)
 		strcat(out, "...");
 }
 
-static void print_tool_call(const cJSON *ev)
+/* run_start and run_resume: "assay run ID: provider/model, ...". */
+static void hl_print_start(struct headless *h, const char *line)
+{
+	fprintf(stderr, "%sassay%s", hl_sgr(h, "\033[1m"),
+	        hl_sgr(h, "\033[0m"));
+	hl_put(line);
+}
+
+/* A resumed run: where the record is picked up. */
+static void hl_run_resume(struct headless *h, const cJSON *ev)
+{
+	const cJSON *from = cJSON_GetObjectItem(ev, "resumed_from");
+	char *line = xasprintf(
+	    " resuming run %s (recorded up to event %.0f, %s): %s/%s, "
+	    "sandbox %s\n",
+	    json_str(ev, "run_id", ""), json_num(from, "seq", 0),
+	    json_str(from, "status", "?"), json_str(ev, "provider", ""),
+	    json_str(ev, "model", ""),
+	    json_str(cJSON_GetObjectItem(ev, "sandbox"), "backend", ""));
+	hl_print_start(h, line);
+	free(line);
+}
+
+/* The run: its id, provider and model, sandbox, run dir. */
+static void hl_run_start(struct headless *h, const cJSON *ev)
+{
+	char *line = xasprintf(
+	    " run %s: %s/%s, sandbox %s, run dir %s\n",
+	    json_str(ev, "run_id", ""), json_str(ev, "provider", ""),
+	    json_str(ev, "model", ""),
+	    json_str(cJSON_GetObjectItem(ev, "sandbox"), "backend", ""),
+	    json_str(ev, "run_dir", ""));
+	hl_print_start(h, line);
+	free(line);
+}
+
+/* A turn answered from the cache says so (nothing was sent). */
+static void hl_model_request(struct headless *h, const cJSON *ev)
+{
+	h->cached = json_bool(ev, "cached", 0);
+	if (!h->cached)
+		return;
+	hl_end_text(h);
+	fprintf(stderr,
+	        "%s[turn %.0f: answer from the cache, nothing sent]%s\n",
+	        hl_sgr(h, "\033[2m"), json_num(ev, "turn", 0),
+	        hl_sgr(h, "\033[0m"));
+}
+
+/* A resumed run goes live: from which turn, and why. */
+static void hl_replay_live(struct headless *h, const cJSON *ev)
+{
+	hl_end_text(h);
+	fprintf(stderr, "%s[live from turn %.0f after %.0f cached: ",
+	        hl_sgr(h, "\033[2m"), json_num(ev, "turn", 0),
+	        json_num(ev, "cached_turns", 0));
+	hl_put(json_str(ev, "reason", ""));
+	fprintf(stderr, "]%s\n", hl_sgr(h, "\033[0m"));
+}
+
+/* What the step prompt decided. */
+static void hl_step_resume(struct headless *h, const cJSON *ev)
+{
+	hl_end_text(h);
+	fprintf(stderr, "%s[step: %s]%s\n", hl_sgr(h, "\033[2m"),
+	        json_str(ev, "action", "?"), hl_sgr(h, "\033[0m"));
+}
+
+/* Streamed model text, as it comes. */
+static void hl_text_delta(struct headless *h, const cJSON *ev)
+{
+	hl_put(json_str(ev, "text", ""));
+	h->in_text = 1;
+}
+
+/* "> shell COMMAND": the call's name and the first line of what it runs. */
+static void hl_tool_call(struct headless *h, const cJSON *ev)
 {
 	const char *name = json_str(ev, "name", "?");
 	const cJSON *args = cJSON_GetObjectItem(ev, "arguments");
@@ -61,184 +151,161 @@ static void print_tool_call(const cJSON *ev)
 		what = json_str(args, "code", NULL); /* python */
 	if (!what)
 		what = json_str(args, "path", "");
-	first_line(what, line, sizeof line);
-	end_text();
-	fprintf(stderr, "%s> %s%s ", c("\033[1;36m"), name, c("\033[0m"));
-	put(line);
+	hl_first_line(what, line, sizeof line);
+	hl_end_text(h);
+	fprintf(stderr, "%s> %s%s ", hl_sgr(h, "\033[1;36m"), name,
+	        hl_sgr(h, "\033[0m"));
+	hl_put(line);
 	fputc('\n', stderr);
 }
 
-static void print_exec_end(const cJSON *ev)
+/* How a command ended: exit code (or timeout, cancel) and duration. */
+static void hl_exec_end(struct headless *h, const cJSON *ev)
 {
 	double ms = json_num(ev, "duration_ms", 0);
-	if (json_bool(ev, "timed_out", 0))
-		fprintf(stderr, "  %stimed out%s after %.1fs\n", c("\033[31m"),
-		        c("\033[0m"), ms / 1000);
-	else if (json_bool(ev, "cancelled", 0))
+	if (json_bool(ev, "timed_out", 0)) {
+		fprintf(stderr, "  %stimed out%s after %.1fs\n",
+		        hl_sgr(h, "\033[31m"), hl_sgr(h, "\033[0m"), ms / 1000);
+	} else if (json_bool(ev, "cancelled", 0)) {
 		fprintf(stderr, "  cancelled after %.1fs\n", ms / 1000);
-	else {
+	} else {
 		int code = (int)json_num(ev, "exit_code", -1);
 		fprintf(stderr,
 		        "  %sexit %d%s in %.1fs (%.0f bytes out, %.0f "
 		        "err)\n",
-		        code ? c("\033[31m") : c("\033[32m"), code,
-		        c("\033[0m"), ms / 1000,
+		        code ? hl_sgr(h, "\033[31m") : hl_sgr(h, "\033[32m"),
+		        code, hl_sgr(h, "\033[0m"), ms / 1000,
 		        json_num(ev, "stdout_bytes", 0),
 		        json_num(ev, "stderr_bytes", 0));
 	}
 }
 
-/* A terminal-safe copy of an untrusted string (paths, errors, ids). */
-static char *clean(const char *s)
+/* A tool's error (not a command's exit code, which exec_end shows). */
+static void hl_tool_result(struct headless *h, const cJSON *ev)
 {
-	return term_sanitize(s ? s : "", strlen(s ? s : ""));
+	(void)h;
+	if (!json_bool(ev, "is_error", 0) ||
+	    strstr(json_str(ev, "content", ""), "[exit code"))
+		return;
+	fputs("  ", stderr);
+	hl_put(json_str(ev, "content", ""));
+	fputc('\n', stderr);
 }
 
-static void print_run_end(const cJSON *ev)
+/* A failure, and when it is retried, how soon and what was dropped. */
+static void hl_error(struct headless *h, const cJSON *ev)
 {
-	end_text();
+	hl_end_text(h);
+	double retry = json_num(ev, "retry_in_ms", -1);
+	fprintf(stderr, "%s%s%s: ", hl_sgr(h, "\033[33m"),
+	        json_str(ev, "category", "error"), hl_sgr(h, "\033[0m"));
+	hl_put(json_str(ev, "message", ""));
+	if (retry >= 0)
+		fprintf(stderr,
+		        " (retrying in %.1fs; %.0f bytes of partial output "
+		        "discarded)",
+		        retry / 1000, json_num(ev, "discarded_bytes", 0));
+	fputc('\n', stderr);
+}
+
+/* The end of a turn's text; a cached turn's text, which did not
+ * stream, is printed here. */
+static void hl_assistant_message(struct headless *h, const cJSON *ev)
+{
+	if (h->cached && *json_str(ev, "text", "")) {
+		/* no deltas streamed: show the text once */
+		hl_put(json_str(ev, "text", ""));
+		h->in_text = 1;
+	}
+	h->cached = 0;
+	hl_end_text(h);
+}
+
+/* The summary: status and totals, each declared output, the archive. */
+static void hl_run_end(struct headless *h, const cJSON *ev)
+{
+	hl_end_text(h);
 	const cJSON *tot = cJSON_GetObjectItem(ev, "totals");
 	fprintf(stderr,
 	        "%srun %s%s: %.0f turns, %.0f tokens in, %.0f out, "
 	        "%.1fs\n",
-	        c("\033[1m"), json_str(ev, "status", "?"), c("\033[0m"),
-	        json_num(tot, "turns", 0), json_num(tot, "input_tokens", 0),
+	        hl_sgr(h, "\033[1m"), json_str(ev, "status", "?"),
+	        hl_sgr(h, "\033[0m"), json_num(tot, "turns", 0),
+	        json_num(tot, "input_tokens", 0),
 	        json_num(tot, "output_tokens", 0),
 	        json_num(tot, "duration_ms", 0) / 1000);
 	const cJSON *o;
 	cJSON_ArrayForEach(o, cJSON_GetObjectItem(ev, "outputs"))
 	{
-		char *path = clean(json_str(o, "path", "?"));
+		char *path = hl_clean(json_str(o, "path", "?"));
 		if (json_bool(o, "present", 0)) {
-			char *to = clean(json_str(o, "copied_to", "?"));
+			char *to = hl_clean(json_str(o, "copied_to", "?"));
 			fprintf(stderr, "  output %s -> %s (%.0f bytes)\n",
 			        path, to, json_num(o, "bytes", 0));
 			free(to);
 		} else {
-			char *why = clean(json_str(o, "error", ""));
+			char *why = hl_clean(json_str(o, "error", ""));
 			fprintf(stderr, "  %soutput %s missing%s: %s\n",
-			        c("\033[31m"), path, c("\033[0m"), why);
+			        hl_sgr(h, "\033[31m"), path,
+			        hl_sgr(h, "\033[0m"), why);
 			free(why);
 		}
 		free(path);
 	}
 	const char *archive = json_str(ev, "archive", NULL);
 	if (archive) {
-		char *a = clean(archive);
+		char *a = hl_clean(archive);
 		fprintf(stderr, "  workspace archive: %s\n", a);
 		free(a);
 	}
 }
 
-static void on_event(void *arg, const cJSON *ev)
+/* What each event type prints; a type without an entry prints nothing. */
+static void (*const hl_handlers[EV__COUNT])(struct headless *,
+                                            const cJSON *) = {
+    [EV_RUN_START] = hl_run_start,
+    [EV_RUN_RESUME] = hl_run_resume,
+    [EV_MODEL_REQUEST] = hl_model_request,
+    [EV_REPLAY_LIVE] = hl_replay_live,
+    [EV_STEP_RESUME] = hl_step_resume,
+    [EV_TEXT_DELTA] = hl_text_delta,
+    [EV_TOOL_CALL] = hl_tool_call,
+    [EV_EXEC_END] = hl_exec_end,
+    [EV_TOOL_RESULT] = hl_tool_result,
+    [EV_ERROR] = hl_error,
+    [EV_ASSISTANT_MESSAGE] = hl_assistant_message,
+    [EV_RUN_END] = hl_run_end,
+};
+
+/* The session's observer: one event, as a JSON line or as progress. */
+static void hl_on_event(void *arg, const cJSON *ev)
 {
-	(void)arg;
-	if (H.json) {
+	struct headless *h = arg;
+	if (h->json) {
 		char *line = json_print(ev);
 		puts(line);
 		fflush(stdout);
 		free(line);
 		return;
 	}
-	const char *type = json_str(ev, "type", "");
+	enum event_type t = event_type_of(ev);
 	/* a resumed run's history: already printed when it happened */
-	if (json_bool(ev, "replayed", 0) && strcmp(type, "model_request"))
+	if (json_bool(ev, "replayed", 0) && t != EV_MODEL_REQUEST)
 		return;
-	if (!strcmp(type, "run_resume")) {
-		const cJSON *from = cJSON_GetObjectItem(ev, "resumed_from");
-		char *line = xasprintf(
-		    " resuming run %s (recorded up to event %.0f, %s): %s/%s, "
-		    "sandbox %s\n",
-		    json_str(ev, "run_id", ""), json_num(from, "seq", 0),
-		    json_str(from, "status", "?"), json_str(ev, "provider", ""),
-		    json_str(ev, "model", ""),
-		    json_str(cJSON_GetObjectItem(ev, "sandbox"), "backend",
-		             ""));
-		fprintf(stderr, "%sassay%s", c("\033[1m"), c("\033[0m"));
-		put(line);
-		free(line);
-		return;
-	}
-	if (!strcmp(type, "model_request")) {
-		H.cached = json_bool(ev, "cached", 0);
-		if (H.cached) {
-			end_text();
-			fprintf(stderr,
-			        "%s[turn %.0f: answer from the cache, "
-			        "nothing sent]%s\n",
-			        c("\033[2m"), json_num(ev, "turn", 0),
-			        c("\033[0m"));
-		}
-		return;
-	}
-	if (!strcmp(type, "replay_live")) {
-		end_text();
-		fprintf(stderr, "%s[live from turn %.0f after %.0f cached: ",
-		        c("\033[2m"), json_num(ev, "turn", 0),
-		        json_num(ev, "cached_turns", 0));
-		put(json_str(ev, "reason", ""));
-		fprintf(stderr, "]%s\n", c("\033[0m"));
-		return;
-	}
-	if (!strcmp(type, "step_resume")) {
-		end_text();
-		fprintf(stderr, "%s[step: %s]%s\n", c("\033[2m"),
-		        json_str(ev, "action", "?"), c("\033[0m"));
-		return;
-	}
-	if (!strcmp(type, "run_start")) {
-		char *line = xasprintf(
-		    " run %s: %s/%s, sandbox %s, run dir %s\n",
-		    json_str(ev, "run_id", ""), json_str(ev, "provider", ""),
-		    json_str(ev, "model", ""),
-		    json_str(cJSON_GetObjectItem(ev, "sandbox"), "backend", ""),
-		    json_str(ev, "run_dir", ""));
-		fprintf(stderr, "%sassay%s", c("\033[1m"), c("\033[0m"));
-		put(line);
-		free(line);
-	} else if (!strcmp(type, "text_delta")) {
-		put(json_str(ev, "text", ""));
-		H.in_text = 1;
-	} else if (!strcmp(type, "tool_call")) {
-		print_tool_call(ev);
-	} else if (!strcmp(type, "exec_end")) {
-		print_exec_end(ev);
-	} else if (!strcmp(type, "tool_result")) {
-		if (json_bool(ev, "is_error", 0) &&
-		    !strstr(json_str(ev, "content", ""), "[exit code")) {
-			fputs("  ", stderr);
-			put(json_str(ev, "content", ""));
-			fputc('\n', stderr);
-		}
-	} else if (!strcmp(type, "error")) {
-		end_text();
-		double retry = json_num(ev, "retry_in_ms", -1);
-		fprintf(stderr, "%s%s%s: ", c("\033[33m"),
-		        json_str(ev, "category", "error"), c("\033[0m"));
-		put(json_str(ev, "message", ""));
-		if (retry >= 0)
-			fprintf(stderr,
-			        " (retrying in %.1fs; %.0f bytes of "
-			        "partial output discarded)",
-			        retry / 1000,
-			        json_num(ev, "discarded_bytes", 0));
-		fputc('\n', stderr);
-	} else if (!strcmp(type, "assistant_message")) {
-		if (H.cached && *json_str(ev, "text", "")) {
-			/* no deltas streamed: show the text once */
-			put(json_str(ev, "text", ""));
-			H.in_text = 1;
-		}
-		H.cached = 0;
-		end_text();
-	} else if (!strcmp(type, "run_end")) {
-		print_run_end(ev);
-	}
+	if (hl_handlers[t])
+		hl_handlers[t](h, ev);
 }
 
-void headless_attach(struct session *s, int json)
+struct headless *headless_attach(struct session *s, int json)
 {
-	H.json = json;
-	H.color = isatty(STDERR_FILENO) && !getenv("NO_COLOR");
-	session_observe(s, on_event, NULL);
+	struct headless *h = xcalloc(1, sizeof *h);
+	h->json = json;
+	h->color = isatty(STDERR_FILENO) && !getenv("NO_COLOR");
+	session_observe(s, hl_on_event, h);
+	return h;
+}
+
+void headless_free(struct headless *h)
+{
+	free(h);
 }

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,7 @@ static const struct option options[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* assay --help. */
 static void usage(FILE *f)
 {
 	fputs("usage: assay [OPTIONS] [PROMPT]        the workbench (headless "
@@ -165,6 +167,7 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* A number option's value, at least min: -1 and *err if not. */
 static int parse_num(const char *opt, const char *arg, double min, double *out,
                      char **err)
 {
@@ -270,6 +273,8 @@ static int apply_option(struct config *c, int opt, const char *arg, char **err)
 	return 0;
 }
 
+/* What the options cannot say by themselves: a known provider,
+ * approval mode and image mode, a model for ollama, inputs that exist. */
 static int validate(const struct config *c, char **err)
 {
 	const char *asks[] = {"all", "risky", "none"};
@@ -325,17 +330,19 @@ static int load_layers(struct config *c, int argc, char **argv, char **err)
 	return rc;
 }
 
+/* Where the sample data is: $ASSAY_DATA_DIR, else the source tree. */
 static const char *data_dir(void)
 {
 	const char *d = getenv("ASSAY_DATA_DIR");
 	return d && *d ? d : ASSAY_SOURCE_DIR;
 }
 
-static const char *DEMO_PROMPT =
+static const char DEMO_PROMPT[] =
     "Find the unusual energy-use events in input/building_energy.csv; "
     "save output/anomalies.csv, a PNG chart output/energy_anomalies.png "
     "and a markdown report output/anomaly_report.md.";
 
+/* assay demo: the scripted model, the sample data, the outputs. */
 static void setup_demo(struct config *c)
 {
 	char *script = xasprintf("%s/sample-data/demo/energy.json", data_dir());
@@ -350,20 +357,19 @@ static void setup_demo(struct config *c)
 	free(csv);
 }
 
-static struct session *running;
-
+/* SIGINT, SIGTERM, SIGHUP (a closed terminal): stop the run (arg). */
 static void on_stop_signal(int sig, void *arg)
 {
-	(void)arg;
-	if (running) {
-		fprintf(stderr, "\nassay: %s: stopping the run\n",
-		        sig == SIGINT   ? "interrupted"
-		        : sig == SIGHUP ? "hung up"
-		                        : "terminated");
-		session_interrupt(running);
-	}
+	struct session *s = arg;
+	fprintf(stderr, "\nassay: %s: stopping the run\n",
+	        sig == SIGINT   ? "interrupted"
+	        : sig == SIGHUP ? "hung up"
+	                        : "terminated");
+	session_interrupt(s);
 }
 
+/* The run without the workbench: the printer, the terminal's prompts
+ * when there is a terminal, the loop until the session is done. */
 static int run_headless(struct config *c, const char *prompt,
                         const struct session_resume_opts *ro)
 {
@@ -380,21 +386,22 @@ static int run_headless(struct config *c, const char *prompt,
 		loop_free(l);
 		return EXIT_FAILED;
 	}
-	headless_attach(s, c->json);
-	if (isatty(STDIN_FILENO))
-		approve_attach(s, l);
-	if (c->step && step_attach(s, l, &err) < 0) {
+	struct headless *h = headless_attach(s, c->json);
+	struct approver *ap =
+	    isatty(STDIN_FILENO) ? approve_attach(s, l) : NULL;
+	struct stepui *su = NULL;
+	if (c->step && !(su = stepui_attach(s, l, &err))) {
 		fprintf(stderr, "assay: %s\n", err);
 		free(err);
-		approve_detach();
+		approve_detach(ap);
 		session_free(s);
+		headless_free(h);
 		loop_free(l);
 		return EXIT_USAGE;
 	}
-	running = s;
-	loop_signal(l, SIGINT, on_stop_signal, NULL);
-	loop_signal(l, SIGTERM, on_stop_signal, NULL);
-	loop_signal(l, SIGHUP, on_stop_signal, NULL); /* a closed terminal */
+	loop_signal(l, SIGINT, on_stop_signal, s);
+	loop_signal(l, SIGTERM, on_stop_signal, s);
+	loop_signal(l, SIGHUP, on_stop_signal, s);
 	int code;
 	if ((ro ? session_resume(s, ro, prompt, &err)
 	        : session_start(s, prompt, &err)) < 0) {
@@ -405,20 +412,35 @@ static int run_headless(struct config *c, const char *prompt,
 		while (session_state(s) != SESSION_DONE)
 			loop_once(l, -1);
 		code = session_exit_code(s);
+		if (session_error(s)) /* the sandbox did not start */
+			fprintf(stderr, "assay: %s\n", session_error(s));
 	}
-	running = NULL;
-	step_detach();
-	approve_detach();
+	stepui_detach(su);
+	approve_detach(ap);
 	session_free(s);
+	headless_free(h);
 	loop_free(l);
 	return code;
+}
+
+/* The printers write UTF-8 whatever the terminal's locale, and the one
+ * sanitizer (term_clean) measures characters with the C library's
+ * tables: give it UTF-8 ones. The workbench sets the user's locale
+ * itself (ui_main). */
+static void cli_locale(void)
+{
+	if (!setlocale(LC_CTYPE, "C.UTF-8"))
+		setlocale(LC_CTYPE, "C.utf8");
 }
 
 int main(int argc, char **argv)
 {
 	struct config c;
+	struct resume_cli rc;
 	char *err = NULL;
 	const char *cmd = NULL;
+	int code = EXIT_USAGE;
+	cli_locale();
 	if (argc > 1 && !strcmp(argv[1], "export"))
 		return cmd_export(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "replay"))
@@ -432,46 +454,47 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	config_defaults(&c);
+	resume_cli_init(&rc);
 	if (load_layers(&c, argc, argv, &err) < 0)
-		goto usage_error;
+		goto out;
 	int resume = cmd && !strcmp(cmd, "resume");
-	if (resume && resume_prepare(&c, &argc, &argv, &err) < 0)
-		goto usage_error;
+	if (resume && resume_prepare(&rc, &c, &argc, &argv, &err) < 0)
+		goto out;
 	int opt;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
-			config_free(&c);
-			return 0;
+			code = 0;
+			goto out;
 		}
 		if (opt == OPT_VERSION) {
 			printf("assay %s\n", ASSAY_VERSION);
-			config_free(&c);
-			return 0;
+			code = 0;
+			goto out;
 		}
 		if (opt == '?') {
 			set_err(&err,
 			        "unknown option or missing argument: %s "
 			        "(see assay --help)",
 			        argv[optind - 1]);
-			goto usage_error;
+			goto out;
 		}
 		if (opt == OPT_RE_EXECUTE || opt == OPT_FORK_AT ||
 		    opt == OPT_REPLACE) {
-			if (resume_option(resume, opt - OPT_RE_EXECUTE, optarg,
-			                  &err) < 0)
-				goto usage_error;
+			if (resume_option(&rc, resume, opt - OPT_RE_EXECUTE,
+			                  optarg, &err) < 0)
+				goto out;
 			continue;
 		}
 		if (apply_option(&c, opt, optarg, &err) < 0)
-			goto usage_error;
+			goto out;
 	}
 	const char *prompt = optind < argc ? argv[optind] : NULL;
 	if (optind + 1 < argc) {
 		set_err(&err, "one PROMPT only (quote it): unexpected '%s'",
 		        argv[optind + 1]);
-		goto usage_error;
+		goto out;
 	}
 	int demo = cmd && !strcmp(cmd, "demo");
 	if (demo) {
@@ -485,27 +508,27 @@ int main(int argc, char **argv)
 	          isatty(STDOUT_FILENO);
 	if (!prompt && !tui && !resume) {
 		set_err(&err, "a PROMPT is needed (see assay --help)");
-		goto usage_error;
+		goto out;
 	}
 	if (validate(&c, &err) < 0)
-		goto usage_error;
-	int code;
+		goto out;
 	if (tui) {
 		/* the demo streams at a pace a person can follow */
 		if (demo)
 			setenv("ASSAY_SCRIPT_DELAY_MS", "35", 0);
 		struct ui_opts o = {.prompt = prompt,
 		                    .end_when_done = demo,
-		                    .resume = resume ? resume_opts() : NULL};
+		                    .resume = resume ? resume_opts(&rc) : NULL};
 		code = ui_main(&c, &o);
 	} else {
-		code = run_headless(&c, prompt, resume ? resume_opts() : NULL);
+		code =
+		    run_headless(&c, prompt, resume ? resume_opts(&rc) : NULL);
 	}
+out:
+	if (err)
+		fprintf(stderr, "assay: %s\n", err);
+	free(err);
+	resume_cli_free(&rc);
 	config_free(&c);
 	return code;
-usage_error:
-	fprintf(stderr, "assay: %s\n", err);
-	free(err);
-	config_free(&c);
-	return EXIT_USAGE;
 }

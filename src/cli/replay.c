@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+/* assay replay --help. */
 static void replay_usage(FILE *f)
 {
 	fputs("usage: assay replay RUN [--theme NAME] [FORK OPTIONS]\n"
@@ -40,8 +41,6 @@ static int replay_config(struct config *c, const char *theme, char **err)
 	return rc;
 }
 
-/* f in the replay: a new run re-executes the recorded one up to the
- * event, with its text replaced, then goes on live in the workbench. */
 /* The options a fork may override, as name/value pairs. */
 struct overrides {
 	const char *provider, *model, *base_url, *script, *instructions;
@@ -49,6 +48,8 @@ struct overrides {
 	int ninputs;
 };
 
+/* f in the replay: a new run re-executes the recorded one up to the
+ * event, with its text replaced, then goes on live in the workbench. */
 static int fork_run(const char *run, const char *theme,
                     const struct overrides *ov, const struct ui_fork *f)
 {

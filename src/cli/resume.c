@@ -13,31 +13,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct session_resume_opts R = {.mode = SESSION_RESUME};
-/* the configuration, and its base URL before the options: a URL the
- * options change was passed on this command line */
-static const struct config *C;
-static char *layer_url;
+void resume_cli_init(struct resume_cli *r)
+{
+	*r = (struct resume_cli){.ro = {.mode = SESSION_RESUME}};
+}
 
-int resume_prepare(struct config *c, int *argc, char ***argv, char **err)
+void resume_cli_free(struct resume_cli *r)
+{
+	free(r->layer_url);
+	r->layer_url = NULL;
+}
+
+int resume_prepare(struct resume_cli *r, struct config *c, int *argc,
+                   char ***argv, char **err)
 {
 	if (*argc < 2 || (*argv)[1][0] == '-')
 		return set_err(err, "resume needs the run first: assay resume "
 		                    "RUN [OPTIONS] [PROMPT] (RUN: a run dir, "
 		                    "its transcript, or a run id under "
 		                    ".assay/runs/)");
-	R.run = (*argv)[1];
-	if (session_record_config(R.run, c, err) < 0)
+	r->ro.run = (*argv)[1];
+	if (session_record_config(r->ro.run, c, err) < 0)
 		return -1;
-	C = c;
-	free(layer_url);
-	layer_url = c->base_url ? xstrdup(c->base_url) : NULL;
+	r->cfg = c;
+	free(r->layer_url);
+	r->layer_url = c->base_url ? xstrdup(c->base_url) : NULL;
 	(*argv)++;
 	(*argc)--;
 	return 0;
 }
 
-int resume_option(int resume, int which, const char *arg, char **err)
+int resume_option(struct resume_cli *r, int resume, int which, const char *arg,
+                  char **err)
 {
 	static const char *const names[] = {"--re-execute", "--fork-at",
 	                                    "--replace"};
@@ -47,12 +54,12 @@ int resume_option(int resume, int which, const char *arg, char **err)
 	char *end;
 	switch (which) {
 	case 0:
-		R.mode = SESSION_REEXECUTE;
+		r->ro.mode = SESSION_REEXECUTE;
 		break;
 	case 1:
 		errno = 0;
-		R.fork_at = strtoull(arg, &end, 10);
-		if (errno || end == arg || *end || !R.fork_at)
+		r->ro.fork_at = strtoull(arg, &end, 10);
+		if (errno || end == arg || *end || !r->ro.fork_at)
 			return set_err(
 			    err,
 			    "--fork-at: '%s' is not an event seq "
@@ -61,17 +68,18 @@ int resume_option(int resume, int which, const char *arg, char **err)
 			    arg);
 		break;
 	default:
-		R.replace = arg;
+		r->ro.replace = arg;
 		break;
 	}
 	return 0;
 }
 
-const struct session_resume_opts *resume_opts(void)
+const struct session_resume_opts *resume_opts(struct resume_cli *r)
 {
-	if (R.fork_at)
-		R.mode = SESSION_REEXECUTE; /* a fork always re-executes */
-	R.base_url_given =
-	    C && C->base_url && (!layer_url || strcmp(C->base_url, layer_url));
-	return &R;
+	if (r->ro.fork_at)
+		r->ro.mode = SESSION_REEXECUTE; /* a fork always re-executes */
+	r->ro.base_url_given =
+	    r->cfg && r->cfg->base_url &&
+	    (!r->layer_url || strcmp(r->cfg->base_url, r->layer_url));
+	return &r->ro;
 }

@@ -19,179 +19,176 @@
 
 #define LINE_MAX_BYTES (1u << 20)
 
-enum mode { M_OFF, M_CHOICE, M_EDIT };
+enum stepui_mode { M_OFF, M_CHOICE, M_EDIT };
 
 struct stepui {
 	struct session *s;
 	struct loop *loop;
 	int fd;
-	enum mode mode;
+	enum stepui_mode mode;
 	struct buf line;
 	int exec;     /* the pause is before an execution */
 	int editable; /* ... of a shell or python call */
 };
 
-static struct stepui U = {.fd = -1};
-
-/* Model and tool text made safe for the terminal, indented. */
-static void say_text(const char *text)
+/* The choices of this pause, and wait for a line. */
+static void stepui_choices(struct stepui *u)
 {
-	char *clean = term_sanitize(text, strlen(text));
-	for (char *line = clean, *nl; line; line = nl) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl++ = '\0';
-		fd_printf(U.fd, "    %s\n", line);
-	}
-	free(clean);
-}
-
-static void choices(void)
-{
-	if (U.exec)
-		fd_printf(U.fd, "  [n] run  %s[k] skip  [x] end the run > ",
-		          U.editable ? "[e] edit  " : "");
+	if (u->exec)
+		fd_printf(u->fd, "  [n] run  %s[k] skip  [x] end the run > ",
+		          u->editable ? "[e] edit  " : "");
 	else
-		fd_printf(U.fd, "  [n] send  [x] end the run > ");
-	U.mode = M_CHOICE;
+		fd_printf(u->fd, "  [n] send  [x] end the run > ");
+	u->mode = M_CHOICE;
 }
 
-static void answer(enum session_step_action a, const char *edited)
+/* Answer the pause; on refusal say why and ask again. */
+static void stepui_answer(struct stepui *u, enum session_step_action a,
+                          const char *edited)
 {
 	char *err = NULL;
-	if (session_step(U.s, a, edited, &err) < 0) {
-		fd_printf(U.fd, "  cannot: %s\n", err);
+	if (session_step(u->s, a, edited, &err) < 0) {
+		fd_printf(u->fd, "  cannot: %s\n", err);
 		free(err);
-		choices();
+		stepui_choices(u);
 		return;
 	}
-	U.mode = M_OFF;
-	loop_fd_del(U.loop, U.fd);
+	u->mode = M_OFF;
+	loop_fd_del(u->loop, u->fd);
 }
 
-static void on_line(char *line)
+/* One line typed: a choice, or the replacement when editing. */
+static void stepui_on_line(struct stepui *u, char *line)
 {
-	if (U.mode == M_EDIT) {
+	if (u->mode == M_EDIT) {
 		if (!*line) {
-			fd_printf(U.fd, "  (empty: nothing changed)\n");
-			choices();
+			fd_printf(u->fd, "  (empty: nothing changed)\n");
+			stepui_choices(u);
 			return;
 		}
-		answer(SESSION_STEP_EDIT, line);
+		stepui_answer(u, SESSION_STEP_EDIT, line);
 		return;
 	}
 	char c = line[strspn(line, " \t")];
 	if (c == 'n' || c == 'N') {
-		answer(SESSION_STEP_CONTINUE, NULL);
-	} else if ((c == 'e' || c == 'E') && U.exec && U.editable) {
-		fd_printf(U.fd, "  the new %s (one line): ",
-		          U.editable ? "command or code" : "command");
-		U.mode = M_EDIT;
-	} else if ((c == 'k' || c == 'K') && U.exec) {
-		answer(SESSION_STEP_SKIP, NULL);
+		stepui_answer(u, SESSION_STEP_CONTINUE, NULL);
+	} else if ((c == 'e' || c == 'E') && u->exec && u->editable) {
+		fd_printf(u->fd, "  the new %s (one line): ",
+		          u->editable ? "command or code" : "command");
+		u->mode = M_EDIT;
+	} else if ((c == 'k' || c == 'K') && u->exec) {
+		stepui_answer(u, SESSION_STEP_SKIP, NULL);
 	} else if (c == 'x' || c == 'X') {
-		answer(SESSION_STEP_END, NULL);
+		stepui_answer(u, SESSION_STEP_END, NULL);
 	} else {
-		fd_printf(U.fd, "  ?\n");
-		choices();
+		fd_printf(u->fd, "  ?\n");
+		stepui_choices(u);
 	}
 }
 
-static void on_readable(int fd, int revents, void *arg)
+/* Bytes from the terminal, through the loop, gathered into lines. */
+static void stepui_on_readable(int fd, int revents, void *arg)
 {
-	(void)arg;
+	struct stepui *u = arg;
 	char chunk[4096];
 	ssize_t n = read(fd, chunk, sizeof chunk);
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n <= 0 || (revents & (POLLHUP | POLLERR) && n <= 0)) {
 		/* the terminal is gone: nobody can answer */
-		loop_fd_del(U.loop, fd);
-		U.mode = M_OFF;
+		loop_fd_del(u->loop, fd);
+		u->mode = M_OFF;
 		char *err = NULL;
-		if (session_step(U.s, SESSION_STEP_END, NULL, &err) < 0)
+		if (session_step(u->s, SESSION_STEP_END, NULL, &err) < 0)
 			free(err);
 		return;
 	}
-	for (ssize_t i = 0; i < n && U.mode != M_OFF; i++) {
+	for (ssize_t i = 0; i < n && u->mode != M_OFF; i++) {
 		if (chunk[i] == '\r')
 			continue;
 		if (chunk[i] != '\n') {
-			if (U.line.len < LINE_MAX_BYTES)
-				buf_append(&U.line, &chunk[i], 1);
+			if (u->line.len < LINE_MAX_BYTES)
+				buf_append(&u->line, &chunk[i], 1);
 			continue;
 		}
 		char *line =
-		    xstrndup(U.line.data ? U.line.data : "", U.line.len);
-		buf_reset(&U.line);
-		on_line(line);
+		    xstrndup(u->line.data ? u->line.data : "", u->line.len);
+		buf_reset(&u->line);
+		stepui_on_line(u, line);
 		free(line);
 	}
 }
 
-static void show_request(const struct session_step *st)
+/* The pause before a model request: what would be sent. */
+static void stepui_show_request(struct stepui *u, const struct session_step *st)
 {
-	fd_printf(U.fd, "\n-- step: before model request, turn %d --\n",
+	fd_printf(u->fd, "\n-- step: before model request, turn %d --\n",
 	          st->turn);
 	fd_printf(
-	    U.fd,
+	    u->fd,
 	    "  messages: %zu, input ~%ld tokens (an estimate: characters/4)\n",
 	    st->messages, st->est_input_tokens);
-	fd_printf(U.fd, "  tools offered:");
+	fd_printf(u->fd, "  tools offered:");
 	for (size_t i = 0; i < st->ntools; i++)
-		fd_printf(U.fd, "%s %s", i ? "," : "", st->tools[i]);
-	fd_printf(U.fd, "\n  last message (%s):\n",
+		fd_printf(u->fd, "%s %s", i ? "," : "", st->tools[i]);
+	fd_printf(u->fd, "\n  last message (%s):\n",
 	          st->last_role ? st->last_role : "?");
-	say_text(st->last_message ? st->last_message : "");
+	tty_say(u->fd, "    ", st->last_message ? st->last_message : "");
 }
 
-static void show_exec(const struct session_step *st)
+/* The pause before an execution: the call and what it would run. */
+static void stepui_show_exec(struct stepui *u, const struct session_step *st)
 {
-	char *id = term_sanitize(st->id, strlen(st->id));
-	fd_printf(U.fd, "\n-- step: before execution of %s (%s) --\n", id,
+	char *id = tty_clean(st->id, strlen(st->id));
+	fd_printf(u->fd, "\n-- step: before execution of %s (%s) --\n", id,
 	          st->tool);
 	free(id);
-	say_text(st->subject);
+	tty_say(u->fd, "    ", st->subject);
 }
 
-static void on_pause(void *arg, const struct session_step *st)
+/* The session paused: show where, then read the answer. */
+static void stepui_on_pause(void *arg, const struct session_step *st)
 {
-	(void)arg;
-	U.exec = st->kind == SESSION_STEP_EXEC;
-	U.editable = U.exec && st->editable;
-	if (U.exec)
-		show_exec(st);
+	struct stepui *u = arg;
+	u->exec = st->kind == SESSION_STEP_EXEC;
+	u->editable = u->exec && st->editable;
+	if (u->exec)
+		stepui_show_exec(u, st);
 	else
-		show_request(st);
-	buf_reset(&U.line);
-	choices();
-	loop_fd_add(U.loop, U.fd, POLLIN, on_readable, NULL);
+		stepui_show_request(u, st);
+	buf_reset(&u->line);
+	stepui_choices(u);
+	loop_fd_add(u->loop, u->fd, POLLIN, stepui_on_readable, u);
 }
 
-int step_attach(struct session *s, struct loop *l, char **err)
+struct stepui *stepui_attach(struct session *s, struct loop *l, char **err)
 {
 	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return set_err(err,
-		               "--step asks before each model request and "
-		               "each command on the terminal, and there is "
-		               "none (/dev/tty: %s): run assay from a "
-		               "terminal, or drop --step",
-		               strerror(errno));
-	U = (struct stepui){.s = s, .loop = l, .fd = fd};
-	buf_init(&U.line, 0);
-	static const struct session_stepper ops = {on_pause};
-	session_set_stepper(s, &ops, NULL);
+	if (fd < 0) {
+		set_err(err,
+		        "--step asks before each model request and each "
+		        "command on the terminal, and there is none "
+		        "(/dev/tty: %s): run assay from a terminal, or drop "
+		        "--step",
+		        strerror(errno));
+		return NULL;
+	}
+	struct stepui *u = xcalloc(1, sizeof *u);
+	*u = (struct stepui){.s = s, .loop = l, .fd = fd};
+	buf_init(&u->line, 0);
+	static const struct session_stepper ops = {stepui_on_pause};
+	session_set_stepper(s, &ops, u);
 	session_set_step(s, 1);
-	return 0;
+	return u;
 }
 
-void step_detach(void)
+void stepui_detach(struct stepui *u)
 {
-	if (U.fd < 0)
+	if (!u)
 		return;
-	loop_fd_del(U.loop, U.fd);
-	close(U.fd);
-	buf_free(&U.line);
-	U = (struct stepui){.fd = -1};
+	session_set_stepper(u->s, NULL, NULL); /* nothing comes after this */
+	loop_fd_del(u->loop, u->fd);
+	close(u->fd);
+	buf_free(&u->line);
+	free(u);
 }

@@ -3,6 +3,7 @@
  * is applied as a project layer. */
 #include "assay/config.h"
 #include "assay/json.h"
+#include "assay/path.h"
 #include "assay/util.h"
 
 #include <errno.h>
@@ -441,11 +442,5 @@ int config_load(struct config *c, const char *user_file, const char *extra_file,
 
 char *config_user_file(void)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME");
-	const char *home = getenv("HOME");
-	if (xdg && *xdg)
-		return xasprintf("%s/assay/config.json", xdg);
-	if (home && *home)
-		return xasprintf("%s/.config/assay/config.json", home);
-	return NULL;
+	return path_config_dir("config.json");
 }

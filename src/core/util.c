@@ -1,6 +1,7 @@
 /* util.c: allocation wrappers, string formatting, clocks, hashing and
  * small file helpers shared by every layer. */
 #include "assay/util.h"
+#include "assay/termtext.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -448,32 +449,26 @@ size_t utf8_complete_prefix(const char *s, size_t n)
 	return n;
 }
 
+size_t utf8_decode(const char *s, size_t n, uint32_t *cp)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	if (!n) {
+		*cp = 0;
+		return 0;
+	}
+	int len = utf8_seq(p, n);
+	if (len <= 0) {
+		*cp = 0xFFFD;
+		return 1;
+	}
+	uint32_t c = len == 1 ? p[0] : p[0] & (0x3F >> (len - 1));
+	for (int i = 1; i < len; i++)
+		c = (c << 6) | (p[i] & 0x3F);
+	*cp = c;
+	return (size_t)len;
+}
+
 char *term_sanitize(const char *s, size_t n)
 {
-	size_t len;
-	char *u = utf8_sanitize(s, n, &len);
-	char *out = xmalloc(len * 4 + 1);
-	size_t o = 0;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)u[i];
-		if (c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f)) {
-			/* C1 controls (U+0080..U+009F) are encoded C2 80..9F */
-			if (c == 0xC2 && i + 1 < len &&
-			    (unsigned char)u[i + 1] >= 0x80 &&
-			    (unsigned char)u[i + 1] <= 0x9F) {
-				o += (size_t)sprintf(out + o, "\\x%02x",
-				                     (unsigned char)u[++i]);
-				continue;
-			}
-			out[o++] = (char)c;
-		} else if (c == '\r') {
-			out[o++] = '\n';
-		} else {
-			out[o++] = '^';
-			out[o++] = (char)(c == 0x7f ? '?' : c + 64);
-		}
-	}
-	out[o] = '\0';
-	free(u);
-	return out;
+	return term_clean(s, n, TERM_CLEAN_NEWLINES | TERM_CLEAN_KEEP_TABS);
 }

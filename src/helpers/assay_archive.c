@@ -4,7 +4,28 @@
  * and a slow or hostile tree cannot stall the event loop.
  *
  *   assay-archive create OUT.tar.gz DIR
- *       writes DIR (symlinks stored, never followed) to OUT atomically.
+ *       writes DIR (symlinks stored, never followed) to OUT atomically;
+ *       exit 3 when written without entries beyond the walk's limits.
+ *   assay-archive list DIR REL RECURSIVE MAX
+ *       the entries under REL (confined to DIR) as one JSON object a
+ *       line on stdout, as the local sandbox's list reports them; exit
+ *       3 when cut at MAX entries.
+ *   assay-archive sortlist PREFIX MAX FULL
+ *       the docker fileop's NUL-separated find records on stdin (FULL 1:
+ *       they were cut) as list does, sorted; PREFIX is what they lie
+ *       under ("" for the workspace).
+ *   assay-archive fetch DIR REL DEST
+ *       copies REL (confined to DIR, never through a link) to DEST.
+ *   assay-archive stage WORKSPACE OUTDIR SRC DEST...
+ *       copies the inputs SRC (to DEST; "" for input/<name>) into
+ *       WORKSPACE, leaving OUTDIR ("" for none) out.
+ *   assay-archive http [--unix SOCK] [--ca F --cert F --key F]
+ *                      [--insecure] GET|PUT URL
+ *       one request to the Docker daemon: GET writes the body to
+ *       stdout, PUT sends stdin as a tar. Exit 3 when the daemon
+ *       answered with an error (its message on stderr), 4 when no
+ *       answer came, 5 when stdout was closed (the reader gave up), 6
+ *       when the transfer broke after a good answer.
  *   assay-archive pack [--skip DIR] SRC DEST...
  *       the inputs as a tar on stdout (the docker backend's staging).
  *   assay-archive extract DEST NAME
@@ -28,6 +49,8 @@
  * Exit 0 on success; else a one-line reason on stderr and exit 1. The
  * stream commands run under resource limits: they read what a
  * container made. */
+#include "assay/config.h"
+#include "assay/http.h"
 #include "assay/util.h"
 #include "sandbox/docker_internal.h"
 #include "sandbox/internal.h"
@@ -53,6 +76,7 @@
 #define MEMBERS_ENTRIES 1000000   /* archive entries read at most */
 #define MEMBERS_CHUNK (64u << 10) /* read block */
 
+/* Lower a resource limit to v (never raise it). */
 static void limit(int res, rlim_t v)
 {
 	struct rlimit rl;
@@ -63,9 +87,17 @@ static void limit(int res, rlim_t v)
 	}
 }
 
+/* The command line this helper takes. */
 static int usage(void)
 {
 	fprintf(stderr, "usage: assay-archive create OUT.tar.gz DIR\n"
+	                "       assay-archive list DIR REL RECURSIVE MAX\n"
+	                "       assay-archive sortlist PREFIX MAX FULL\n"
+	                "       assay-archive fetch DIR REL DEST\n"
+	                "       assay-archive stage WORKSPACE OUTDIR SRC "
+	                "DEST...\n"
+	                "       assay-archive http [--unix SOCK] [--ca F "
+	                "--cert F --key F] [--insecure] GET|PUT URL\n"
 	                "       assay-archive pack [--skip DIR] SRC DEST...\n"
 	                "       assay-archive extract DEST NAME < TAR\n"
 	                "       assay-archive repack OUT.tar.gz STRIP < TAR\n"
@@ -83,17 +115,288 @@ static int done(int rc, char *err)
 	return rc < 0 ? 1 : 0;
 }
 
-static int create(const char *out, const char *dir)
+/* Exit status for rc: 0 whole, 3 cut at a limit (reason on stderr), 1
+ * failed. */
+static int done_rc(int rc, char *err)
+{
+	if (rc == SBX_OK) {
+		free(err);
+		return 0;
+	}
+	fprintf(stderr, "%s\n", err ? err : "archive failed");
+	free(err);
+	return rc == SBX_TRUNCATED ? 3 : 1;
+}
+
+static int open_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		perror(dir);
+	if (fd < 0)
+		fprintf(stderr, "%s: %s\n", dir, strerror(errno));
+	return fd;
+}
+
+/* create OUT DIR: see the top of the file. */
+static int create(const char *out, const char *dir)
+{
+	int fd = open_dir(dir);
+	if (fd < 0)
 		return 1;
-	}
 	char *err = NULL;
 	int rc = sbx_host_export_tar(fd, out, &err);
 	close(fd);
+	return done_rc(rc, err);
+}
+
+/* ---- list, fetch, stage: the local sandbox's slow file work ---- */
+
+struct list_out {
+	int broken; /* stdout failed (the reader gave up) */
+};
+
+/* One listing entry as a line of JSON. */
+static void list_print(void *arg, cJSON *entry)
+{
+	struct list_out *o = arg;
+	char *text = cJSON_PrintUnformatted(entry);
+	cJSON_Delete(entry);
+	if (!o->broken && (fputs(text, stdout) < 0 || putchar('\n') < 0))
+		o->broken = 1;
+	free(text);
+}
+
+/* list DIR REL RECURSIVE MAX: see the top of the file. */
+static int list(const char *dir, const char *rel, const char *recs,
+                const char *maxs)
+{
+	char *end = NULL, *err = NULL;
+	errno = 0;
+	unsigned long long max = strtoull(maxs, &end, 10);
+	if (errno || !*maxs || *end) {
+		fprintf(stderr, "list: MAX must be a count, not '%s'\n", maxs);
+		return 2;
+	}
+	int fd = open_dir(dir);
+	if (fd < 0)
+		return 1;
+	static char obuf[1 << 16];
+	setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+	struct list_out o = {0};
+	int truncated = 0;
+	cJSON *arr = sbx_host_list(fd, rel, atoi(recs), (size_t)max, &truncated,
+	                           list_print, &o, &err);
+	close(fd);
+	int rc = arr ? SBX_OK : SBX_FAILED;
+	cJSON_Delete(arr);
+	if (fflush(stdout) != 0 || o.broken) {
+		free(err);
+		return 5;
+	}
+	if (rc == SBX_OK && truncated) {
+		rc = SBX_TRUNCATED;
+		set_err(&err, "listing of %s stopped at %llu entries", rel,
+		        max);
+	}
+	return done_rc(rc, err);
+}
+
+#define SORTLIST_IN_MAX (257u << 20) /* the fileop's output bound */
+
+/* sortlist PREFIX MAX FULL: see the top of the file. */
+static int sortlist(const char *prefix, const char *maxs, const char *full)
+{
+	char *end = NULL;
+	errno = 0;
+	unsigned long long max = strtoull(maxs, &end, 10);
+	if (errno || !*maxs || *end)
+		return usage();
+	struct buf in;
+	buf_init(&in, SORTLIST_IN_MAX);
+	char chunk[65536];
+	for (;;) {
+		ssize_t r = read(0, chunk, sizeof chunk);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			fprintf(stderr, "sortlist: stdin: %s\n",
+			        strerror(errno));
+			buf_free(&in);
+			return 1;
+		}
+		if (r == 0)
+			break;
+		if (buf_append(&in, chunk, (size_t)r) < 0) {
+			fprintf(stderr,
+			        "sortlist: more than %u bytes of "
+			        "records\n",
+			        SORTLIST_IN_MAX);
+			buf_free(&in);
+			return 1;
+		}
+	}
+	static char obuf[1 << 16];
+	setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+	int truncated = 0;
+	cJSON *arr =
+	    sbx_listing_sort(in.data ? in.data : "", in.len, atoi(full), prefix,
+	                     (size_t)max, &truncated);
+	buf_free(&in);
+	struct list_out o = {0};
+	cJSON *e;
+	while ((e = cJSON_DetachItemFromArray(arr, 0)))
+		list_print(&o, e);
+	cJSON_Delete(arr);
+	if (fflush(stdout) != 0 || o.broken)
+		return 5;
+	return truncated ? 3 : 0;
+}
+
+/* fetch DIR REL DEST: see the top of the file. */
+static int fetch(const char *dir, const char *rel, const char *dest)
+{
+	int fd = open_dir(dir);
+	if (fd < 0)
+		return 1;
+	char *err = NULL;
+	int rc = sbx_host_fetch(fd, rel, dest, &err);
+	close(fd);
 	return done(rc, err);
+}
+
+/* stage WORKSPACE OUTDIR SRC DEST...: see the top of the file. */
+static int stage(const char *ws, const char *out_dir, char **pairs, int n)
+{
+	if (n % 2)
+		return usage();
+	struct config_input *in = xcalloc((size_t)n / 2 + 1, sizeof *in);
+	for (int i = 0; i < n / 2; i++) {
+		in[i].src = pairs[2 * i];
+		in[i].dest = *pairs[2 * i + 1] ? pairs[2 * i + 1] : NULL;
+	}
+	char *err = NULL;
+	int rc = sbx_stage_inputs(in, (size_t)n / 2, *out_dir ? out_dir : NULL,
+	                          ws, &err);
+	free(in);
+	return done(rc, err);
+}
+
+/* ---- http: one transfer with the Docker daemon ---- */
+
+#define HTTP_ERR_BODY (64u << 10)
+
+struct hx {
+	long status;
+	struct buf body; /* of an error answer */
+	char *err;
+	int broken;
+};
+
+static void hx_response(struct http_xfer *x, long status, void *arg)
+{
+	(void)x;
+	((struct hx *)arg)->status = status;
+}
+
+/* A 2xx body goes to stdout; an error's is kept for its message. */
+static int hx_data(struct http_xfer *x, const char *data, size_t n, void *arg)
+{
+	struct hx *h = arg;
+	(void)x;
+	if (h->status < 200 || h->status >= 300) {
+		if (h->body.len + n <= h->body.max)
+			buf_append(&h->body, data, n);
+		return 0;
+	}
+	while (n > 0) {
+		ssize_t w = write(1, data, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			h->broken = 1;
+			return -1;
+		}
+		data += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void hx_done(struct http_xfer *x, int ok, const char *errmsg, void *arg)
+{
+	struct hx *h = arg;
+	(void)x;
+	if (!ok)
+		h->err = xstrdup(errmsg ? errmsg : "transfer failed");
+}
+
+/* The PUT body: stdin, blocking (this process does nothing else). */
+static long hx_read(char *b, size_t n, void *arg)
+{
+	(void)arg;
+	for (;;) {
+		ssize_t r = read(0, b, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r < 0 ? -1 : (long)r;
+	}
+}
+
+/* http [options] GET|PUT URL: see the top of the file. */
+static int http(int argc, char **argv)
+{
+	struct http_request r = {.body_size = -1};
+	int i = 0;
+	for (; i + 1 < argc && !strncmp(argv[i], "--", 2); i++) {
+		if (!strcmp(argv[i], "--insecure"))
+			r.no_verify = 1;
+		else if (!strcmp(argv[i], "--unix"))
+			r.unix_socket = argv[++i];
+		else if (!strcmp(argv[i], "--ca"))
+			r.ca_file = argv[++i];
+		else if (!strcmp(argv[i], "--cert"))
+			r.cert_file = argv[++i];
+		else if (!strcmp(argv[i], "--key"))
+			r.key_file = argv[++i];
+		else
+			return usage();
+	}
+	if (argc - i != 2 || (strcmp(argv[i], "GET") && strcmp(argv[i], "PUT")))
+		return usage();
+	struct hx h = {0};
+	buf_init(&h.body, HTTP_ERR_BODY);
+	const char *headers[] = {"Content-Type: application/x-tar", NULL};
+	r.method = argv[i];
+	r.url = argv[i + 1];
+	r.on_response = hx_response;
+	r.on_data = hx_data;
+	r.on_done = hx_done;
+	r.arg = &h;
+	if (!strcmp(r.method, "PUT")) {
+		r.headers = headers;
+		r.read_body = hx_read;
+	} else {
+		r.low_speed_time_s = 1000000000L; /* the reader sets the pace */
+	}
+	char *err = NULL;
+	int rc = 0;
+	if (http_perform(&r, &err) < 0 && err) {
+		h.err = err;
+		err = NULL;
+	}
+	if (h.broken) {
+		rc = 5;
+	} else if (h.status && (h.status < 200 || h.status >= 300)) {
+		char *m = dk_message(h.status, &h.body);
+		fprintf(stderr, "%s\n", m);
+		free(m);
+		rc = 3;
+	} else if (h.err || !h.status) {
+		fprintf(stderr, "%s\n", h.err ? h.err : "no answer");
+		rc = h.status ? 6 : 4; /* cut short, or no answer at all */
+	}
+	free(h.err);
+	buf_free(&h.body);
+	return rc;
 }
 
 /* ---- members ---- */
@@ -387,6 +690,7 @@ static int set_has(const struct nameset *set, const char *s, size_t len)
 	}
 }
 
+/* Add s to the set (a copy), growing it as needed. */
 static void set_add(struct nameset *set, const char *s)
 {
 	if (set_has(set, s, strlen(s)))
@@ -675,8 +979,20 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return usage();
 	const char *cmd = argv[1];
+	/* the host workspace's own work: no limits (trees can be big) */
 	if (!strcmp(cmd, "create"))
 		return argc == 4 ? create(argv[2], argv[3]) : usage();
+	if (!strcmp(cmd, "list"))
+		return argc == 6 ? list(argv[2], argv[3], argv[4], argv[5])
+		                 : usage();
+	if (!strcmp(cmd, "sortlist"))
+		return argc == 5 ? sortlist(argv[2], argv[3], argv[4])
+		                 : usage();
+	if (!strcmp(cmd, "fetch"))
+		return argc == 5 ? fetch(argv[2], argv[3], argv[4]) : usage();
+	if (!strcmp(cmd, "stage"))
+		return argc >= 4 ? stage(argv[2], argv[3], argv + 4, argc - 4)
+		                 : usage();
 	signal(SIGPIPE, SIG_IGN); /* a reader that gives up: EPIPE */
 	limit(RLIMIT_CORE, 0);
 #ifndef __SANITIZE_ADDRESS__ /* ASan reserves terabytes of shadow */
@@ -696,6 +1012,8 @@ int main(int argc, char **argv)
 		return restore(argv[2]);
 	else if (!strcmp(cmd, "members") && argc >= 6)
 		return members(argv[2], argv[3], argv[4], argv + 5, argc - 5);
+	else if (!strcmp(cmd, "http"))
+		return http(argc - 2, argv + 2);
 	else
 		return usage();
 	return done(rc, err);

@@ -264,7 +264,7 @@ void policy_inline_shell(struct cls *c, const char *code, const char *label)
 	if (dec)
 		inner.decoder = dec;
 	for (size_t k = 0; k < sp->ncmds; k++) {
-		strv_add(c->forms, canon_cmd(sp->cmds[k]));
+		strv_add_unique(c->forms, canon_cmd(sp->cmds[k]));
 		if (sp->cmds[k]->argc && !sp->cmds[k]->cond)
 			cls_add_forms(&inner, sp->cmds[k]->argv,
 			              sp->cmds[k]->argc);

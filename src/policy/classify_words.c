@@ -105,12 +105,12 @@ char *cls_join_text(struct sh_word **w, size_t n, size_t i)
 void cls_add_forms(struct cls *c, struct sh_word **w, size_t n)
 {
 	char *s = cls_join_canon(w, n, 0);
-	strv_add(c->forms, s);
+	strv_add_unique(c->forms, s);
 	const char *t = sh_known(w[0]);
 	if (t && strchr(t, '/') && *cls_base_name(t)) {
 		char *rest = n > 1 ? cls_join_canon(w, n, 1) : xstrdup("");
 		char *b = sh_quote(cls_base_name(t));
-		strv_add(c->forms,
+		strv_add_unique(c->forms,
 		         xasprintf("%s%s%s", b, n > 1 ? " " : "", rest));
 		free(b);
 		free(rest);

@@ -6,6 +6,7 @@
 #define ASSAY_POLICY_INTERNAL_H
 
 #include "assay/policy.h"
+#include "assay/strv.h"
 #include "shell.h"
 
 #include <stddef.h>
@@ -32,19 +33,11 @@ struct reasons {
 	size_t n, cap;
 };
 
-struct strv {
-	char **v;
-	size_t n, cap;
-};
-
 /* A reason of kind, its text the kind's label and fmt; a reason
  * already in r is not added twice. */
 void reasons_add(struct reasons *r, enum policy_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void reasons_free(struct reasons *r);
-/* owned is taken over (and freed if s has it already). */
-void strv_add(struct strv *s, char *owned);
-void strv_free(struct strv *s);
 
 /* Where the working directory of a command line is, as far as known. */
 enum cwd_state { CWD_WORKSPACE, CWD_ELSEWHERE, CWD_UNKNOWN };

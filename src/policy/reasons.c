@@ -1,6 +1,6 @@
 /* reasons.c: how every classifier records what it finds: reasons (a
- * kind and a sentence, each once), string vectors (the forms of a part)
- * and snippets of commands cut to fit in a sentence. */
+ * kind and a sentence, each once) and snippets of commands cut to fit
+ * in a sentence. The forms of a part are a struct strv (core/strv.c). */
 #include "internal.h"
 
 #include "assay/util.h"
@@ -51,29 +51,6 @@ void reasons_free(struct reasons *r)
 		free(r->v[k].text);
 	free(r->v);
 	memset(r, 0, sizeof *r);
-}
-
-void strv_add(struct strv *s, char *owned)
-{
-	for (size_t k = 0; k < s->n; k++) {
-		if (!strcmp(s->v[k], owned)) {
-			free(owned);
-			return;
-		}
-	}
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 4;
-		s->v = xrealloc(s->v, s->cap * sizeof *s->v);
-	}
-	s->v[s->n++] = owned;
-}
-
-void strv_free(struct strv *s)
-{
-	for (size_t k = 0; k < s->n; k++)
-		free(s->v[k]);
-	free(s->v);
-	memset(s, 0, sizeof *s);
 }
 
 /* The first line of s cut to about max bytes (whole UTF-8 characters),

@@ -26,12 +26,14 @@ struct tar_ctx {
 	char *chunk;
 };
 
+/* The archive writer failed on path: say so through the walk. */
 static int tar_fail(struct sbx_walk *w, struct tar_ctx *c, const char *path)
 {
 	return set_err(w->err, "archive: %s: %s", path,
 	               archive_error_string(c->a));
 }
 
+/* Copy a regular file's data (at most size bytes) into the entry. */
 static int tar_data(struct sbx_walk *w, struct tar_ctx *c, int fd,
                     const char *path, off_t size)
 {
@@ -128,10 +130,6 @@ int sbx_host_export_tar(int root_fd, const char *path, char **err)
 	                     .err = err};
 	if (sbx_walk(&w, root_fd, "") < 0)
 		goto out;
-	if (w.truncated)
-		log_warn("archive %s: the workspace is nested or wide beyond "
-		         "the walk's limits; some entries are missing",
-		         path);
 	if (archive_write_close(c.a) != ARCHIVE_OK) {
 		set_err(err, "archive %s: %s", tmp, archive_error_string(c.a));
 		goto out;
@@ -140,11 +138,18 @@ int sbx_host_export_tar(int root_fd, const char *path, char **err)
 		set_err(err, "archive %s: %s", path, strerror(errno));
 		goto out;
 	}
-	rc = 0;
+	rc = SBX_OK;
+	if (w.truncated) {
+		set_err(err,
+		        "archive %s: the workspace is nested or wide beyond "
+		        "the walk's limits; some entries are missing",
+		        path);
+		rc = SBX_TRUNCATED;
+	}
 out:
 	archive_write_free(c.a);
 	archive_entry_free(c.e);
-	if (rc < 0 && opened)
+	if (rc == SBX_FAILED && opened)
 		unlink(tmp);
 	free(c.chunk);
 	free(tmp);

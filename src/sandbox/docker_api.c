@@ -2,7 +2,8 @@
  * DOCKER_CERT_PATH, DOCKER_TLS_VERIFY), which API version to speak
  * (negotiated, never hard-coded: engines 29.x refuse anything below
  * 1.44), and requests over http.h: on the loop, or blocking for the
- * few steps that must finish before the caller goes on. */
+ * two callers without a loop to wait on (sbx_free's last resort and
+ * `assay doctor`, whose probe lives here too). */
 #include "assay/http.h"
 #include "assay/json.h"
 #include "assay/util.h"
@@ -31,6 +32,7 @@ void dk_endpoint_free(struct dk_endpoint *ep)
 	memset(ep, 0, sizeof *ep);
 }
 
+/* dir/name when it is readable, else NULL. */
 static char *tls_file(const char *dir, const char *name)
 {
 	char *p = xasprintf("%s/%s", dir, name);
@@ -122,6 +124,7 @@ fail:
 
 /* ---- versions ---- */
 
+/* "1.41" into its two numbers; -1 if it is not a version. */
 static int parse_version(const char *v, long *major, long *minor)
 {
 	char *end;
@@ -148,6 +151,7 @@ int dk_version_cmp(const char *a, const char *b)
 	return 0;
 }
 
+/* Whether DOCKER_API_VERSION can be spoken with this daemon. */
 static int check_pinned(const char *v, const char *server_max,
                         const char *server_min, char **err)
 {
@@ -224,6 +228,7 @@ struct dk_call {
 	int too_big;
 };
 
+/* The status is in: keep it and the header asked for. */
 static void call_response(struct http_xfer *x, long status, void *arg)
 {
 	struct dk_call *c = arg;
@@ -236,6 +241,7 @@ static void call_response(struct http_xfer *x, long status, void *arg)
 	}
 }
 
+/* Body bytes: streamed to on_stream, else collected (bounded). */
 static int call_data(struct http_xfer *x, const char *data, size_t n, void *arg)
 {
 	struct dk_call *c = arg;
@@ -255,6 +261,7 @@ static long call_read(char *buf, size_t n, void *arg)
 	return c->r.read_body(buf, n, c->r.arg);
 }
 
+/* The transfer ended: hand the answer over, then free the call. */
 static void call_done(struct http_xfer *x, int ok, const char *errmsg,
                       void *arg)
 {
@@ -266,8 +273,19 @@ static void call_done(struct http_xfer *x, int ok, const char *errmsg,
 		                c->body.max);
 	else if (!ok)
 		msg = xstrdup(errmsg ? errmsg : "transfer failed");
-	if (c->r.on_done)
+	if (c->r.on_json) {
+		cJSON *j = c->body.len ? cJSON_ParseWithLength(c->body.data,
+		                                               c->body.len)
+		                       : NULL;
+		char *m = !msg && c->status >= 300
+		              ? dk_message(c->status, &c->body)
+		              : NULL;
+		c->r.on_json(c->r.arg, msg ? 0 : c->status, j, msg ? msg : m);
+		cJSON_Delete(j);
+		free(m);
+	} else if (c->r.on_done) {
 		c->r.on_done(c->r.arg, c->status, &c->body, msg);
+	}
 	free(msg);
 	buf_free(&c->body);
 	free(c);
@@ -344,6 +362,21 @@ void dk_cancel(struct dk_call *c)
 	free(c);
 }
 
+struct dk_call *
+dk_json_call(struct dk_api *a, const char *method, const char *path,
+             const char *json, long timeout_ms,
+             void (*fn)(void *arg, long status, cJSON *reply, const char *err),
+             void *arg, char **err)
+{
+	struct dk_req r = {.method = method,
+	                   .path = path,
+	                   .json = json,
+	                   .on_json = fn,
+	                   .arg = arg,
+	                   .timeout_ms = timeout_ms};
+	return dk_send(a, &r, err);
+}
+
 struct json_wait {
 	long status;
 	char *err;
@@ -351,6 +384,7 @@ struct json_wait {
 	int done;
 };
 
+/* dk_json: keep what came back for the caller waiting. */
 static void json_done(void *arg, long status, struct buf *body, const char *err)
 {
 	struct json_wait *w = arg;
@@ -429,4 +463,134 @@ char *dk_escape(const char *s)
 		}
 	}
 	return buf_detach(&b);
+}
+
+/* ---- what `assay doctor` asks ---- */
+
+struct probe_get {
+	long status;
+	struct buf body;
+	char *err;
+};
+
+static void probe_get_done(void *arg, long status, struct buf *body,
+                           const char *err)
+{
+	struct probe_get *g = arg;
+	g->status = status;
+	buf_append(&g->body, body->data ? body->data : "", body->len);
+	g->err = err ? xstrdup(err) : NULL;
+}
+
+/* One bounded blocking GET; the parsed body (or NULL), the status,
+ * *err when no answer came. */
+static cJSON *probe_get(struct dk_api *a, const char *path, int unversioned,
+                        long timeout_ms, char **header, long *status,
+                        char **err)
+{
+	struct probe_get g = {0};
+	buf_init(&g.body, 0);
+	struct dk_req r = {.method = "GET",
+	                   .path = path,
+	                   .on_done = probe_get_done,
+	                   .arg = &g,
+	                   .timeout_ms = timeout_ms,
+	                   .sync = 1,
+	                   .unversioned = unversioned,
+	                   .max_body = 1 << 20,
+	                   .header_name = header ? "Api-Version" : NULL,
+	                   .header_value = header};
+	char *why = NULL;
+	dk_send(a, &r, &why);
+	cJSON *j = NULL;
+	*status = g.status;
+	if (why || !g.status)
+		set_err(err, "%s", why ? why : g.err ? g.err : "no answer");
+	else if (g.body.len)
+		j = cJSON_ParseWithLength(g.body.data, g.body.len);
+	free(why);
+	free(g.err);
+	buf_free(&g.body);
+	return j;
+}
+
+/* The image step of the probe (the daemon answers, the version is
+ * agreed). */
+static void probe_image(struct dk_api *a, const char *image, long timeout_ms,
+                        struct sbx_docker_probe *p)
+{
+	char *q = dk_escape(image);
+	char *path = xasprintf("/images/%s/json", q);
+	char *err = NULL;
+	cJSON *img =
+	    probe_get(a, path, 0, timeout_ms, NULL, &p->image_status, &err);
+	if (p->image_status == 200) {
+		p->image_id = xstrdup(json_str(img, "Id", "?"));
+	} else {
+		p->failed = SBX_PROBE_IMAGE;
+		p->error =
+		    err ? err
+		        : xstrdup(p->image_status == 404 ? "not on the daemon"
+		                                         : "unexpected status");
+		err = NULL;
+	}
+	free(err);
+	free(q);
+	free(path);
+	cJSON_Delete(img);
+}
+
+void sbx_docker_probe(const char *image, long timeout_ms,
+                      struct sbx_docker_probe *p)
+{
+	memset(p, 0, sizeof *p);
+	struct dk_api a = {0};
+	char *apiv = NULL;
+	cJSON *ver = NULL;
+	if (dk_endpoint_parse(getenv("DOCKER_HOST"), getenv("DOCKER_CERT_PATH"),
+	                      getenv("DOCKER_TLS_VERIFY"), getenv("HOME"),
+	                      &a.ep, &p->error) < 0) {
+		p->failed = SBX_PROBE_ENDPOINT;
+		return;
+	}
+	p->host = xstrdup(a.ep.host);
+	cJSON_Delete(probe_get(&a, "/_ping", 1, timeout_ms, &apiv,
+	                       &p->ping_status, &p->error));
+	if (p->error || p->ping_status != 200) {
+		p->failed = SBX_PROBE_PING;
+		goto out;
+	}
+	char *verr = NULL;
+	long st = 0;
+	ver = probe_get(&a, "/version", 1, timeout_ms, NULL, &st, &verr);
+	free(verr);
+	const char *max = apiv ? apiv : json_str(ver, "ApiVersion", NULL);
+	const char *min = json_str(ver, "MinAPIVersion", NULL);
+	const char *dv = json_str(ver, "Version", NULL);
+	p->docker_version = dv ? xstrdup(dv) : NULL;
+	p->api_max = max ? xstrdup(max) : NULL;
+	if (dk_negotiate(getenv("DOCKER_API_VERSION"), max, min, &a.version,
+	                 &p->error) < 0) {
+		p->failed = SBX_PROBE_VERSION;
+		goto out;
+	}
+	p->api = xstrdup(a.version);
+	probe_image(&a, image && *image ? image : "assay-sandbox:latest",
+	            timeout_ms, p);
+out:
+	free(apiv);
+	cJSON_Delete(ver);
+	free(a.version);
+	dk_endpoint_free(&a.ep);
+}
+
+void sbx_docker_probe_free(struct sbx_docker_probe *p)
+{
+	free(p->error);
+	free(p->host);
+	free(p->docker_version);
+	free(p->api_max);
+	free(p->api);
+	free(p->image_id);
+	memset(p, 0, sizeof *p);
 }

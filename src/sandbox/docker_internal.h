@@ -1,9 +1,12 @@
 /* docker_internal.h: the pieces of the docker backend (private to
  * src/sandbox/): where the daemon is and which API version to speak
  * (docker_api.c), the 8-byte-header stream demultiplexer
- * (docker_frames.c), the exec machinery (docker_exec.c), the file
- * operations (docker_files.c) and the tar work done in the
- * assay-archive helper (docker_tar.c, never linked into assay). */
+ * (docker_frames.c), the start (docker_start.c), the exec machinery
+ * (docker_exec.c, its kills and restarts in docker_kill.c, the command
+ * runner in docker_runner.c), the file operations (docker_files.c),
+ * the tar streams between the daemon and the assay-archive helper
+ * (docker_xfer.c) and the tar work done in that helper (docker_tar.c,
+ * never run in assay itself). */
 #ifndef ASSAY_SANDBOX_DOCKER_INTERNAL_H
 #define ASSAY_SANDBOX_DOCKER_INTERNAL_H
 
@@ -13,6 +16,7 @@
 #include <cjson/cJSON.h>
 #include "assay/buf.h"
 #include "assay/sandbox.h"
+#include "sandbox/internal.h"
 
 struct http;
 struct http_xfer;
@@ -85,9 +89,10 @@ struct dk_api {
 struct dk_call;
 
 /* One request. Without on_stream the reply body is collected (up to
- * max_body) and handed to on_done; with it, the body of a 2xx reply
- * streams there instead. sync: run to the end before dk_send returns
- * (for start, stop and the end-of-run work), else on the loop. */
+ * max_body) and handed to on_done (or, parsed, to on_json); with it,
+ * the body of a 2xx reply streams there instead. On the loop, unless
+ * sync: run to the end before dk_send returns (only for sbx_free's
+ * last resort and `assay doctor`, which have no loop to wait on). */
 struct dk_req {
 	const char *method;
 	const char *path; /* after the version: "/containers/json" */
@@ -99,6 +104,10 @@ struct dk_req {
 	/* status 0 and err set when no reply came; body never NULL. */
 	void (*on_done)(void *arg, long status, struct buf *body,
 	                const char *err);
+	/* Instead of on_done: the body parsed (NULL when empty or not
+	 * JSON); err when no answer came (status 0) or, for a status of
+	 * 300 and over, the daemon's message. */
+	void (*on_json)(void *arg, long status, cJSON *reply, const char *err);
 	void *arg;
 	size_t max_body; /* 0 = 4 MiB */
 	long timeout_ms; /* 0 = none */
@@ -116,8 +125,16 @@ struct dk_call *dk_send(struct dk_api *a, const struct dk_req *r, char **err);
 /* Stop an async request; on_done is not called. */
 void dk_cancel(struct dk_call *c);
 
-/* Blocking JSON request: the status (or -1 and *err when the daemon
- * did not answer); *reply gets the parsed body when wanted. */
+/* An asynchronous JSON request (on_json): the call, or NULL and *err
+ * when it could not be sent. */
+struct dk_call *
+dk_json_call(struct dk_api *a, const char *method, const char *path,
+             const char *json, long timeout_ms,
+             void (*fn)(void *arg, long status, cJSON *reply, const char *err),
+             void *arg, char **err);
+/* Blocking JSON request (sbx_free, doctor): the status (or -1 and *err
+ * when the daemon did not answer); *reply gets the parsed body when
+ * wanted. */
 long dk_json(struct dk_api *a, const char *method, const char *path,
              const char *json, cJSON **reply, char **err);
 /* The daemon's {"message": ...} (or the raw body), for errors. */
@@ -146,60 +163,127 @@ void dk_raw_free(struct dk_raw *r);
 
 /* ---- the backend's shared state ---- */
 
+/* What an exec is for (dk_exec_args.internal). */
+enum dk_kind {
+	DK_COMMAND = 0,   /* a command: the wrapper with the limits */
+	DK_UNLIMITED = 1, /* the wrapper without limits */
+	DK_FILEOP = 2,    /* a file operation (the fileop script) */
+	DK_KILLER = 3,    /* the wrapper in kill mode */
+	DK_RUNNER = 4,    /* argv as is, without the wrapper */
+};
+
 struct dk_exec_args {
 	const char *const *argv; /* run as is (inside the wrapper) */
 	const char *stdin_data;  /* internal execs: fixed stdin, or NULL */
 	int keep_stdin;
 	int timeout_s;
-	/* 0 a command; 1 no wrapper limits; 2 a file operation; 3 the
-	 * wrapper in kill mode; 4 argv as is, without the wrapper (the
-	 * command runner) */
-	int internal;
+	int internal; /* enum dk_kind */
 };
+
+struct dk_start;
 
 struct docker {
 	struct dk_api api;
-	char *id;   /* container */
-	char *name; /* assay-<run>-<pid> */
-	struct sbx_exec *execs;
+	char *id;    /* container */
+	char *name;  /* assay-<run>-<pid> */
+	int created; /* a create was sent: name may exist on the daemon */
+	struct dk_exec *execs;
 	unsigned seq; /* exec tags */
-	char *script; /* the in-container wrapper (docker_exec.c) */
 	int started, stopped, restarting;
 	int draining; /* stopping: only the backend's own work runs */
 	long mem_mb, cpu_s, fsize_mb;
 	int threads;              /* BLAS/OpenMP threads per command */
 	char *chunk;              /* raw reads */
 	struct dk_runner *runner; /* docker_runner.c */
-	/* a restart under way (docker_exec.c): its request or retry */
+	/* a restart under way (docker_kill.c): its request or retry */
 	struct dk_call *restart_call;
 	uint64_t restart_timer;
-	int restart_tries; /* -1 while the kill is on its way */
+	int restart_tries;           /* -1 while the kill is on its way */
+	struct dk_call *remove_call; /* the stop's DELETE */
+	uint64_t remove_timer;
+	uint64_t stop_timer; /* the stop's first step */
+	int remove_tries;
+};
+
+static inline struct docker *dk_of(struct sbx *s)
+{
+	return s->priv;
+}
+
+/* One exec (docker_exec.c; kills and restarts in docker_kill.c). */
+struct dk_exec {
+	struct sbx_exec base; /* base.s: the sandbox */
+	struct dk_exec *next;
+	char tag[32];
+	char *id;
+	struct dk_call *call;
+	struct dk_raw *raw;
+	int connecting;     /* raw: connect/handshake under way */
+	struct buf head;    /* raw: the response head so far */
+	struct buf req;     /* raw: request bytes not yet sent */
+	struct buf pending; /* stdin not yet sent */
+	int upgraded, close_stdin, stdin_shut;
+	struct dk_demux demux;
+	struct sbx_exec_obs obs;
+	int keep_stdin, internal;
+	int timed_out, cancelled, killing, finished, restarted;
+	int waiting;       /* started while the container restarts: not sent */
+	int feeding, dead; /* inside a feed: free once it returns */
+	/* through the runner (docker_runner.c): its id for this command,
+	 * the runner's generation, and what to run if it cannot */
+	int via_runner;
+	uint32_t rid;
+	unsigned rgen;
+	char **cmd;
+	int exit_code, tries;
+	uint64_t timer, grace, retry;
+	int64_t t0;
+	char *error;
 };
 
 /* docker_exec.c */
-struct sbx_exec *dk_exec_start(struct sbx *s, const struct dk_exec_args *a,
-                               const struct sbx_exec_obs *obs, int sync,
-                               char **err);
-void dk_exec_cancel(struct sbx_exec *e);
-int dk_exec_write(struct sbx_exec *e, const void *data, size_t n);
-/* Kill every exec (on_exit called for each); file operations still
- * running are run again to their end first (see replay). */
+struct dk_exec *dk_exec_start(struct sbx *s, const struct dk_exec_args *a,
+                              const struct sbx_exec_obs *obs, char **err);
+int dk_exec_write(struct dk_exec *e, const void *data, size_t n);
+/* Finish e now with error why (the runner's own exec on a protocol
+ * error: closing its connection ends the runner). */
+void dk_exec_drop(struct dk_exec *e, const char *why);
+/* Finish e without telling its observer (a job cut short). */
+void dk_exec_detach(struct dk_exec *e);
+/* Deliver on_exit and free e (later, if a feed is running). */
+void dk_exec_finish(struct dk_exec *e);
+/* Finish e with the error fmt (one %s: detail). */
+void dk_exec_fail(struct dk_exec *e, const char *fmt, const char *detail);
+/* Submit e (again): through the runner or an exec of its own; -1 and
+ * *err when it cannot be sent. */
+int dk_exec_submit(struct dk_exec *e, const struct dk_exec_args *a, char **err);
+/* An exec of its own for e, even if it went through the runner. */
+int dk_exec_create(struct dk_exec *e, const struct dk_exec_args *a, char **err);
+/* Stopping: finish every command (cancelled), but the file operations
+ * and the runner they go through, which may drain. */
+void dk_exec_stop_commands(struct sbx *s);
+/* Finish every exec (on_exit called for each). */
 void dk_exec_stop_all(struct sbx *s);
+
+/* docker_kill.c */
+/* Time out, cancel and kill one exec (by the runner, a killer exec,
+ * and when it survives that, a restart of the container). */
+void dk_exec_on_timeout(void *arg);
+void dk_exec_cancel(struct dk_exec *e);
+void dk_exec_kill(struct dk_exec *e);
+/* Start the wrapper in kill mode for tag. */
+void dk_launch_killer(struct sbx *s, const char *tag);
 /* Kill the container and start it again: the last resort when a
  * command cannot be stopped from inside (a process bomb). On the loop:
  * it returns at once (-1 and *err only when the kill cannot be sent);
  * commands started meanwhile wait for it (d->restarting). */
 int dk_restart(struct sbx *s, char **err);
-/* Run argv to its end, blocking; stdout into out (at most max), exit
- * code into *code. Stderr goes to *err when the command fails. */
-int dk_run_sync(struct sbx *s, const char *const *argv, struct buf *out,
-                size_t max, int *code, char **err);
+/* Stop a restart under way (the sandbox stops). */
+void dk_restart_cancel(struct sbx *s);
+
 extern const char dk_fileop_script[]; /* docker_scripts.c */
 extern const char dk_wrapper_script[];
 extern const char dk_runner_script[];
-/* Finish e now with error why (the runner's own exec on a protocol
- * error: closing its connection ends the runner). */
-void dk_exec_drop(struct sbx_exec *e, const char *why);
 /* From the runner (docker_runner.c): output of, and the exit code of,
  * the command with runner id rid; the runner of generation gen is gone
  * (started: it had said hello, so its commands may have run). */
@@ -235,6 +319,10 @@ typedef int (*dk_rframe_fn)(void *arg, char type, uint32_t id, const char *p,
 int dk_rframes_feed(struct dk_rframes *f, const char *data, size_t n,
                     size_t max, dk_rframe_fn fn, void *arg);
 
+/* docker_start.c: create the container and stage the inputs, on the
+ * loop (sbx_start). */
+void dk_start(struct sbx *s, int stage_inputs, sbx_done_fn fn, void *arg);
+
 /* docker_files.c */
 void dk_read_file(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,
                   void *arg);
@@ -242,15 +330,35 @@ void dk_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
                    sbx_done_fn fn, void *arg);
 void dk_list(struct sbx *s, const char *rel, int recursive, size_t max,
              sbx_done_fn fn, void *arg);
-int dk_fetch(struct sbx *s, const char *rel, const char *dest, char **err);
-int dk_export_tar(struct sbx *s, const char *path, char **err);
+void dk_fetch(struct sbx *s, const char *rel, const char *dest, sbx_done_fn fn,
+              void *arg);
+
+/* docker_xfer.c: a tar stream between the archive API and the helper,
+ * as two loop children (`assay-archive http` and the tar side). */
+struct dk_xfer;
+/* GET .../archive?path=cpath into `assay-archive ARGS...` (extract,
+ * repack); tmp_base: ARGS's output, whose temporary a kill leaves. */
+struct dk_xfer *dk_xfer_get(struct sbx *s, const char *cpath, char *const *args,
+                            const char *tmp_base,
+                            void (*done)(void *arg, char *err), void *arg,
+                            char **err);
+/* PUT the tar `assay-archive ARGS...` writes (pack, restore) into
+ * /workspace; what names it for errors ("stage the inputs"). */
+struct dk_xfer *dk_xfer_put(struct sbx *s, char *const *args, const char *what,
+                            void (*done)(void *arg, char *err), void *arg,
+                            char **err);
+/* Kill and reap both children (removing what they left), no callback. */
+void dk_xfer_free(struct dk_xfer *x);
+void dk_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
 /* Load a persisted workspace.tar.gz into /workspace (assay-archive
  * restore checks it and writes a clean tar, PUT archive). */
-int dk_import_tar(struct sbx *s, const char *path, char **err);
-/* Stage the configured inputs: assay-archive packs, PUT archive. */
-int dk_stage(struct sbx *s, char **err);
-/* A tar stream (from fd) handed to `assay-archive extract`; see
- * docker_tar.c. Used by fetch; the tests feed it hostile tars. */
+void dk_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
+/* Stage the configured inputs: assay-archive packs, PUT archive. NULL
+ * (and no *err) when there is nothing to stage. */
+struct dk_xfer *dk_stage(struct sbx *s, void (*done)(void *arg, char *err),
+                         void *arg, char **err);
+/* A tar stream (from fd) handed to `assay-archive extract`, waited
+ * for: for the tests, which feed it hostile tars. */
 int dk_extract_fd(int fd, const char *name, const char *dest, char **err);
 
 /* docker_tar.c (the helper only) */
@@ -258,14 +366,5 @@ int dk_tar_pack(int out_fd, char *const *specs, int n, char **err);
 int dk_tar_extract(int in_fd, const char *name, const char *dest, char **err);
 int dk_tar_repack(int in_fd, const char *strip, const char *out_path,
                   char **err);
-
-/* Run `assay-archive ARGS...`: stdin from in_fd (>= 0), or a pipe
- * whose write end lands in *to_child; stdout to a pipe (*from_child)
- * or /dev/null; stderr to a pipe (*err_fd). -1 + *err if it cannot. */
-pid_t dk_spawn_helper(char *const *args, int in_fd, int *to_child,
-                      int *from_child, int *err_fd, char **err);
-/* Wait for the helper (closes err_fd); 0 when it succeeded, else -1
- * and its message. */
-int dk_wait_helper(pid_t pid, int err_fd, char **err);
 
 #endif

@@ -31,6 +31,7 @@ struct dk_raw {
 	char errbuf[CURL_ERROR_SIZE];
 };
 
+/* Stop watching every fd and the timer of the connect. */
 static void unwatch_all(struct dk_raw *r)
 {
 	for (int i = 0; i < DK_RAW_FDS; i++)
@@ -72,6 +73,7 @@ static void check_done(struct dk_raw *r)
 		}
 }
 
+/* A socket curl watches is ready: let curl go on. */
 static void on_sock(int fd, int revents, void *arg)
 {
 	struct dk_raw *r = arg;
@@ -86,6 +88,7 @@ static void on_sock(int fd, int revents, void *arg)
 	check_done(r);
 }
 
+/* curl's timer is due: let curl go on. */
 static void on_timer(void *arg)
 {
 	struct dk_raw *r = arg;
@@ -95,6 +98,7 @@ static void on_timer(void *arg)
 	check_done(r);
 }
 
+/* curl says which socket to watch for what. */
 static int sock_cb(CURL *e, curl_socket_t s, int what, void *userp,
                    void *socketp)
 {
@@ -130,6 +134,7 @@ static int sock_cb(CURL *e, curl_socket_t s, int what, void *userp,
 	return 0;
 }
 
+/* curl says when to wake it. */
 static int timer_cb(CURLM *m, long timeout_ms, void *userp)
 {
 	struct dk_raw *r = userp;

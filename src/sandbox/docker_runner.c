@@ -32,7 +32,7 @@
 /* One runner process (one generation): its exec and its parser. */
 struct rconn {
 	struct sbx *s;
-	struct sbx_exec *x;
+	struct dk_exec *x;
 	struct dk_rframes fr;
 	struct buf err; /* its own stderr, for the reason it died */
 	unsigned gen;
@@ -73,6 +73,7 @@ int dk_rframes_feed(struct dk_rframes *f, const char *data, size_t n,
 	return 0;
 }
 
+/* The runner's state, made on first use. */
 static struct dk_runner *runner_of(struct sbx *s)
 {
 	struct docker *d = s->priv;
@@ -81,6 +82,7 @@ static struct dk_runner *runner_of(struct sbx *s)
 	return d->runner;
 }
 
+/* Free one runner connection's state (its exec is gone). */
 static void rconn_free(struct rconn *c)
 {
 	buf_free(&c->fr.in);
@@ -99,6 +101,7 @@ static char *raw_text(const struct buf *b)
 	return text;
 }
 
+/* One frame from the runner: hello, output, or an exit code. */
 static int on_rframe(void *arg, char type, uint32_t id, const char *p, size_t n)
 {
 	struct rconn *c = arg;
@@ -143,6 +146,7 @@ static int on_rframe(void *arg, char type, uint32_t id, const char *p, size_t n)
 	return c->dead;
 }
 
+/* The runner exec's stdout is frames; its stderr, why it died. */
 static void runner_output(void *arg, enum sbx_stream st, const char *data,
                           size_t n)
 {
@@ -175,6 +179,7 @@ static void runner_output(void *arg, enum sbx_stream st, const char *data,
 	}
 }
 
+/* The runner is gone: count it, and end or move what ran through it. */
 static void runner_exit(void *arg, const struct sbx_exit *ex)
 {
 	struct rconn *c = arg;
@@ -201,11 +206,13 @@ static void runner_exit(void *arg, const struct sbx_exit *ex)
 	else
 		why = xasprintf("exit %d", ex->exit_code);
 	struct docker *d = s->priv;
-	if (detached) {
-		if (!d->draining && !d->stopped)
-			dk_exec_runner_lost(s, c->gen, c->hello && !c->refused,
-			                    why);
-	} else if (!d->draining && !d->stopped) {
+	if (d->stopped) {
+		/* nothing waits for it any more */
+	} else if (detached || d->draining) {
+		/* killed with the container, or the sandbox stops: what
+		 * ran through it ends here */
+		dk_exec_runner_lost(s, c->gen, c->hello && !c->refused, why);
+	} else {
 		if (c->refused) {
 			r->off = 1; /* said why in on_rframe; ran nothing */
 		} else if (!c->hello) {
@@ -251,9 +258,10 @@ int dk_runner_start(struct sbx *s, char **err)
 	buf_init(&c->err, DK_RUNNER_ERR_MAX);
 	const char *argv[] = {"python3",        "-S",           "-c",
 	                      dk_runner_script, "assay-runner", NULL};
-	struct dk_exec_args a = {.argv = argv, .keep_stdin = 1, .internal = 4};
+	struct dk_exec_args a = {
+	    .argv = argv, .keep_stdin = 1, .internal = DK_RUNNER};
 	struct sbx_exec_obs obs = {runner_output, runner_exit, c};
-	c->x = dk_exec_start(s, &a, &obs, 0, err);
+	c->x = dk_exec_start(s, &a, &obs, err);
 	if (!c->x) {
 		rconn_free(c);
 		return -1;

@@ -51,6 +51,7 @@ static int pack_fail(struct pack *p, const char *what)
 	               archive_error_string(p->a));
 }
 
+/* The tar header of one packed entry. */
 static int pack_header(struct pack *p, const char *dest, const struct stat *st,
                        mode_t type)
 {
@@ -142,6 +143,7 @@ static int pack_entry(struct pack *p, int dfd, const char *name,
 	return rc;
 }
 
+/* A directory and (recursively) what it holds, under dest. */
 static int pack_dir(struct pack *p, int dfd, const char *src, const char *dest,
                     int depth)
 {
@@ -327,6 +329,7 @@ static int place(const char *from, const char *dest, char **err)
 	return rc;
 }
 
+/* Copy the current entry's data from in to out. */
 static int copy_data(struct archive *in, struct archive *out, char **err)
 {
 	const void *buf;
@@ -345,6 +348,7 @@ static int copy_data(struct archive *in, struct archive *out, char **err)
 	}
 }
 
+/* Every entry of in, checked to lie under name, written to out. */
 static int extract_entries(struct archive *in, struct archive *out,
                            const char *name, char **err)
 {

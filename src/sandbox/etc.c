@@ -47,8 +47,8 @@ struct snap {
 	char **err;
 };
 
-static int copy_entry(struct snap *sn, int sdir, int ddir, const char *name,
-                      int depth);
+static int etc_copy_entry(struct snap *sn, int sdir, int ddir, const char *name,
+                          int depth);
 
 /* Copy a directory of /etc, entry by entry, a few levels deep. */
 static int copy_dir(struct snap *sn, int sdir, int ddir, const char *name,
@@ -77,8 +77,8 @@ static int copy_dir(struct snap *sn, int sdir, int ddir, const char *name,
 	struct dirent *de;
 	while (rc == 0 && (de = readdir(dir)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			rc = copy_entry(sn, dirfd(dir), d, de->d_name,
-			                depth + 1);
+			rc = etc_copy_entry(sn, dirfd(dir), d, de->d_name,
+			                    depth + 1);
 	closedir(dir);
 	close(d);
 	return rc;
@@ -107,8 +107,9 @@ static int copy_file(struct snap *sn, int sdir, int ddir, const char *name,
 	return rc;
 }
 
-static int copy_entry(struct snap *sn, int sdir, int ddir, const char *name,
-                      int depth)
+/* Copy one entry of /etc (a file, a link or a directory). */
+static int etc_copy_entry(struct snap *sn, int sdir, int ddir, const char *name,
+                          int depth)
 {
 	struct stat st;
 	char target[PATH_MAX];
@@ -133,6 +134,7 @@ static int copy_entry(struct snap *sn, int sdir, int ddir, const char *name,
 	return 0; /* not world-readable, or not a file: left out */
 }
 
+/* Write a synthetic file into the snapshot. */
 static int put(int ddir, const char *name, const char *text, char **err)
 {
 	int fd =
@@ -204,16 +206,16 @@ int sbx_etc_snapshot(const char *dir, int network, char **err)
 	}
 	for (size_t i = 0;
 	     rc == 0 && i < sizeof etc_entries / sizeof *etc_entries; i++)
-		rc = copy_entry(&sn, sdir, ddir, etc_entries[i], 0);
+		rc = etc_copy_entry(&sn, sdir, ddir, etc_entries[i], 0);
 	for (size_t i = 0; rc == 0 && network &&
 	                   i < sizeof etc_net_entries / sizeof *etc_net_entries;
 	     i++)
-		rc = copy_entry(&sn, sdir, ddir, etc_net_entries[i], 0);
+		rc = etc_copy_entry(&sn, sdir, ddir, etc_net_entries[i], 0);
 	DIR *d = rc == 0 ? opendir("/etc") : NULL;
 	struct dirent *de;
 	while (d && rc == 0 && (de = readdir(d)))
 		if (!strncmp(de->d_name, "python3", 7))
-			rc = copy_entry(&sn, sdir, ddir, de->d_name, 0);
+			rc = etc_copy_entry(&sn, sdir, ddir, de->d_name, 0);
 	if (d)
 		closedir(d);
 	for (size_t i = 0; rc == 0 && sbx_etc_binds[i]; i++)

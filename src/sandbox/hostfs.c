@@ -20,6 +20,7 @@
 
 #define HOSTFS_CHUNK 65536
 
+/* Names in strcmp order (qsort). */
 static int cmp_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -161,7 +162,7 @@ int sbx_host_read(int root_fd, const char *rel, size_t max, struct buf *out,
 			        "%s is %lld bytes; only the first %zu were "
 			        "read",
 			        rel, (long long)st.st_size, max);
-			rc = 1;
+			rc = SBX_TRUNCATED;
 		}
 	}
 	close(fd);
@@ -170,6 +171,7 @@ int sbx_host_read(int root_fd, const char *rel, size_t max, struct buf *out,
 	return rc;
 }
 
+/* write(2) until all of data is written (or an error). */
 static int write_all(int fd, const void *data, size_t n)
 {
 	const char *p = data;
@@ -259,9 +261,12 @@ out:
 struct list_ctx {
 	cJSON *arr;
 	size_t n, max;
+	void (*fn)(void *arg, cJSON *entry);
+	void *arg;
 };
 
-static const char *type_name(mode_t m)
+/* The list op's name of a file type. */
+static const char *hostfs_type_name(mode_t m)
 {
 	if (S_ISREG(m))
 		return "file";
@@ -270,6 +275,20 @@ static const char *type_name(mode_t m)
 	if (S_ISLNK(m))
 		return "link";
 	return "other";
+}
+
+cJSON *sbx_host_entry(const char *path, const struct stat *st)
+{
+	cJSON *e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "path", path);
+	cJSON_AddStringToObject(e, "type", hostfs_type_name(st->st_mode));
+	cJSON_AddNumberToObject(e, "size",
+	                        S_ISDIR(st->st_mode) ? 0 : (double)st->st_size);
+	cJSON_AddNumberToObject(e, "mtime",
+	                        (double)st->st_mtim.tv_sec +
+	                            (double)(st->st_mtim.tv_nsec / 1000000) /
+	                                1000.0);
+	return e;
 }
 
 /* Add one entry to the listing; stop at the maximum. */
@@ -282,29 +301,25 @@ static int list_visit(struct sbx_walk *w, int dirfd, const char *name,
 		w->truncated = 1;
 		return 2;
 	}
-	cJSON *e = cJSON_CreateObject();
-	cJSON_AddStringToObject(e, "path", path);
-	cJSON_AddStringToObject(e, "type", type_name(st->st_mode));
-	cJSON_AddNumberToObject(e, "size",
-	                        S_ISDIR(st->st_mode) ? 0 : (double)st->st_size);
-	cJSON_AddNumberToObject(e, "mtime",
-	                        (double)st->st_mtim.tv_sec +
-	                            (double)(st->st_mtim.tv_nsec / 1000000) /
-	                                1000.0);
-	cJSON_AddItemToArray(c->arr, e);
+	cJSON *e = sbx_host_entry(path, st);
+	if (c->fn)
+		c->fn(c->arg, e);
+	else
+		cJSON_AddItemToArray(c->arr, e);
 	c->n++;
 	return 0;
 }
 
 cJSON *sbx_host_list(int root_fd, const char *rel, int recursive, size_t max,
-                     int *truncated, char **err)
+                     int *truncated, void (*fn)(void *arg, cJSON *entry),
+                     void *arg, char **err)
 {
 	*truncated = 0;
 	int fd =
 	    path_open_beneath(root_fd, rel, O_RDONLY | O_DIRECTORY, 0, err);
 	if (fd < 0)
 		return NULL;
-	struct list_ctx c = {cJSON_CreateArray(), 0, max};
+	struct list_ctx c = {cJSON_CreateArray(), 0, max, fn, arg};
 	struct sbx_walk w = {.visit = list_visit,
 	                     .arg = &c,
 	                     .recursive = recursive,

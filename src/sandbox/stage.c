@@ -36,6 +36,7 @@ struct stage {
 	char **err;
 };
 
+/* Copy in to out by read and write (copy_file_range cannot). */
 static int copy_rw(int in, int out)
 {
 	char buf[65536];
@@ -110,6 +111,7 @@ static int copy_file_fds(struct stage *st, int in, int out, const char *shown)
 	return 0;
 }
 
+/* Open a source entry for reading, never through a link. */
 static int open_source(struct stage *st, int dirfd, const char *name,
                        const char *shown)
 {
@@ -122,6 +124,7 @@ static int open_source(struct stage *st, int dirfd, const char *name,
 	return fd;
 }
 
+/* Copy one regular file of an input directory. */
 static int copy_entry_file(struct stage *st, int sfd, int dfd, const char *name,
                            const char *shown)
 {
@@ -192,8 +195,8 @@ static int copy_entry_dir(struct stage *st, int sfd, int dfd, const char *name,
 
 /* One directory entry: regular files and directories are copied,
  * links to regular files become files, everything else is skipped. */
-static int copy_entry(struct stage *st, int sfd, int dfd, const char *name,
-                      const char *shown, int depth)
+static int stage_copy_entry(struct stage *st, int sfd, int dfd,
+                            const char *name, const char *shown, int depth)
 {
 	struct stat sst;
 	if (fstatat(sfd, name, &sst, AT_SYMLINK_NOFOLLOW) < 0)
@@ -234,7 +237,8 @@ static int copy_tree(struct stage *st, int sfd, int dfd, const char *shown,
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		char *child = xasprintf("%s/%s", shown, de->d_name);
-		rc = copy_entry(st, dirfd(d), dfd, de->d_name, child, depth);
+		rc = stage_copy_entry(st, dirfd(d), dfd, de->d_name, child,
+		                      depth);
 		free(child);
 		errno = 0;
 	}
@@ -245,6 +249,7 @@ static int copy_tree(struct stage *st, int sfd, int dfd, const char *shown,
 	return rc;
 }
 
+/* Why an input cannot be read, with what to do. */
 static int source_error(const char *src, char **err)
 {
 	if (errno == ENOENT || errno == ENOTDIR)
@@ -363,7 +368,8 @@ out:
 	return rc;
 }
 
-int sbx_stage_local(const struct config *cfg, const char *workspace, char **err)
+int sbx_stage_inputs(const struct config_input *in, size_t n,
+                     const char *out_dir, const char *workspace, char **err)
 {
 	int ws_fd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (ws_fd < 0)
@@ -373,8 +379,8 @@ int sbx_stage_local(const struct config *cfg, const char *workspace, char **err)
 	int rc = fstat(ws_fd, &ws) < 0 ? set_err(err, "workspace %s: %s",
 	                                         workspace, strerror(errno))
 	                               : 0;
-	for (size_t i = 0; rc == 0 && i < cfg->n_inputs; i++)
-		rc = stage_one(ws_fd, &ws, &cfg->inputs[i], cfg->out_dir, err);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = stage_one(ws_fd, &ws, &in[i], out_dir, err);
 	close(ws_fd);
 	return rc;
 }

@@ -18,7 +18,9 @@
 enum amode { A_CHOICE, A_SCOPE, A_EDIT, A_FEEDBACK };
 
 struct ui_approval {
-	char *id; /* the request on screen */
+	struct ui_overlay ov; /* on the stack while a call waits */
+	struct ui_cursor cur; /* the field's, when it has one */
+	char *id;             /* the request on screen */
 	enum amode mode;
 	struct ui_input field; /* the edited command, or the feedback */
 	int scroll;            /* body rows scrolled away */
@@ -34,13 +36,13 @@ struct ui_approval {
 static const char CHOICES[] = "[y] run once  [e] edit  [a] always  [n] deny  "
                               "[f] deny with feedback";
 
-static void set_msg(struct ui_approval *a, const char *text)
+static void approval_set_msg(struct ui_approval *a, const char *text)
 {
 	free(a->msg);
 	a->msg = text ? ui_clean(text, strlen(text), 0) : NULL;
 }
 
-static void field_reset(struct ui_approval *a)
+static void approval_field_reset(struct ui_approval *a)
 {
 	buf_reset(&a->field.text);
 	a->field.cur = 0;
@@ -48,7 +50,7 @@ static void field_reset(struct ui_approval *a)
 }
 
 /* The request on screen; a new one starts at its choices. */
-static const struct session_approval *head(struct ui *u)
+static const struct session_approval *approval_head(struct ui *u)
 {
 	struct ui_approval *a = u->appr;
 	const struct session_approval *r =
@@ -61,38 +63,66 @@ static const struct session_approval *head(struct ui *u)
 		a->mode = A_CHOICE;
 		a->scroll = 0;
 		a->body_n = 0; /* rebuild */
-		set_msg(a, NULL);
-		field_reset(a);
+		approval_set_msg(a, NULL);
+		approval_field_reset(a);
 	}
 	return r;
 }
 
 int ui_approval_shown(struct ui *u)
 {
-	return head(u) != NULL;
+	return approval_head(u) != NULL;
+}
+
+void ui_approval_sync(struct ui *u)
+{
+	if (!u->appr)
+		return;
+	if (approval_head(u))
+		ui_overlay_push(u, &u->appr->ov);
+	else
+		ui_overlay_pop(u, &u->appr->ov);
 }
 
 /* ---- the approver ------------------------------------------------------ */
 
-static void on_request(void *arg, const struct session_approval *req)
+/* The session asks: the dialog comes up (or stays, with one more). */
+static void approval_on_request(void *arg, const struct session_approval *req)
 {
 	struct ui *u = arg;
 	(void)req;
+	ui_approval_sync(u);
 	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_STATUS);
 }
 
-static void on_cancel(void *arg, const char *id)
+/* A request went without a decision (the run ended, or a rule now allows
+ * it). */
+static void approval_on_cancel(void *arg, const char *id)
 {
 	struct ui *u = arg;
 	if (u->appr->id && !strcmp(u->appr->id, id))
 		ui_notice(u, "no longer waiting for approval: %s", id);
+	ui_approval_sync(u);
 	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_STATUS);
 }
 
+static void approval_draw(struct ui *u, struct ui_overlay *o);
+static int approval_key(struct ui *u, struct ui_overlay *o, int key, int fn);
+static int approval_cursor(struct ui *u, struct ui_overlay *o, int *y, int *x);
+
 void ui_approval_attach(struct ui *u)
 {
-	static const struct session_approver ops = {on_request, on_cancel};
+	static const struct session_approver ops = {approval_on_request,
+	                                            approval_on_cancel};
 	u->appr = xcalloc(1, sizeof *u->appr);
+	u->appr->ov = (struct ui_overlay){
+	    .name = "approval",
+	    .layer = UI_LAYER_DIALOG,
+	    .flags = UI_OV_COVERS_IMAGES,
+	    .draw = approval_draw,
+	    .key = approval_key,
+	    .cursor = approval_cursor,
+	};
 	ui_input_init(&u->appr->field);
 	session_set_approver(u->s, &ops, u);
 }
@@ -102,6 +132,7 @@ void ui_approval_free(struct ui *u)
 	struct ui_approval *a = u->appr;
 	if (!a)
 		return;
+	ui_overlay_pop(u, &a->ov);
 	free(a->id);
 	free(a->msg);
 	ui_input_free(&a->field);
@@ -112,7 +143,8 @@ void ui_approval_free(struct ui *u)
 
 /* ---- rows ---------------------------------------------------------------- */
 
-static const char *subject_label(const char *tool)
+/* What the subject of a call of this tool is called. */
+static const char *approval_subject_label(const char *tool)
 {
 	if (!strcmp(tool, "python"))
 		return "code:";
@@ -121,8 +153,9 @@ static const char *subject_label(const char *tool)
 	return "path:";
 }
 
-static void build_body(struct ui *u, const struct session_approval *r,
-                       int width)
+/* The request's rows: tool, subject, directory, reasons, the queue. */
+static void approval_build_body(struct ui *u, const struct session_approval *r,
+                                int width)
 {
 	struct ui_approval *a = u->appr;
 	size_t n = session_approvals_pending(u->s);
@@ -134,8 +167,8 @@ static void build_body(struct ui *u, const struct session_approval *r,
 	a->body_n = n;
 	struct ui_rows *b = &a->body;
 	ui_st_add_text(b, width, 9, "tool:    ", UE_DIM, r->tool, UE_OVERLAY);
-	ui_st_add_text(b, width, 0, NULL, UE_DIM, subject_label(r->tool),
-	               UE_DIM);
+	ui_st_add_text(b, width, 0, NULL, UE_DIM,
+	               approval_subject_label(r->tool), UE_DIM);
 	ui_st_add_text(b, width, 2, "  ", UE_OVERLAY, r->subject, UE_APPROVAL);
 	ui_st_add_text(b, width, 9, "in:      ", UE_DIM, r->cwd, UE_OVERLAY);
 	if (r->nreasons)
@@ -155,8 +188,9 @@ static void build_body(struct ui *u, const struct session_approval *r,
 }
 
 /* The rows under the body: the choices, or what the mode asks for. */
-static void build_footer(struct ui *u, const struct session_approval *r,
-                         int width, struct ui_rows *f, int *field_at)
+static void approval_build_footer(struct ui *u,
+                                  const struct session_approval *r, int width,
+                                  struct ui_rows *f, int *field_at)
 {
 	struct ui_approval *a = u->appr;
 	*field_at = -1;
@@ -214,8 +248,9 @@ static void build_footer(struct ui *u, const struct session_approval *r,
 
 /* ---- drawing ------------------------------------------------------------- */
 
-static void draw_rows(WINDOW *w, int y, int x, int width,
-                      const struct ui_rows *r, int from, int n)
+/* n rows of r from row from, at (y, x). */
+static void approval_draw_rows(WINDOW *w, int y, int x, int width,
+                               const struct ui_rows *r, int from, int n)
 {
 	for (int i = 0; i < n && from + i < r->n; i++) {
 		const char *row = r->row[from + i];
@@ -224,8 +259,8 @@ static void draw_rows(WINDOW *w, int y, int x, int width,
 }
 
 /* The field's rows at y; returns the cursor's place. */
-static void draw_field(WINDOW *w, struct ui_approval *a, int y, int x,
-                       int width, int rows, int *cy, int *cx)
+static void approval_draw_field(WINDOW *w, struct ui_approval *a, int y, int x,
+                                int width, int rows, int *cy, int *cx)
 {
 	struct ui_input_layout lo;
 	ui_input_layout(&a->field, width - 2, &lo);
@@ -233,24 +268,28 @@ static void draw_field(WINDOW *w, struct ui_approval *a, int y, int x,
 	ui_input_layout_free(&lo);
 }
 
-static int field_rows(struct ui_approval *a, int width)
+static int approval_field_rows(struct ui_approval *a, int width)
 {
 	return ui_input_rows(&a->field, width - 2, FIELD_ROWS);
 }
 
-int ui_approval_draw(struct ui *u)
+/* The dialog over the frame: the request's body (scrolled), then its
+ * choices or the field the mode asks for. */
+static void approval_draw(struct ui *u, struct ui_overlay *o)
 {
-	const struct session_approval *r = head(u);
+	const struct session_approval *r = approval_head(u);
 	struct ui_approval *a = u->appr;
+	(void)o;
+	a->cur.on = 0;
 	if (!r)
-		return 0;
+		return;
 	int wd = u->cols - 2 < DIALOG_W ? u->cols - 2 : DIALOG_W;
 	int inner = wd - 4;
-	build_body(u, r, inner);
+	approval_build_body(u, r, inner);
 	struct ui_rows foot = {0};
 	int field_at;
-	build_footer(u, r, inner, &foot, &field_at);
-	int frows = field_at >= 0 ? field_rows(a, inner) : 0;
+	approval_build_footer(u, r, inner, &foot, &field_at);
+	int frows = field_at >= 0 ? approval_field_rows(a, inner) : 0;
 	if (frows > FIELD_ROWS)
 		frows = FIELD_ROWS;
 	int footer = foot.n + frows;
@@ -267,7 +306,7 @@ int ui_approval_draw(struct ui *u)
 	a->body_shown = body_h;
 
 	WINDOW *w = ui_dialog_new(u, h, wd, "Approval");
-	draw_rows(w, 1, 2, inner, &a->body, a->scroll, body_h);
+	approval_draw_rows(w, 1, 2, inner, &a->body, a->scroll, body_h);
 	if (max_scroll > 0) {
 		char pos[64];
 		snprintf(pos, sizeof pos, " %s%s PgUp/PgDn: %d-%d of %d ",
@@ -280,53 +319,63 @@ int ui_approval_draw(struct ui *u)
 	int y = 1 + body_h + 1, cy = -1, cx = -1;
 	for (int i = 0; i < foot.n && y < h - 1; i++) {
 		if (i == field_at) {
-			draw_field(w, a, y, 2, inner, frows, &cy, &cx);
+			approval_draw_field(w, a, y, 2, inner, frows, &cy, &cx);
 			y += frows;
 		}
-		draw_rows(w, y++, 2, inner, &foot, i, 1);
+		approval_draw_rows(w, y++, 2, inner, &foot, i, 1);
 	}
 	if (field_at == foot.n && y < h - 1)
-		draw_field(w, a, y, 2, inner, frows, &cy, &cx);
+		approval_draw_field(w, a, y, 2, inner, frows, &cy, &cx);
 	ui_rows_free(&foot);
-	return ui_dialog_done(w, cy >= 0 && cy < h - 1, cy, cx);
+	ui_dialog_done(w, &a->cur, cy >= 0 && cy < h - 1, cy, cx);
+}
+
+static int approval_cursor(struct ui *u, struct ui_overlay *o, int *y, int *x)
+{
+	(void)o;
+	return ui_cursor_get(&u->appr->cur, y, x);
 }
 
 /* ---- keys ------------------------------------------------------------------
  */
 
-static void answer(struct ui *u, enum session_decision d, const char *edited,
-                   const char *feedback, enum session_scope scope)
+/* The decision to the session; why it was refused stays on screen. */
+static void approval_answer(struct ui *u, enum session_decision d,
+                            const char *edited, const char *feedback,
+                            enum session_scope scope)
 {
 	struct ui_approval *a = u->appr;
 	char *err = NULL;
 	char *id = xstrdup(a->id);
 	if (session_approve(u->s, id, d, edited, feedback, scope, &err) < 0)
-		set_msg(a, err ? err : "the decision was refused");
+		approval_set_msg(a, err ? err : "the decision was refused");
 	free(err);
 	free(id);
 }
 
-static void on_choice(struct ui *u, const struct session_approval *r, int key)
+/* A key at the choices: answer, or go to the field or scope it asks for. */
+static void approval_on_choice(struct ui *u, const struct session_approval *r,
+                               int key)
 {
 	struct ui_approval *a = u->appr;
-	set_msg(a, NULL);
+	approval_set_msg(a, NULL);
 	switch (key) {
 	case 'y':
-		answer(u, SESSION_RUN_ONCE, NULL, NULL, 0);
+		approval_answer(u, SESSION_RUN_ONCE, NULL, NULL, 0);
 		break;
 	case 'n':
-		answer(u, SESSION_DENY, NULL, NULL, 0);
+		approval_answer(u, SESSION_DENY, NULL, NULL, 0);
 		break;
 	case 'e':
 		if (!r->editable)
 			break;
 		a->mode = A_EDIT;
-		field_reset(a);
+		approval_field_reset(a);
 		ui_input_insert(&a->field, r->subject, strlen(r->subject));
 		break;
 	case 'f':
 		a->mode = A_FEEDBACK;
-		field_reset(a);
+		approval_field_reset(a);
 		break;
 	case 'a':
 		if (r->rules)
@@ -337,37 +386,41 @@ static void on_choice(struct ui *u, const struct session_approval *r, int key)
 	}
 }
 
-static void on_scope(struct ui *u, int key)
+/* A key at "always": where the rule is saved. */
+static void approval_on_scope(struct ui *u, int key)
 {
 	if (key == 's')
-		answer(u, SESSION_ALWAYS, NULL, NULL, SESSION_SCOPE_SESSION);
+		approval_answer(u, SESSION_ALWAYS, NULL, NULL,
+		                SESSION_SCOPE_SESSION);
 	else if (key == 'p')
-		answer(u, SESSION_ALWAYS, NULL, NULL, SESSION_SCOPE_PROJECT);
-	else if (key == 27)
+		approval_answer(u, SESSION_ALWAYS, NULL, NULL,
+		                SESSION_SCOPE_PROJECT);
+	else if (key == UI_KEY_ESC)
 		u->appr->mode = A_CHOICE;
 }
 
-static void on_field(struct ui *u, int key, int fn)
+/* A key in the edit or feedback field: Enter answers, Esc goes back. */
+static void approval_on_field(struct ui *u, int key, int fn)
 {
 	struct ui_approval *a = u->appr;
 	struct ui_input *in = &a->field;
-	if (!fn && key == '\r' && !u->in_paste) {
+	if (!fn && key == UI_KEY_ENTER && !u->in_paste) {
 		char *text = xstrdup(buf_str(&in->text));
 		if (a->mode == A_EDIT)
-			answer(u, SESSION_EDIT, text, NULL, 0);
+			approval_answer(u, SESSION_EDIT, text, NULL, 0);
 		else
-			answer(u, SESSION_FEEDBACK, NULL, text, 0);
+			approval_answer(u, SESSION_FEEDBACK, NULL, text, 0);
 		free(text);
-	} else if (!fn && key == 27) {
+	} else if (!fn && key == UI_KEY_ESC) {
 		a->mode = A_CHOICE;
-		set_msg(a, NULL);
+		approval_set_msg(a, NULL);
 	} else {
 		ui_field_key(in, key, fn);
 	}
 }
 
 /* Scrolling the body: a long command or many reasons. */
-static int scroll_key(struct ui *u, int key, int fn)
+static int approval_scroll_key(struct ui *u, int key, int fn)
 {
 	struct ui_approval *a = u->appr;
 	int page = a->body_shown > 1 ? a->body_shown - 1 : 1;
@@ -393,19 +446,21 @@ static int scroll_key(struct ui *u, int key, int fn)
 	return 1;
 }
 
-int ui_approval_key(struct ui *u, int key, int fn)
+/* Every key while a call waits: its choices, or its field. */
+static int approval_key(struct ui *u, struct ui_overlay *o, int key, int fn)
 {
-	const struct session_approval *r = head(u);
+	const struct session_approval *r = approval_head(u);
+	(void)o;
 	if (!r)
 		return 0;
 	struct ui_approval *a = u->appr;
-	if (!scroll_key(u, key, fn)) {
+	if (!approval_scroll_key(u, key, fn)) {
 		if (a->mode == A_CHOICE && !fn)
-			on_choice(u, r, key);
+			approval_on_choice(u, r, key);
 		else if (a->mode == A_SCOPE && !fn)
-			on_scope(u, key);
+			approval_on_scope(u, key);
 		else if (a->mode == A_EDIT || a->mode == A_FEEDBACK)
-			on_field(u, key, fn);
+			approval_on_field(u, key, fn);
 	}
 	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_STATUS);
 	return 1;

@@ -45,6 +45,7 @@ static const int basic_rgb[16][3] = {
     {127, 127, 127}, {255, 0, 0},   {0, 255, 0},   {255, 255, 0},
     {92, 92, 255},   {255, 0, 255}, {0, 255, 255}, {255, 255, 255}};
 
+/* The RGB of a colour: truecolor, the 16 basic ones, the cube or the greys. */
 static void rgb_of(int32_t c, int *r, int *g, int *b)
 {
 	static const int lv[6] = {0, 95, 135, 175, 215, 255};

@@ -92,6 +92,7 @@ void ui_img_unref(struct ui_img *img)
 	free(img);
 }
 
+/* Two requests ask for the same rendering. */
 static int key_eq(const struct img_key *a, const struct img_key *b)
 {
 	return a->dev == b->dev && a->ino == b->ino &&
@@ -103,6 +104,7 @@ static int key_eq(const struct img_key *a, const struct img_key *b)
 	       a->kitty_id == b->kitty_id;
 }
 
+/* A finished rendering for this request (marked as used now), or NULL. */
 static struct entry *cache_find(struct ui_imgcache *c, const struct img_key *k)
 {
 	for (struct entry *e = c->entries; e; e = e->next)
@@ -113,6 +115,7 @@ static struct entry *cache_find(struct ui_imgcache *c, const struct img_key *k)
 	return NULL;
 }
 
+/* Keep a rendering; the least recently used go past the cache's size. */
 static void cache_put(struct ui_imgcache *c, const struct img_key *k,
                       struct ui_img *img)
 {
@@ -159,6 +162,7 @@ struct ui_imgcache *ui_imgcache_new(struct loop *l, size_t max_bytes)
 	return c;
 }
 
+/* A job and what it holds. */
 static void job_free(struct job *j)
 {
 	if (j->fd >= 0)
@@ -169,6 +173,7 @@ static void job_free(struct job *j)
 	free(j);
 }
 
+/* Every job of a list. */
 static void free_list(struct job *j)
 {
 	while (j) {
@@ -178,6 +183,7 @@ static void free_list(struct job *j)
 	}
 }
 
+/* The helper's pipes off the loop, closed. */
 static void close_child_fds(struct ui_imgcache *c)
 {
 	int *fds[2] = {&c->out_fd, &c->err_fd};
@@ -216,6 +222,8 @@ void ui_imgcache_free(struct ui_imgcache *c)
 
 /* ---- delivery (always from the loop, never re-entrantly) ---- */
 
+/* Finished jobs go to their callbacks from the loop, never inside a
+ * request. */
 static void on_deliver(void *arg)
 {
 	struct ui_imgcache *c = arg;
@@ -233,7 +241,8 @@ static void on_deliver(void *arg)
 	}
 }
 
-static void finish(struct ui_imgcache *c, struct job *j)
+/* A job is done: its callback is queued (or it is dropped when cancelled). */
+static void image_finish(struct ui_imgcache *c, struct job *j)
 {
 	if (j->fd >= 0) {
 		close(j->fd);
@@ -252,6 +261,7 @@ static void finish(struct ui_imgcache *c, struct job *j)
 static void fail_job(struct ui_imgcache *c, struct job *j, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A job failed: its callback gets the message. */
 static void fail_job(struct ui_imgcache *c, struct job *j, const char *fmt, ...)
 {
 	va_list ap;
@@ -260,12 +270,13 @@ static void fail_job(struct ui_imgcache *c, struct job *j, const char *fmt, ...)
 	va_end(ap);
 	j->err = xasprintf("image: %s: %s", j->name, msg);
 	free(msg);
-	finish(c, j);
+	image_finish(c, j);
 }
 
 /* ---- requests ---- */
 
-static const char *mode_name(int mode)
+/* The helper's name for a mode; NULL for one it cannot render. */
+static const char *image_mode_name(int mode)
 {
 	switch (mode) {
 	case UI_GFX_BLOCKS:
@@ -335,7 +346,7 @@ uint64_t ui_img_render(struct ui_imgcache *c, const struct ui_img_req *r,
 	const char *name = r->rel ? r->rel : "(image)";
 	j->name = term_sanitize(name, strlen(name));
 	char *err = NULL;
-	if (!mode_name((int)r->mode)) {
+	if (!image_mode_name((int)r->mode)) {
 		fail_job(c, j, "no graphics mode (images are off)");
 		return j->id;
 	}
@@ -351,13 +362,13 @@ uint64_t ui_img_render(struct ui_imgcache *c, const struct ui_img_req *r,
 		j->err = term_sanitize(m, strlen(m));
 		free(m);
 		free(err);
-		finish(c, j);
+		image_finish(c, j);
 		return j->id;
 	}
 	struct entry *e = cache_find(c, &j->k);
 	if (e) {
 		j->img = ui_img_ref(e->img);
-		finish(c, j);
+		image_finish(c, j);
 		return j->id;
 	}
 	/* append; drop the oldest waiting beyond the maximum */
@@ -376,6 +387,7 @@ uint64_t ui_img_render(struct ui_imgcache *c, const struct ui_img_req *r,
 	return j->id;
 }
 
+/* Take job id out of a list and free it; 1 if it was there. */
 static int unlink_job(struct job **list, uint64_t id)
 {
 	for (struct job **p = list; *p; p = &(*p)->next)
@@ -403,7 +415,7 @@ const struct ui_img *ui_img_lookup(struct ui_imgcache *c,
                                    const struct ui_img_req *r)
 {
 	struct img_key k;
-	if (!mode_name((int)r->mode))
+	if (!image_mode_name((int)r->mode))
 		return NULL;
 	int fd = open_req(r, &k, NULL);
 	if (fd < 0)
@@ -415,6 +427,7 @@ const struct ui_img *ui_img_lookup(struct ui_imgcache *c,
 
 /* ---- the child ---- */
 
+/* Read what a helper pipe has now; at EOF it is closed. */
 static void drain(struct ui_imgcache *c, int *fdp, struct buf *b)
 {
 	char tmp[65536];
@@ -439,6 +452,7 @@ static void drain(struct ui_imgcache *c, int *fdp, struct buf *b)
 	}
 }
 
+/* The helper wrote to stdout or stderr. */
 static void on_readable(int fd, int revents, void *arg)
 {
 	struct ui_imgcache *c = arg;
@@ -448,6 +462,7 @@ static void on_readable(int fd, int revents, void *arg)
 		drain(c, &c->err_fd, &c->err);
 }
 
+/* The helper took too long: killed (its exit finishes the job). */
 static void on_timeout(void *arg)
 {
 	struct ui_imgcache *c = arg;
@@ -499,7 +514,7 @@ static struct ui_img *parse_output(const struct buf *out,
 	if (!nl ||
 	    sscanf(p, "ok %15s %d %d %d %d %d %d %zu", name, &cols, &rows, &pw,
 	           &ph, &sw, &sh, &n) != 8 ||
-	    strcmp(name, mode_name(mode))) {
+	    strcmp(name, image_mode_name(mode))) {
 		set_err(err, "the renderer's reply is malformed");
 		return NULL;
 	}
@@ -530,6 +545,7 @@ static struct ui_img *parse_output(const struct buf *out,
 	return img;
 }
 
+/* The helper exited: its rendering is parsed and cached, or the job fails. */
 static void on_exit_child(pid_t pid, int status, void *arg)
 {
 	struct ui_imgcache *c = arg;
@@ -553,7 +569,7 @@ static void on_exit_child(pid_t pid, int status, void *arg)
 		if (img) {
 			cache_put(c, &j->k, img);
 			j->img = img;
-			finish(c, j);
+			image_finish(c, j);
 		} else {
 			fail_job(c, j, "%s", err);
 		}
@@ -567,6 +583,7 @@ static void on_exit_child(pid_t pid, int status, void *arg)
 	start_next(c);
 }
 
+/* Start the helper for job j (rlimits, a timeout, no secrets); -1 + *err. */
 static int spawn_child(struct ui_imgcache *c, struct job *j, char **err)
 {
 	char *bin = ui_img_helper();
@@ -595,7 +612,7 @@ static int spawn_child(struct ui_imgcache *c, struct job *j, char **err)
 	snprintf(a_id, sizeof a_id, "id=%u", k->kitty_id ? k->kitty_id : 1);
 	snprintf(a_bg, sizeof a_bg, "bg=%06x", (unsigned)k->bg);
 	snprintf(a_up, sizeof a_up, "upscale=%d", k->upscale);
-	char *argv[] = {bin,      (char *)mode_name(k->mode),
+	char *argv[] = {bin,      (char *)image_mode_name(k->mode),
 	                a_cells,  a_cell,
 	                a_colors, a_tc,
 	                a_id,     a_bg,
@@ -636,6 +653,8 @@ out:
 	return rc;
 }
 
+/* Start the next waiting job if none runs (one the cache has now is done
+ * at once). */
 static void start_next(struct ui_imgcache *c)
 {
 	while (!c->run && c->waiting) {
@@ -645,7 +664,7 @@ static void start_next(struct ui_imgcache *c)
 		struct entry *e = cache_find(c, &j->k);
 		if (e) { /* an identical request finished meanwhile */
 			j->img = ui_img_ref(e->img);
-			finish(c, j);
+			image_finish(c, j);
 			continue;
 		}
 		char *err = NULL;

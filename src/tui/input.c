@@ -72,6 +72,7 @@ int ui_input_insert(struct ui_input *in, const char *s, size_t n)
 	return rc;
 }
 
+/* The start of the character before pos. */
 static size_t prev_char(const struct ui_input *in, size_t pos)
 {
 	const char *t = txt(in);
@@ -83,6 +84,7 @@ static size_t prev_char(const struct ui_input *in, size_t pos)
 	return pos;
 }
 
+/* The end of the character at pos. */
 static size_t next_char(const struct ui_input *in, size_t pos)
 {
 	const char *t = txt(in);
@@ -92,6 +94,7 @@ static size_t next_char(const struct ui_input *in, size_t pos)
 	return pos + ui_u8_decode(t + pos, in->text.len - pos, &cp);
 }
 
+/* Delete bytes a..z, keeping the cursor on the same text. */
 static void erase(struct ui_input *in, size_t a, size_t z)
 {
 	if (z <= a)
@@ -125,6 +128,7 @@ void ui_input_right(struct ui_input *in)
 	in->cur = next_char(in, in->cur);
 }
 
+/* The start of the line holding pos. */
 static size_t line_start(const struct ui_input *in, size_t pos)
 {
 	const char *t = txt(in);
@@ -133,6 +137,7 @@ static size_t line_start(const struct ui_input *in, size_t pos)
 	return pos;
 }
 
+/* The end of the line holding pos (before its \n). */
 static size_t line_end(const struct ui_input *in, size_t pos)
 {
 	const char *t = txt(in);
@@ -186,6 +191,7 @@ static size_t chars_between(const struct ui_input *in, size_t a, size_t b)
 	return n;
 }
 
+/* n characters on from a, not past limit. */
 static size_t advance_chars(const struct ui_input *in, size_t a, size_t n,
                             size_t limit)
 {
@@ -194,6 +200,7 @@ static size_t advance_chars(const struct ui_input *in, size_t a, size_t n,
 	return a;
 }
 
+/* The box holds s, the cursor at its end. */
 static void set_text(struct ui_input *in, const char *s)
 {
 	buf_reset(&in->text);
@@ -201,6 +208,7 @@ static void set_text(struct ui_input *in, const char *s)
 	in->cur = in->text.len;
 }
 
+/* One message back (dir < 0) or on in the history; the draft is kept. */
 static void history_go(struct ui_input *in, int dir)
 {
 	if (!in->nhist)
@@ -272,6 +280,7 @@ char *ui_input_take(struct ui_input *in)
 	return msg;
 }
 
+/* One more row (bytes a..z) in a layout. */
 static void lo_push(struct ui_input_layout *lo, size_t a, size_t z, int *cap)
 {
 	if (lo->n == *cap) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* b becomes the next rendered line. */
 static void md_push(struct ui_md *md, struct buf *b, int indent, int nowrap)
 {
 	if (md->n == md->cap) {
@@ -64,6 +65,7 @@ static void inline_md(struct buf *b, const char *s, size_t n, enum ui_elem base)
 	}
 }
 
+/* The spaces a line starts with. */
 static size_t lead_spaces(const char *s, size_t n)
 {
 	size_t i = 0;
@@ -89,6 +91,7 @@ static size_t list_marker(const char *s, size_t n, int *numbered)
 	return 0;
 }
 
+/* A line of three or more -, * or _ (a horizontal rule). */
 static int is_rule(const char *s, size_t n)
 {
 	size_t i = lead_spaces(s, n), count = 0;
@@ -104,6 +107,8 @@ static int is_rule(const char *s, size_t n)
 	return count >= 3;
 }
 
+/* One line of text: a heading, a list item, a quote, a rule or a paragraph
+ * line. */
 static void md_line(struct ui_md *md, const char *s, size_t n,
                     enum ui_elem base)
 {
@@ -159,6 +164,7 @@ static void md_line(struct ui_md *md, const char *s, size_t n,
 	md_push(md, &b, (int)lead, 0);
 }
 
+/* A ``` line: a code block starts or ends. */
 static int fence(const char *s, size_t n)
 {
 	size_t lead = lead_spaces(s, n);

@@ -5,6 +5,7 @@
  * the status bar. A recorded transcript fed here gives the same model. */
 #include "tui/tui.h"
 
+#include "assay/events.h"
 #include "assay/json.h"
 #include "assay/util.h"
 
@@ -27,6 +28,7 @@ void ui_model_init(struct ui_model *m)
 	m->fixed_clock = fixed && *fixed ? strtoll(fixed, NULL, 10) : -1;
 }
 
+/* A call and its output lines. */
 static void call_free(struct ui_call *c)
 {
 	free(c->id);
@@ -79,6 +81,7 @@ static void set_str(char **field, const char *v)
 	*field = v ? xstrdup(v) : NULL;
 }
 
+/* A new conversation item at the end. */
 static struct ui_item *item_add(struct ui_model *m, enum ui_item_kind kind,
                                 const char *text)
 {
@@ -99,6 +102,7 @@ static struct ui_item *item_add(struct ui_model *m, enum ui_item_kind kind,
 	return it;
 }
 
+/* The assistant item this turn streams into, or NULL. */
 static struct ui_item *streaming_item(struct ui_model *m)
 {
 	if (m->nitems && m->items[m->nitems - 1].kind == UI_ITEM_ASSISTANT &&
@@ -126,6 +130,7 @@ const struct ui_oline *ui_call_line(const struct ui_call *c, size_t i)
 	return &c->line[k];
 }
 
+/* One output line into a call's ring; the oldest go past its limits. */
 static void push_line(struct ui_call *c, const char *st, size_t n, int err)
 {
 	if (!c->line)
@@ -188,7 +193,8 @@ static char *call_summary(const char *name, const cJSON *args, char **detail)
 	return xstrndup(what, n < 400 ? n : 400);
 }
 
-static void on_tool_call(struct ui_model *m, const cJSON *ev, int64_t t)
+/* A call the model asked for: listed in Tools and the conversation. */
+static void model_on_tool_call(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	if (m->ncalls == m->capcalls) {
 		m->capcalls = m->capcalls ? m->capcalls * 2 : 16;
@@ -228,6 +234,7 @@ static void call_active(struct ui_model *m, struct ui_call *c)
 	m->dirty |= UI_DIRTY_TREE;
 }
 
+/* A call changed: its row in Tools and its summary are drawn again. */
 static void touch_call(struct ui_model *m, struct ui_call *c)
 {
 	m->dirty |= UI_DIRTY_TOOLS;
@@ -237,8 +244,10 @@ static void touch_call(struct ui_model *m, struct ui_call *c)
 	}
 }
 
-static void on_exec_output(struct ui_model *m, const cJSON *ev)
+/* Output of a command: counted, and its lines into the call's ring. */
+static void model_on_exec_output(struct ui_model *m, const cJSON *ev, int64_t t)
 {
+	(void)t;
 	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
 	if (!c)
 		return;
@@ -255,7 +264,8 @@ static void on_exec_output(struct ui_model *m, const cJSON *ev)
 	m->dirty |= UI_DIRTY_TOOLS; /* its one-liner did not change */
 }
 
-static void on_exec_end(struct ui_model *m, const cJSON *ev, int64_t t)
+/* A command ended: its exit, duration and byte counts. */
+static void model_on_exec_end(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
 	if (!c)
@@ -285,7 +295,8 @@ static void on_exec_end(struct ui_model *m, const cJSON *ev, int64_t t)
 	touch_call(m, c);
 }
 
-static void on_tool_result(struct ui_model *m, const cJSON *ev, int64_t t)
+/* What the tool answered; the call is done. */
+static void model_on_tool_result(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
 	if (!c)
@@ -323,8 +334,11 @@ static void image_changed(struct ui_model *m, const char *path,
 	free(text);
 }
 
-static void on_workspace_change(struct ui_model *m, const cJSON *ev)
+/* A file made, changed or deleted: the tree follows. */
+static void model_on_workspace_change(struct ui_model *m, const cJSON *ev,
+                                      int64_t t)
 {
+	(void)t;
 	const char *path = json_str(ev, "path", NULL);
 	const char *kind = json_str(ev, "kind", "");
 	if (!path)
@@ -346,7 +360,8 @@ static void on_workspace_change(struct ui_model *m, const cJSON *ev)
 	m->dirty |= UI_DIRTY_TREE;
 }
 
-static void on_run_start(struct ui_model *m, const cJSON *ev, int64_t t)
+/* The run's figures for the status bar; the frontend may watch it. */
+static void model_on_run_start(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	m->t0_mono = now_ms() - t;
 	set_str(&m->provider, json_str(ev, "provider", ""));
@@ -367,8 +382,9 @@ static void on_run_start(struct ui_model *m, const cJSON *ev, int64_t t)
 /* A resumed run goes on after the recorded run_end: the sandbox is up
  * again, maybe another provider or model, and the workspace is the
  * resumed run dir's own. */
-static void on_run_resume(struct ui_model *m, const cJSON *ev)
+static void model_on_run_resume(struct ui_model *m, const cJSON *ev, int64_t t)
 {
+	(void)t;
 	static const char *const keys[] = {"provider", "model", "workspace",
 	                                   "run_dir"};
 	char **fields[] = {&m->provider, &m->model_name, &m->workspace,
@@ -388,8 +404,10 @@ static void on_run_resume(struct ui_model *m, const cJSON *ev)
 		m->on_run_start(m->hook_arg);
 }
 
-static void on_error(struct ui_model *m, const cJSON *ev)
+/* An error in the conversation; a retried request's text is void. */
+static void model_on_error(struct ui_model *m, const cJSON *ev, int64_t t)
 {
+	(void)t;
 	const char *cat = json_str(ev, "category", "error");
 	const char *msg = json_str(ev, "message", "");
 	double retry = json_num(ev, "retry_in_ms", -1);
@@ -411,8 +429,10 @@ static void on_error(struct ui_model *m, const cJSON *ev)
 	buf_free(&b);
 }
 
-static void on_run_end(struct ui_model *m, const cJSON *ev)
+/* The run's summary: totals, outputs and the archive. */
+static void model_on_run_end(struct ui_model *m, const cJSON *ev, int64_t t)
 {
+	(void)t;
 	const cJSON *tot = cJSON_GetObjectItem(ev, "totals");
 	set_str(&m->end_status, json_str(ev, "status", "?"));
 	m->exit_code = (int)json_num(ev, "exit_code", -1);
@@ -450,98 +470,155 @@ static void on_run_end(struct ui_model *m, const cJSON *ev)
 		m->on_run_end(m->hook_arg);
 }
 
+/* ---- one handler per event type -------------------------------------- */
+
+static void model_on_user_message(struct ui_model *m, const cJSON *ev,
+                                  int64_t t)
+{
+	(void)t;
+	item_add(m, UI_ITEM_USER, json_str(ev, "text", ""));
+}
+
+static void model_on_model_request(struct ui_model *m, const cJSON *ev,
+                                   int64_t t)
+{
+	(void)t;
+	m->turn = (int)json_num(ev, "turn", m->turn + 1);
+	m->phase = UI_REQUESTING;
+}
+
+/* Streamed text goes into the turn's assistant item. */
+static void model_on_text_delta(struct ui_model *m, const cJSON *ev, int64_t t)
+{
+	(void)t;
+	struct ui_item *it = streaming_item(m);
+	if (!it) {
+		it = item_add(m, UI_ITEM_ASSISTANT, NULL);
+		it->streaming = 1;
+		it->turn = m->turn;
+	}
+	buf_puts(&it->text, json_str(ev, "text", ""));
+	it->rows_dirty = 1;
+	m->dirty |= UI_DIRTY_CONV;
+}
+
+/* The whole answer replaces what was streamed of it. */
+static void model_on_assistant_message(struct ui_model *m, const cJSON *ev,
+                                       int64_t t)
+{
+	(void)t;
+	struct ui_item *it = streaming_item(m);
+	const char *text = json_str(ev, "text", "");
+	if (!it && *text)
+		it = item_add(m, UI_ITEM_ASSISTANT, NULL);
+	if (it) {
+		buf_reset(&it->text);
+		buf_puts(&it->text, text);
+		it->streaming = 0;
+		it->turn = m->turn;
+		it->rows_dirty = 1;
+	}
+	m->dirty |= UI_DIRTY_CONV;
+}
+
+/* The run's token and cost totals so far. */
+static void model_on_usage(struct ui_model *m, const cJSON *ev, int64_t t)
+{
+	(void)t;
+	const cJSON *tot = cJSON_GetObjectItem(ev, "totals");
+	m->in_tokens = json_num(tot, "input_tokens", m->in_tokens);
+	m->out_tokens = json_num(tot, "output_tokens", m->out_tokens);
+	m->cost = json_num(tot, "cost_usd", m->cost);
+}
+
+/* A call waits for a person. */
+static void model_on_approval_request(struct ui_model *m, const cJSON *ev,
+                                      int64_t t)
+{
+	(void)t;
+	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+	if (c) {
+		c->asking = 1;
+		touch_call(m, c);
+	}
+}
+
+/* The decision on a call (denied: it will not run). */
+static void model_on_approval(struct ui_model *m, const cJSON *ev, int64_t t)
+{
+	(void)t;
+	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+	if (c) {
+		c->asking = 0;
+		if (!strcmp(json_str(ev, "decision", ""), "denied"))
+			c->state = UI_CALL_DENIED;
+		touch_call(m, c);
+	}
+}
+
+/* A command starts running. */
+static void model_on_exec_start(struct ui_model *m, const cJSON *ev, int64_t t)
+{
+	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+	if (c) {
+		c->is_exec = 1;
+		c->state = UI_CALL_RUNNING;
+		c->t_start = t;
+		call_active(m, c);
+		touch_call(m, c);
+	}
+}
+
+/* The model waits for the user: what streamed is whole, and a cancel
+ * says so in the conversation. */
+static void model_on_idle(struct ui_model *m, const cJSON *ev, int64_t t)
+{
+	(void)t;
+	struct ui_item *it = streaming_item(m);
+	if (it)
+		it->streaming = 0;
+	set_str(&m->last_idle_reason, json_str(ev, "reason", ""));
+	if (!strcmp(json_str(ev, "reason", ""), "cancelled"))
+		item_add(m, UI_ITEM_NOTICE,
+		         "cancelled: the agent waits for your next "
+		         "message");
+	m->phase = UI_IDLE;
+	m->dirty |= UI_DIRTY_CONV;
+}
+
+typedef void (*model_handler)(struct ui_model *m, const cJSON *ev, int64_t t);
+
+/* What each event type does to the model; the others (and types this
+ * build does not know) change nothing but the clock. */
+static const model_handler model_handlers[EV__COUNT] = {
+    [EV_RUN_START] = model_on_run_start,
+    [EV_RUN_RESUME] = model_on_run_resume,
+    [EV_USER_MESSAGE] = model_on_user_message,
+    [EV_MODEL_REQUEST] = model_on_model_request,
+    [EV_TEXT_DELTA] = model_on_text_delta,
+    [EV_ASSISTANT_MESSAGE] = model_on_assistant_message,
+    [EV_USAGE] = model_on_usage,
+    [EV_TOOL_CALL] = model_on_tool_call,
+    [EV_APPROVAL_REQUEST] = model_on_approval_request,
+    [EV_APPROVAL] = model_on_approval,
+    [EV_EXEC_START] = model_on_exec_start,
+    [EV_EXEC_OUTPUT] = model_on_exec_output,
+    [EV_EXEC_END] = model_on_exec_end,
+    [EV_TOOL_RESULT] = model_on_tool_result,
+    [EV_WORKSPACE_CHANGE] = model_on_workspace_change,
+    [EV_ERROR] = model_on_error,
+    [EV_IDLE] = model_on_idle,
+    [EV_RUN_END] = model_on_run_end,
+};
+
 void ui_model_event(struct ui_model *m, const cJSON *ev)
 {
-	const char *type = json_str(ev, "type", "");
+	enum event_type type = event_type_of(ev);
 	int64_t t = (int64_t)json_num(ev, "t", (double)m->last_t);
 	m->last_t = t;
 	m->dirty |= UI_DIRTY_STATUS;
-	if (!strcmp(type, "run_start")) {
-		on_run_start(m, ev, t);
-	} else if (!strcmp(type, "run_resume")) {
-		on_run_resume(m, ev);
-	} else if (!strcmp(type, "user_message")) {
-		item_add(m, UI_ITEM_USER, json_str(ev, "text", ""));
-	} else if (!strcmp(type, "model_request")) {
-		m->turn = (int)json_num(ev, "turn", m->turn + 1);
-		m->phase = UI_REQUESTING;
-	} else if (!strcmp(type, "text_delta")) {
-		struct ui_item *it = streaming_item(m);
-		if (!it) {
-			it = item_add(m, UI_ITEM_ASSISTANT, NULL);
-			it->streaming = 1;
-			it->turn = m->turn;
-		}
-		buf_puts(&it->text, json_str(ev, "text", ""));
-		it->rows_dirty = 1;
-		m->dirty |= UI_DIRTY_CONV;
-	} else if (!strcmp(type, "assistant_message")) {
-		struct ui_item *it = streaming_item(m);
-		const char *text = json_str(ev, "text", "");
-		if (!it && *text)
-			it = item_add(m, UI_ITEM_ASSISTANT, NULL);
-		if (it) {
-			buf_reset(&it->text);
-			buf_puts(&it->text, text);
-			it->streaming = 0;
-			it->turn = m->turn;
-			it->rows_dirty = 1;
-		}
-		m->dirty |= UI_DIRTY_CONV;
-	} else if (!strcmp(type, "usage")) {
-		const cJSON *tot = cJSON_GetObjectItem(ev, "totals");
-		m->in_tokens = json_num(tot, "input_tokens", m->in_tokens);
-		m->out_tokens = json_num(tot, "output_tokens", m->out_tokens);
-		m->cost = json_num(tot, "cost_usd", m->cost);
-	} else if (!strcmp(type, "tool_call")) {
-		on_tool_call(m, ev, t);
-	} else if (!strcmp(type, "approval_request")) {
-		struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
-		if (c) {
-			c->asking = 1;
-			touch_call(m, c);
-		}
-	} else if (!strcmp(type, "approval")) {
-		struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
-		if (c) {
-			c->asking = 0;
-			if (!strcmp(json_str(ev, "decision", ""), "denied"))
-				c->state = UI_CALL_DENIED;
-			touch_call(m, c);
-		}
-	} else if (!strcmp(type, "exec_start")) {
-		struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
-		if (c) {
-			c->is_exec = 1;
-			c->state = UI_CALL_RUNNING;
-			c->t_start = t;
-			call_active(m, c);
-			touch_call(m, c);
-		}
-	} else if (!strcmp(type, "exec_output")) {
-		on_exec_output(m, ev);
-	} else if (!strcmp(type, "exec_end")) {
-		on_exec_end(m, ev, t);
-	} else if (!strcmp(type, "tool_result")) {
-		on_tool_result(m, ev, t);
-	} else if (!strcmp(type, "workspace_change")) {
-		on_workspace_change(m, ev);
-	} else if (!strcmp(type, "error")) {
-		on_error(m, ev);
-	} else if (!strcmp(type, "idle")) {
-		struct ui_item *it = streaming_item(m);
-		if (it)
-			it->streaming = 0;
-		set_str(&m->last_idle_reason, json_str(ev, "reason", ""));
-		if (!strcmp(json_str(ev, "reason", ""), "cancelled"))
-			item_add(m, UI_ITEM_NOTICE,
-			         "cancelled: the agent waits for your next "
-			         "message");
-		m->phase = UI_IDLE;
-		m->dirty |= UI_DIRTY_CONV;
-	} else if (!strcmp(type, "run_end")) {
-		on_run_end(m, ev);
-	}
+	if (type < EV__COUNT && model_handlers[type])
+		model_handlers[type](m, ev, t);
 }
 
 /* Call ids come from the model; tools.c keeps file names to this

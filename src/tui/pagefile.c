@@ -74,6 +74,7 @@ int ui_pg_pos_cmp(struct ui_pgpos a, struct ui_pgpos b)
 	return a.off < b.off ? -1 : a.off > b.off;
 }
 
+/* Read n bytes at off (fewer only at the end); -1 on error. */
 static ssize_t pread_full(int fd, char *buf, size_t n, int64_t off)
 {
 	size_t got = 0;

@@ -24,6 +24,7 @@
 enum { MODE_OUT, MODE_ERR, MODE_BOTH };
 
 struct ui_pager {
+	struct ui_overlay ov; /* on the stack while it is open */
 	struct ui_pgdoc doc;
 	char *title;
 	int call; /* -1: a file */
@@ -46,10 +47,11 @@ struct ui_pager {
 	int lines_shown;
 };
 
-static void set_msg(struct ui_pager *p, const char *fmt, ...)
+static void pager_set_msg(struct ui_pager *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-static void set_msg(struct ui_pager *p, const char *fmt, ...)
+/* The message in the bottom line (NULL: the key hints). */
+static void pager_set_msg(struct ui_pager *p, const char *fmt, ...)
 {
 	free(p->msg);
 	p->msg = NULL;
@@ -61,13 +63,13 @@ static void set_msg(struct ui_pager *p, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int open_ro(const char *path)
+static int pager_open_ro(const char *path)
 {
 	return path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
 }
 
 /* (Re)build the document of a call for the current mode. */
-static int build_call_doc(struct ui *u, struct ui_pager *p)
+static int pager_build_call_doc(struct ui *u, struct ui_pager *p)
 {
 	struct ui_call *c = u->m.calls[p->call];
 	ui_pg_free(&p->doc);
@@ -94,8 +96,8 @@ static int build_call_doc(struct ui *u, struct ui_pager *p)
 		return 0;
 	}
 	char *out = ui_call_file(&u->m, c, 0), *err = ui_call_file(&u->m, c, 1);
-	int fo = p->mode != MODE_ERR ? open_ro(out) : -1;
-	int fe = p->mode != MODE_OUT ? open_ro(err) : -1;
+	int fo = p->mode != MODE_ERR ? pager_open_ro(out) : -1;
+	int fe = p->mode != MODE_OUT ? pager_open_ro(err) : -1;
 	free(out);
 	free(err);
 	if (p->mode == MODE_BOTH) {
@@ -121,16 +123,30 @@ static int build_call_doc(struct ui *u, struct ui_pager *p)
 	return (fo >= 0 || fe >= 0) ? 0 : -1;
 }
 
-static const char *mode_name(int mode)
+static const char *pager_mode_name(int mode)
 {
 	return mode == MODE_OUT   ? "stdout"
 	       : mode == MODE_ERR ? "stderr"
 	                          : "stdout+stderr";
 }
 
+static void pager_draw(struct ui *u, struct ui_overlay *o);
+static int pager_key(struct ui *u, struct ui_overlay *o, int key, int fn);
+static void pager_overlay_free(struct ui *u, struct ui_overlay *o);
+
+/* A pager on nothing yet: the caller adds the document's parts. */
 static struct ui_pager *pager_new(void)
 {
 	struct ui_pager *p = xcalloc(1, sizeof *p);
+	p->ov = (struct ui_overlay){
+	    .name = "pager",
+	    .layer = UI_LAYER_VIEW,
+	    .flags = UI_OV_OPAQUE | UI_OV_COVERS_IMAGES,
+	    .draw = pager_draw,
+	    .key = pager_key,
+	    .mouse = ui_overlay_mouse_eat,
+	    .free = pager_overlay_free,
+	};
 	ui_pg_init(&p->doc);
 	buf_init(&p->prompt, 1024);
 	p->err_part = -1;
@@ -138,6 +154,7 @@ static struct ui_pager *pager_new(void)
 	return p;
 }
 
+/* A pager and its document. */
 static void pager_free(struct ui *u, struct ui_pager *p)
 {
 	if (p->timer)
@@ -151,12 +168,27 @@ static void pager_free(struct ui *u, struct ui_pager *p)
 	free(p);
 }
 
-void ui_pager_close(struct ui *u)
+/* Off the stack: the pager goes. */
+static void pager_overlay_free(struct ui *u, struct ui_overlay *o)
 {
-	if (!u->pager)
-		return;
+	(void)o;
 	pager_free(u, u->pager);
 	u->pager = NULL;
+	ui_touch(u, UI_DIRTY_EVERYTHING);
+}
+
+void ui_pager_close(struct ui *u)
+{
+	if (u->pager)
+		ui_overlay_pop(u, &u->pager->ov);
+}
+
+/* p on the screen, in place of the one open. */
+static void pager_show(struct ui *u, struct ui_pager *p)
+{
+	ui_pager_close(u);
+	u->pager = p;
+	ui_overlay_push(u, &p->ov);
 	ui_touch(u, UI_DIRTY_EVERYTHING);
 }
 
@@ -170,7 +202,7 @@ void ui_pager_open_call(struct ui *u, int i)
 	p->mode = c->bytes[0] && c->bytes[1] ? MODE_BOTH
 	          : c->bytes[1]              ? MODE_ERR
 	                                     : MODE_OUT;
-	if (build_call_doc(u, p) < 0) {
+	if (pager_build_call_doc(u, p) < 0) {
 		pager_free(u, p);
 		ui_notice(u, "no output file for #%d (yet)", i + 1);
 		return;
@@ -179,9 +211,7 @@ void ui_pager_open_call(struct ui *u, int i)
 	p->title = xasprintf("#%d %s", i + 1, name);
 	free(name);
 	p->top = ui_pg_head(&p->doc);
-	ui_pager_close(u);
-	u->pager = p;
-	ui_touch(u, UI_DIRTY_EVERYTHING);
+	pager_show(u, p);
 }
 
 void ui_pager_open_file(struct ui *u, const char *rel)
@@ -216,9 +246,7 @@ void ui_pager_open_file(struct ui *u, const char *rel)
 	ui_pg_add_file(&p->doc, fd);
 	p->title = ui_clean(rel, strlen(rel), 0);
 	p->top = ui_pg_head(&p->doc);
-	ui_pager_close(u);
-	u->pager = p;
-	ui_touch(u, UI_DIRTY_EVERYTHING);
+	pager_show(u, p);
 }
 
 /* ---- drawing ---------------------------------------------------------- */
@@ -227,15 +255,15 @@ struct line_sink {
 	struct ui_rows *rows;
 };
 
-static void line_emit(void *arg, const char *line, size_t n)
+static void pager_line_emit(void *arg, const char *line, size_t n)
 {
 	struct line_sink *k = arg;
 	ui_rows_push(k->rows, xstrndup(line, n));
 }
 
 /* The display rows of the line at pos (sanitised, highlighted). */
-static void line_rows(struct ui_pager *p, struct ui_pgpos pos, int width,
-                      struct ui_rows *out)
+static void pager_line_rows(struct ui_pager *p, struct ui_pgpos pos, int width,
+                            struct ui_rows *out)
 {
 	struct buf raw;
 	buf_init(&raw, 0);
@@ -243,7 +271,7 @@ static void line_rows(struct ui_pager *p, struct ui_pgpos pos, int width,
 	struct ui_rows lines = {0};
 	struct line_sink sink = {&lines};
 	struct ui_term t;
-	ui_term_init(&t, line_emit, &sink);
+	ui_term_init(&t, pager_line_emit, &sink);
 	ui_term_feed(&t, raw.data ? raw.data : "", raw.len);
 	ui_term_flush(&t);
 	ui_term_free(&t);
@@ -261,13 +289,13 @@ static void line_rows(struct ui_pager *p, struct ui_pgpos pos, int width,
 }
 
 /* Put the last lines on the screen. */
-static void anchor_bottom(struct ui_pager *p, int rows, int width)
+static void pager_anchor_bottom(struct ui_pager *p, int rows, int width)
 {
 	struct ui_pgpos pos = ui_pg_end(&p->doc), best = ui_pg_head(&p->doc);
 	int used = 0;
 	while (ui_pg_prev(&p->doc, &pos) == 0) {
 		struct ui_rows r = {0};
-		line_rows(p, pos, width, &r);
+		pager_line_rows(p, pos, width, &r);
 		int n = r.n;
 		ui_rows_free(&r);
 		if (used + n > rows && used > 0)
@@ -280,10 +308,14 @@ static void anchor_bottom(struct ui_pager *p, int rows, int width)
 	p->top = best;
 }
 
-void ui_pager_draw(struct ui *u, WINDOW *w)
+/* The page over the whole screen but the status bar. */
+static void pager_draw(struct ui *u, struct ui_overlay *o)
 {
 	struct ui_pager *p = u->pager;
+	WINDOW *w = newwin(u->rows - 1, u->cols, 0, 0);
 	int h, wd;
+	(void)o;
+	leaveok(w, TRUE);
 	getmaxyx(w, h, wd);
 	ui_background(w);
 	werase(w);
@@ -291,7 +323,7 @@ void ui_pager_draw(struct ui *u, WINDOW *w)
 	int rows = h - 2, width = wd - 1;
 	p->rows = rows;
 	if (p->follow)
-		anchor_bottom(p, rows, width);
+		pager_anchor_bottom(p, rows, width);
 	int64_t total = ui_pg_total(&p->doc);
 	int64_t at = ui_pg_offset(&p->doc, p->top);
 	char sz[16];
@@ -306,7 +338,7 @@ void ui_pager_draw(struct ui *u, WINDOW *w)
 	char *head = xasprintf(" %s%s%s%s  %s  %d%%%s",
 	                       title == p->title ? "" : ui_glyph(G_ELLIPSIS),
 	                       title, p->call >= 0 ? ": " : "",
-	                       p->call >= 0 ? mode_name(p->mode) : "", sz,
+	                       p->call >= 0 ? pager_mode_name(p->mode) : "", sz,
 	                       total ? (int)(at * 100 / total) : 100,
 	                       p->follow ? "  (following)" : "");
 	ui_fill(w, 0, 0, wd, UE_STATUS);
@@ -317,7 +349,7 @@ void ui_pager_draw(struct ui *u, WINDOW *w)
 	if (pos.part < p->doc.n) {
 		while (y <= rows) {
 			struct ui_rows r = {0};
-			line_rows(p, pos, width, &r);
+			pager_line_rows(p, pos, width, &r);
 			enum ui_elem base =
 			    p->doc.part[pos.part].header ? UE_DIM
 			    : pos.part == p->err_part    ? UE_STDERR
@@ -353,11 +385,14 @@ void ui_pager_draw(struct ui *u, WINDOW *w)
 		             "Esc back",
 		             UE_STATUS);
 	}
+	wnoutrefresh(w);
+	delwin(w);
 }
 
 /* ---- moving ------------------------------------------------------------ */
 
-static void move_lines(struct ui_pager *p, int n)
+/* The top line n lines on (or back). */
+static void pager_move_lines(struct ui_pager *p, int n)
 {
 	for (; n > 0; n--) {
 		struct ui_pgpos nx = p->top;
@@ -370,9 +405,10 @@ static void move_lines(struct ui_pager *p, int n)
 			break;
 }
 
-static void search_tick(void *arg);
+static void pager_search_tick(void *arg);
 
-static void search_begin(struct ui *u, int dir, int fresh)
+/* Start searching for the needle, from the top line or after the last hit. */
+static void pager_search_begin(struct ui *u, int dir, int fresh)
 {
 	struct ui_pager *p = u->pager;
 	if (!p->needle || !*p->needle)
@@ -386,13 +422,14 @@ static void search_begin(struct ui *u, int dir, int fresh)
 	ui_pg_search_start(&p->srch, p->needle, dir, from);
 	p->searching = 1;
 	p->search_dir = dir;
-	set_msg(p, "searching...");
+	pager_set_msg(p, "searching...");
 	if (!p->timer)
-		p->timer = loop_timer_add(u->loop, 0, search_tick, u);
+		p->timer = loop_timer_add(u->loop, 0, pager_search_tick, u);
 	ui_touch(u, UI_DIRTY_PAGER);
 }
 
-static void search_tick(void *arg)
+/* One step of the search (SEARCH_BUDGET bytes), then the loop again. */
+static void pager_search_tick(void *arg)
 {
 	struct ui *u = arg;
 	struct ui_pager *p = u->pager;
@@ -401,9 +438,9 @@ static void search_tick(void *arg)
 		return;
 	int64_t total = ui_pg_total(&p->doc);
 	if (!ui_pg_search_step(&p->srch, &p->doc, SEARCH_BUDGET)) {
-		set_msg(p, "searching... %d%%",
-		        total ? (int)(p->srch.scanned * 100 / total) : 0);
-		p->timer = loop_timer_add(u->loop, 0, search_tick, u);
+		pager_set_msg(p, "searching... %d%%",
+		              total ? (int)(p->srch.scanned * 100 / total) : 0);
+		p->timer = loop_timer_add(u->loop, 0, pager_search_tick, u);
 		ui_touch(u, UI_DIRTY_PAGER);
 		return;
 	}
@@ -415,11 +452,12 @@ static void search_tick(void *arg)
 		p->follow = 0;
 		p->top = ui_pg_line_start(&p->doc, p->hit);
 		int64_t at = ui_pg_offset(&p->doc, p->hit);
-		set_msg(p, "%s: match at byte %lld (%d%%)", shown,
-		        (long long)at, total ? (int)(at * 100 / total) : 100);
+		pager_set_msg(p, "%s: match at byte %lld (%d%%)", shown,
+		              (long long)at,
+		              total ? (int)(at * 100 / total) : 100);
 	} else {
-		set_msg(p, "%s: no %s match", shown,
-		        p->search_dir > 0 ? "further" : "earlier");
+		pager_set_msg(p, "%s: no %s match", shown,
+		              p->search_dir > 0 ? "further" : "earlier");
 	}
 	free(shown);
 	ui_touch(u, UI_DIRTY_PAGER);
@@ -439,25 +477,25 @@ void ui_pager_cancel_search(struct ui *u)
 	if (p->timer)
 		loop_timer_cancel(u->loop, p->timer);
 	p->timer = 0;
-	set_msg(p, "search stopped");
+	pager_set_msg(p, "search stopped");
 	ui_touch(u, UI_DIRTY_PAGER);
 }
 
-static int prompt_key(struct ui *u, int key, int is_fn)
+/* A key in the / or ? prompt; Enter starts the search. */
+static int pager_prompt_key(struct ui *u, int key, int is_fn)
 {
 	struct ui_pager *p = u->pager;
-	if (!is_fn && (key == '\r' || key == '\n')) {
+	if (ui_key_enter(key, is_fn)) {
 		p->prompting = 0;
 		if (p->prompt.len) {
 			free(p->needle);
 			p->needle = xstrdup(buf_str(&p->prompt));
 			p->have_hit = 0;
-			search_begin(u, p->prompt_dir, 1);
+			pager_search_begin(u, p->prompt_dir, 1);
 		}
-	} else if (!is_fn && key == 27) {
+	} else if (!is_fn && key == UI_KEY_ESC) {
 		p->prompting = 0;
-	} else if ((is_fn && key == KEY_BACKSPACE) ||
-	           (!is_fn && (key == 127 || key == 8))) {
+	} else if (ui_key_backspace(key, is_fn)) {
 		if (p->prompt.len) {
 			size_t n = p->prompt.len - 1;
 			while (n > 0 && ((unsigned char)p->prompt.data[n] &
@@ -466,7 +504,7 @@ static int prompt_key(struct ui *u, int key, int is_fn)
 			p->prompt.len = n;
 			p->prompt.data[n] = '\0';
 		}
-	} else if (!is_fn && key >= 0x20 && key != 0x7f) {
+	} else if (ui_key_text(key, is_fn)) {
 		char u8[4];
 		buf_append(&p->prompt, u8, ui_u8_encode((uint32_t)key, u8));
 	}
@@ -474,60 +512,74 @@ static int prompt_key(struct ui *u, int key, int is_fn)
 	return 1;
 }
 
-int ui_pager_key(struct ui *u, int key, int is_fn)
+/* A pager key: what curses names is mapped to its letter first. */
+static int pager_key_map(int key)
+{
+	switch (key) {
+	case KEY_DOWN:
+		return 'j';
+	case KEY_UP:
+		return 'k';
+	case KEY_NPAGE:
+		return ' ';
+	case KEY_PPAGE:
+		return 'b';
+	case KEY_HOME:
+		return 'g';
+	case KEY_END:
+		return 'G';
+	default:
+		return 0;
+	}
+}
+
+/* s: stdout, stderr or both of a command. */
+static void pager_switch_mode(struct ui *u, struct ui_pager *p)
+{
+	if (p->call < 0 || !u->m.calls[p->call]->is_exec)
+		return;
+	ui_pager_cancel_search(u);
+	p->mode = (p->mode + 1) % 3;
+	p->have_hit = 0;
+	if (pager_build_call_doc(u, p) < 0)
+		pager_set_msg(p, "no %s file", pager_mode_name(p->mode));
+	p->top = ui_pg_head(&p->doc);
+	p->follow = 0;
+}
+
+/* Every key while the pager is open; what it does not know is eaten. */
+static int pager_key(struct ui *u, struct ui_overlay *o, int key, int is_fn)
 {
 	struct ui_pager *p = u->pager;
-	if (!p)
-		return 0;
+	(void)o;
 	if (p->prompting)
-		return prompt_key(u, key, is_fn);
+		return pager_prompt_key(u, key, is_fn);
 	int page = p->rows > 1 ? p->rows - 1 : 1;
-	if (is_fn) {
-		switch (key) {
-		case KEY_DOWN:
-			key = 'j';
-			break;
-		case KEY_UP:
-			key = 'k';
-			break;
-		case KEY_NPAGE:
-			key = ' ';
-			break;
-		case KEY_PPAGE:
-			key = 'b';
-			break;
-		case KEY_HOME:
-			key = 'g';
-			break;
-		case KEY_END:
-			key = 'G';
-			break;
-		default:
-			return 0;
-		}
-	}
-	set_msg(p, NULL);
+	if (is_fn && !(key = pager_key_map(key)))
+		return 1;
+	pager_set_msg(p, NULL);
 	switch (key) {
-	case 27:
+	case UI_KEY_ESC:
 	case 'q':
-		ui_pager_close(u);
+		ui_pager_close(u); /* p is gone */
 		return 1;
 	case 'j':
-	case '\r':
-		move_lines(p, 1);
+	case UI_KEY_ENTER:
+		pager_move_lines(p, 1);
 		break;
 	case 'k':
 		p->follow = 0;
-		move_lines(p, -1);
+		pager_move_lines(p, -1);
 		break;
 	case ' ':
-	case 6: /* Ctrl-F */
-		move_lines(p, p->lines_shown > 1 ? p->lines_shown - 1 : 1);
+	case UI_KEY_CTRL_F:
+		pager_move_lines(p,
+		                 p->lines_shown > 1 ? p->lines_shown - 1 : 1);
 		break;
 	case 'b':
-	case 2: /* Ctrl-B */
+	case UI_KEY_CTRL_B:
 		p->follow = 0;
-		move_lines(p, -page);
+		pager_move_lines(p, -page);
 		break;
 	case 'g':
 		p->follow = 0;
@@ -543,24 +595,16 @@ int ui_pager_key(struct ui *u, int key, int is_fn)
 		buf_reset(&p->prompt);
 		break;
 	case 'n':
-		search_begin(u, p->search_dir ? p->search_dir : 1, 0);
+		pager_search_begin(u, p->search_dir ? p->search_dir : 1, 0);
 		break;
 	case 'N':
-		search_begin(u, p->search_dir ? -p->search_dir : -1, 0);
+		pager_search_begin(u, p->search_dir ? -p->search_dir : -1, 0);
 		break;
 	case 's':
-		if (p->call >= 0 && u->m.calls[p->call]->is_exec) {
-			ui_pager_cancel_search(u);
-			p->mode = (p->mode + 1) % 3;
-			p->have_hit = 0;
-			if (build_call_doc(u, p) < 0)
-				set_msg(p, "no %s file", mode_name(p->mode));
-			p->top = ui_pg_head(&p->doc);
-			p->follow = 0;
-		}
+		pager_switch_mode(u, p);
 		break;
 	default:
-		return 0;
+		return 1;
 	}
 	ui_touch(u, UI_DIRTY_PAGER);
 	return 1;

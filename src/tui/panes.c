@@ -7,6 +7,7 @@
 #include "tui/ui.h"
 #include "tui/replay.h"
 
+#include "assay/session.h"
 #include "assay/util.h"
 
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 
 /* ---- boxes ------------------------------------------------------------ */
 
+/* A box-drawing cell in element e (the ASCII form without UTF-8). */
 static void cell(cchar_t *c, const char *utf8, const char *ascii,
                  enum ui_elem e)
 {
@@ -93,14 +95,14 @@ WINDOW *ui_dialog_new(struct ui *u, int h, int wd, const char *title)
 	return w;
 }
 
-int ui_dialog_done(WINDOW *w, int cursor, int cy, int cx)
+void ui_dialog_done(WINDOW *w, struct ui_cursor *at, int cursor, int cy, int cx)
 {
-	leaveok(w, !cursor);
-	if (cursor)
-		wmove(w, cy, cx);
+	leaveok(w, TRUE); /* the frame places the cursor (overlay.c) */
+	at->on = cursor;
+	at->y = getbegy(w) + cy;
+	at->x = getbegx(w) + cx;
 	wnoutrefresh(w);
 	delwin(w);
-	return cursor;
 }
 
 void ui_draw_field(WINDOW *w, const struct ui_input *in,
@@ -149,6 +151,7 @@ static void pane_box(struct ui *u, int p)
 
 /* ---- tool call one-liners -------------------------------------------- */
 
+/* A call's state in words (waiting, running, exit 0...) and its element. */
 static void call_state(struct ui *u, const struct ui_call *c, char *out,
                        size_t max, enum ui_elem *el)
 {
@@ -239,6 +242,7 @@ int ui_conv_width(const struct ui *u)
 	return w > 4 ? w : 4;
 }
 
+/* Untrusted text wrapped after a label, each of its lines. */
 static void wrap_text(struct ui_rows *out, const char *label, enum ui_elem lel,
                       const char *text, enum ui_elem el, int width)
 {
@@ -267,6 +271,7 @@ static void wrap_text(struct ui_rows *out, const char *label, enum ui_elem lel,
 	free(clean);
 }
 
+/* The assistant's markdown as rows. */
 static void assistant_rows(struct ui_rows *out, const struct ui_item *it,
                            int width)
 {
@@ -519,6 +524,7 @@ struct tail_sink {
 	int err;
 };
 
+/* A line of the tail read back from an output file. */
 static void tail_emit(void *arg, const char *line, size_t n)
 {
 	struct tail_sink *k = arg;
@@ -575,6 +581,7 @@ static void tail_read(struct ui_tail *t, const char *path, int err,
 	free(buf);
 }
 
+/* Read the tail of call idx's output files again if it grew. */
 static void tail_refresh(struct ui *u, int idx)
 {
 	struct ui_call *c = u->m.calls[idx];
@@ -606,6 +613,7 @@ struct outsrc {
 	int more; /* older output exists beyond what is here */
 };
 
+/* How many lines the output source has. */
 static size_t src_count(const struct outsrc *s)
 {
 	if (s->mode == 1)
@@ -615,6 +623,7 @@ static size_t src_count(const struct outsrc *s)
 	return (size_t)s->nopen + s->c->nline;
 }
 
+/* Line k of the output source, newest first. */
 static const char *src_get(const struct outsrc *s, size_t k, int *err)
 {
 	if (s->mode == 1) {
@@ -637,6 +646,8 @@ static const char *src_get(const struct outsrc *s, size_t k, int *err)
 	return l->st;
 }
 
+/* Where a call's output comes from: its result, the files' tail, or the
+ * ring. */
 static void src_init(struct outsrc *s, struct ui *u, int idx)
 {
 	memset(s, 0, sizeof *s);
@@ -682,6 +693,7 @@ static void src_init(struct outsrc *s, struct ui *u, int idx)
 	s->more = c->lines_dropped > 0;
 }
 
+/* What an output source holds. */
 static void src_free(struct outsrc *s)
 {
 	buf_free(&s->open[0]);
@@ -691,6 +703,7 @@ static void src_free(struct outsrc *s)
 	free(s->text);
 }
 
+/* The newest output lines of call idx that fit in rows, bottom up. */
 static void draw_output(struct ui *u, WINDOW *w, int y0, int rows, int width,
                         int idx)
 {
@@ -1010,7 +1023,10 @@ void ui_draw_status(struct ui *u)
 		phase = m->end_status ? m->end_status : "ended";
 		break;
 	}
-	if (m->phase != UI_ENDED && ui_approval_shown(u))
+	if (m->phase != UI_ENDED && u->s &&
+	    session_state(u->s) == SESSION_ENDING)
+		phase = "ending: saving the workspace";
+	else if (m->phase != UI_ENDED && ui_approval_shown(u))
 		phase = "waiting for approval";
 	else if (m->phase != UI_ENDED && ui_step_shown(u))
 		phase = "paused at a breakpoint";

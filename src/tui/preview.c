@@ -63,6 +63,8 @@ struct pv_read {
 };
 
 struct ui_preview {
+	struct ui_overlay large; /* the large view (v), on the stack */
+	int ready;               /* this frame has the box to draw */
 	struct ui_termcaps tc;
 	struct ui_imgcache *cache;
 
@@ -113,9 +115,20 @@ struct ui_preview {
 
 /* ---- the terminal ------------------------------------------------------- */
 
+static void preview_large_draw(struct ui *u, struct ui_overlay *o);
+static int preview_large_key(struct ui *u, struct ui_overlay *o, int key,
+                             int fn);
+
+/* A preview of nothing yet. */
 static struct ui_preview *pv_new(void)
 {
 	struct ui_preview *p = xcalloc(1, sizeof *p);
+	p->large = (struct ui_overlay){
+	    .name = "image",
+	    .layer = UI_LAYER_VIEW,
+	    .draw = preview_large_draw,
+	    .key = preview_large_key,
+	};
 	p->fd = -1;
 	p->out_fd = -1;
 	buf_init(&p->out, 0);
@@ -147,7 +160,8 @@ void ui_preview_typeahead(struct ui *u)
 	p->tc.n_typeahead = 0;
 }
 
-static struct ui_preview *get(struct ui *u)
+/* The preview state, made on first use (placeholders only). */
+static struct ui_preview *preview_get(struct ui *u)
 {
 	if (!u->preview) {
 		/* not asked (no terminal query ran): text placeholders */
@@ -160,7 +174,7 @@ static struct ui_preview *get(struct ui *u)
 /* Our own descriptor of the terminal, non-blocking without touching
  * the flags of the one curses and the shell share; else stdout as it
  * is (blocking). */
-static int tty_fd(struct ui_preview *p)
+static int preview_tty_fd(struct ui_preview *p)
 {
 	if (p->out_fd < 0) {
 		p->out_fd = open("/proc/self/fd/1",
@@ -174,15 +188,15 @@ static int tty_fd(struct ui_preview *p)
 	return p->out_fd;
 }
 
-static int pending(const struct ui_preview *p)
+static int preview_pending(const struct ui_preview *p)
 {
 	return p && p->out_off < p->out.len;
 }
 
 /* As much of the queue as the terminal takes now. */
-static void tty_push(struct ui_preview *p)
+static void preview_tty_push(struct ui_preview *p)
 {
-	int fd = tty_fd(p);
+	int fd = preview_tty_fd(p);
 	while (p->out_off < p->out.len) {
 		ssize_t w = write(fd, p->out.data + p->out_off,
 		                  p->out.len - p->out_off);
@@ -203,14 +217,15 @@ static void tty_push(struct ui_preview *p)
 	p->out_off = 0;
 }
 
-static void on_tty_writable(int fd, int revents, void *arg)
+/* The terminal takes more: the queue goes on; a frame held for it follows. */
+static void preview_on_tty_writable(int fd, int revents, void *arg)
 {
 	struct ui *u = arg;
 	struct ui_preview *p = u->preview;
 	(void)fd;
 	(void)revents;
-	tty_push(p);
-	if (pending(p))
+	preview_tty_push(p);
+	if (preview_pending(p))
 		return;
 	loop_fd_del(p->loop, p->out_fd);
 	p->out_watch = 0;
@@ -222,14 +237,15 @@ static void on_tty_writable(int fd, int revents, void *arg)
 
 /* Send what was queued in p->out (after curses' own output): written
  * now as far as the terminal takes it, the rest from the loop. */
-static void tty_send(struct ui *u)
+static void preview_tty_send(struct ui *u)
 {
 	struct ui_preview *p = u->preview;
 	fflush(stdout);
-	tty_push(p);
-	if (pending(p) && !p->out_watch) {
+	preview_tty_push(p);
+	if (preview_pending(p) && !p->out_watch) {
 		p->loop = u->loop;
-		loop_fd_add(u->loop, p->out_fd, POLLOUT, on_tty_writable, u);
+		loop_fd_add(u->loop, p->out_fd, POLLOUT,
+		            preview_on_tty_writable, u);
 		p->out_watch = 1;
 	}
 }
@@ -237,7 +253,7 @@ static void tty_send(struct ui *u)
 int ui_preview_busy(struct ui *u)
 {
 	struct ui_preview *p = u->preview;
-	if (!pending(p))
+	if (!preview_pending(p))
 		return 0;
 	p->held = 1;
 	return 1;
@@ -256,7 +272,8 @@ void ui_preview_flush(struct ui *u)
 		p->kitty_sent = NULL;
 	}
 	int64_t end = now_ms() + FLUSH_MS;
-	for (tty_push(p); pending(p) && now_ms() < end; tty_push(p)) {
+	for (preview_tty_push(p); preview_pending(p) && now_ms() < end;
+	     preview_tty_push(p)) {
 		struct pollfd pfd = {p->out_fd, POLLOUT, 0};
 		poll(&pfd, 1, 50);
 	}
@@ -278,7 +295,7 @@ int ui_preview_is_image(const char *path)
 
 /* The newest image: the last one the events named, else the newest
  * .png of the tree. */
-static const char *newest_image(struct ui *u)
+static const char *preview_newest_image(struct ui *u)
 {
 	struct ui_tree *t = &u->m.tree;
 	if (u->m.last_image && ui_tree_find(t, u->m.last_image))
@@ -313,10 +330,11 @@ static const char *newest_image(struct ui *u)
 	return best;
 }
 
-static void set_msg(struct ui_preview *p, const char *fmt, ...)
+static void preview_set_msg(struct ui_preview *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-static void set_msg(struct ui_preview *p, const char *fmt, ...)
+/* An error with the file (cleaned), shown in the box. */
+static void preview_set_msg(struct ui_preview *p, const char *fmt, ...)
 {
 	free(p->msg);
 	p->msg = NULL;
@@ -330,7 +348,8 @@ static void set_msg(struct ui_preview *p, const char *fmt, ...)
 	free(raw);
 }
 
-static void drop_rendering(struct ui_preview *p)
+/* The rendering (and a request for one) goes. */
+static void preview_drop_rendering(struct ui_preview *p)
 {
 	if (p->req && p->cache)
 		ui_img_cancel(p->cache, p->req);
@@ -342,7 +361,7 @@ static void drop_rendering(struct ui_preview *p)
 /* The image on the tty goes: kitty deletes it; for the others curses
  * forgets what it believes is in those cells and rewrites them (with
  * the overlay, or blanks in explicit colours) in the next doupdate. */
-static void erase_placed(struct ui *u)
+static void preview_erase_placed(struct ui *u)
 {
 	struct ui_preview *p = u->preview;
 	if (!p->placed)
@@ -368,17 +387,17 @@ static void erase_placed(struct ui *u)
 	}
 }
 
-static void on_read(void *arg, int rc, const char *err, struct buf *data,
-                    cJSON *list);
+static void preview_on_read(void *arg, int rc, const char *err,
+                            struct buf *data, cJSON *list);
 
 /* (Re)load the file: its header for the title, and for a remote
  * sandbox its bytes into a memfd first. */
-static void load(struct ui *u)
+static void preview_load(struct ui *u)
 {
 	struct ui_preview *p = u->preview;
-	drop_rendering(p);
-	erase_placed(u);
-	set_msg(p, NULL);
+	preview_drop_rendering(p);
+	preview_erase_placed(u);
+	preview_set_msg(p, NULL);
 	free(p->rmsg);
 	p->rmsg = NULL;
 	p->gen++;
@@ -397,29 +416,31 @@ static void load(struct ui *u)
 		                 &p->bytes, &err) == 0)
 			p->have_probe = 1;
 		else
-			set_msg(p, "%s", err ? err : "cannot read the image");
+			preview_set_msg(p, "%s",
+			                err ? err : "cannot read the image");
 		free(err);
 		return;
 	}
 	struct sbx *sbx = u->s ? session_sandbox(u->s) : NULL;
-	if (!sbx || u->m.phase == UI_ENDED || !sbx->ops->read_file) {
-		set_msg(p,
-		        "%s: the workspace is not reachable (the sandbox "
-		        "has stopped); previews of a finished run need "
-		        "the local backend",
-		        p->rel);
+	if (!sbx || u->m.phase == UI_ENDED) {
+		preview_set_msg(
+		    p,
+		    "%s: the workspace is not reachable (the sandbox "
+		    "has stopped); previews of a finished run need "
+		    "the local backend",
+		    p->rel);
 		return;
 	}
 	p->rd = xcalloc(1, sizeof *p->rd);
 	p->rd->u = u;
 	p->rd->gen = p->gen;
-	sbx->ops->read_file(sbx, p->rel, REMOTE_MAX, on_read, p->rd);
+	sbx_read_file(sbx, p->rel, REMOTE_MAX, preview_on_read, p->rd);
 }
 
 /* A remote sandbox's read_file is binary-safe (a length, not a string):
  * the bytes go to a memfd that the renderer reads like a file. */
-static void on_read(void *arg, int rc, const char *err, struct buf *data,
-                    cJSON *list)
+static void preview_on_read(void *arg, int rc, const char *err,
+                            struct buf *data, cJSON *list)
 {
 	struct pv_read *rd = arg;
 	struct ui *u = rd->u;
@@ -432,11 +453,13 @@ static void on_read(void *arg, int rc, const char *err, struct buf *data,
 	struct ui_preview *p = u->preview;
 	p->rd = NULL;
 	free(rd);
-	if (rc < 0 || !data) {
-		set_msg(p, "%s: %s", p->rel, err ? err : "cannot read it");
-	} else if (rc > 0) {
-		set_msg(p, "%s is larger than %u MB: too large to preview",
-		        p->rel, REMOTE_MAX >> 20);
+	if (rc == SBX_FAILED || !data) {
+		preview_set_msg(p, "%s: %s", p->rel,
+		                err ? err : "cannot read it");
+	} else if (rc == SBX_TRUNCATED) {
+		preview_set_msg(p,
+		                "%s is larger than %u MB: too large to preview",
+		                p->rel, REMOTE_MAX >> 20);
 	} else {
 		int fd = memfd_create("assay-preview", MFD_CLOEXEC);
 		size_t off = 0;
@@ -454,8 +477,8 @@ static void on_read(void *arg, int rc, const char *err, struct buf *data,
 		}
 		char *perr = NULL;
 		if (fd < 0) {
-			set_msg(p, "%s: cannot keep it in memory (%s)", p->rel,
-			        strerror(errno));
+			preview_set_msg(p, "%s: cannot keep it in memory (%s)",
+			                p->rel, strerror(errno));
 		} else {
 			lseek(fd, 0, SEEK_SET);
 			p->fd = fd;
@@ -463,28 +486,41 @@ static void on_read(void *arg, int rc, const char *err, struct buf *data,
 			                    &perr) == 0)
 				p->have_probe = 1;
 			else
-				set_msg(p, "%s", perr ? perr : "not an image");
+				preview_set_msg(p, "%s",
+				                perr ? perr : "not an image");
 			free(perr);
 		}
 	}
 	ui_touch(u, UI_DIRTY_STATUS);
 }
 
-static void open_path(struct ui *u, const char *rel, enum pv_view view)
+/* The view changes: the large one is an overlay of its own. */
+static void preview_set_view(struct ui *u, enum pv_view view)
 {
-	struct ui_preview *p = get(u);
+	struct ui_preview *p = u->preview;
+	p->view = view;
+	if (view == PV_LARGE)
+		ui_overlay_push(u, &p->large);
+	else
+		ui_overlay_pop(u, &p->large);
+}
+
+/* Show rel (loaded again when it is another file) in a view. */
+static void preview_open_path(struct ui *u, const char *rel, enum pv_view view)
+{
+	struct ui_preview *p = preview_get(u);
 	if (!p->rel || strcmp(p->rel, rel)) {
 		free(p->rel);
 		p->rel = xstrdup(rel);
-		load(u);
+		preview_load(u);
 	}
-	p->view = view;
+	preview_set_view(u, view);
 	ui_touch(u, UI_DIRTY_EVERYTHING & ~UI_DIRTY_LAYOUT);
 }
 
 void ui_preview_open(struct ui *u, const char *rel, int large)
 {
-	open_path(u, rel, large ? PV_LARGE : PV_PANE);
+	preview_open_path(u, rel, large ? PV_LARGE : PV_PANE);
 }
 
 int ui_preview_close(struct ui *u)
@@ -492,10 +528,26 @@ int ui_preview_close(struct ui *u)
 	struct ui_preview *p = u->preview;
 	if (!p || p->view == PV_CLOSED)
 		return 0;
-	p->view = PV_CLOSED;
-	erase_placed(u);
+	preview_set_view(u, PV_CLOSED);
+	preview_erase_placed(u);
 	/* the Tools pane (or every pane, after v) comes back */
 	ui_touch(u, UI_DIRTY_EVERYTHING & ~UI_DIRTY_LAYOUT);
+	return 1;
+}
+
+/* The large view has the screen: its keys only (a paste goes on to
+ * the message box). */
+static int preview_large_key(struct ui *u, struct ui_overlay *o, int key,
+                             int fn)
+{
+	struct ui_preview *p = u->preview;
+	(void)o;
+	if (u->in_paste)
+		return 0;
+	if (!fn && (key == UI_KEY_ESC || key == 'q' || key == 'p'))
+		ui_preview_close(u);
+	else if (!fn && key == 'v')
+		preview_open_path(u, p->rel, PV_PANE);
 	return 1;
 }
 
@@ -505,23 +557,13 @@ int ui_preview_key(struct ui *u, int key, int fn)
 	int open = p && p->view != PV_CLOSED;
 	if (u->in_paste)
 		return 0;
-	if (open && p->view == PV_LARGE) {
-		/* the large view has the screen: its keys only */
-		if (!fn && (key == 27 || key == 'q'))
-			ui_preview_close(u);
-		else if (!fn && key == 'v')
-			open_path(u, p->rel, PV_PANE);
-		else if (!fn && key == 'p')
-			ui_preview_close(u);
-		return 1;
-	}
-	if (open && !fn && key == 27)
+	if (open && !fn && key == UI_KEY_ESC)
 		return ui_preview_close(u);
 	if (u->focus == P_INPUT || fn || (key != 'p' && key != 'v'))
 		return 0;
-	const char *rel = newest_image(u);
+	const char *rel = preview_newest_image(u);
 	if (key == 'v' && open) {
-		open_path(u, p->rel, PV_LARGE);
+		preview_open_path(u, p->rel, PV_LARGE);
 		return 1;
 	}
 	if (key == 'p' && open && rel && !strcmp(p->rel, rel))
@@ -530,14 +572,16 @@ int ui_preview_key(struct ui *u, int key, int fn)
 		ui_notice(u, "no image in the workspace yet");
 		return 1;
 	}
-	open_path(u, rel, key == 'v' ? PV_LARGE : PV_PANE);
+	preview_open_path(u, rel, key == 'v' ? PV_LARGE : PV_PANE);
 	return 1;
 }
 
 /* ---- rendering -------------------------------------------------------------
  */
 
-static void on_rendered(void *arg, const struct ui_img *img, const char *err)
+/* A rendering arrived, or failed for this box. */
+static void preview_on_rendered(void *arg, const struct ui_img *img,
+                                const char *err)
 {
 	struct ui *u = arg;
 	struct ui_preview *p = u->preview;
@@ -563,7 +607,7 @@ static void on_rendered(void *arg, const struct ui_img *img, const char *err)
 }
 
 /* The image's box, in cells, for the terminal's limits. */
-static void box_limits(struct ui_preview *p, int *cols, int *rows)
+static void preview_box_limits(struct ui_preview *p, int *cols, int *rows)
 {
 	const struct ui_termcaps *tc = &p->tc;
 	int cw = tc->cell_w > 0 ? tc->cell_w : 10;
@@ -577,25 +621,26 @@ static void box_limits(struct ui_preview *p, int *cols, int *rows)
 }
 
 /* The rendering's failure, if it was for the box shown now. */
-static const char *render_error(struct ui_preview *p)
+static const char *preview_render_error(struct ui_preview *p)
 {
 	int cols = p->box_cols, rows = p->box_rows;
-	box_limits(p, &cols, &rows);
+	preview_box_limits(p, &cols, &rows);
 	if (p->rmsg && p->rmsg_cols == cols && p->rmsg_rows == rows &&
 	    p->rmsg_large == (p->view == PV_LARGE))
 		return p->rmsg;
 	return NULL;
 }
 
-static void request(struct ui *u)
+/* Ask for a rendering for the box now, unless there is one. */
+static void preview_request(struct ui *u)
 {
 	struct ui_preview *p = u->preview;
 	if (p->tc.mode == UI_GFX_OFF || p->msg || !p->have_probe || p->req)
 		return;
 	int large = p->view == PV_LARGE;
 	int cols = p->box_cols, rows = p->box_rows;
-	box_limits(p, &cols, &rows);
-	if (cols < 2 || rows < 1 || render_error(p))
+	preview_box_limits(p, &cols, &rows);
+	if (cols < 2 || rows < 1 || preview_render_error(p))
 		return;
 	free(p->rmsg); /* it was for another box */
 	p->rmsg = NULL;
@@ -605,12 +650,12 @@ static void request(struct ui *u)
 	if (!p->cache) {
 		p->cache = ui_imgcache_new(u->loop, 0);
 		if (!p->cache) {
-			set_msg(p, "cannot start the image renderer");
+			preview_set_msg(p, "cannot start the image renderer");
 			return;
 		}
 	}
-	drop_rendering(p);
-	erase_placed(u);
+	preview_drop_rendering(p);
+	preview_erase_placed(u);
 	struct ui_img_req r = {
 	    .dirfd = u->ws_fd,
 	    .rel = p->rel,
@@ -629,23 +674,23 @@ static void request(struct ui *u)
 	p->req_cols = cols;
 	p->req_rows = rows;
 	p->req_large = large;
-	p->req = ui_img_render(p->cache, &r, on_rendered, u);
+	p->req = ui_img_render(p->cache, &r, preview_on_rendered, u);
 }
 
 /* ---- the box --------------------------------------------------------------
  */
 
-static int covered(struct ui *u)
+/* An overlay says images must go (the stack decides). */
+static int preview_covered(struct ui *u)
 {
 	/* any other window drawn over it is caught in ui_preview_emit
 	 * (curscr), a frame later */
-	return u->pager || u->help || u->confirm_quit || u->too_small ||
-	       ui_approval_shown(u) || ui_step_shown(u);
+	return u->too_small || (ui_overlay_flags(u) & UI_OV_COVERS_IMAGES) != 0;
 }
 
 /* Where the box goes: in place of the Tools pane, else (a narrow
  * terminal) the whole screen above the status bar, as with v. */
-static void box_rect(struct ui *u, int *y, int *x, int *h, int *w)
+static void preview_box_rect(struct ui *u, int *y, int *x, int *h, int *w)
 {
 	struct ui_preview *p = u->preview;
 	if (p->view == PV_PANE && u->g[P_TOOLS].shown && u->g[P_TOOLS].h >= 6) {
@@ -662,8 +707,9 @@ static void box_rect(struct ui *u, int *y, int *x, int *h, int *w)
 	*w = u->cols;
 }
 
-static void draw_lines(WINDOW *w, int y, int x, int width, const char *text,
-                       enum ui_elem e, int maxy)
+/* Text wrapped into the box from row y. */
+static void preview_draw_lines(WINDOW *w, int y, int x, int width,
+                               const char *text, enum ui_elem e, int maxy)
 {
 	struct ui_rows rows = {0};
 	struct buf b;
@@ -678,7 +724,8 @@ static void draw_lines(WINDOW *w, int y, int x, int width, const char *text,
 	buf_free(&b);
 }
 
-static void draw_box(struct ui *u)
+/* The box: its title, its footer, and what stands for the image. */
+static void preview_draw_box(struct ui *u)
 {
 	struct ui_preview *p = u->preview;
 	WINDOW *w = p->win;
@@ -704,9 +751,9 @@ static void draw_box(struct ui *u)
 	if (p->ww > fw + 4)
 		ui_draw_text(w, p->wh - 1, p->ww - fw - 2, fw, foot, UE_DIM);
 	int iw = p->ww - 4, maxy = p->wh - 2;
-	const char *err = p->msg ? p->msg : render_error(p);
+	const char *err = p->msg ? p->msg : preview_render_error(p);
 	if (err) {
-		draw_lines(w, 1, 2, iw, err, UE_ERROR, maxy);
+		preview_draw_lines(w, 1, 2, iw, err, UE_ERROR, maxy);
 	} else if (p->tc.mode == UI_GFX_OFF) {
 		char *name = ui_clean(p->rel, strlen(p->rel), 0);
 		char *msg;
@@ -718,35 +765,35 @@ static void draw_box(struct ui *u)
 		} else {
 			msg = xasprintf("[image %s: reading...]", name);
 		}
-		draw_lines(w, 1, 2, iw, msg, UE_NORMAL, maxy);
+		preview_draw_lines(w, 1, 2, iw, msg, UE_NORMAL, maxy);
 		free(msg);
 		free(name);
-		draw_lines(
+		preview_draw_lines(
 		    w, 3, 2, iw,
 		    "pixels are off: --images off, or the terminal shows "
 		    "no graphics (try --images blocks)",
 		    UE_DIM, maxy);
 	} else if (!p->img) {
-		draw_lines(w, 1, 2, iw,
-		           p->have_probe ? "rendering..." : "reading...",
-		           UE_DIM, maxy);
+		preview_draw_lines(
+		    w, 1, 2, iw, p->have_probe ? "rendering..." : "reading...",
+		    UE_DIM, maxy);
 	}
 	free(title);
 }
 
 /* The window at the box's rect, made again when it moves. */
-static int place_window(struct ui *u)
+static int preview_place_window(struct ui *u)
 {
 	struct ui_preview *p = u->preview;
 	int y, x, h, w;
-	box_rect(u, &y, &x, &h, &w);
+	preview_box_rect(u, &y, &x, &h, &w);
 	if (h < 4 || w < 12)
 		return -1;
 	if (p->win && y == p->wy && x == p->wx && h == p->wh && w == p->ww)
 		return 0;
 	if (p->win)
 		delwin(p->win);
-	erase_placed(u); /* the box moves: the image goes with it */
+	preview_erase_placed(u); /* the box moves: the image goes with it */
 	p->win = newwin(h, w, y, x);
 	if (!p->win)
 		return -1;
@@ -765,7 +812,7 @@ static int place_window(struct ui *u)
 
 /* The terminal changed size: re-read the cell size (a font change
  * comes with one); renderings for other cell sizes are stale. */
-static void check_terminal(struct ui *u)
+static void preview_check_terminal(struct ui *u)
 {
 	struct ui_preview *p = u->preview;
 	if (p->term_rows == u->rows && p->term_cols == u->cols)
@@ -776,57 +823,83 @@ static void check_terminal(struct ui *u)
 	p->term_rows = u->rows;
 	p->term_cols = u->cols;
 	if (cw != p->tc.cell_w || chh != p->tc.cell_h) {
-		drop_rendering(p);
+		preview_drop_rendering(p);
 		if (p->cache)
 			ui_imgcache_clear(p->cache);
 	}
 }
 
-/* Before the overlays are drawn: our box over the panes, and the image
- * erased where it must go. */
-void ui_preview_draw(struct ui *u)
+/* The box's state for this frame: the image erased where it must go,
+ * its rendering asked for; 1 when the box is to be drawn. */
+static int preview_prepare(struct ui *u)
 {
 	struct ui_preview *p = u->preview;
-	if (!p)
-		return;
 	if (is_cleared(curscr) && p->placed) {
 		/* the screen is cleared: every image goes with it */
 		p->placed = 0;
 		p->kitty_delete = p->pmode == UI_GFX_KITTY;
 	}
 	if (u->too_small) {
-		erase_placed(u);
-		return;
+		preview_erase_placed(u);
+		return 0;
 	}
-	check_terminal(u);
+	preview_check_terminal(u);
 	if (p->view == PV_CLOSED) {
-		erase_placed(u);
-		return;
+		preview_erase_placed(u);
+		return 0;
 	}
 	/* the file changed since it was loaded */
 	struct ui_node *n = ui_tree_find(&u->m.tree, p->rel);
 	if (n && n->size != p->node_size)
-		load(u);
-	if (place_window(u) < 0) {
-		erase_placed(u);
-		return;
+		preview_load(u);
+	if (preview_place_window(u) < 0) {
+		preview_erase_placed(u);
+		return 0;
 	}
-	if (covered(u))
-		erase_placed(u);
-	if (u->pager)
-		return; /* the pager has the screen */
-	request(u);
+	if (preview_covered(u))
+		preview_erase_placed(u);
+	if (ui_overlay_flags(u) & UI_OV_OPAQUE)
+		return 0; /* the pager has the screen */
+	preview_request(u);
 	if (p->img && !p->req &&
 	    (p->img->cols > p->box_cols || p->img->rows > p->box_rows))
-		drop_rendering(p); /* for an older, larger box */
-	draw_box(u);
+		preview_drop_rendering(p); /* for an older, larger box */
+	return 1;
+}
+
+/* The box onto the frame. */
+static void preview_paint(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	preview_draw_box(u);
 	touchwin(p->win);
 	wnoutrefresh(p->win);
 }
 
+/* Before the overlays are drawn: the box in place of the Tools pane
+ * (the large one is drawn as an overlay), and the image erased where
+ * it must go. */
+void ui_preview_draw(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	if (!p)
+		return;
+	p->ready = preview_prepare(u);
+	if (p->ready && p->view == PV_PANE)
+		preview_paint(u);
+}
+
+/* The large view, in its place on the overlay stack. */
+static void preview_large_draw(struct ui *u, struct ui_overlay *o)
+{
+	(void)o;
+	if (u->preview->ready && u->preview->view == PV_LARGE)
+		preview_paint(u);
+}
+
 /* The rect holds only the blanks we drew (curscr: what is on the
  * terminal, as curses knows it). */
-static int rect_clean(int y, int x, int h, int w)
+static int preview_rect_clean(int y, int x, int h, int w)
 {
 	for (int r = y; r < y + h; r++)
 		for (int c = x; c < x + w; c++) {
@@ -843,7 +916,8 @@ static int rect_clean(int y, int x, int h, int w)
 	return 1;
 }
 
-static void emit(struct ui *u, int y, int x)
+/* Queue the image's bytes for the tty at (y, x) and send them. */
+static void preview_emit(struct ui *u, int y, int x)
 {
 	struct ui_preview *p = u->preview;
 	const struct ui_img *img = p->img;
@@ -878,13 +952,13 @@ static void emit(struct ui *u, int y, int x)
 	}
 	buf_puts(b, "\0338\033[?2026l");
 	size_t len = b->len - from;
-	tty_send(u);
+	preview_tty_send(u);
 	p->emits++;
 	p->emit_bytes += len;
 	log_info("tui: preview placed at %d,%d (%dx%d cells, %zu bytes, "
 	         "placement %ld%s)",
 	         y, x, img->cols, img->rows, len, p->emits,
-	         pending(p) ? ", the rest from the loop" : "");
+	         preview_pending(p) ? ", the rest from the loop" : "");
 	p->placed = 1;
 	p->py = y;
 	p->px = x;
@@ -902,16 +976,18 @@ void ui_preview_emit(struct ui *u)
 	if (p->kitty_delete) {
 		/* the placement goes; the terminal keeps the pixels */
 		buf_printf(&p->out, "\033_Ga=d,d=i,i=%u,q=2\033\\", KITTY_ID);
-		tty_send(u);
+		preview_tty_send(u);
 		p->kitty_delete = 0;
 	}
-	if (p->placed && !rect_clean(p->py, p->px, p->prows, p->pcols)) {
+	if (p->placed &&
+	    !preview_rect_clean(p->py, p->px, p->prows, p->pcols)) {
 		/* something we do not know of drew over it */
-		erase_placed(u);
+		preview_erase_placed(u);
 		ui_touch(u, UI_DIRTY_STATUS);
 		return;
 	}
-	if (p->view == PV_CLOSED || !p->win || !p->img || p->req || covered(u))
+	if (p->view == PV_CLOSED || !p->win || !p->img || p->req ||
+	    preview_covered(u))
 		return;
 	const struct ui_img *img = p->img;
 	int y = p->box_y;
@@ -920,8 +996,8 @@ void ui_preview_emit(struct ui *u)
 	if (img->rows < 1 || img->cols < 1 || y + img->rows > u->rows - 1 ||
 	    x + img->cols > u->cols)
 		return;
-	if (!p->placed && rect_clean(y, x, img->rows, img->cols))
-		emit(u, y, x);
+	if (!p->placed && preview_rect_clean(y, x, img->rows, img->cols))
+		preview_emit(u, y, x);
 }
 
 void ui_preview_free(struct ui *u)
@@ -929,7 +1005,8 @@ void ui_preview_free(struct ui *u)
 	struct ui_preview *p = u->preview;
 	if (!p)
 		return;
-	drop_rendering(p);
+	ui_overlay_pop(u, &p->large);
+	preview_drop_rendering(p);
 	if (p->cache)
 		ui_imgcache_free(p->cache);
 	if (p->rd)

@@ -7,6 +7,7 @@
 #include "tui/replay.h"
 #include "tui/ui.h"
 
+#include "assay/events.h"
 #include "assay/json.h"
 #include "assay/loop.h"
 #include "assay/util.h"
@@ -30,8 +31,9 @@ struct ui_replay {
 	uint64_t timer;
 	int going;            /* the go-to prompt is open */
 	char gobuf[GOTO_MAX]; /* its digits */
-	/* the fork editor */
-	int forking;
+	/* the fork editor: an overlay, on the stack while it is open */
+	struct ui_overlay fork;
+	struct ui_cursor cur;
 	struct ui_input field;
 	uint64_t fork_seq;
 	char *fork_what; /* "tool result of #3 shell", cleaned */
@@ -41,7 +43,7 @@ struct ui_replay {
 /* ---- moving on the timeline --------------------------------------------- */
 
 /* The call an event is about (tool_call, exec_*, tool_result...). */
-static int event_call(struct ui *u, const cJSON *ev)
+static int replay_event_call(struct ui *u, const cJSON *ev)
 {
 	struct ui_call *c = ui_model_call(&u->m, json_str(ev, "id", NULL));
 	for (int i = u->m.ncalls - 1; c && i >= 0; i--)
@@ -52,10 +54,11 @@ static int event_call(struct ui *u, const cJSON *ev)
 
 /* The panes follow the step: the call it is about, else the one that
  * ran last; the conversation shows its end. */
-static void follow(struct ui *u)
+static void replay_follow(struct ui *u)
 {
 	struct ui_replay *r = u->replay;
-	int call = r->step > 0 ? event_call(u, r->t.ev[r->step - 1]) : -1;
+	int call =
+	    r->step > 0 ? replay_event_call(u, r->t.ev[r->step - 1]) : -1;
 	if (call < 0 && u->m.ncalls)
 		call = u->m.active_call < u->m.ncalls ? u->m.active_call
 		                                      : u->m.ncalls - 1;
@@ -68,7 +71,8 @@ static void follow(struct ui *u)
 	u->m.dirty = 0;
 }
 
-static void go(struct ui *u, int k)
+/* Show step k: forward by feeding events, back by rebuilding the model. */
+static void replay_go(struct ui *u, int k)
 {
 	struct ui_replay *r = u->replay;
 	if (k < 1)
@@ -77,8 +81,7 @@ static void go(struct ui *u, int k)
 		k = r->t.n;
 	if (k == r->step)
 		return;
-	if (u->pager)
-		ui_pager_close(u);
+	ui_pager_close(u); /* it shows a call of the step left */
 	if (k > r->step) {
 		while (r->step < k)
 			ui_transcript_feed(&u->m, &r->t, r->step++);
@@ -91,34 +94,36 @@ static void go(struct ui *u, int k)
 		u->out_scroll = 0;
 		ui_tail_free(&u->tail);
 	}
-	follow(u);
+	replay_follow(u);
 }
 
-static void on_want(void *arg)
+/* The move keys asked for, once per burst. */
+static void replay_on_want(void *arg)
 {
 	struct ui *u = arg;
 	u->replay->want_timer = 0;
-	go(u, u->replay->want);
+	replay_go(u, u->replay->want);
 }
 
 /* Keys move here: a burst of them (a held arrow) costs one move, and
  * one rebuild when it goes back. */
-static void go_later(struct ui *u, int k)
+static void replay_go_later(struct ui *u, int k)
 {
 	struct ui_replay *r = u->replay;
 	r->want = k < 1 ? 1 : k > r->t.n ? r->t.n : k;
 	if (!r->want_timer)
-		r->want_timer = loop_timer_add(u->loop, 0, on_want, u);
+		r->want_timer = loop_timer_add(u->loop, 0, replay_on_want, u);
 	ui_touch(u, UI_DIRTY_STATUS | UI_DIRTY_INPUT);
 }
 
 /* The step shown, or the one keys already asked for. */
-static int cur(const struct ui_replay *r)
+static int replay_cur(const struct ui_replay *r)
 {
 	return r->want_timer ? r->want : r->step;
 }
 
-static void stop_play(struct ui *u)
+/* Playing stops. */
+static void replay_stop_play(struct ui *u)
 {
 	struct ui_replay *r = u->replay;
 	if (r->timer)
@@ -128,11 +133,11 @@ static void stop_play(struct ui *u)
 	ui_touch(u, UI_DIRTY_STATUS | UI_DIRTY_INPUT);
 }
 
-static void on_play(void *arg);
+static void replay_on_play(void *arg);
 
 /* The next step comes after the time it took in the run, at the
  * speed chosen (long waits shortened, bursts spread out). */
-static void schedule(struct ui *u)
+static void replay_schedule(struct ui *u)
 {
 	struct ui_replay *r = u->replay;
 	double dt = 0;
@@ -144,85 +149,95 @@ static void schedule(struct ui *u)
 	if (dt > 1500)
 		dt = 1500;
 	r->timer = loop_timer_add(u->loop, (int64_t)(dt / SPEEDS[r->speed]),
-	                          on_play, u);
+	                          replay_on_play, u);
 }
 
-static void on_play(void *arg)
+/* Playing: the next step, and the one after it scheduled. */
+static void replay_on_play(void *arg)
 {
 	struct ui *u = arg;
 	struct ui_replay *r = u->replay;
 	r->timer = 0;
 	if (!r->playing)
 		return;
-	go(u, r->step + 1);
+	replay_go(u, r->step + 1);
 	if (r->step >= r->t.n)
-		stop_play(u);
+		replay_stop_play(u);
 	else
-		schedule(u);
+		replay_schedule(u);
 }
 
-static void toggle_play(struct ui *u)
+/* Space: play from here (from the start at the end), or pause. */
+static void replay_toggle_play(struct ui *u)
 {
 	struct ui_replay *r = u->replay;
 	if (r->playing) {
-		stop_play(u);
+		replay_stop_play(u);
 		return;
 	}
 	if (r->step >= r->t.n)
-		go(u, 1);
+		replay_go(u, 1);
 	r->playing = 1;
-	schedule(u);
+	replay_schedule(u);
 	ui_touch(u, UI_DIRTY_STATUS | UI_DIRTY_INPUT);
 }
 
 /* ] and [: the start of the next or previous turn (its request). */
-static void turn_jump(struct ui *u, int dir)
+static void replay_turn_jump(struct ui *u, int dir)
 {
 	struct ui_replay *r = u->replay;
-	go_later(u, ui_transcript_turn_jump(&r->t, cur(r), dir));
+	replay_go_later(u, ui_transcript_turn_jump(&r->t, replay_cur(r), dir));
 }
 
 /* ---- the fork editor ------------------------------------------------------
  */
 
-static void set_msg(struct ui_replay *r, const char *text)
+static void replay_set_msg(struct ui_replay *r, const char *text)
 {
 	free(r->msg);
 	r->msg = text ? ui_clean(text, strlen(text), 0) : NULL;
 }
 
+/* The events a fork can start from, and the member with the text the
+ * fork replaces. */
+static const char *const fork_text[EV__COUNT] = {
+    [EV_USER_MESSAGE] = "text",
+    [EV_TOOL_RESULT] = "content",
+};
+
 /* The event a fork starts from: the step's own tool result or user
  * message, else the result of the call selected. */
-static const cJSON *fork_event(struct ui *u)
+static const cJSON *replay_fork_event(struct ui *u)
 {
 	struct ui_replay *r = u->replay;
 	const cJSON *ev = r->t.ev[r->step - 1];
-	const char *type = json_str(ev, "type", "");
-	if (!strcmp(type, "tool_result") || !strcmp(type, "user_message"))
+	if (fork_text[event_type_of(ev)])
 		return ev;
 	if (u->sel_call < 0 || u->sel_call >= u->m.ncalls)
 		return NULL;
 	const char *id = u->m.calls[u->sel_call]->id;
 	for (int i = 0; i < r->t.n; i++) {
 		ev = r->t.ev[i];
-		if (!strcmp(json_str(ev, "type", ""), "tool_result") &&
+		if (event_type_of(ev) == EV_TOOL_RESULT &&
 		    !strcmp(json_str(ev, "id", ""), id))
 			return ev;
 	}
 	return NULL;
 }
 
-static void fork_open(struct ui *u)
+/* f: the fork editor, with the text of the event it forks at. */
+static void replay_fork_open(struct ui *u)
 {
 	struct ui_replay *r = u->replay;
-	const cJSON *ev = fork_event(u);
+	const cJSON *ev = replay_fork_event(u);
 	if (!ev) {
 		ui_notice(u, "f forks at a tool result or a user message: "
 		             "step to one, or select a call that has a result");
 		return;
 	}
-	int user = !strcmp(json_str(ev, "type", ""), "user_message");
-	const char *text = json_str(ev, user ? "text" : "content", "");
+	enum event_type type = event_type_of(ev);
+	int user = type == EV_USER_MESSAGE;
+	const char *text = json_str(ev, fork_text[type], "");
 	r->fork_seq = (uint64_t)json_num(ev, "seq", 0);
 	if (!r->fork_seq) {
 		ui_notice(u, "this event has no seq: it cannot be forked");
@@ -241,20 +256,21 @@ static void fork_open(struct ui *u)
 		r->fork_what = ui_clean(raw, strlen(raw), 0);
 		free(raw);
 	}
-	stop_play(u);
+	replay_stop_play(u);
 	buf_reset(&r->field.text);
 	r->field.cur = 0;
 	ui_input_insert(&r->field, text, strlen(text));
-	r->forking = 1;
-	set_msg(r, NULL);
+	ui_overlay_push(u, &r->fork);
+	replay_set_msg(r, NULL);
 	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_INPUT);
 }
 
-static void fork_submit(struct ui *u)
+/* Enter in the fork editor: the fork goes to the caller, the replay quits. */
+static void replay_fork_submit(struct ui *u)
 {
 	struct ui_replay *r = u->replay;
 	if (!u->opts->fork) {
-		set_msg(r, "forking is not available here");
+		replay_set_msg(r, "forking is not available here");
 		return;
 	}
 	free(u->opts->fork->text);
@@ -263,25 +279,27 @@ static void fork_submit(struct ui *u)
 	u->quit = 1;
 }
 
-static void fork_key(struct ui *u, int key, int fn)
+/* Every key while the fork editor is open: Enter forks, Esc closes
+ * it, the rest edits. */
+static int replay_fork_key(struct ui *u, struct ui_overlay *o, int key, int fn)
 {
 	struct ui_replay *r = u->replay;
 	struct ui_input *in = &r->field;
-	if (!fn && key == '\r' && !u->in_paste) {
-		fork_submit(u);
-	} else if (!fn && key == 27) {
-		r->forking = 0;
-	} else {
-		ui_field_key(in, key, fn);
-	}
 	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_INPUT);
+	if (!fn && key == UI_KEY_ENTER && !u->in_paste)
+		replay_fork_submit(u);
+	else if (!fn && key == UI_KEY_ESC)
+		ui_overlay_pop(u, o);
+	else
+		ui_field_key(in, key, fn);
+	return 1;
 }
 
-int ui_replay_draw(struct ui *u)
+/* The fork editor over the frame. */
+static void replay_fork_draw(struct ui *u, struct ui_overlay *o)
 {
 	struct ui_replay *r = u->replay;
-	if (!r || !r->forking)
-		return 0;
+	(void)o;
 	int wd = u->cols - 2 < 100 ? u->cols - 2 : 100, inner = wd - 4;
 	struct ui_input_layout lo;
 	ui_input_layout(&r->field, inner - 2, &lo);
@@ -308,7 +326,14 @@ int ui_replay_draw(struct ui *u)
 		             "Esc back",
 		             UE_APPROVAL);
 	ui_input_layout_free(&lo);
-	return ui_dialog_done(w, cy >= 2 && cy < h - 1, cy, cx);
+	ui_dialog_done(w, &r->cur, cy >= 2 && cy < h - 1, cy, cx);
+}
+
+static int replay_fork_cursor(struct ui *u, struct ui_overlay *o, int *y,
+                              int *x)
+{
+	(void)o;
+	return ui_cursor_get(&u->replay->cur, y, x);
 }
 
 const char *ui_replay_fork(struct ui *u, uint64_t *seq)
@@ -323,28 +348,29 @@ const char *ui_replay_fork(struct ui *u, uint64_t *seq)
 
 /* ---- keys ---------------------------------------------------------------- */
 
-static void goto_key(struct ui *u, int key, int fn)
+/* A key in the go-to prompt: digits, Enter goes, Esc back. */
+static void replay_goto_key(struct ui *u, int key, int fn)
 {
 	struct ui_replay *r = u->replay;
 	size_t n = strlen(r->gobuf);
 	if (!fn && key >= '0' && key <= '9' && n + 1 < GOTO_MAX) {
 		r->gobuf[n] = (char)key;
 		r->gobuf[n + 1] = '\0';
-	} else if ((fn && key == KEY_BACKSPACE) ||
-	           (!fn && (key == 127 || key == 8))) {
+	} else if (ui_key_backspace(key, fn)) {
 		if (n)
 			r->gobuf[n - 1] = '\0';
-	} else if (!fn && (key == '\r' || key == '\n')) {
+	} else if (ui_key_enter(key, fn)) {
 		r->going = 0;
 		if (n)
-			go_later(u, atoi(r->gobuf));
-	} else if (!fn && (key == 27 || key == 'g' || key == 'q')) {
+			replay_go_later(u, atoi(r->gobuf));
+	} else if (!fn && (key == UI_KEY_ESC || key == 'g' || key == 'q')) {
 		r->going = 0;
 	}
 	ui_touch(u, UI_DIRTY_INPUT | UI_DIRTY_STATUS);
 }
 
-static void focus_pane(struct ui *u, int dir)
+/* Tab in a replay: the next pane (there is no message box). */
+static void replay_focus_pane(struct ui *u, int dir)
 {
 	/* the panes only: there is no message box in a replay */
 	int f = u->focus;
@@ -360,38 +386,34 @@ static void focus_pane(struct ui *u, int dir)
 int ui_replay_key(struct ui *u, int key, int fn)
 {
 	struct ui_replay *r = u->replay;
-	if (!r || u->pager)
+	if (!r)
 		return 0;
-	if (r->forking) {
-		fork_key(u, key, fn);
-		return 1;
-	}
 	if (r->going) {
-		goto_key(u, key, fn);
+		replay_goto_key(u, key, fn);
 		return 1;
 	}
 	if (fn && key == KEY_RIGHT) {
-		stop_play(u);
-		go_later(u, cur(r) + 1);
+		replay_stop_play(u);
+		replay_go_later(u, replay_cur(r) + 1);
 	} else if (fn && key == KEY_LEFT) {
-		stop_play(u);
-		go_later(u, cur(r) - 1);
+		replay_stop_play(u);
+		replay_go_later(u, replay_cur(r) - 1);
 	} else if (!fn && (key == ']' || key == '[')) {
-		stop_play(u);
-		turn_jump(u, key == ']' ? 1 : -1);
+		replay_stop_play(u);
+		replay_turn_jump(u, key == ']' ? 1 : -1);
 	} else if ((fn && key == KEY_HOME) || (!fn && key == '<')) {
-		stop_play(u);
-		go_later(u, 1);
+		replay_stop_play(u);
+		replay_go_later(u, 1);
 	} else if ((fn && key == KEY_END) || (!fn && key == '>')) {
-		stop_play(u);
-		go_later(u, r->t.n);
+		replay_stop_play(u);
+		replay_go_later(u, r->t.n);
 	} else if (!fn && key == 'g') {
-		stop_play(u);
+		replay_stop_play(u);
 		r->going = 1;
 		r->gobuf[0] = '\0';
 		ui_touch(u, UI_DIRTY_INPUT);
 	} else if (!fn && key == ' ') {
-		toggle_play(u);
+		replay_toggle_play(u);
 	} else if (!fn && (key == '+' || key == '=' || key == '-')) {
 		r->speed += key == '-' ? -1 : 1;
 		r->speed = r->speed < 0          ? 0
@@ -401,15 +423,16 @@ int ui_replay_key(struct ui *u, int key, int fn)
 	} else if (!fn && key == 'q') {
 		u->quit = 1;
 	} else if (!fn && key == 'f') {
-		fork_open(u);
-	} else if (!fn && key == '\t') {
-		focus_pane(u, 1);
+		replay_fork_open(u);
+	} else if (!fn && key == UI_KEY_TAB) {
+		replay_focus_pane(u, 1);
 	} else if (fn && key == KEY_BTAB) {
-		focus_pane(u, -1);
-	} else if (!fn &&
-	           (key == 'i' || key == 27 || key == 's' || key == 'p')) {
+		replay_focus_pane(u, -1);
+	} else if (!fn && (key == 'i' || key == UI_KEY_ESC || key == 's' ||
+	                   key == 'p')) {
 		/* no message box, no session to step */
-	} else if (u->focus == P_TREE && !fn && (key == '\r' || key == 'o')) {
+	} else if (u->focus == P_TREE && !fn &&
+	           (key == UI_KEY_ENTER || key == 'o')) {
 		ui_notice(u, "replay shows the tree as it was: files are not "
 		             "kept for each step");
 	} else {
@@ -444,12 +467,12 @@ void ui_replay_draw_hint(struct ui *u)
 	ui_background(w);
 	werase(w);
 	ui_draw_box(w, "Replay", 0);
-	const char *ev = json_str(r->t.ev[r->step - 1], "type", "?");
+	const char *ev = event_type_name(event_type_of(r->t.ev[r->step - 1]));
 	char *line;
 	if (r->going)
 		line = xasprintf("go to step (1-%d): %s_   Enter go, Esc back",
 		                 r->t.n, r->gobuf);
-	else if (r->forking)
+	else if (r->fork.on_stack)
 		line = xasprintf("fork: edit the text, Enter forks, Esc back");
 	else
 		line = xasprintf("step %d: %s | <-/-> step  [/] turn  g go to  "
@@ -474,6 +497,14 @@ int ui_replay_attach(struct ui *u, const char *run, char **err)
 		return -1;
 	}
 	r->speed = 2; /* 1x */
+	r->fork = (struct ui_overlay){
+	    .name = "fork",
+	    .layer = UI_LAYER_DIALOG,
+	    .flags = UI_OV_COVERS_IMAGES,
+	    .draw = replay_fork_draw,
+	    .key = replay_fork_key,
+	    .cursor = replay_fork_cursor,
+	};
 	ui_input_init(&r->field);
 	u->replay = r;
 	/* the live hooks watch a sandbox's workspace: none here */
@@ -482,7 +513,7 @@ int ui_replay_attach(struct ui *u, const char *run, char **err)
 	u->focus = P_CONV;
 	r->step = 0;
 	ui_transcript_rebuild(&u->m, &r->t, 0);
-	go(u, 1);
+	replay_go(u, 1);
 	return 0;
 }
 
@@ -491,6 +522,7 @@ void ui_replay_free(struct ui *u)
 	struct ui_replay *r = u->replay;
 	if (!r)
 		return;
+	ui_overlay_pop(u, &r->fork);
 	if (r->timer)
 		loop_timer_cancel(u->loop, r->timer);
 	if (r->want_timer)

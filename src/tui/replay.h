@@ -59,14 +59,13 @@ void ui_transcript_feed(struct ui_model *m, const struct ui_transcript *t,
 /* Load RUN and show step 1; -1 + *err before the screen opens. */
 int ui_replay_attach(struct ui *u, const char *run, char **err);
 void ui_replay_free(struct ui *u);
-/* A key in replay; 1 if used. */
+/* A key in replay that no overlay used (the fork editor is one of
+ * replay.c's); 1 if used. */
 int ui_replay_key(struct ui *u, int key, int fn);
 /* The timeline for the status bar ("replay 57/212  turn 3/6  > 2x"). */
 void ui_replay_status(struct ui *u, struct buf *b);
 /* The hint line (or the go-to prompt) in place of the input box. */
 void ui_replay_draw_hint(struct ui *u);
-/* The fork editor over the frame; 1 when it left the cursor in it. */
-int ui_replay_draw(struct ui *u);
 /* The fork the user asked for, once the replay has quit: the event's
  * seq and the edited text (NULL, 0 if none). */
 const char *ui_replay_fork(struct ui *u, uint64_t *seq);
@@ -75,9 +74,10 @@ const char *ui_replay_fork(struct ui *u, uint64_t *seq);
 
 void ui_step_attach(struct ui *u, int on); /* before session_start */
 void ui_step_free(struct ui *u);
-int ui_step_shown(struct ui *u); /* a pause dialog is up */
-int ui_step_draw(struct ui *u);  /* 1 when the cursor is in its field */
-int ui_step_key(struct ui *u, int key, int fn);
+/* A pause waits and no Approval goes first: the dialog is up. */
+int ui_step_shown(struct ui *u);
+/* The dialog on the overlay stack while it is shown, else off it. */
+void ui_step_sync(struct ui *u);
 /* `s`: toggle step mode. */
 void ui_step_toggle(struct ui *u);
 int ui_step_on(struct ui *u);

@@ -1,83 +1,30 @@
-/* sanitize.c: the one filter between untrusted bytes (tool output, file
- * names, model text) and the terminal. ui_clean makes a string safe to
- * draw; ui_term reads a stream as a terminal would, as far as that is
- * safe: text, SGR colours, \r and \b inside the line, tabs and
- * erase-in-line. Every other escape sequence (cursor moves, OSC titles
- * and clipboard, DCS, private modes) is dropped and every other control
- * byte is shown as ^X, so nothing can move the cursor, change modes or
- * talk to the terminal. */
+/* sanitize.c: the workbench's side of the one filter between untrusted
+ * bytes (tool output, file names, model text) and the terminal. Strings
+ * are made safe by term_clean (src/core/termtext.c; ui_clean forwards
+ * to it); ui_term reads a stream as a terminal would, as far as that is
+ * safe, with the same rules for each character: text, SGR colours, \r and \b
+ * inside the line, tabs and erase-in-line. Every other escape sequence (cursor
+ * moves, OSC titles and clipboard, DCS, private modes) is dropped and every
+ * other control byte is shown as ^X, so nothing can move the cursor, change
+ * modes or talk to the terminal. */
 #include "tui/tui.h"
 
+#include "assay/termtext.h"
 #include "assay/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Characters that reorder or hide text (bidi overrides, zero-width
- * formatting): shown by their code point so names cannot disguise. */
-static int is_format(uint32_t cp)
-{
-	return cp == 0x061C || cp == 0x00AD || (cp >= 0x200B && cp <= 0x200F) ||
-	       (cp >= 0x202A && cp <= 0x202E) ||
-	       (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF ||
-	       (cp >= 0xFFF9 && cp <= 0xFFFB);
-}
-
-static void put_caret(struct buf *b, uint32_t c)
-{
-	char v[3] = {'^', (char)(c == 0x7f ? '?' : c + 64), 0};
-	buf_append(b, v, 2);
-}
-
-static void put_codepoint(struct buf *b, uint32_t cp)
-{
-	buf_printf(b, "<U+%04X>", (unsigned)cp);
-}
+/* The one sanitizer is term_clean (src/core/termtext.c); ui_clean
+ * forwards to it until its callers call it by that name. */
+_Static_assert((int)UI_CLEAN_NEWLINES == (int)TERM_CLEAN_NEWLINES &&
+                   (int)UI_CLEAN_TABS == (int)TERM_CLEAN_TABS,
+               "ui_clean's flags are term_clean's");
 
 char *ui_clean(const char *s, size_t n, int flags)
 {
-	struct buf b;
-	buf_init(&b, 0);
-	int col = 0;
-	for (size_t i = 0; i < n;) {
-		uint32_t cp;
-		size_t len = ui_u8_decode(s + i, n - i, &cp);
-		if (cp == '\n' && (flags & UI_CLEAN_NEWLINES)) {
-			buf_append(&b, "\n", 1);
-			col = 0;
-		} else if (cp == '\r' && i + 1 < n && s[i + 1] == '\n' &&
-		           (flags & UI_CLEAN_NEWLINES)) {
-			/* \r\n: the \n does the work */
-		} else if (cp == '\t' && (flags & UI_CLEAN_TABS)) {
-			do {
-				buf_append(&b, " ", 1);
-			} while (++col % 4);
-		} else if (cp < 0x20 || cp == 0x7f) {
-			put_caret(&b, cp);
-			col += 2;
-		} else if ((cp >= 0x80 && cp < 0xA0) || is_format(cp)) {
-			put_codepoint(&b, cp);
-			col += 8;
-		} else {
-			int w = ui_cp_width(cp);
-			if (w < 0) {
-				put_codepoint(&b, cp);
-				col += 8;
-			} else if (cp == 0xFFFD) {
-				/* an invalid byte decodes as U+FFFD: never pass
-				 * the byte itself (a lone 0x9b is CSI to some
-				 * terminals) */
-				buf_append(&b, "\xEF\xBF\xBD", 3);
-				col += w;
-			} else {
-				buf_append(&b, s + i, len);
-				col += w;
-			}
-		}
-		i += len;
-	}
-	return buf_detach(&b);
+	return term_clean(s, n, flags);
 }
 
 /* ---- the stream interpreter ------------------------------------------ */
@@ -111,11 +58,14 @@ void ui_term_free(struct ui_term *t)
 	t->ncells = t->cap = t->col = 0;
 }
 
+/* Whether two styles are the same. */
 static int style_eq(const struct ui_style *a, const struct ui_style *b)
 {
 	return a->fg == b->fg && a->bg == b->bg && a->attrs == b->attrs;
 }
 
+/* The SGR parameters of colour c as foreground (38) or background
+ * (48). */
 static void color_sgr(struct buf *b, int base, int32_t c)
 {
 	if (c & UI_RGB_FLAG)
@@ -174,6 +124,7 @@ int ui_term_open(const struct ui_term *t)
 	return t->ncells > 0;
 }
 
+/* The open line is complete: emit it as stext and start a new one. */
 static void commit(struct ui_term *t)
 {
 	struct buf b;
@@ -192,6 +143,7 @@ void ui_term_flush(struct ui_term *t)
 		commit(t);
 }
 
+/* Cell i of the open line (grown with blanks to reach it). */
 static void set_cell(struct ui_term *t, size_t i, uint32_t cp,
                      const struct ui_style *st)
 {
@@ -237,20 +189,23 @@ static void put_visible(struct ui_term *t, const char *text)
 		put_char(t, (unsigned char)*p, 1, &st);
 }
 
+/* A character of the stream at the cursor, as term_clean would show
+ * it: controls and invisible characters made visible. */
 static void put_cp(struct ui_term *t, uint32_t cp)
 {
 	char tmp[16];
-	if (cp < 0x20 || cp == 0x7f) {
+	enum term_form form = term_cp_form(cp);
+	if (form == TERM_CARET) {
 		snprintf(tmp, sizeof tmp, "^%c", cp == 0x7f ? '?' : cp + 64);
 		put_visible(t, tmp);
 		return;
 	}
-	int w = ui_cp_width(cp);
-	if ((cp >= 0x80 && cp < 0xA0) || is_format(cp) || w < 0) {
+	if (form == TERM_CODE) {
 		snprintf(tmp, sizeof tmp, "<U+%04X>", (unsigned)cp);
 		put_visible(t, tmp);
 		return;
 	}
+	int w = term_cp_width(cp);
 	if (w == 0) {
 		/* combining marks would join whatever cell they land
 		 * on; drop them rather than risk a broken layout */
@@ -259,6 +214,7 @@ static void put_cp(struct ui_term *t, uint32_t cp)
 	put_char(t, cp, w, &t->st);
 }
 
+/* The colour of an extended SGR 38/48 (5;N or 2;R;G;B) at p[*i]. */
 static int32_t sgr_color(const int *p, int np, int *i)
 {
 	/* p[*i] is 38 or 48; returns -2 when malformed */
@@ -279,6 +235,8 @@ static int32_t sgr_color(const int *p, int np, int *i)
 	return -2;
 }
 
+/* An SGR sequence's parameters applied to the current style; one
+ * that is not plain digits and separators is ignored whole. */
 static void apply_sgr(struct ui_term *t, const char *s, size_t n)
 {
 	int p[32], np = 0, v = -1;
@@ -360,6 +318,7 @@ static void erase_line(struct ui_term *t, int mode)
 	}
 }
 
+/* A complete CSI sequence: SGR and erase-in-line are kept. */
 static void csi_done(struct ui_term *t, char final)
 {
 	if (t->seq_bad)
@@ -375,6 +334,7 @@ static void csi_done(struct ui_term *t, char final)
 	/* everything else (cursor movement, modes, queries) dropped */
 }
 
+/* A character outside any escape sequence. */
 static void ground_cp(struct ui_term *t, uint32_t cp)
 {
 	switch (cp) {
@@ -401,6 +361,7 @@ static void ground_cp(struct ui_term *t, uint32_t cp)
 	}
 }
 
+/* A byte inside an escape sequence, string or CSI. */
 static void feed_byte_seq(struct ui_term *t, unsigned char c)
 {
 	switch (t->state) {

@@ -17,6 +17,8 @@
 #define FIELD_ROWS 6
 
 struct ui_step {
+	struct ui_overlay ov; /* on the stack while a pause is shown */
+	struct ui_cursor cur; /* the field's, while editing */
 	int on;
 	int editing;
 	struct ui_input field;
@@ -27,14 +29,24 @@ struct ui_step {
 	int stale; /* a new pause: the body is made again */
 };
 
-static const struct session_step *pending(struct ui *u)
+static const struct session_step *step_pending(struct ui *u)
 {
 	return u->step && u->s ? session_step_pending(u->s) : NULL;
 }
 
 int ui_step_shown(struct ui *u)
 {
-	return pending(u) && !ui_approval_shown(u);
+	return step_pending(u) && !ui_approval_shown(u);
+}
+
+void ui_step_sync(struct ui *u)
+{
+	if (!u->step)
+		return;
+	if (ui_step_shown(u))
+		ui_overlay_push(u, &u->step->ov);
+	else
+		ui_overlay_pop(u, &u->step->ov);
 }
 
 int ui_step_on(struct ui *u)
@@ -42,13 +54,14 @@ int ui_step_on(struct ui *u)
 	return u->step && u->s && session_step_mode(u->s);
 }
 
-static void set_msg(struct ui_step *p, const char *text)
+static void step_set_msg(struct ui_step *p, const char *text)
 {
 	free(p->msg);
 	p->msg = text ? ui_clean(text, strlen(text), 0) : NULL;
 }
 
-static void on_pause(void *arg, const struct session_step *st)
+/* The session paused: a new dialog. */
+static void step_on_pause(void *arg, const struct session_step *st)
 {
 	struct ui *u = arg;
 	struct ui_step *p = u->step;
@@ -56,14 +69,27 @@ static void on_pause(void *arg, const struct session_step *st)
 	p->stale = 1;
 	p->editing = 0;
 	p->scroll = 0;
-	set_msg(p, NULL);
+	step_set_msg(p, NULL);
+	ui_step_sync(u);
 	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_STATUS);
 }
 
+static void step_draw(struct ui *u, struct ui_overlay *o);
+static int step_key(struct ui *u, struct ui_overlay *o, int key, int fn);
+static int step_cursor(struct ui *u, struct ui_overlay *o, int *y, int *x);
+
 void ui_step_attach(struct ui *u, int on)
 {
-	static const struct session_stepper ops = {on_pause};
+	static const struct session_stepper ops = {step_on_pause};
 	u->step = xcalloc(1, sizeof *u->step);
+	u->step->ov = (struct ui_overlay){
+	    .name = "step",
+	    .layer = UI_LAYER_DIALOG,
+	    .flags = UI_OV_COVERS_IMAGES,
+	    .draw = step_draw,
+	    .key = step_key,
+	    .cursor = step_cursor,
+	};
 	ui_input_init(&u->step->field);
 	session_set_stepper(u->s, &ops, u);
 	if (on)
@@ -75,6 +101,7 @@ void ui_step_free(struct ui *u)
 	struct ui_step *p = u->step;
 	if (!p)
 		return;
+	ui_overlay_pop(u, &p->ov);
 	ui_input_free(&p->field);
 	ui_rows_free(&p->body);
 	free(p->msg);
@@ -98,8 +125,9 @@ void ui_step_toggle(struct ui *u)
 
 /* ---- rows ---------------------------------------------------------------- */
 
-static void build_body(struct ui_step *p, const struct session_step *st,
-                       int width)
+/* The pause's rows: the request's figures, or the call about to run. */
+static void step_build_body(struct ui_step *p, const struct session_step *st,
+                            int width)
 {
 	if (!p->stale && p->body_w == width)
 		return;
@@ -149,7 +177,8 @@ static void build_body(struct ui_step *p, const struct session_step *st,
 	}
 }
 
-static const char *choices(const struct session_step *st)
+/* The choices a pause offers. */
+static const char *step_choices(const struct session_step *st)
 {
 	if (st->kind == SESSION_STEP_REQUEST)
 		return "[n] send it  [x] end the run";
@@ -160,15 +189,19 @@ static const char *choices(const struct session_step *st)
 
 /* ---- drawing ------------------------------------------------------------- */
 
-int ui_step_draw(struct ui *u)
+/* The pause over the frame: what is about to happen, then the
+ * choices or the edit field. */
+static void step_draw(struct ui *u, struct ui_overlay *o)
 {
-	const struct session_step *st = pending(u);
+	const struct session_step *st = step_pending(u);
 	struct ui_step *p = u->step;
+	(void)o;
+	p->cur.on = 0;
 	if (!st || ui_approval_shown(u))
-		return 0;
+		return;
 	int wd = u->cols - 2 < DIALOG_W ? u->cols - 2 : DIALOG_W;
 	int inner = wd - 4;
-	build_body(p, st, inner);
+	step_build_body(p, st, inner);
 	struct ui_input_layout lo = {0};
 	int frows = 0;
 	if (p->editing) {
@@ -213,48 +246,59 @@ int ui_step_draw(struct ui *u)
 		              &cx);
 		y += frows;
 	} else if (y < h - 1) {
-		ui_draw_text(w, y++, 2, inner, choices(st), UE_APPROVAL);
+		ui_draw_text(w, y++, 2, inner, step_choices(st), UE_APPROVAL);
 	}
 	if (p->msg && y < h - 1)
 		ui_draw_text(w, y, 2, inner, p->msg, UE_ERROR);
 	if (p->editing)
 		ui_input_layout_free(&lo);
-	return ui_dialog_done(w, cy >= 1 && cy < h - 1, cy, cx);
+	ui_dialog_done(w, &p->cur, cy >= 1 && cy < h - 1, cy, cx);
+}
+
+static int step_cursor(struct ui *u, struct ui_overlay *o, int *y, int *x)
+{
+	(void)o;
+	return ui_cursor_get(&u->step->cur, y, x);
 }
 
 /* ---- keys ------------------------------------------------------------------
  */
 
-static void answer(struct ui *u, enum session_step_action a, const char *edit)
+/* The answer to the session; why it was refused stays on screen. */
+static void step_answer(struct ui *u, enum session_step_action a,
+                        const char *edit)
 {
 	char *err = NULL;
 	if (session_step(u->s, a, edit, &err) < 0)
-		set_msg(u->step, err ? err : "the answer was refused");
+		step_set_msg(u->step, err ? err : "the answer was refused");
 	else
 		u->step->editing = 0;
 	free(err);
 }
 
-static void field_key(struct ui *u, int key, int fn)
+/* A key in the edit field: Enter runs the edit, Esc goes back. */
+static void step_field_key(struct ui *u, int key, int fn)
 {
 	struct ui_step *p = u->step;
 	struct ui_input *in = &p->field;
-	if (!fn && key == '\r' && !u->in_paste) {
+	if (!fn && key == UI_KEY_ENTER && !u->in_paste) {
 		char *text = xstrdup(buf_str(&in->text));
-		answer(u, SESSION_STEP_EDIT, text);
+		step_answer(u, SESSION_STEP_EDIT, text);
 		free(text);
-	} else if (!fn && key == 27) {
+	} else if (!fn && key == UI_KEY_ESC) {
 		p->editing = 0;
-		set_msg(p, NULL);
+		step_set_msg(p, NULL);
 	} else {
 		ui_field_key(in, key, fn);
 	}
 }
 
-int ui_step_key(struct ui *u, int key, int fn)
+/* Every key while paused (a resize goes on to the workbench). */
+static int step_key(struct ui *u, struct ui_overlay *o, int key, int fn)
 {
-	const struct session_step *st = pending(u);
+	const struct session_step *st = step_pending(u);
 	struct ui_step *p = u->step;
+	(void)o;
 	if (!st || ui_approval_shown(u))
 		return 0;
 	int page = p->body_shown > 1 ? p->body_shown - 1 : 1;
@@ -263,24 +307,24 @@ int ui_step_key(struct ui *u, int key, int fn)
 	} else if (fn && key == KEY_NPAGE) {
 		p->scroll += page; /* clamped when drawn */
 	} else if (p->editing) {
-		field_key(u, key, fn);
+		step_field_key(u, key, fn);
 	} else if (fn && key == KEY_UP) {
 		p->scroll = p->scroll > 0 ? p->scroll - 1 : 0;
 	} else if (fn && key == KEY_DOWN) {
 		p->scroll++;
 	} else if (!fn && key == 'n') {
-		set_msg(p, NULL);
-		answer(u, SESSION_STEP_CONTINUE, NULL);
+		step_set_msg(p, NULL);
+		step_answer(u, SESSION_STEP_CONTINUE, NULL);
 	} else if (!fn && key == 'x') {
-		set_msg(p, NULL);
-		answer(u, SESSION_STEP_END, NULL);
+		step_set_msg(p, NULL);
+		step_answer(u, SESSION_STEP_END, NULL);
 	} else if (!fn && key == 'k' && st->kind == SESSION_STEP_EXEC) {
-		set_msg(p, NULL);
-		answer(u, SESSION_STEP_SKIP, NULL);
+		step_set_msg(p, NULL);
+		step_answer(u, SESSION_STEP_SKIP, NULL);
 	} else if (!fn && key == 'e' && st->kind == SESSION_STEP_EXEC &&
 	           st->editable) {
 		p->editing = 1;
-		set_msg(p, NULL);
+		step_set_msg(p, NULL);
 		buf_reset(&p->field.text);
 		p->field.cur = 0;
 		const char *s = st->subject ? st->subject : "";

@@ -67,6 +67,7 @@ const char *ui_termcaps_mode_name(enum ui_gfx m)
 	return "off";
 }
 
+/* Keys typed while the terminal was asked, kept for curses. */
 static void ta_add(struct ui_termcaps *tc, const char *s, size_t n)
 {
 	size_t room = sizeof tc->typeahead - tc->n_typeahead;
@@ -76,6 +77,7 @@ static void ta_add(struct ui_termcaps *tc, const char *s, size_t n)
 	tc->n_typeahead += n;
 }
 
+/* One byte more of the sequence being read. */
 static void seq_add(struct ui_termcaps_parser *p, char c)
 {
 	if (p->len < sizeof p->seq - 1)
@@ -85,6 +87,7 @@ static void seq_add(struct ui_termcaps_parser *p, char c)
 	p->seq[p->len] = '\0';
 }
 
+/* A new sequence, in state. */
 static void seq_reset(struct ui_termcaps_parser *p, int state)
 {
 	p->len = 0;
@@ -116,6 +119,7 @@ static int parse_params(const char *s, size_t n, int *v, int max)
 	return any ? count : 0;
 }
 
+/* The DA1 reply: the device class, and whether it lists sixel (4). */
 static void on_da1(struct ui_termcaps *tc, const char *params, size_t n)
 {
 	int v[MAX_PARAMS];
@@ -132,6 +136,7 @@ static void on_da1(struct ui_termcaps *tc, const char *params, size_t n)
 			tc->sixel = 1;
 }
 
+/* An XTSMGRAPHICS reply: colour registers or the largest sixel. */
 static void on_xtsmgraphics(struct ui_termcaps *tc, const char *params,
                             size_t n)
 {
@@ -150,6 +155,7 @@ static void on_xtsmgraphics(struct ui_termcaps *tc, const char *params,
 	}
 }
 
+/* A window report (CSI 6/4 ; h ; w t): the cell or text area in pixels. */
 static void on_window_report(struct ui_termcaps *tc, const char *params,
                              size_t n)
 {
@@ -214,6 +220,7 @@ static void csi_reply(struct ui_termcaps *tc, struct ui_termcaps_parser *p)
 	seq_reset(p, S_GROUND);
 }
 
+/* The byte after ESC: which kind of sequence follows. */
 static void esc_byte(struct ui_termcaps *tc, struct ui_termcaps_parser *p,
                      char c)
 {
@@ -247,6 +254,7 @@ static void esc_byte(struct ui_termcaps *tc, struct ui_termcaps_parser *p,
 	}
 }
 
+/* A string sequence ended: an APC (kitty's reply) is read. */
 static void str_done(struct ui_termcaps *tc, struct ui_termcaps_parser *p)
 {
 	if (!p->overflow && p->seq[0] == '_')
@@ -254,6 +262,7 @@ static void str_done(struct ui_termcaps *tc, struct ui_termcaps_parser *p)
 	seq_reset(p, S_GROUND);
 }
 
+/* One byte of the terminal's answer through the parser. */
 static void feed_byte(struct ui_termcaps *tc, struct ui_termcaps_parser *p,
                       char c)
 {
@@ -372,6 +381,7 @@ char *ui_termcaps_printable(const char *s, size_t n)
 static void why_add(struct ui_termcaps *tc, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Why this mode was chosen, for the log and doctor. */
 static void why_add(struct ui_termcaps *tc, const char *fmt, ...)
 {
 	size_t used = strlen(tc->why);
@@ -416,6 +426,7 @@ static void describe_answers(struct ui_termcaps *tc)
 	        tc->cell_from);
 }
 
+/* The mode asked for by name; -1 for a name not known. */
 static int want_mode(const char *want, enum ui_gfx *m, int *is_auto)
 {
 	static const struct {
@@ -436,6 +447,7 @@ static int want_mode(const char *want, enum ui_gfx *m, int *is_auto)
 	return -1;
 }
 
+/* What the half blocks will use, for the log. */
 static void blocks_words(struct ui_termcaps *tc)
 {
 	why_add(tc, " (%s colour)",
@@ -515,6 +527,7 @@ void ui_termcaps_cells(int fd, struct ui_termcaps *tc)
 	tc->cell_from = "TIOCGWINSZ";
 }
 
+/* A monotonic clock in ms (the query's deadline). */
 static long tc_now_ms(void)
 {
 	struct timespec ts;
@@ -522,6 +535,7 @@ static long tc_now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+/* All of s to fd; -1 if it cannot. */
 static int write_all(int fd, const char *s, size_t n)
 {
 	while (n) {
@@ -549,6 +563,7 @@ static const int RESTORE_SIGNALS[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
 static volatile sig_atomic_t restore_fd = -1;
 static struct termios restore_tio;
 
+/* A signal while the terminal is raw: its mode back, then the signal. */
 static void restore_and_die(int sig)
 {
 	if (restore_fd >= 0)
@@ -577,6 +592,7 @@ static void guard_signals(int fd, const struct termios *saved,
 	}
 }
 
+/* The signal handlers of before. */
 static void unguard_signals(const struct sigaction old[NRESTORE],
                             const int set[NRESTORE])
 {
@@ -687,6 +703,7 @@ void ui_reply_filter_init(struct ui_reply_filter *f, int armed)
 	f->armed = armed;
 }
 
+/* A key held back while a reply may be starting. */
 static void q_push(struct ui_reply_filter *f, int r, wint_t ch)
 {
 	if (f->nq < UI_REPLY_LOOKAHEAD) {
@@ -808,6 +825,7 @@ int ui_reply_filter_get(struct ui_reply_filter *f, int (*get)(void *, wint_t *),
 
 static struct ui_reply_filter late;
 
+/* Watch keys for the rest of a reply that comes after the deadline. */
 static void filter_arm(const struct ui_termcaps *tc,
                        const struct ui_termcaps_parser *p)
 {
@@ -820,6 +838,7 @@ static void filter_arm(const struct ui_termcaps *tc,
 		late.state = p->state == S_STR ? F_STR : F_STR_ESC;
 }
 
+/* The next key from curses, for the reply filter. */
 static int curses_key(void *arg, wint_t *ch)
 {
 	(void)arg;

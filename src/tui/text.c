@@ -191,6 +191,8 @@ static void style_prefix(const char *s, size_t n, struct buf *out)
 		buf_append(out, "\002", 1);
 }
 
+/* A row of s (bytes start..end) with the style active there and indent
+ * spaces. */
 static char *make_row(const char *s, size_t start, size_t end, int indent)
 {
 	struct buf b;

@@ -5,6 +5,7 @@
 #include "tui/tui.h"
 
 #include "assay/json.h"
+#include "assay/path.h"
 #include "assay/util.h"
 
 #include <dirent.h>
@@ -114,6 +115,7 @@ static const char *const color_names[16] = {"black",        "red",
                                             "bright-blue",  "bright-magenta",
                                             "bright-cyan",  "bright-white"};
 
+/* The value of a hex digit; -1 if it is none. */
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -168,6 +170,7 @@ int ui_color_parse(const cJSON *v, int32_t *out)
 
 static const int cube[6] = {0, 95, 135, 175, 215, 255};
 
+/* The xterm cube level nearest to v (0..5). */
 static int nearest_level(int v)
 {
 	int best = 0;
@@ -223,6 +226,7 @@ static int parse_color(const cJSON *v, const cJSON *palette, int32_t *out)
 	return ui_color_parse(v, out);
 }
 
+/* An element's style: a colour alone, or {fg, bg, attrs}. */
 static int parse_element(struct ui_style *st, const cJSON *v,
                          const cJSON *palette, const char *origin,
                          const char *name, char **err)
@@ -347,21 +351,21 @@ int ui_theme_parse(struct ui_theme *t, const cJSON *doc, const char *origin,
 	return 0;
 }
 
+/* $XDG_CONFIG_HOME/assay/themes (or ~/.config/...); NULL without
+ * either. */
 static char *user_theme_dir(void)
 {
-	const char *x = getenv("XDG_CONFIG_HOME");
-	if (x && *x)
-		return xasprintf("%s/assay/themes", x);
-	const char *h = getenv("HOME");
-	return h && *h ? xasprintf("%s/.config/assay/themes", h) : NULL;
+	return path_config_dir("themes");
 }
 
+/* The themes/ that come with assay ($ASSAY_DATA_DIR or the source tree). */
 static char *bundled_theme_dir(void)
 {
 	const char *d = getenv("ASSAY_DATA_DIR");
 	return xasprintf("%s/themes", d && *d ? d : ASSAY_SOURCE_DIR);
 }
 
+/* The theme names in dir, each once, for an error message. */
 static void list_themes(struct buf *b, const char *dir)
 {
 	DIR *d = dir ? opendir(dir) : NULL;
@@ -383,6 +387,7 @@ static void list_themes(struct buf *b, const char *dir)
 		closedir(d);
 }
 
+/* Load the theme file at path into t. */
 static int load_file(struct ui_theme *t, const char *path, const char *name,
                      char **err)
 {
@@ -403,6 +408,7 @@ static int load_file(struct ui_theme *t, const char *path, const char *name,
 	return rc;
 }
 
+/* A character a theme name may hold (no path). */
 static int name_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||

@@ -4,6 +4,7 @@
  * feeding events 1..N to the same code a live run uses (model.c). */
 #include "tui/replay.h"
 
+#include "assay/events.h"
 #include "assay/json.h"
 #include "assay/util.h"
 
@@ -61,6 +62,7 @@ static char *find_transcript(const char *run, char **err)
 	return NULL;
 }
 
+/* One event more. */
 static void push(struct ui_transcript *t, cJSON *ev)
 {
 	if (t->n == t->cap) {
@@ -70,6 +72,7 @@ static void push(struct ui_transcript *t, cJSON *ev)
 	t->ev[t->n++] = ev;
 }
 
+/* A line with nothing but white space. */
 static int blank(const char *s)
 {
 	while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
@@ -83,7 +86,7 @@ static void fix_run_start(struct ui_transcript *t)
 {
 	for (int i = 0; i < t->n; i++) {
 		cJSON *ev = t->ev[i];
-		if (strcmp(json_str(ev, "type", ""), "run_start"))
+		if (event_type_of(ev) != EV_RUN_START)
 			continue;
 		cJSON_DeleteItemFromObject(ev, "run_dir");
 		cJSON_AddStringToObject(ev, "run_dir", t->run_dir);
@@ -110,9 +113,10 @@ static int turn_field(const cJSON *ev)
 	return (int)d;
 }
 
+/* The event starts a turn (a model request). */
 static int is_request(const cJSON *ev)
 {
-	return !strcmp(json_str(ev, "type", ""), "model_request");
+	return event_type_of(ev) == EV_MODEL_REQUEST;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -185,6 +189,7 @@ static void index_turns(struct ui_transcript *t)
 	}
 }
 
+/* The directory of a path (resolved). */
 static char *dir_of(const char *path)
 {
 	char *real = realpath(path, NULL);

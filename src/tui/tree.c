@@ -21,6 +21,7 @@ void ui_tree_init(struct ui_tree *t)
 	t->vis_dirty = 1;
 }
 
+/* A node's subtree and its own strings. */
 static void node_free(struct ui_node *n)
 {
 	for (size_t i = 0; i < n->nkid; i++) {
@@ -40,6 +41,7 @@ void ui_tree_free(struct ui_tree *t)
 	memset(t, 0, sizeof *t);
 }
 
+/* Directories first, then by name. */
 static int node_cmp(const struct ui_node *a, const struct ui_node *b)
 {
 	int ad = a->type == UI_N_DIR, bd = b->type == UI_N_DIR;
@@ -48,6 +50,7 @@ static int node_cmp(const struct ui_node *a, const struct ui_node *b)
 	return strcmp(a->name, b->name);
 }
 
+/* Where key goes among n's children (sorted). */
 static size_t lower_bound(const struct ui_node *n, const struct ui_node *key)
 {
 	size_t lo = 0, hi = n->nkid;
@@ -82,6 +85,7 @@ static size_t kid_index(const struct ui_node *n, const char *name, int dir,
 	return lower_bound(n, &key);
 }
 
+/* parent's child name, made when missing (within UI_TREE_MAX). */
 static struct ui_node *kid_add(struct ui_tree *t, struct ui_node *parent,
                                const char *name, enum ui_ntype type)
 {
@@ -183,6 +187,7 @@ struct ui_node *ui_tree_set(struct ui_tree *t, const char *path,
 	return n;
 }
 
+/* n out of its parent (and the count). */
 static void detach(struct ui_tree *t, struct ui_node *n)
 {
 	struct ui_node *p = n->parent;
@@ -223,6 +228,7 @@ void ui_tree_remove(struct ui_tree *t, const char *path)
 		detach(t, n);
 }
 
+/* A listing's type name as a node type. */
 static enum ui_ntype type_of(const char *s)
 {
 	if (!strcmp(s, "dir"))
@@ -275,6 +281,7 @@ void ui_tree_sync(struct ui_tree *t, const cJSON *list, int truncated)
 		prune(t, &t->root);
 }
 
+/* No new/modified marks under n; *changed if there were. */
 static void clear_marks(struct ui_node *n, int *changed)
 {
 	if (n->mark != UI_MARK_NONE)
@@ -292,6 +299,7 @@ void ui_tree_clear_marks(struct ui_tree *t)
 		t->vis_dirty = 1;
 }
 
+/* One visible row more. */
 static void vis_push(struct ui_tree *t, struct ui_node *n, int depth)
 {
 	if (t->nvis == t->capvis) {
@@ -303,6 +311,7 @@ static void vis_push(struct ui_tree *t, struct ui_node *n, int depth)
 	t->depth[t->nvis++] = depth;
 }
 
+/* The visible rows under n: its children, and theirs when expanded. */
 static void vis_walk(struct ui_tree *t, struct ui_node *n, int depth)
 {
 	for (size_t i = 0; i < n->nkid; i++) {

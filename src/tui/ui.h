@@ -1,10 +1,12 @@
 /* ui.h: the workbench's view state, shared by the files that draw and
- * drive it (ui.c: loop, layout, keys; panes.c: the panes; pager.c;
- * watch.c). The model it shows lives in struct ui_model (model.c). */
+ * drive it (ui.c: loop, layout, frames; keys.c: keys and the mouse;
+ * overlay.c: the overlay stack; panes.c: the panes; pager.c; watch.c).
+ * The model it shows lives in struct ui_model (model.c). */
 #ifndef ASSAY_TUI_UI_H
 #define ASSAY_TUI_UI_H
 
 #include "tui/draw.h"
+#include "tui/keys.h"
 #include "tui/tui.h"
 
 struct loop;
@@ -41,6 +43,88 @@ struct ui_watch;
 struct ui_approval;
 struct ui_replay;
 struct ui_step;
+struct ui;
+
+/* ---- the overlay stack (overlay.c) ------------------------------------
+ * Everything drawn over the panes is an overlay on one stack: the
+ * Approval, Step and Fork dialogs, the help, the quit confirmation, the
+ * pager and the large image view. The stack alone answers, topmost
+ * first: who gets a key or a click, what is drawn on top, who owns the
+ * cursor and whether images must go. An overlay is a struct its owner
+ * file keeps (its state around it); pushing it puts it above every
+ * overlay of its layer or a lower one. */
+
+enum ui_layer {                /* low to high */
+	        UI_LAYER_VIEW, /* whole-screen views: the large image, the pager
+	                        */
+	        UI_LAYER_DIALOG,  /* Approval, Step, Fork */
+	        UI_LAYER_HELP,    /* the keys */
+	        UI_LAYER_CONFIRM, /* quit? */
+};
+
+enum {
+	/* it gets every key first, the workbench's own (Ctrl-Q, Ctrl-C,
+	 * Ctrl-L, F1, a resize, the mouse) too; the others get a key
+	 * only when the workbench has not used it */
+	UI_OV_MODAL = 1,
+	/* images on the terminal are taken off while it is up */
+	UI_OV_COVERS_IMAGES = 2,
+	/* it covers every pane: they are not drawn */
+	UI_OV_OPAQUE = 4,
+};
+
+/* Where an overlay left the cursor: screen cells, shown when on. */
+struct ui_cursor {
+	int on, y, x;
+};
+
+struct ui_overlay {
+	const char *name; /* for the log */
+	enum ui_layer layer;
+	unsigned flags; /* UI_OV_* */
+	/* Put it on the frame (wnoutrefresh, never doupdate). */
+	void (*draw)(struct ui *u, struct ui_overlay *o);
+	/* A key; 1 if used (the key goes no further). One that changes
+	 * the stack returns 1. NULL: every key goes to what is under. */
+	int (*key)(struct ui *u, struct ui_overlay *o, int key, int fn);
+	/* 1 and the screen cell when it shows the cursor (asked of the
+	 * top overlay only); NULL: the cursor is hidden. */
+	int (*cursor)(struct ui *u, struct ui_overlay *o, int *y, int *x);
+	/* A click or the wheel; 1 if used. NULL: it goes to the panes. */
+	int (*mouse)(struct ui *u, struct ui_overlay *o, const MEVENT *me);
+	/* It left the stack: release what it holds (NULL: its owner
+	 * keeps its state). */
+	void (*free)(struct ui *u, struct ui_overlay *o);
+	/* the stack's own */
+	struct ui_overlay *below;
+	int on_stack;
+};
+
+/* On the stack (again: nothing happens if it is there). */
+void ui_overlay_push(struct ui *u, struct ui_overlay *o);
+/* Off the stack wherever it is (then its free runs); NULL or an
+ * overlay not on it: nothing. */
+void ui_overlay_pop(struct ui *u, struct ui_overlay *o);
+void ui_overlay_clear(struct ui *u); /* pop them all */
+const struct ui_overlay *ui_overlay_top(const struct ui *u);
+/* The UI_OV_* flags of every overlay on the stack. */
+unsigned ui_overlay_flags(const struct ui *u);
+/* Give a key to the stack, topmost first; workbench (the workbench's
+ * own keys) is asked under the modal overlays, over the others. 1 if
+ * anyone used it. */
+int ui_overlay_key(struct ui *u, int key, int fn,
+                   int (*workbench)(struct ui *u, int key, int fn));
+/* A mouse event to the stack; 0: the panes get it. */
+int ui_overlay_mouse(struct ui *u, const MEVENT *me);
+/* A mouse callback for overlays that take the mouse from the panes. */
+int ui_overlay_mouse_eat(struct ui *u, struct ui_overlay *o, const MEVENT *me);
+/* The cursor: -1 when the stack is empty (the panes place it), 0 when
+ * the top overlay hides it, 1 with its cell. */
+int ui_overlay_cursor(struct ui *u, int *y, int *x);
+/* Draw every overlay, the bottom one first. */
+void ui_overlay_draw(struct ui *u);
+/* An overlay's cursor callback for a struct ui_cursor it keeps. */
+int ui_cursor_get(const struct ui_cursor *c, int *y, int *x);
 
 struct ui {
 	struct loop *loop;
@@ -51,6 +135,10 @@ struct ui {
 	struct ui_theme theme;
 	struct ui_input in;
 
+	SCREEN *screen;    /* freed at cleanup: a fork from a replay opens
+	                      the workbench a second time in one process */
+	int screen_closed; /* endwin ran: no more frames */
+	int saved_stderr;  /* the terminal's, while stderr is the log */
 	int rows, cols;
 	int too_small;
 	struct ui_geom g[P_COUNT];
@@ -77,19 +165,24 @@ struct ui {
 	/* Workspace */
 	int tree_cur, tree_top;
 	char *tree_cur_path;
-	int ws_fd; /* the host workspace, for the pager; -1 */
+	int ws_fd;       /* the host workspace, for the pager; -1 */
+	int64_t scan_t0; /* a listing is on its way since then; else 0 */
+	int scan_again;  /* the watch asked for one meanwhile */
+	/* workspace_change events seen, and when the listing began: a
+	 * listing older than an event is not shown */
+	unsigned ws_events, scan_events;
 
-	/* overlays */
-	int help;
-	int confirm_quit;
-	struct ui_pager *pager;
+	/* the overlay stack, its top first (overlay.c) */
+	struct ui_overlay *overlays;
+	struct ui_pager *pager;   /* the pager when open (pager.c) */
 	struct ui_approval *appr; /* the Approval dialog (approval.c) */
 	struct ui_replay *replay; /* assay replay (replay.c); else NULL */
 	struct ui_step *step;     /* step mode's pause dialog (step.c) */
 	char *notice;
 	int64_t notice_until;
 	int ctrl_c_armed;
-	int quit;
+	int quitting; /* quit once the run has ended (its archive...) */
+	int quit;     /* leave the loop */
 	int in_paste;
 
 	/* frame statistics (ASSAY_TUI_STATS) */
@@ -105,6 +198,19 @@ struct ui {
 void ui_touch(struct ui *u, unsigned bits);
 void ui_notice(struct ui *u, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The focus to pane f (P_INPUT: the message box). */
+void ui_set_focus(struct ui *u, int f);
+/* The rows the message box wants at a width. */
+int ui_input_rows_wanted(struct ui *u, int cols);
+
+/* keys.c */
+/* A key (fn: a curses function key) from the terminal. */
+void ui_handle_key(struct ui *u, int key, int fn);
+/* End the run and leave (once the run has ended: its archive...). */
+void ui_quit(struct ui *u);
+/* The quit? (y/n) overlay; the help overlay. */
+void ui_confirm_quit(struct ui *u);
+void ui_help_open(struct ui *u);
 
 /* panes.c */
 void ui_draw_conv(struct ui *u);
@@ -122,10 +228,11 @@ void ui_st_add_text(struct ui_rows *out, int width, int indent,
                     const char *label, enum ui_elem le, const char *raw,
                     enum ui_elem e);
 /* A dialog of h x wd cells centred over the panes, filled and boxed;
- * ui_dialog_done puts it on the frame (the cursor at cy, cx when
- * cursor) and frees it; it returns cursor. */
+ * ui_dialog_done puts it on the frame and frees it; *at says where
+ * the cursor goes: the window's cy, cx on the screen when cursor. */
 WINDOW *ui_dialog_new(struct ui *u, int h, int wd, const char *title);
-int ui_dialog_done(WINDOW *w, int cursor, int cy, int cx);
+void ui_dialog_done(WINDOW *w, struct ui_cursor *at, int cursor, int cy,
+                    int cx);
 /* A dialog's text field laid out as lo: rows rows at (y, x) after a
  * "> " prompt, the last of them that shows the cursor at the bottom,
  * drawn only above maxy; the cursor's place into cy, cx. */
@@ -149,21 +256,16 @@ void ui_select_call(struct ui *u, int call, int user);
 void ui_pager_open_call(struct ui *u, int i);
 void ui_pager_open_file(struct ui *u, const char *rel);
 void ui_pager_close(struct ui *u);
-void ui_pager_draw(struct ui *u, WINDOW *w);
-/* A key while the pager is open; 1 if used. */
-int ui_pager_key(struct ui *u, int key, int is_fn);
 int ui_pager_busy(const struct ui *u); /* a search runs */
 void ui_pager_cancel_search(struct ui *u);
 
 /* approval.c: the Approval dialog, the session's approver. */
 void ui_approval_attach(struct ui *u); /* before session_start */
 void ui_approval_free(struct ui *u);
-/* A call waits for a decision: the dialog is on screen. */
+/* A call waits for a decision (the dialog is up). */
 int ui_approval_shown(struct ui *u);
-/* Draw it over the frame; 1 when it left the cursor in its field. */
-int ui_approval_draw(struct ui *u);
-/* A key while it is shown; 1 if used. */
-int ui_approval_key(struct ui *u, int key, int fn);
+/* The dialog on the overlay stack while a call waits, else off it. */
+void ui_approval_sync(struct ui *u);
 
 /* watch.c: inotify on the host workspace; rescan calls back. */
 struct ui_watch *ui_watch_new(struct loop *l, const char *root,
@@ -192,7 +294,8 @@ void ui_preview_typeahead(struct ui *u);
  * place the image on the tty after doupdate. */
 void ui_preview_draw(struct ui *u);
 void ui_preview_emit(struct ui *u);
-/* p, v, Esc (and every key while the large view is up); 1 if used. */
+/* p, v and Esc from a pane (the large view is an overlay with keys of
+ * its own); 1 if used. */
 int ui_preview_key(struct ui *u, int key, int fn);
 void ui_preview_open(struct ui *u, const char *rel, int large);
 int ui_preview_close(struct ui *u); /* 1 if one was open */

@@ -38,6 +38,7 @@ static const uint32_t MASK =
     IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM |
     IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
 
+/* Watch one more directory (within MAX_WATCHES). */
 static void add_watch(struct ui_watch *w, const char *path)
 {
 	if (w->nwd >= MAX_WATCHES)
@@ -51,6 +52,7 @@ static void add_watch(struct ui_watch *w, const char *path)
 	w->wd[w->nwd++] = wd;
 }
 
+/* The settle timer: rescan now. */
 static void fire(void *arg)
 {
 	struct ui_watch *w = arg;
@@ -58,6 +60,8 @@ static void fire(void *arg)
 	w->rescan(w->arg);
 }
 
+/* Something changed: one rescan after it settles, not more often than the
+ * interval. */
 static void on_inotify(int fd, int revents, void *arg)
 {
 	struct ui_watch *w = arg;

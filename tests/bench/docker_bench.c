@@ -35,6 +35,36 @@ struct one {
 	int done, code;
 };
 
+/* A completion (start, stage, stop) waited for on the loop. */
+struct wait {
+	int done, rc;
+	char *err;
+};
+
+static void on_wait(void *arg, int rc, const char *err, struct buf *data,
+                    cJSON *list)
+{
+	struct wait *w = arg;
+	(void)data, (void)list;
+	w->done = 1;
+	w->rc = rc;
+	w->err = err ? xstrdup(err) : NULL;
+}
+
+static void on_staged(void *arg, char *err)
+{
+	struct wait *w = arg;
+	w->done = 1;
+	w->rc = err ? -1 : 0;
+	w->err = err;
+}
+
+static void wait_for(struct loop *l, struct wait *w)
+{
+	while (!w->done)
+		loop_once(l, 100);
+}
+
 static void on_exit_cb(void *arg, const struct sbx_exit *ex)
 {
 	struct one *o = arg;
@@ -51,7 +81,7 @@ static double api_cmd(struct sbx *s, struct loop *l, const char *cmd)
 	int64_t t0 = now_ms();
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	if (!s->ops->exec(s, &r, &obs, &err)) {
+	if (!sbx_exec(s, &r, &obs, &err)) {
 		fprintf(stderr, "exec: %s\n", err);
 		exit(1);
 	}
@@ -147,13 +177,19 @@ int main(int argc, char **argv)
 	struct loop *l = loop_new();
 	char *err = NULL;
 	struct sbx *s = sbx_new(&cfg, l, dir, &err);
-	if (!s || s->ops->start(s, &err) < 0) {
-		fprintf(stderr, "docker sandbox: %s\n", err);
+	struct wait sw = {0};
+	if (s) {
+		sbx_start(s, 1, on_wait, &sw);
+		wait_for(l, &sw);
+	}
+	if (!s || sw.rc < 0) {
+		fprintf(stderr, "docker sandbox: %s\n", s ? sw.err : err);
 		return 1;
 	}
+	free(sw.err);
 	struct docker *d = s->priv;
 	char *name = d->name;
-	printf("container %s, image %s, API %s\n", name, s->image,
+	printf("container %s, image %s, API %s\n", name, sbx_image(s),
 	       d->api.version);
 
 	/* -- true -- */
@@ -217,8 +253,15 @@ int main(int argc, char **argv)
 	for (int i = 0; i <= n; i++) {
 		struct timespec a, b;
 		clock_gettime(CLOCK_MONOTONIC, &a);
-		if (dk_stage(s, &err) < 0) {
+		struct wait w = {0};
+		if (!dk_stage(s, on_staged, &w, &err)) {
 			fprintf(stderr, "stage: %s\n", err);
+			return 1;
+		}
+		wait_for(l,
+		         &w); /* the loop runs: the two helpers are children */
+		if (w.rc < 0) {
+			fprintf(stderr, "stage: %s\n", w.err);
 			return 1;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &b);
@@ -233,7 +276,10 @@ int main(int argc, char **argv)
 	report("staging 50 MB", st, cp, n,
 	       "assay (assay-archive + PUT archive)", "docker cp (CLI)",
 	       "goal <= 1x");
-	s->ops->stop(s);
+	struct wait stw = {0};
+	sbx_stop(s, on_wait, &stw);
+	wait_for(l, &stw);
+	free(stw.err);
 	sbx_free(s);
 	loop_free(l);
 	config_free(&cfg);

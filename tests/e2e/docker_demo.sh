@@ -47,16 +47,17 @@ check "the workspace tree was seen (workspace_change events)" \
 check "no container or volume left" test "$(left ${P}demo)" -eq 0
 
 # --- Ctrl-C in the middle of a command -------------------------------
-# (sleeps of its own: the local backend's tests, and other runs of this
-# one, look for their sleeps on the host, and a container's processes
-# are host processes)
+# (sleeps with a mark of this test's own, sleep 30N.<pid, 7 digits>
+# <random>: other tests run the same script and look for their sleeps
+# on the host, and a container's processes are host processes)
 D=$SRC/tests/e2e/data
-S=9$$
-sed "s/sleep 30\([0-9]\)/sleep $S\1/g" "$D/sleepy.json" >"$T/sleepy.json"
+M=$(printf '%07d%05d' $$ $RANDOM)
+sed "s/sleep 30\([0-9]\)/sleep 30\1.$M/g" "$D/sleepy.json" >"$T/sleepy.json"
+none_left() { ! ps -eo args= | grep -Eq "(^| )sleep 30[012]\.$M( |\$)"; }
 "$ASSAY" run --sandbox docker --provider script --script "$T/sleepy.json" \
 	--run-dir "$T/${P}int" "wait" 2>"$T/int.stderr" &
 pid=$!
-for _ in $(seq 300); do grep -q started "$T/${P}int/exec/"*.stdout 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q started "$T/${P}int/exec/"*.stdout 2>/dev/null && break; sleep 0.05; done
 check "the command started" grep -q started "$T/${P}int/exec/"*.stdout
 check "its container runs" test "$(docker ps -q --filter label=assay.run=${P}int | wc -l)" -eq 1
 kill -INT $pid
@@ -69,13 +70,14 @@ check "Ctrl-C: run_end interrupted" \
 	test "$(jget "$T/${P}int/transcript.jsonl" 'x[-1]["status"]')" = interrupted
 check "Ctrl-C: exec_end says cancelled" grep -q '"cancelled":true' "$T/${P}int/transcript.jsonl"
 check "Ctrl-C: no container or volume left" test "$(left ${P}int)" -eq 0
-check "Ctrl-C: no process left" sh -c "! pgrep -f 'sleep $S[012]' >/dev/null"
+check "Ctrl-C: no process left" none_left
 
 # --- kill -9 of assay, then a new run --------------------------------
 "$ASSAY" run --sandbox docker --provider script --script "$T/sleepy.json" \
 	--run-dir "$T/${P}crash" "wait" 2>"$T/crash.stderr" &
 pid=$!
-for _ in $(seq 300); do grep -q started "$T/${P}crash/exec/"*.stdout 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q started "$T/${P}crash/exec/"*.stdout 2>/dev/null && break; sleep 0.05; done
+check "the command to be killed started" grep -q started "$T/${P}crash/exec/"*.stdout
 kill -9 $pid
 wait $pid 2>/dev/null || true
 check "kill -9: the dead run's container is still there" test "$(left ${P}crash)" -ge 1
@@ -85,7 +87,7 @@ check "the next run completes" \
 	test "$(jget "$T/${P}next/transcript.jsonl" 'x[-1]["status"]')" = completed
 check "the next run removed the dead run's container and volume" test "$(left ${P}crash)" -eq 0
 check "the next run left nothing of its own" test "$(left ${P}next)" -eq 0
-check "kill -9: no process of the dead run left" sh -c "! pgrep -f 'sleep $S[012]' >/dev/null"
+check "kill -9: no process of the dead run left" none_left
 
 # --- clear errors, exit 3 --------------------------------------------
 run3() { # run3 NAME VAR=VALUE [assay options...]

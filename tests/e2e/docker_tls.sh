@@ -24,16 +24,29 @@ cleanup_socat() {
 }
 trap cleanup_socat EXIT
 
-free_port() {
-	$PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-wait_port() {
-	for _ in $(seq 100); do
-		$PY -c "import socket,sys; socket.create_connection(('127.0.0.1', $1), 1)" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
+# listen_port PID: the 127.0.0.1 TCP port PID listens on (socat is
+# started on port 0, so the port is its own from the start: no port is
+# picked, freed and taken again); waits 10 s at most, prints nothing
+# if PID never listens
+listen_port() {
+	$PY - "$1" <<'PY'
+import os, sys, time
+pid = sys.argv[1]
+for _ in range(200):
+    try:
+        socks = {os.readlink("/proc/%s/fd/%s" % (pid, fd))[8:-1]
+                 for fd in os.listdir("/proc/%s/fd" % pid)
+                 if os.readlink("/proc/%s/fd/%s" % (pid, fd)).startswith("socket:[")}
+    except OSError:
+        sys.exit()  # it ended
+    for line in open("/proc/%s/net/tcp" % pid).readlines()[1:]:
+        f = line.split()
+        local, state, inode = f[1], f[3], f[9]
+        if state == "0A" and inode in socks and local.startswith("0100007F:"):
+            print(int(local.split(":")[1], 16))
+            sys.exit()
+    time.sleep(0.05)
+PY
 }
 
 # --- certificates: a CA, the server (127.0.0.1) and a client ----------
@@ -60,14 +73,15 @@ mkdir -p certs other
 	cp ../certs/cert.pem ../certs/key.pem .
 ) >>"$T/openssl.log" 2>&1
 
-plain=$(free_port)
-socat TCP-LISTEN:"$plain",bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:"$sock" 2>"$T/socat-plain.log" &
+socat TCP-LISTEN:0,bind=127.0.0.1,fork UNIX-CONNECT:"$sock" 2>"$T/socat-plain.log" &
 SOCAT_PIDS+=($!)
-tls=$(free_port)
-socat OPENSSL-LISTEN:"$tls",bind=127.0.0.1,reuseaddr,fork,cert=certs/server.pem,key=certs/server-key.pem,cafile=certs/ca.pem,verify=1 \
+plain=$(listen_port $!)
+socat OPENSSL-LISTEN:0,bind=127.0.0.1,fork,cert=certs/server.pem,key=certs/server-key.pem,cafile=certs/ca.pem,verify=1 \
 	UNIX-CONNECT:"$sock" 2>"$T/socat-tls.log" &
 SOCAT_PIDS+=($!)
-wait_port "$plain" && wait_port "$tls" || { echo "FAIL socat did not listen"; exit 1; }
+tls=$(listen_port $!)
+[ -n "$plain" ] && [ -n "$tls" ] ||
+	{ cat "$T/socat-plain.log" "$T/socat-tls.log"; echo "FAIL socat did not listen"; exit 1; }
 
 cat >script.json <<'EOF'
 {"turns": [

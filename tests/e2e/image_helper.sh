@@ -3,8 +3,10 @@
 # chart in every mode (sixel decoded back with libsixel's sixel2png and
 # kitty inflated, both compared with a reference downscale), and on
 # hostile PNGs: huge dimensions, truncated data, a decompression bomb
-# within the limits, a zTXt bomb. Each must end quickly with a clear
-# message or a correct rendering, never hang.
+# within the limits, a zTXt bomb. Each must end with a clear message or
+# a correct rendering, never hang (the timeouts here are hang guards
+# with wide margins; how fast each is, next to the everyday case, is
+# tests/bench/image_hostile.sh's figure).
 source "$(dirname "$0")/lib.bash"
 
 BIN=${ASSAY_IMAGE_BIN:-$(dirname "$ASSAY")/assay-image}
@@ -86,10 +88,8 @@ Image.fromarray(rng.integers(0, 256, (1500, 2000, 3), dtype=np.uint8)).save(
     sys.argv[2], compress_level=1)
 EOF
 for f in heat noise; do
-	start=$(date +%s%N)
 	run sixel box=1000x750 <"$T/$f.png"
-	ms=$((($(date +%s%N) - start) / 1000000))
-	check "sixel of the $f image: within the limits ($ms ms)" [ $RC -eq 0 ]
+	check "sixel of the $f image: within the limits (exit $RC)" [ $RC -eq 0 ]
 	grep -q . "$T/err" && sed 's/^/  /' "$T/err"
 	check "sixel $f: payload length" body_len_matches
 	if command -v sixel2png >/dev/null; then
@@ -202,21 +202,19 @@ run sixel <"$T/notpng.png"
 check "not a PNG: exit 3" [ $RC -eq 3 ]
 check "not a PNG: clear message" grep -q "not a PNG image" "$T/err"
 
-start=$(date +%s%N)
 rc=0
-timeout 20 "$BIN" sixel box=800x600 <"$T/bomb.png" >"$T/out" 2>"$T/err" || rc=$?
-ms=$((($(date +%s%N) - start) / 1000000))
-echo "  bomb: exit $rc in $ms ms: $(head -c 200 "$T/err")$(head -n1 "$T/out")"
-check "bomb: finishes within the limits (no hang)" \
-	bash -c "[ $rc -ne 124 ] && [ $ms -lt 10000 ]"
+timeout -k 5 120 "$BIN" sixel box=800x600 <"$T/bomb.png" >"$T/out" 2>"$T/err" || rc=$?
+echo "  bomb: exit $rc: $(head -c 200 "$T/err")$(head -n1 "$T/out")"
+check "bomb: finishes within the limits (no hang)" bash -c "[ $rc -ne 124 ] && [ $rc -ne 137 ]"
 check "bomb: a rendering or a clear message" \
 	bash -c "grep -q '^ok sixel' '$T/out' || grep -q '^image: ' '$T/err'"
 
-start=$(date +%s%N)
-run blocks cells=10x5 truecolor=1 <"$T/ztxt.png"
-ms=$((($(date +%s%N) - start) / 1000000))
-check "zTXt bomb: ignored, rendered fast ($ms ms)" \
-	bash -c "[ $RC -eq 0 ] && [ $ms -lt 2000 ]"
+RC=0
+timeout -k 5 60 "$BIN" blocks cells=10x5 truecolor=1 <"$T/ztxt.png" >"$T/out" 2>"$T/err" || RC=$?
+head -n1 "$T/out" >"$T/head"
+tail -c +"$(($(head -n1 "$T/out" | wc -c) + 1))" "$T/out" >"$T/body"
+check "zTXt bomb: ignored, rendered (exit $RC, no hang)" [ $RC -eq 0 ]
+check "zTXt bomb: the 10x10 image as 10x5 cells" grep -qx "ok blocks 10 5 10 10 10 10 [0-9]*" "$T/head"
 check "zTXt bomb: nothing of it in the payload" bash -c "! grep -q pwned '$T/body'"
 
 # the helper's confinement

@@ -36,7 +36,8 @@ s.serve_forever()
 PYEOF
 mkdir -p reqs
 $PY capture.py "$T/reqs" "$T/port" & FAKE_PID=$!
-for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -s "$T/port" ] && break; sleep 0.05; done
+[ -s "$T/port" ] || { echo "FAIL the capture server did not start"; exit 1; }
 URL=http://127.0.0.1:$(cat "$T/port")/v1
 
 run() { # run NAME [options]: the system prompt lands in $T/NAME.system
@@ -69,12 +70,21 @@ check "default: plain ASCII" has default "plain ASCII"
 check "default: the staged input by name" has default "- input/building_energy.csv"
 check "default: the declared output by name" has default "- output/summary.md"
 check "the python tool is offered" test "$(cat "$T/default.tools")" = "shell python write_file read_file list_files"
-# what the sandbox's interpreter really has, read the same way on the host
+# what the sandbox's interpreter really has, read the same way on the
+# host; a library the host lacks must not be claimed, and leaves the
+# test incomplete (skipped at the end; under CI=true a failure)
+missing=
 for lib in numpy pandas scipy matplotlib; do
 	v=$($PY -c "import importlib.metadata as m; print(m.version('$lib'))" 2>/dev/null || true)
-	[ -n "$v" ] && check "default: $lib $v in the prompt" has default "$lib $v"
+	if [ -n "$v" ]; then
+		check "default: $lib $v in the prompt" has default "$lib $v"
+	else
+		missing="$missing $lib"
+		check "default: $lib (not installed) is not claimed" sh -c "! grep -qw '$lib' '$T/default.system'"
+	fi
 done
-check "default: the Python version" has default "Python $($PY -c 'import platform; print(platform.python_version())') with"
+pyline="Python $($PY -c 'import platform; print(platform.python_version())') with"
+check "default: the Python version" has default "$pyline"
 check "default: no network, nothing to install" has default "There is no network"
 check "default: the prompt is ASCII" $PY -c 'import sys; open(sys.argv[1], encoding="ascii").read()' "$T/default.system"
 
@@ -83,11 +93,15 @@ run flag --instructions custom.md
 check "--instructions: the file replaces the built-in text" has flag "CUSTOM-INSTRUCTIONS from a file."
 check "--instructions: no built-in role" sh -c "! grep -q 'practical data analyst' '$T/flag.system'"
 check "--instructions: the layout is still appended" has flag "- output/summary.md"
-check "--instructions: the Python libraries too" has flag "numpy"
+check "--instructions: the Python facts too" has flag "$pyline"
 
 mkdir -p proj/docs && printf 'PROJECT-INSTRUCTIONS\n' >proj/docs/analyst.md
 printf '{"instructions": "docs/analyst.md"}\n' >proj/assay.json
 (cd proj && run manifest)
 check "assay.json instructions (relative to the file)" has manifest "PROJECT-INSTRUCTIONS"
-check "assay.json: the Python libraries are appended" has manifest "numpy"
+check "assay.json: the Python facts are appended" has manifest "$pyline"
+if [ -n "$missing" ]; then
+	finish || exit 1
+	skip "$PY lacks$missing, so their lines of the prompt were not checked (scripts/setup installs them)"
+fi
 finish

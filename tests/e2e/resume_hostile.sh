@@ -36,12 +36,14 @@ class H(http.server.BaseHTTPRequestHandler):
     do_GET = do_POST
     def log_message(self, *a): pass
 s = http.server.HTTPServer(("127.0.0.1", 0), H)
-open(pf, "w").write(str(s.server_port))
+open(pf + ".tmp", "w").write(str(s.server_port))
+import os; os.rename(pf + ".tmp", pf)
 s.serve_forever()
 PY
 $PY listen.py "$T/evil.log" "$T/evil.port" &
 EVIL_PID=$!
-for _ in $(seq 100); do [ -s evil.port ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -s evil.port ] && break; sleep 0.05; done
+[ -s evil.port ] || { echo "FAIL the foreign server did not start"; exit 1; }
 EVIL=http://127.0.0.1:$(cat evil.port)/v1
 trap 'kill $EVIL_PID 2>/dev/null || true; cleanup' EXIT
 nothing_foreign() { test ! -s "$T/evil.log"; }

@@ -22,14 +22,16 @@ outs=(--output output/one.txt --output output/two.txt --output output/three.txt)
 "$ASSAY" run --provider openai --base-url "$URL" --model fake-model "${outs[@]}" \
 	--run-dir "$T/run" --out "$T/out" "make three files" 2>run.err &
 pid=$!
-for _ in $(seq 200); do
-	[ "$(fake_requests)" -ge 3 ] && break
-	sleep 0.05
-done
-sleep 0.5 # the first event of turn 3 has arrived; the rest is stalled
+tr=$T/run/transcript.jsonl
+# inside turn 3's request: the server has it (and stalls after its
+# first event), the record's last event is its model_request
+in_turn3() {
+	[ "$(fake_requests)" -ge 3 ] &&
+		[ "$(jget "$tr" '(x[-1]["type"], x[-1].get("turn"))' 2>/dev/null)" = "('model_request', 3)" ]
+}
+for _ in $(seq 600); do in_turn3 && break; sleep 0.05; done
 kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
-tr=$T/run/transcript.jsonl
 check "the run was killed during turn 3's request" \
 	test "$(jget "$tr" '[e["type"] for e in x][-1]')" = model_request
 check "2 answers were checkpointed in cache/" test "$(ls "$T/run/cache" | grep -c '\.json$')" = 2
@@ -37,7 +39,7 @@ check "2 answers were checkpointed in cache/" test "$(ls "$T/run/cache" | grep -
 printf '{"seq":999,"t":1,"type":"text_delta","turn":3,"te' >>"$tr"
 # the kernel's sandbox sees its pipe close and exits
 sandbox_left() { ps -eo stat=,args= | grep -v '^Z' | grep bwrap | grep -q -- "--bind $T/run/workspace "; }
-for _ in $(seq 50); do sandbox_left || break; sleep 0.1; done
+for _ in $(seq 200); do sandbox_left || break; sleep 0.05; done
 if sandbox_left; then fail "no sandbox process of the killed run is left"; else ok "no sandbox process of the killed run is left"; fi
 
 

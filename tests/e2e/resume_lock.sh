@@ -20,12 +20,15 @@ unset OPENAI_BASE_URL
 "$ASSAY" run --provider openai --base-url "$URL" --model fake-model --ask none \
 	--run-dir "$T/run" --out "$T/out" "write one" 2>run.err &
 pid=$!
-for _ in $(seq 200); do
-	[ "$(fake_requests)" -ge 2 ] && break
-	sleep 0.05
-done
-sleep 0.3
 tr=$T/run/transcript.jsonl
+# inside turn 2's request: the server has it (and stalls), the record's
+# last event is its model_request (nothing more comes while it stalls)
+in_turn2() {
+	[ "$(fake_requests)" -ge 2 ] &&
+		[ "$(jget "$tr" '(x[-1]["type"], x[-1].get("turn"))' 2>/dev/null)" = "('model_request', 2)" ]
+}
+for _ in $(seq 600); do in_turn2 && break; sleep 0.05; done
+check "the run is inside turn 2's request" in_turn2
 sum=$(md5sum <"$tr")
 set +e
 "$ASSAY" resume "$T/run" --base-url "$URL" </dev/null >r1.out 2>r1.err
@@ -44,10 +47,10 @@ check "the running run's transcript was not touched" test "$(md5sum <"$tr")" = "
 check "its command ran once" test "$(cat "$T/run/workspace/one.txt")" = one
 kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
-for _ in $(seq 50); do
-	pgrep -f -- "--bind $T/run/workspace " >/dev/null || break
-	sleep 0.1
-done
+# a sandbox of the killed run (its bwrap binds this test's own run dir)
+# would hold the lock's file open: let it go first
+sandbox_left() { ps -eo stat=,args= | grep -v '^Z' | grep bwrap | grep -q -- "--bind $T/run/workspace "; }
+for _ in $(seq 200); do sandbox_left || break; sleep 0.05; done
 kill "$FAKE_PID" 2>/dev/null || true
 wait "$FAKE_PID" 2>/dev/null || true
 FAKE_PID=

@@ -1,6 +1,8 @@
 /* sandbox_harness.h: shared by the sandbox tests. Starts a local
  * sandbox in a temporary run directory with a real loop, runs
- * commands to completion collecting their output, and finds host
+ * commands to completion collecting their output, waits for the
+ * completions of the other operations (checking the contract: called
+ * once, from the loop, never before the call returns), and finds host
  * processes by a marker in their command line. */
 #ifndef ASSAY_TEST_SANDBOX_HARNESS_H
 #define ASSAY_TEST_SANDBOX_HARNESS_H
@@ -82,14 +84,130 @@ static inline void harness_config(struct harness *h)
 	h->loop = loop_new();
 }
 
+/* ---- completions of operations other than exec ---- */
+
+struct hdone {
+	int called;  /* how many times fn came (the contract: once) */
+	int early;   /* it came before the call returned */
+	int waiting; /* the call has returned */
+	int rc;
+	char *err;
+	char *data; /* read_file's, NUL-terminated */
+	size_t len;
+	cJSON *list; /* list's, a copy */
+	int64_t t;   /* now_ms() when it came */
+};
+
+static inline void hdone_fn(void *arg, int rc, const char *err,
+                            struct buf *data, cJSON *list)
+{
+	struct hdone *d = arg;
+	if (!d->waiting)
+		d->early = 1;
+	d->called++;
+	d->rc = rc;
+	free(d->err);
+	d->err = err ? xstrdup(err) : NULL;
+	free(d->data);
+	d->data =
+	    data ? xstrndup(data->data ? data->data : "", data->len) : NULL;
+	d->len = data ? data->len : 0;
+	cJSON_Delete(d->list);
+	d->list = list ? cJSON_Duplicate(list, 1) : NULL;
+	d->t = now_ms();
+}
+
+static inline void hdone_free(struct hdone *d)
+{
+	free(d->err);
+	free(d->data);
+	cJSON_Delete(d->list);
+	memset(d, 0, sizeof *d);
+}
+
+/* The call that takes d has returned: run the loop until d comes (at
+ * most max_ms), then a little longer to see it does not come twice.
+ * 0, or -1 with a reason on stderr when the contract was broken or it
+ * never came. */
+static inline int harness_settle(struct loop *l, struct hdone *d,
+                                 int64_t max_ms)
+{
+	if (d->called) {
+		fprintf(stderr, "completion called before the call returned\n");
+		return -1;
+	}
+	d->waiting = 1;
+	int64_t end = now_ms() + max_ms;
+	while (!d->called && now_ms() < end)
+		loop_once(l, 100);
+	for (int i = 0; i < 3; i++)
+		loop_once(l, 0);
+	if (d->called != 1 || d->early) {
+		fprintf(stderr, "completion called %d times%s\n", d->called,
+		        d->early ? ", early" : "");
+		return -1;
+	}
+	return 0;
+}
+
 static inline int harness_start(struct harness *h)
 {
 	char *err = NULL;
 	h->sbx = sbx_new(&h->cfg, h->loop, h->run_dir, &err);
-	if (h->sbx && h->sbx->ops->start(h->sbx, &err) == 0)
-		return 0;
-	h->start_err = err ? err : xstrdup("unknown error");
-	return -1;
+	if (!h->sbx) {
+		h->start_err = err ? err : xstrdup("unknown error");
+		return -1;
+	}
+	struct hdone d = {0};
+	sbx_start(h->sbx, 1, hdone_fn, &d);
+	if (harness_settle(h->loop, &d, 180000) < 0 || d.rc < 0) {
+		h->start_err =
+		    xstrdup(d.err ? d.err : "start broke its contract");
+		hdone_free(&d);
+		return -1;
+	}
+	hdone_free(&d);
+	return 0;
+}
+
+/* sbx_stop to its end: its rc. */
+static inline int harness_stop(struct harness *h)
+{
+	struct hdone d = {0};
+	sbx_stop(h->sbx, hdone_fn, &d);
+	int rc = harness_settle(h->loop, &d, 60000) < 0 ? -2 : d.rc;
+	hdone_free(&d);
+	return rc;
+}
+
+/* sbx_fetch to its end: its rc; *err (if it failed) is the caller's. */
+static inline int harness_fetch(struct harness *h, const char *rel,
+                                const char *dest, char **err)
+{
+	struct hdone d = {0};
+	sbx_fetch(h->sbx, rel, dest, hdone_fn, &d);
+	int rc = harness_settle(h->loop, &d, 120000) < 0 ? -2 : d.rc;
+	if (rc < 0 && err) {
+		free(*err);
+		*err = d.err ? xstrdup(d.err) : xstrdup("fetch failed");
+	}
+	hdone_free(&d);
+	return rc;
+}
+
+/* sbx_export_tar to its end, as harness_fetch. */
+static inline int harness_export(struct harness *h, const char *path,
+                                 char **err)
+{
+	struct hdone d = {0};
+	sbx_export_tar(h->sbx, path, hdone_fn, &d);
+	int rc = harness_settle(h->loop, &d, 300000) < 0 ? -2 : d.rc;
+	if (rc < 0 && err) {
+		free(*err);
+		*err = d.err ? xstrdup(d.err) : xstrdup("export failed");
+	}
+	hdone_free(&d);
+	return rc;
 }
 
 /* Is the failure one of "this machine cannot sandbox"? */
@@ -129,7 +247,7 @@ static inline struct sbx_exec *harness_spawn(struct harness *h,
 	struct sbx_exec_req req = {.command = cmd, .timeout_s = timeout_s};
 	struct sbx_exec_obs obs = {result_output, result_exit, r};
 	char *err = NULL;
-	struct sbx_exec *e = h->sbx->ops->exec(h->sbx, &req, &obs, &err);
+	struct sbx_exec *e = sbx_exec(h->sbx, &req, &obs, &err);
 	if (!e) {
 		fprintf(stderr, "exec failed: %s\n", err);
 		free(err);
@@ -143,6 +261,41 @@ static inline void harness_run(struct harness *h, struct result *r,
 {
 	if (harness_spawn(h, r, cmd, timeout_s))
 		harness_wait(h, r, 60000);
+}
+
+/* A 10 ms timer that notes the longest gap between its ticks: how
+ * long the loop was kept from running timers. */
+struct ticker {
+	struct loop *l;
+	uint64_t id;
+	int64_t last, max_gap;
+	int ticks;
+};
+
+static inline void ticker_tick(void *arg)
+{
+	struct ticker *t = arg;
+	int64_t now = now_ms();
+	if (now - t->last > t->max_gap)
+		t->max_gap = now - t->last;
+	t->last = now;
+	t->ticks++;
+	t->id = loop_timer_add(t->l, 10, ticker_tick, t);
+}
+
+static inline void ticker_start(struct ticker *t, struct loop *l)
+{
+	memset(t, 0, sizeof *t);
+	t->l = l;
+	t->last = now_ms();
+	t->id = loop_timer_add(l, 10, ticker_tick, t);
+}
+
+static inline void ticker_stop(struct ticker *t)
+{
+	if (t->id)
+		loop_timer_cancel(t->l, t->id);
+	t->id = 0;
 }
 
 /* How many host processes have marker in their command line. */
@@ -187,7 +340,7 @@ static inline int wait_no_procs(const char *marker, int ms)
 
 static inline char *ws_path(struct harness *h, const char *rel)
 {
-	return xasprintf("%s/%s", h->sbx->workspace, rel);
+	return xasprintf("%s/%s", sbx_workspace(h->sbx), rel);
 }
 
 #endif

@@ -91,17 +91,34 @@ static void test_utf8(void **state)
 	assert_int_equal(utf8_complete_prefix("ab", 2), 2);
 }
 
-static void test_term_sanitize(void **state)
+/* One character at a time: its length and code point; anything that
+ * is not a whole valid sequence is one byte of U+FFFD. */
+static void test_utf8_decode(void **state)
 {
 	(void)state;
-	const char *evil = "red\033[31m\x07title\033]0;pwn\x07\xc2\x9b"
-	                   "2J\n";
-	char *s = term_sanitize(evil, strlen(evil));
-	assert_null(strchr(s, '\033'));
-	assert_null(strchr(s, '\x07'));
-	assert_null(strstr(s, "\xc2\x9b"));
-	assert_non_null(strstr(s, "^["));
-	free(s);
+	static const struct {
+		const char *s;
+		size_t n, len;
+		uint32_t cp;
+	} cases[] = {
+	    {"A", 1, 1, 'A'},
+	    {"\0", 1, 1, 0},
+	    {"\xc3\xa9", 2, 2, 0xE9},
+	    {"\xe2\x80\xae", 3, 3, 0x202E},
+	    {"\xf0\x9f\x98\x80", 4, 4, 0x1F600},
+	    {"\xe2\x80", 2, 1, 0xFFFD},         /* cut short */
+	    {"\xc0\x9b", 2, 1, 0xFFFD},         /* overlong */
+	    {"\xed\xa0\x80", 3, 1, 0xFFFD},     /* surrogate */
+	    {"\xf4\x90\x80\x80", 4, 1, 0xFFFD}, /* past U+10FFFF */
+	    {"\x9b", 1, 1, 0xFFFD},             /* a lone continuation */
+	    {"", 0, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		uint32_t cp = 1;
+		assert_int_equal(utf8_decode(cases[i].s, cases[i].n, &cp),
+		                 cases[i].len);
+		assert_int_equal(cp, cases[i].cp);
+	}
 }
 
 static void test_sha256(void **state)
@@ -129,7 +146,7 @@ int main(void)
 	    cmocka_unit_test(test_headtail_bounded),
 	    cmocka_unit_test(test_headtail_utf8_cuts),
 	    cmocka_unit_test(test_utf8),
-	    cmocka_unit_test(test_term_sanitize),
+	    cmocka_unit_test(test_utf8_decode),
 	    cmocka_unit_test(test_sha256),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

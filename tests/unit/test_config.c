@@ -253,6 +253,24 @@ static void test_strip_comments_keeps_strings(void **state)
 	free(s);
 }
 
+/* The user's file is under the XDG config directory (path_config_dir). */
+static void test_user_file(void **state)
+{
+	(void)state;
+	setenv("HOME", "/home/u", 1);
+	setenv("XDG_CONFIG_HOME", "/xdg", 1);
+	char *p = config_user_file();
+	assert_string_equal(p, "/xdg/assay/config.json");
+	free(p);
+	setenv("XDG_CONFIG_HOME", "", 1);
+	p = config_user_file();
+	assert_string_equal(p, "/home/u/.config/assay/config.json");
+	free(p);
+	unsetenv("XDG_CONFIG_HOME");
+	unsetenv("HOME");
+	assert_null(config_user_file());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +288,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_input_spec, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_strip_comments_keeps_strings,
 	                                    setup, teardown),
+	    cmocka_unit_test(test_user_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -109,64 +109,40 @@ static char *run_out(struct harness *h, const char *cmd)
 
 /* ---- file tool results ---- */
 
-struct done {
-	int called, rc;
-	char *err;
-	char *data;
-	size_t len;
-	cJSON *list;
-};
-
-static void on_done(void *arg, int rc, const char *err, struct buf *data,
-                    cJSON *list)
+/* The completion of the call just made, checked against the
+ * contract (once, from the loop, never before the call returned). */
+static void wait_done(struct harness *h, struct hdone *d)
 {
-	struct done *d = arg;
-	d->called = 1;
-	d->rc = rc;
-	d->err = err ? xstrdup(err) : NULL;
-	d->data =
-	    data ? xstrndup(data->data ? data->data : "", data->len) : NULL;
-	d->len = data ? data->len : 0;
-	d->list = list ? cJSON_Duplicate(list, 1) : NULL;
+	if (harness_settle(h->loop, d, 30000) < 0)
+		fail_msg("the operation broke the completion contract");
 }
 
-static void wait_done(struct harness *h, struct done *d)
+static void done_free(struct hdone *d)
 {
-	int64_t end = now_ms() + 30000;
-	while (!d->called && now_ms() < end)
-		loop_once(h->loop, 100);
-	assert_true(d->called);
-}
-
-static void done_free(struct done *d)
-{
-	free(d->err);
-	free(d->data);
-	cJSON_Delete(d->list);
-	memset(d, 0, sizeof *d);
+	hdone_free(d);
 }
 
 static void do_read(struct harness *h, const char *rel, size_t max,
-                    struct done *d)
+                    struct hdone *d)
 {
 	memset(d, 0, sizeof *d);
-	h->sbx->ops->read_file(h->sbx, rel, max, on_done, d);
+	sbx_read_file(h->sbx, rel, max, hdone_fn, d);
 	wait_done(h, d);
 }
 
 static void do_write(struct harness *h, const char *rel, const char *data,
-                     struct done *d)
+                     struct hdone *d)
 {
 	memset(d, 0, sizeof *d);
-	h->sbx->ops->write_file(h->sbx, rel, data, strlen(data), on_done, d);
+	sbx_write_file(h->sbx, rel, data, strlen(data), hdone_fn, d);
 	wait_done(h, d);
 }
 
 static void do_list(struct harness *h, const char *rel, int rec, size_t max,
-                    struct done *d)
+                    struct hdone *d)
 {
 	memset(d, 0, sizeof *d);
-	h->sbx->ops->list(h->sbx, rel, rec, max, on_done, d);
+	sbx_list(h->sbx, rel, rec, max, hdone_fn, d);
 	wait_done(h, d);
 }
 
@@ -176,8 +152,7 @@ static void test_exec_basics(void **state)
 {
 	struct harness *h = *state;
 	start(h);
-	assert_non_null(h->sbx->image_id);
-	assert_true(!strncmp(h->sbx->image_id, "sha256:", 7));
+	assert_true(!strncmp(sbx_image_id(h->sbx), "sha256:", 7));
 	struct result r;
 	harness_run(h, &r, "echo out; echo err >&2; pwd; exit 3", 10);
 	assert_true(r.done);
@@ -252,12 +227,12 @@ static void test_stdin(void **state)
 	    .argv = argv, .keep_stdin = 1, .timeout_s = 60};
 	struct sbx_exec_obs obs = {result_output, result_exit, &r};
 	char *err = NULL;
-	struct sbx_exec *e = h->sbx->ops->exec(h->sbx, &req, &obs, &err);
+	struct sbx_exec *e = sbx_exec(h->sbx, &req, &obs, &err);
 	assert_non_null(e);
 	const char *l1 = "x = 40\n";
-	assert_int_equal(h->sbx->ops->exec_write(e, l1, strlen(l1)), 0);
+	assert_int_equal(sbx_exec_write(e, l1, strlen(l1)), 0);
 	const char *l2 = "print(x + 2)\n";
-	assert_int_equal(h->sbx->ops->exec_write(e, l2, strlen(l2)), 0);
+	assert_int_equal(sbx_exec_write(e, l2, strlen(l2)), 0);
 	int64_t end = now_ms() + 20000;
 	while (!strstr(buf_str(&r.out), "42\n--done--\n") && now_ms() < end)
 		loop_once(h->loop, 50);
@@ -272,7 +247,7 @@ static void test_stdin(void **state)
 	for (int i = 0; i < 300000; i++)
 		buf_puts(&big, "z");
 	buf_puts(&big, "'; print(len(s))\n");
-	assert_int_equal(h->sbx->ops->exec_write(e, big.data, big.len), 0);
+	assert_int_equal(sbx_exec_write(e, big.data, big.len), 0);
 	buf_free(&big);
 	end = now_ms() + 20000;
 	while (!strstr(buf_str(&r.out), "300000\n--done--") && now_ms() < end)
@@ -281,7 +256,7 @@ static void test_stdin(void **state)
 		fail_msg("kernel said: [%s] [%.300s] done %d", buf_str(&r.out),
 		         buf_str(&r.err), r.done);
 	/* End of input: the kernel sees EOF and exits by itself. */
-	assert_int_equal(h->sbx->ops->exec_write(e, "", 0), 0);
+	assert_int_equal(sbx_exec_write(e, "", 0), 0);
 	harness_wait(h, &r, 20000);
 	assert_true(r.done);
 	assert_int_equal(r.ex.exit_code, 0);
@@ -302,7 +277,7 @@ static void test_cancel(void **state)
 	while (count_procs(mark) < 2 && now_ms() < end)
 		loop_once(h->loop, 50);
 	assert_true(count_procs(mark) >= 2);
-	h->sbx->ops->cancel(e);
+	sbx_exec_cancel(e);
 	harness_wait(h, &r, 10000);
 	assert_true(r.done);
 	assert_true(r.ex.cancelled);
@@ -322,7 +297,7 @@ static void test_files(void **state)
 {
 	struct harness *h = *state;
 	start(h);
-	struct done d;
+	struct hdone d;
 	do_write(h, "notes/deep/a.txt", "line1\nline2\nline3\n", &d);
 	assert_int_equal(d.rc, 0);
 	done_free(&d);
@@ -346,7 +321,7 @@ static void test_files(void **state)
 	strcpy(name + 150, ".bin");
 	char bin[] = "a\0b\x01\xff\n";
 	memset(&d, 0, sizeof d);
-	h->sbx->ops->write_file(h->sbx, name, bin, sizeof bin, on_done, &d);
+	sbx_write_file(h->sbx, name, bin, sizeof bin, hdone_fn, &d);
 	wait_done(h, &d);
 	assert_int_equal(d.rc, 0);
 	done_free(&d);
@@ -423,7 +398,7 @@ static void test_file_tools_and_symlinks(void **state)
 	                "ln -s real alias && ln -s /etc/passwd sec"));
 	const char *refused[] = {"pw", "root/etc/passwd", "up/etc/passwd",
 	                         "d/up3/etc/passwd"};
-	struct done d;
+	struct hdone d;
 	for (size_t i = 0; i < 4; i++) {
 		do_read(h, refused[i], 1 << 20, &d);
 		if (d.rc >= 0)
@@ -453,7 +428,7 @@ static void test_file_tools_and_symlinks(void **state)
 	/* fetch through a link out: refused, nothing on the host */
 	char *dest = xasprintf("%s/fetched", h->run_dir);
 	char *err = NULL;
-	assert_int_equal(h->sbx->ops->fetch(h->sbx, "pw", dest, &err), -1);
+	assert_int_equal(harness_fetch(h, "pw", dest, &err), -1);
 	assert_non_null(strstr(err, "outside the workspace"));
 	free(err);
 	assert_int_equal(access(dest, F_OK), -1);
@@ -518,24 +493,21 @@ static void test_stage_fetch_export(void **state)
 	char *dest = xasprintf("%s/output/r.md", out);
 	char *err = NULL;
 	assert_int_equal(mkdir_p(out, NULL), 0);
-	assert_int_equal(h->sbx->ops->fetch(h->sbx, "output/r.md", dest, &err),
-	                 0);
+	assert_int_equal(harness_fetch(h, "output/r.md", dest, &err), 0);
 	char *got = read_file_max(dest, 100, NULL, NULL);
 	assert_string_equal(got, "report\n");
 	free(got);
 	free(dest);
 	/* a link to a file inside: its content */
 	dest = xasprintf("%s/alias.md", out);
-	assert_int_equal(
-	    h->sbx->ops->fetch(h->sbx, "output/alias.md", dest, &err), 0);
+	assert_int_equal(harness_fetch(h, "output/alias.md", dest, &err), 0);
 	got = read_file_max(dest, 100, NULL, NULL);
 	assert_string_equal(got, "report\n");
 	free(got);
 	free(dest);
 	/* a directory; its link out stays behind */
 	dest = xasprintf("%s/figs", out);
-	assert_int_equal(h->sbx->ops->fetch(h->sbx, "output/figs", dest, &err),
-	                 0);
+	assert_int_equal(harness_fetch(h, "output/figs", dest, &err), 0);
 	char *p = xasprintf("%s/p.png", dest);
 	got = read_file_max(p, 100, NULL, NULL);
 	assert_string_equal(got, "png\n");
@@ -546,20 +518,18 @@ static void test_stage_fetch_export(void **state)
 	assert_int_equal(lstat(p, &st), -1);
 	free(p);
 	/* again: merged into what is there */
-	assert_int_equal(h->sbx->ops->fetch(h->sbx, "output/figs", dest, &err),
-	                 0);
+	assert_int_equal(harness_fetch(h, "output/figs", dest, &err), 0);
 	free(dest);
 	/* missing */
 	dest = xasprintf("%s/none", out);
-	assert_int_equal(h->sbx->ops->fetch(h->sbx, "output/none", dest, &err),
-	                 -1);
+	assert_int_equal(harness_fetch(h, "output/none", dest, &err), -1);
 	assert_non_null(err);
 	free(err);
 	err = NULL;
 	free(dest);
 	/* persist */
 	char *tgz = xasprintf("%s/workspace.tar.gz", h->run_dir);
-	assert_int_equal(h->sbx->ops->export_tar(h->sbx, tgz, &err), 0);
+	assert_int_equal(harness_export(h, tgz, &err), SBX_OK);
 	char *list = xasprintf("tar -tzvf %s", tgz);
 	FILE *f = popen(list, "r");
 	struct buf b;
@@ -953,8 +923,9 @@ static void test_stop_removes(void **state)
 	int64_t end = now_ms() + 10000;
 	while (!count_procs(cmd) && now_ms() < end)
 		loop_once(h->loop, 50);
-	h->sbx->ops->stop(h->sbx);
-	assert_true(r.done); /* on_exit came, cancelled */
+	assert_int_equal(harness_stop(h), SBX_OK);
+	assert_true(
+	    r.done); /* on_exit came, cancelled, before the stop's end */
 	assert_true(r.ex.cancelled);
 	result_free(&r);
 	assert_int_equal(wait_no_procs(cmd, 3000), 0);
@@ -963,6 +934,204 @@ static void test_stop_removes(void **state)
 	assert_int_not_equal(WEXITSTATUS(system(cmd)), 0);
 	free(cmd);
 	free(id);
+}
+
+/* ---- the asynchronous contract ---- */
+
+/* Containers and volumes labelled with h's run. */
+static int left_of_run(struct harness *h)
+{
+	const char *run = strrchr(h->run_dir, '/') + 1;
+	char *cmd = xasprintf("echo $(( $(docker ps -aq --filter "
+	                      "label=assay.run=%s | wc -l) + $(docker volume "
+	                      "ls -q --filter label=assay.run=%s | wc -l) ))",
+	                      run, run);
+	FILE *p = popen(cmd, "r");
+	int n = -1;
+	if (p && fscanf(p, "%d", &n) != 1)
+		n = -1;
+	if (p)
+		pclose(p);
+	free(cmd);
+	return n;
+}
+
+/* "NAME.tmp.*" beside path. */
+static int tmp_files(const char *path)
+{
+	char *cmd = xasprintf("ls -d '%s'.tmp.* 2>/dev/null | wc -l", path);
+	FILE *p = popen(cmd, "r");
+	int n = -1;
+	if (p && fscanf(p, "%d", &n) != 1)
+		n = -1;
+	if (p)
+		pclose(p);
+	free(cmd);
+	return n;
+}
+
+/* Persisting a workspace that takes a while: the bytes go between the
+ * daemon and two helpers the loop waits on; timers keep firing. */
+static void test_export_async(void **state)
+{
+	struct harness *h = *state;
+	start(h);
+	free(run_out(h, "head -c 67108864 /dev/urandom > noise.bin"));
+	char *tgz = xasprintf("%s/workspace.tar.gz", h->run_dir);
+	struct ticker t;
+	ticker_start(&t, h->loop);
+	int64_t t0 = now_ms();
+	struct hdone d = {0};
+	sbx_export_tar(h->sbx, tgz, hdone_fn, &d);
+	int64_t call_ms = now_ms() - t0;
+	wait_done(h, &d);
+	ticker_stop(&t);
+	fprintf(stderr,
+	        "export of 64 MB: the call returned in %lld ms, the archive "
+	        "took %lld ms, longest gap %lld ms\n",
+	        (long long)call_ms, (long long)(d.t - t0),
+	        (long long)t.max_gap);
+	assert_int_equal(d.rc, SBX_OK);
+	assert_true(call_ms < 100);
+	assert_true(t.max_gap < 300);
+	struct stat st;
+	assert_int_equal(stat(tgz, &st), 0);
+	assert_true(st.st_size > (60 << 20));
+	assert_int_equal(tmp_files(tgz), 0);
+	done_free(&d);
+	free(tgz);
+}
+
+/* Whether the listing is in pre-order with siblings in strcmp order
+ * (what the local walk gives). */
+static int preorder(const cJSON *list)
+{
+	const char *prev = NULL;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, list)
+	{
+		const char *p = cJSON_GetObjectItem(e, "path")->valuestring;
+		if (prev) {
+			/* compare component by component */
+			const char *a = prev, *b = p;
+			for (;;) {
+				size_t la = strcspn(a, "/"),
+				       lb = strcspn(b, "/");
+				int c = memcmp(a, b, la < lb ? la : lb);
+				if (!c && la != lb)
+					c = la < lb ? -1 : 1;
+				if (c > 0)
+					return 0;
+				if (c < 0 || !a[la] || !b[lb])
+					break;
+				a += la + 1;
+				b += lb + 1;
+			}
+		}
+		prev = p;
+	}
+	return 1;
+}
+
+/* A listing too big to sort in-process is sorted by the helper: the
+ * same order and fields, whole or cut at max. */
+static void test_list_large(void **state)
+{
+	struct harness *h = *state;
+	start(h);
+	free(run_out(h, "for d in $(seq -w 1 12); do mkdir -p dir-$d/sub && "
+	                "(cd dir-$d && for f in $(seq -w 1 300); do : > "
+	                "file-with-a-rather-long-name-$f.txt; done; "
+	                "echo hi > sub/x); done"));
+	struct ticker t;
+	ticker_start(&t, h->loop);
+	struct hdone d = {0};
+	int64_t t0 = now_ms();
+	do_list(h, ".", 1, 100000, &d);
+	ticker_stop(&t);
+	fprintf(stderr, "list of %d entries: %lld ms, longest gap %lld ms\n",
+	        cJSON_GetArraySize(d.list), (long long)(d.t - t0),
+	        (long long)t.max_gap);
+	assert_int_equal(d.rc, SBX_OK);
+	assert_int_equal(cJSON_GetArraySize(d.list), 12 * (1 + 1 + 1 + 300));
+	assert_true(preorder(d.list));
+	const cJSON *first = cJSON_GetArrayItem(d.list, 0);
+	assert_string_equal(cJSON_GetObjectItem(first, "path")->valuestring,
+	                    "dir-01");
+	assert_string_equal(cJSON_GetObjectItem(first, "type")->valuestring,
+	                    "dir");
+	done_free(&d);
+	do_list(h, ".", 1, 1000, &d);
+	assert_int_equal(d.rc, SBX_TRUNCATED);
+	assert_int_equal(cJSON_GetArraySize(d.list), 1000);
+	assert_true(preorder(d.list));
+	assert_non_null(strstr(d.err, "stopped at 1000"));
+	done_free(&d);
+}
+
+/* A stop cuts a persist in flight short: helpers killed and reaped, no
+ * temporary left, the container and its volume removed. */
+static void test_stop_in_flight(void **state)
+{
+	struct harness *h = *state;
+	start(h);
+	free(run_out(h, "head -c 67108864 /dev/urandom > noise.bin"));
+	char *tgz = xasprintf("%s/workspace.tar.gz", h->run_dir);
+	struct hdone ex = {0}, ls = {0};
+	sbx_export_tar(h->sbx, tgz, hdone_fn, &ex);
+	ex.waiting = 1;
+	int64_t t0 = now_ms();
+	while (now_ms() - t0 < 300)
+		loop_once(h->loop, 20);
+	sbx_list(h->sbx, ".", 1, 1000, hdone_fn, &ls);
+	ls.waiting = 1;
+	assert_int_equal(harness_stop(h), SBX_OK);
+	assert_int_equal(ex.called, 1);
+	assert_false(ex.early || ls.early);
+	if (ex.rc == SBX_FAILED)
+		assert_non_null(
+		    strstr(ex.err, "stopped before the archive finished"));
+	else
+		fprintf(stderr, "the archive was quicker than the stop\n");
+	assert_int_equal(ls.called, 1);
+	assert_int_equal(ls.rc, SBX_OK); /* a file operation drains */
+	assert_int_equal(tmp_files(tgz), 0);
+	assert_int_equal(wait_no_procs("assay-archive repack", 2000), 0);
+	assert_int_equal(wait_no_procs("assay-archive http", 2000), 0);
+	assert_int_equal(left_of_run(h), 0);
+	done_free(&ex);
+	done_free(&ls);
+	free(tgz);
+}
+
+/* sbx_free while the start is under way, just after the container
+ * create went out: its completion comes once, inside sbx_free, and
+ * nothing of the run is left on the daemon. */
+static void test_free_during_start(void **state)
+{
+	struct harness *h = *state;
+	char *err = NULL;
+	h->sbx = sbx_new(&h->cfg, h->loop, h->run_dir, &err);
+	assert_non_null(h->sbx);
+	struct hdone d = {0};
+	sbx_start(h->sbx, 1, hdone_fn, &d);
+	d.waiting = 1;
+	int64_t end = now_ms() + 30000;
+	struct docker *dk = h->sbx->priv;
+	while (!d.called && !dk->created && now_ms() < end)
+		loop_once(h->loop, 5);
+	assert_false(d.called);
+	assert_true(dk->created);
+	sbx_free(h->sbx);
+	h->sbx = NULL;
+	assert_int_equal(d.called, 1);
+	assert_int_equal(d.rc, SBX_FAILED);
+	assert_non_null(strstr(d.err, "before the start finished"));
+	for (int i = 0; i < 10; i++)
+		loop_once(h->loop, 20);
+	assert_int_equal(d.called, 1);
+	assert_int_equal(left_of_run(h), 0);
+	done_free(&d);
 }
 
 static int daemon_available(void)
@@ -1047,7 +1216,7 @@ static void test_runner_death(void **state)
 	struct sbx_exec_req req = {.command = cmd, .timeout_s = 30};
 	struct sbx_exec_obs obs = {result_output, err_exit, &e};
 	char *err = NULL;
-	assert_non_null(h->sbx->ops->exec(h->sbx, &req, &obs, &err));
+	assert_non_null(sbx_exec(h->sbx, &req, &obs, &err));
 	harness_wait(h, &e.r, 20000);
 	assert_true(e.r.done);
 	if (!e.error || !strstr(e.error, "runner") || !strstr(e.error, "died"))
@@ -1226,6 +1395,10 @@ int main(void)
 	    T(test_runner_death),
 	    T(test_concurrent_orphans),
 	    T(test_restart_async),
+	    T(test_export_async),
+	    T(test_list_large),
+	    T(test_stop_in_flight),
+	    T(test_free_during_start),
 	    cmocka_unit_test_setup_teardown(test_exec_per_command, setup,
 	                                    teardown_env),
 	};

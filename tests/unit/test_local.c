@@ -1,4 +1,4 @@
-/* test_local.c: the local (bubblewrap) sandbox driven through its ops
+/* test_local.c: the local (bubblewrap) sandbox driven through sbx_*
  * with a real loop: output streams and exit codes, timeouts and
  * cancellation that leave no process behind, bounded memory on a huge
  * output, stdin, staging of inputs, the host-side file operations and
@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "sandbox_harness.h"
+#include "sandbox/internal.h" /* sbx_host_list, to compare */
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -166,7 +167,7 @@ static void test_cancel(void **state)
 	while (now_ms() - t0 < 300)
 		loop_once(h->loop, 50);
 	assert_false(r.done);
-	h->sbx->ops->cancel(e);
+	sbx_exec_cancel(e);
 	harness_wait(h, &r, 5000);
 	assert_true(r.done);
 	assert_true(r.ex.cancelled);
@@ -187,8 +188,8 @@ static void test_stop_kills_running(void **state)
 	int64_t t0 = now_ms();
 	while (now_ms() - t0 < 200)
 		loop_once(h->loop, 50);
-	h->sbx->ops->stop(h->sbx);
-	/* stop delivers on_exit itself. */
+	assert_int_equal(harness_stop(h), SBX_OK);
+	/* the stop's completion comes after every on_exit */
 	assert_true(r1.done);
 	assert_true(r2.done);
 	assert_true(r1.ex.cancelled);
@@ -196,7 +197,7 @@ static void test_stop_kills_running(void **state)
 	char *err = NULL;
 	struct sbx_exec_req req = {.command = "true"};
 	struct sbx_exec_obs obs = {result_output, result_exit, &r1};
-	assert_null(h->sbx->ops->exec(h->sbx, &req, &obs, &err));
+	assert_null(sbx_exec(h->sbx, &req, &obs, &err));
 	assert_non_null(err);
 	free(err);
 	result_free(&r1);
@@ -242,14 +243,14 @@ static void test_stdin(void **state)
 	struct sbx_exec_req req = {.argv = argv, .keep_stdin = 1};
 	struct sbx_exec_obs obs = {result_output, result_exit, &r};
 	char *err = NULL;
-	struct sbx_exec *e = h->sbx->ops->exec(h->sbx, &req, &obs, &err);
+	struct sbx_exec *e = sbx_exec(h->sbx, &req, &obs, &err);
 	assert_non_null(e);
 	/* More than a pipe holds: the rest waits in the bounded queue. */
 	size_t n = 3u << 20;
 	char *data = xmalloc(n);
 	memset(data, 'x', n);
-	assert_int_equal(h->sbx->ops->exec_write(e, data, n), 0);
-	assert_int_equal(h->sbx->ops->exec_write(e, NULL, 0), 0); /* EOF */
+	assert_int_equal(sbx_exec_write(e, data, n), 0);
+	assert_int_equal(sbx_exec_write(e, NULL, 0), 0); /* EOF */
 	free(data);
 	harness_wait(h, &r, 10000);
 	assert_true(r.done);
@@ -453,7 +454,7 @@ static void test_workspace_option(void **state)
 	mkdir(ws, 0755);
 	config_set(&h->cfg.workspace, ws);
 	start_or_skip(h);
-	assert_string_equal(h->sbx->workspace, ws);
+	assert_string_equal(sbx_workspace(h->sbx), ws);
 	struct result r;
 	harness_run(h, &r, "echo made > made.txt", 10);
 	result_free(&r);
@@ -519,34 +520,11 @@ static void test_backend_not_available(void **state)
 
 /* ---- host-side file operations ---- */
 
-struct done {
-	int called, rc;
-	char *err;
-	char *data;
-	size_t len;
-	cJSON *list;
-};
-
-static void on_done(void *arg, int rc, const char *err, struct buf *data,
-                    cJSON *list)
+/* The completion of the call just made, checked against the contract. */
+static void settle(struct harness *h, struct hdone *d)
 {
-	struct done *d = arg;
-	d->called++;
-	d->rc = rc;
-	d->err = err ? xstrdup(err) : NULL;
-	if (data) {
-		d->data = xstrndup(data->data ? data->data : "", data->len);
-		d->len = data->len;
-	}
-	d->list = list ? cJSON_Duplicate(list, 1) : NULL;
-}
-
-static void done_free(struct done *d)
-{
-	free(d->err);
-	free(d->data);
-	cJSON_Delete(d->list);
-	memset(d, 0, sizeof *d);
+	if (harness_settle(h->loop, d, 60000) < 0)
+		fail_msg("the operation broke the completion contract");
 }
 
 static void sh(struct harness *h, const char *cmd)
@@ -562,45 +540,52 @@ static void test_file_ops(void **state)
 {
 	struct harness *h = *state;
 	start_or_skip(h);
-	const struct sbx_ops *ops = h->sbx->ops;
-	struct done d = {0};
-	ops->write_file(h->sbx, "out/deep/r.md", "# report\n", 9, on_done, &d);
+	struct hdone d = {0};
+	sbx_write_file(h->sbx, "out/deep/r.md", "# report\n", 9, hdone_fn, &d);
+	settle(h, &d);
 	assert_int_equal(d.called, 1);
-	assert_int_equal(d.rc, 0);
-	done_free(&d);
+	assert_int_equal(d.rc, SBX_OK);
+	hdone_free(&d);
 	sh(h, "test \"$(cat out/deep/r.md)\" = '# report'");
 	/* Overwrite keeps no temporary behind. */
-	ops->write_file(h->sbx, "out/deep/r.md", "v2", 2, on_done, &d);
-	done_free(&d);
-	ops->read_file(h->sbx, "out/deep/r.md", 1 << 20, on_done, &d);
+	sbx_write_file(h->sbx, "out/deep/r.md", "v2", 2, hdone_fn, &d);
+	settle(h, &d);
+	hdone_free(&d);
+	sbx_read_file(h->sbx, "out/deep/r.md", 1 << 20, hdone_fn, &d);
+	settle(h, &d);
 	assert_int_equal(d.rc, 0);
 	assert_string_equal(d.data, "v2");
-	done_free(&d);
+	hdone_free(&d);
 	/* Bounded read: the first max bytes and a note. */
 	sh(h, "printf 0123456789 > ten.txt");
-	ops->read_file(h->sbx, "ten.txt", 4, on_done, &d);
+	sbx_read_file(h->sbx, "ten.txt", 4, hdone_fn, &d);
+	settle(h, &d);
 	assert_int_equal(d.rc, 1);
 	assert_string_equal(d.data, "0123");
 	assert_non_null(strstr(d.err, "first 4"));
-	done_free(&d);
-	ops->read_file(h->sbx, "missing.txt", 100, on_done, &d);
+	hdone_free(&d);
+	sbx_read_file(h->sbx, "missing.txt", 100, hdone_fn, &d);
+	settle(h, &d);
 	assert_int_equal(d.rc, -1);
 	assert_non_null(d.err);
-	done_free(&d);
-	ops->read_file(h->sbx, "out", 100, on_done, &d);
+	hdone_free(&d);
+	sbx_read_file(h->sbx, "out", 100, hdone_fn, &d);
+	settle(h, &d);
 	assert_int_equal(d.rc, -1);
 	assert_non_null(strstr(d.err, "directory"));
-	done_free(&d);
+	hdone_free(&d);
 	/* A fifo must not hang the loop. */
 	sh(h, "mkfifo pipe");
 	int64_t t0 = now_ms();
-	ops->read_file(h->sbx, "pipe", 100, on_done, &d);
+	sbx_read_file(h->sbx, "pipe", 100, hdone_fn, &d);
+	settle(h, &d);
 	assert_int_equal(d.rc, -1);
 	assert_true(now_ms() - t0 < 1000);
-	done_free(&d);
+	hdone_free(&d);
 	/* Listing: sorted, pre-order, links reported as links. */
 	sh(h, "mkdir -p b/c && touch a.txt b/c/z b/y && ln -s a.txt ln");
-	ops->list(h->sbx, ".", 1, 1000, on_done, &d);
+	sbx_list(h->sbx, ".", 1, 1000, hdone_fn, &d);
+	settle(h, &d);
 	assert_int_equal(d.rc, 0);
 	char *names = NULL;
 	struct buf nb;
@@ -618,18 +603,20 @@ static void test_file_ops(void **state)
 	                           "out/deep/r.md:file pipe:other "
 	                           "ten.txt:file ");
 	free(names);
-	done_free(&d);
-	ops->list(h->sbx, "b", 0, 1000, on_done, &d);
+	hdone_free(&d);
+	sbx_list(h->sbx, "b", 0, 1000, hdone_fn, &d);
+	settle(h, &d);
 	assert_int_equal(cJSON_GetArraySize(d.list), 2); /* b/c, b/y */
 	assert_string_equal(
 	    cJSON_GetObjectItem(cJSON_GetArrayItem(d.list, 0), "path")
 	        ->valuestring,
 	    "b/c");
-	done_free(&d);
-	ops->list(h->sbx, ".", 1, 3, on_done, &d);
+	hdone_free(&d);
+	sbx_list(h->sbx, ".", 1, 3, hdone_fn, &d);
+	settle(h, &d);
 	assert_int_equal(d.rc, 1);
 	assert_int_equal(cJSON_GetArraySize(d.list), 3);
-	done_free(&d);
+	hdone_free(&d);
 }
 
 static void test_fetch(void **state)
@@ -640,14 +627,13 @@ static void test_fetch(void **state)
 	      "echo b > output/sub/b.txt && ln -s /etc/passwd output/pw");
 	char *dest = xasprintf("%s/outs/a.csv", h->run_dir);
 	char *err = NULL;
-	assert_int_equal(h->sbx->ops->fetch(h->sbx, "output/a.csv", dest, &err),
-	                 0);
+	assert_int_equal(harness_fetch(h, "output/a.csv", dest, &err), 0);
 	char *s = slurp(dest);
 	assert_string_equal(s, "a\n");
 	free(s);
 	free(dest);
 	dest = xasprintf("%s/outs/dir", h->run_dir);
-	assert_int_equal(h->sbx->ops->fetch(h->sbx, "output", dest, &err), 0);
+	assert_int_equal(harness_fetch(h, "output", dest, &err), 0);
 	char *p = xasprintf("%s/sub/b.txt", dest);
 	s = slurp(p);
 	assert_string_equal(s, "b\n");
@@ -660,8 +646,7 @@ static void test_fetch(void **state)
 	free(dest);
 	/* A link leading out of the workspace is never followed. */
 	dest = xasprintf("%s/outs/pw", h->run_dir);
-	assert_int_equal(h->sbx->ops->fetch(h->sbx, "output/pw", dest, &err),
-	                 -1);
+	assert_int_equal(harness_fetch(h, "output/pw", dest, &err), -1);
 	assert_non_null(err);
 	free(err);
 	assert_int_equal(access(dest, F_OK), -1);
@@ -676,7 +661,7 @@ static void test_export_tar(void **state)
 	      "ln -s d/h.txt rel");
 	char *tar = xasprintf("%s/workspace.tar.gz", h->run_dir);
 	char *err = NULL;
-	if (h->sbx->ops->export_tar(h->sbx, tar, &err) < 0)
+	if (harness_export(h, tar, &err) != SBX_OK)
 		fail_msg("export: %s", err);
 	struct archive *a = archive_read_new();
 	archive_read_support_filter_gzip(a);
@@ -712,6 +697,328 @@ static void test_export_tar(void **state)
 	assert_int_equal(access(tmp, F_OK), -1);
 	free(tmp);
 	free(tar);
+}
+
+/* ---- the asynchronous contract ---- */
+
+/* n bytes that gzip cannot shrink, at path. */
+static void write_noise(const char *path, size_t n)
+{
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	uint64_t chunk[8192];
+	for (size_t done = 0; done < n; done += sizeof chunk) {
+		for (size_t k = 0; k < sizeof chunk / sizeof *chunk; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			chunk[k] = x;
+		}
+		assert_int_equal(fwrite(chunk, sizeof chunk, 1, f), 1);
+	}
+	fclose(f);
+}
+
+/* How many "NAME.tmp.*" files sit beside path. */
+static int tmp_files(const char *path)
+{
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	*slash = '\0';
+	const char *base = slash + 1;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, base, strlen(base)) &&
+		    !strncmp(de->d_name + strlen(base), ".tmp.", 5))
+			n++;
+	if (d)
+		closedir(d);
+	free(dir);
+	return n;
+}
+
+/* A workspace archive that takes a while is written by a helper the
+ * loop waits on: timers keep firing meanwhile, and the completion
+ * comes from the loop. */
+static void test_export_keeps_loop_running(void **state)
+{
+	struct harness *h = *state;
+	start_or_skip(h);
+	char *big = ws_path(h, "noise.bin");
+	write_noise(big, 96u << 20);
+	char *tar = xasprintf("%s/workspace.tar.gz", h->run_dir);
+	struct ticker t;
+	ticker_start(&t, h->loop);
+	int64_t t0 = now_ms();
+	struct hdone d = {0};
+	sbx_export_tar(h->sbx, tar, hdone_fn, &d);
+	int64_t call_ms = now_ms() - t0;
+	assert_int_equal(harness_settle(h->loop, &d, 300000), 0);
+	int64_t took = d.t - t0;
+	ticker_stop(&t);
+	fprintf(stderr,
+	        "export of 96 MB: the call returned in %lld ms, the archive "
+	        "took %lld ms, %d ticks, longest gap %lld ms\n",
+	        (long long)call_ms, (long long)took, t.ticks,
+	        (long long)t.max_gap);
+	assert_int_equal(d.rc, SBX_OK);
+	assert_true(call_ms < 100);
+	assert_true(took > 300);      /* long enough to mean something */
+	assert_true(t.max_gap < 300); /* the loop never waited on it */
+	assert_true(t.ticks >= took / 40);
+	struct stat st;
+	assert_int_equal(stat(tar, &st), 0);
+	assert_true(st.st_size > (90 << 20));
+	assert_int_equal(tmp_files(tar), 0);
+	hdone_free(&d);
+	free(tar);
+	free(big);
+}
+
+/* The post-call walk: a listing of many entries runs in the helper and
+ * is the very list the in-process walk makes (order and fields), whole
+ * or cut at max. */
+static void test_list_large(void **state)
+{
+	struct harness *h = *state;
+	start_or_skip(h);
+	int ws = open(sbx_workspace(h->sbx), O_RDONLY | O_DIRECTORY);
+	assert_true(ws >= 0);
+	char name[64];
+	for (int i = 0; i < 60; i++) {
+		snprintf(name, sizeof name, "d%02d", i);
+		assert_int_equal(mkdirat(ws, name, 0755), 0);
+		int dfd = openat(ws, name, O_RDONLY | O_DIRECTORY);
+		for (int j = 0; j < 500; j++) {
+			snprintf(name, sizeof name, "f%03d-%s.txt", j,
+			         j % 7 ? "x" : "a\"b\\c \xc3\xa9\x01");
+			int fd = openat(dfd, name, O_WRONLY | O_CREAT, 0644);
+			if (j % 3 == 0 && write(fd, name, 7) != 7)
+				fail_msg("write");
+			close(fd);
+		}
+		close(dfd);
+	}
+	size_t limits[] = {100000, 5000};
+	for (size_t k = 0; k < 2; k++) {
+		int truncated = 0;
+		char *err = NULL;
+		cJSON *want = sbx_host_list(ws, ".", 1, limits[k], &truncated,
+		                            NULL, NULL, &err);
+		assert_non_null(want);
+		struct ticker t;
+		ticker_start(&t, h->loop);
+		struct hdone d = {0};
+		int64_t t0 = now_ms();
+		sbx_list(h->sbx, ".", 1, limits[k], hdone_fn, &d);
+		assert_true(now_ms() - t0 < 100);
+		assert_int_equal(harness_settle(h->loop, &d, 120000), 0);
+		ticker_stop(&t);
+		fprintf(stderr,
+		        "list of %d entries (max %zu): %lld ms, longest gap "
+		        "%lld ms\n",
+		        cJSON_GetArraySize(d.list), limits[k],
+		        (long long)(d.t - t0), (long long)t.max_gap);
+		assert_int_equal(d.rc, truncated ? SBX_TRUNCATED : SBX_OK);
+		assert_int_equal(truncated, k == 1);
+		assert_int_equal(cJSON_GetArraySize(d.list),
+		                 k ? 5000 : 60 + 60 * 500);
+		assert_true(cJSON_Compare(want, d.list, 1));
+		assert_true(t.max_gap < 300);
+		cJSON_Delete(want);
+		hdone_free(&d);
+	}
+	close(ws);
+}
+
+/* A stop cuts an archive in flight short (the helper killed and reaped,
+ * no temporary left), lets a listing finish, and completes after both. */
+static void test_stop_in_flight(void **state)
+{
+	struct harness *h = *state;
+	start_or_skip(h);
+	char *big = ws_path(h, "noise.bin");
+	write_noise(big, 96u << 20);
+	char *tar = xasprintf("%s/workspace.tar.gz", h->run_dir);
+	struct hdone ex = {0}, ls = {0}, st = {0};
+	sbx_export_tar(h->sbx, tar, hdone_fn, &ex);
+	sbx_list(h->sbx, ".", 1, 1000, hdone_fn, &ls);
+	ex.waiting = ls.waiting = 1;
+	int64_t t0 = now_ms();
+	while (now_ms() - t0 < 200)
+		loop_once(h->loop, 20);
+	assert_false(ex.called);
+	sbx_stop(h->sbx, hdone_fn, &st);
+	assert_false(st.called || ex.called);
+	assert_int_equal(harness_settle(h->loop, &st, 30000), 0);
+	assert_int_equal(st.rc, SBX_OK);
+	assert_int_equal(ex.called, 1);
+	assert_int_equal(ex.rc, SBX_FAILED);
+	assert_non_null(strstr(ex.err, "stopped before the archive finished"));
+	assert_true(ex.t <= st.t);
+	assert_false(ex.early || ls.early);
+	assert_int_equal(ls.called, 1);
+	assert_int_equal(ls.rc, SBX_OK); /* a file operation drains */
+	assert_true(ls.t <= st.t);
+	assert_int_equal(wait_no_procs("assay-archive create", 2000), 0);
+	assert_int_equal(access(tar, F_OK), -1);
+	assert_int_equal(tmp_files(tar), 0);
+	/* what comes after the stop fails, from the loop */
+	struct hdone late = {0};
+	sbx_read_file(h->sbx, "noise.bin", 10, hdone_fn, &late);
+	assert_int_equal(harness_settle(h->loop, &late, 5000), 0);
+	assert_int_equal(late.rc, SBX_FAILED);
+	hdone_free(&ex);
+	hdone_free(&ls);
+	hdone_free(&st);
+	hdone_free(&late);
+	free(tar);
+	free(big);
+}
+
+/* sbx_free with operations in flight: each completes (SBX_FAILED)
+ * before sbx_free returns and never after; the helpers are gone. */
+static void test_free_in_flight(void **state)
+{
+	struct harness *h = *state;
+	start_or_skip(h);
+	char *big = ws_path(h, "noise.bin");
+	write_noise(big, 64u << 20);
+	char *tar = xasprintf("%s/workspace.tar.gz", h->run_dir);
+	struct hdone ex = {0}, st = {0};
+	sbx_export_tar(h->sbx, tar, hdone_fn, &ex);
+	ex.waiting = 1;
+	int64_t t0 = now_ms();
+	while (now_ms() - t0 < 200)
+		loop_once(h->loop, 20);
+	sbx_stop(h->sbx, hdone_fn, &st);
+	st.waiting = 1;
+	sbx_free(h->sbx);
+	h->sbx = NULL;
+	assert_int_equal(ex.called, 1);
+	assert_false(ex.early || st.early);
+	assert_int_equal(ex.rc, SBX_FAILED);
+	assert_non_null(strstr(ex.err, "before the archive finished"));
+	assert_int_equal(st.called, 1);
+	for (int i = 0; i < 10; i++)
+		loop_once(h->loop, 20);
+	assert_int_equal(ex.called, 1);
+	assert_int_equal(st.called, 1);
+	assert_int_equal(count_procs("assay-archive create"), 0);
+	assert_int_equal(tmp_files(tar), 0);
+	free(big);
+	/* a start cut short the same way */
+	char *err = NULL;
+	h->sbx = sbx_new(&h->cfg, h->loop, h->run_dir, &err);
+	struct hdone sd = {0};
+	sbx_start(h->sbx, 1, hdone_fn, &sd);
+	sd.waiting = 1;
+	assert_false(sd.called);
+	sbx_free(h->sbx);
+	h->sbx = NULL;
+	assert_int_equal(sd.called, 1);
+	assert_int_equal(sd.rc, SBX_FAILED);
+	for (int i = 0; i < 10; i++)
+		loop_once(h->loop, 20);
+	assert_int_equal(sd.called, 1);
+	hdone_free(&ex);
+	hdone_free(&st);
+	hdone_free(&sd);
+	free(tar);
+}
+
+struct freer {
+	struct harness *h;
+	int called;
+};
+
+/* A completion that frees the sandbox it came from. */
+static void free_in_fn(void *arg, int rc, const char *err, struct buf *data,
+                       cJSON *list)
+{
+	struct freer *f = arg;
+	(void)rc, (void)err, (void)data, (void)list;
+	f->called++;
+	sbx_free(f->h->sbx);
+	f->h->sbx = NULL;
+}
+
+/* sbx_free from inside a completion happens when it returns; what was
+ * still in flight completes once, and a second sbx_stop waits for the
+ * first. */
+static void test_free_from_completion(void **state)
+{
+	struct harness *h = *state;
+	start_or_skip(h);
+	struct hdone a = {0}, b = {0};
+	sbx_stop(h->sbx, hdone_fn, &a);
+	sbx_stop(h->sbx, hdone_fn, &b);
+	b.waiting = 1;
+	assert_int_equal(harness_settle(h->loop, &a, 30000), 0);
+	assert_int_equal(b.called, 1);
+	assert_false(b.early);
+	assert_int_equal(a.rc, SBX_OK);
+	assert_int_equal(b.rc, SBX_OK);
+	hdone_free(&a);
+	hdone_free(&b);
+	sbx_free(h->sbx);
+	h->sbx = NULL;
+	assert_int_equal(harness_start(h), 0);
+	sh(h, "mkdir -p x && touch x/y");
+	struct freer f = {h, 0};
+	struct hdone r = {0};
+	sbx_list(h->sbx, ".", 1, 100, free_in_fn, &f);
+	sbx_read_file(h->sbx, "x/y", 10, hdone_fn, &r);
+	r.waiting = 1;
+	int64_t end = now_ms() + 10000;
+	while ((!f.called || !r.called) && now_ms() < end)
+		loop_once(h->loop, 50);
+	assert_int_equal(f.called, 1);
+	assert_int_equal(r.called, 1);
+	assert_null(h->sbx);
+	for (int i = 0; i < 10; i++)
+		loop_once(h->loop, 10);
+	assert_int_equal(f.called, 1);
+	assert_int_equal(r.called, 1);
+	hdone_free(&r);
+}
+
+/* Without the probe cache the probe is a real bwrap start, run as a
+ * loop child; its answer is remembered. */
+static void test_probe_uncached(void **state)
+{
+	struct harness *h = *state;
+	char *cache = xasprintf("%s/cache", h->run_dir);
+	const char *old = getenv("XDG_CACHE_HOME");
+	char *saved = old ? xstrdup(old) : NULL;
+	setenv("XDG_CACHE_HOME", cache, 1);
+	struct ticker t;
+	ticker_start(&t, h->loop);
+	int rc = harness_start(h);
+	ticker_stop(&t);
+	char *probe = xasprintf("%s/assay/bwrap-probe", cache);
+	int cached = access(probe, F_OK) == 0;
+	if (saved)
+		setenv("XDG_CACHE_HOME", saved, 1);
+	else
+		unsetenv("XDG_CACHE_HOME");
+	if (rc < 0) {
+		if (harness_unavailable(h))
+			skip();
+		fail_msg("start: %s", h->start_err);
+	}
+	assert_true(cached);
+	assert_true(t.ticks > 0);
+	struct result r;
+	harness_run(h, &r, "echo ok", 10);
+	assert_string_equal(buf_str(&r.out), "ok\n");
+	result_free(&r);
+	free(probe);
+	free(cache);
+	free(saved);
 }
 
 static int sandbox_available(void)
@@ -758,6 +1065,12 @@ int main(void)
 	    T(test_file_ops),
 	    T(test_fetch),
 	    T(test_export_tar),
+	    T(test_export_keeps_loop_running),
+	    T(test_list_large),
+	    T(test_stop_in_flight),
+	    T(test_free_in_flight),
+	    T(test_free_from_completion),
+	    T(test_probe_uncached),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

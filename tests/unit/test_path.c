@@ -300,6 +300,39 @@ static void test_mkdirs_beneath(void **state)
 	free(q);
 }
 
+/* The XDG directories: the variable when set and not empty, else
+ * HOME's fallback, else NULL; sub "" or NULL is the directory. */
+static void test_xdg_dirs(void **state)
+{
+	(void)state;
+	setenv("HOME", "/home/u", 1);
+	setenv("XDG_CACHE_HOME", "/c", 1);
+	setenv("XDG_CONFIG_HOME", "/k", 1);
+	char *p = path_cache_dir("images");
+	assert_string_equal(p, "/c/assay/images");
+	free(p);
+	p = path_config_dir("themes");
+	assert_string_equal(p, "/k/assay/themes");
+	free(p);
+	p = path_config_dir("");
+	assert_string_equal(p, "/k/assay");
+	free(p);
+	p = path_cache_dir(NULL);
+	assert_string_equal(p, "/c/assay");
+	free(p);
+	setenv("XDG_CACHE_HOME", "", 1);
+	unsetenv("XDG_CONFIG_HOME");
+	p = path_cache_dir("x");
+	assert_string_equal(p, "/home/u/.cache/assay/x");
+	free(p);
+	p = path_config_dir("config.json");
+	assert_string_equal(p, "/home/u/.config/assay/config.json");
+	free(p);
+	unsetenv("HOME");
+	assert_null(path_cache_dir("x"));
+	assert_null(path_config_dir("x"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +352,7 @@ int main(void)
 	                                    tree_teardown),
 	    cmocka_unit_test_setup_teardown(test_mkdirs_beneath, tree_setup,
 	                                    tree_teardown),
+	    cmocka_unit_test(test_xdg_dirs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

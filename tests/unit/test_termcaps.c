@@ -15,6 +15,23 @@
 #include <locale.h>
 #include <stdlib.h>
 
+/* Tests that could not run here: the binary then exits 77 (ctest's
+ * skip) if nothing failed. Under CI=true nothing may be missing: a skip
+ * is a failure that names what was. */
+static int skipped;
+
+static void skip_or_fail(const char *what)
+{
+	const char *ci = getenv("CI");
+	if (ci && !strcmp(ci, "true"))
+		fail_msg("CI=true, a skip is a failure: %s", what);
+	print_message("SKIPPED: %s\n", what);
+	skipped++;
+	skip();
+}
+
+#define NO_PTY() skip_or_fail("no pty here (posix_openpt, grantpt or open)")
+
 /* Where each reply comes from:
  * - xterm 379 (Debian 12), captured here under Xvfb by sending our
  *   queries to `xterm -ti vt340 -xrm 'XTerm*numColorRegisters: 256'`
@@ -415,7 +432,7 @@ static pid_t fake_terminal(int master, const char *replies, const char *keys)
 		_exit(4);
 	if (replies && write(master, replies, strlen(replies)) < 0)
 		_exit(5);
-	sleep(1); /* keep the master open while the parent reads */
+	pause(); /* keep the master open until the parent kills it */
 	_exit(0);
 }
 
@@ -432,17 +449,15 @@ static void test_detect_on_a_pty(void **state)
 {
 	(void)state;
 	int master, slave;
-	if (open_pty(&master, &slave) < 0) {
-		print_message("SKIPPED: no pty here\n");
-		skip();
-	}
+	if (open_pty(&master, &slave) < 0)
+		NO_PTY();
 	setenv("TERM", "xterm-256color", 1);
 	unsetenv("TMUX");
 	unsetenv("COLORTERM");
 	pid_t pid = fake_terminal(master, CELL FOOT, "q");
 	struct ui_termcaps tc;
 	long t0 = tc_now_ms();
-	assert_int_equal(ui_termcaps_detect(slave, slave, "auto", 2000, &tc),
+	assert_int_equal(ui_termcaps_detect(slave, slave, "auto", 20000, &tc),
 	                 0);
 	long took = tc_now_ms() - t0;
 	int status;
@@ -457,8 +472,9 @@ static void test_detect_on_a_pty(void **state)
 	/* the key typed before the replies is handed back */
 	assert_int_equal(tc.n_typeahead, 1);
 	assert_int_equal(tc.typeahead[0], 'q');
-	/* answered: done at DA1, long before the 2 s timeout */
-	assert_true(took < 1500);
+	/* answered: done at DA1, not at the 20 s timeout (a hang guard with
+	 * a wide margin; the speed is tests/bench/termcaps.sh's figure) */
+	assert_true(took < 10000);
 	/* raw mode was undone */
 	struct termios t;
 	assert_int_equal(tcgetattr(slave, &t), 0);
@@ -472,10 +488,8 @@ static void test_detect_silent_terminal(void **state)
 {
 	(void)state;
 	int master, slave;
-	if (open_pty(&master, &slave) < 0) {
-		print_message("SKIPPED: no pty here\n");
-		skip();
-	}
+	if (open_pty(&master, &slave) < 0)
+		NO_PTY();
 	setenv("TERM", "xterm-256color", 1);
 	pid_t pid = fake_terminal(master, NULL, NULL);
 	struct ui_termcaps tc;
@@ -488,9 +502,11 @@ static void test_detect_silent_terminal(void **state)
 	assert_true(tc.timed_out);
 	assert_int_equal(tc.mode, UI_GFX_BLOCKS);
 	assert_non_null(strstr(tc.why, "no DA1 answer in time"));
-	/* the timeout bounds it (150 ms asked; slack for a loaded box) */
+	/* it waited the 150 ms asked, and the timeout bounds it (a hang
+	 * guard with a wide margin; how close to 150 ms it ends is
+	 * tests/bench/termcaps.sh's figure) */
 	assert_true(took >= 140);
-	assert_true(took < 1000);
+	assert_true(took < 5000);
 
 	/* TERM=dumb and "off": no query at all, at once */
 	setenv("TERM", "dumb", 1);
@@ -522,10 +538,8 @@ static void test_cells_from_winsize(void **state)
 {
 	(void)state;
 	int master, slave;
-	if (open_pty(&master, &slave) < 0) {
-		print_message("SKIPPED: no pty here\n");
-		skip();
-	}
+	if (open_pty(&master, &slave) < 0)
+		NO_PTY();
 	struct ui_termcaps tc;
 	ui_termcaps_init(&tc);
 	struct winsize ws = {.ws_row = 40, .ws_col = 100};
@@ -767,10 +781,8 @@ static void test_ctrl_c_during_query(void **state)
 	int echo;
 	int st =
 	    detect_in_child("\x03", 50, FOOT, 0, report, sizeof report, &echo);
-	if (st == -1) {
-		print_message("SKIPPED: no pty here\n");
-		skip();
-	}
+	if (st == -1)
+		NO_PTY();
 	if (WIFSIGNALED(st))
 		fail_msg("detect died by signal %d", WTERMSIG(st));
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -788,10 +800,8 @@ static void test_signal_during_query(void **state)
 	int echo;
 	int st =
 	    detect_in_child(NULL, 0, NULL, 1, report, sizeof report, &echo);
-	if (st == -1) {
-		print_message("SKIPPED: no pty here\n");
-		skip();
-	}
+	if (st == -1)
+		NO_PTY();
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
 	assert_int_equal(echo, 1);
 }
@@ -819,5 +829,6 @@ int main(void)
 	    cmocka_unit_test(test_ctrl_c_during_query),
 	    cmocka_unit_test(test_signal_during_query),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int failed = cmocka_run_group_tests(tests, NULL, NULL);
+	return failed ? failed : skipped ? 77 : 0;
 }

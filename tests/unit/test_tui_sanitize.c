@@ -160,6 +160,34 @@ static void test_c1_and_bidi_neutralised(void **state)
 	lines_free(&ls);
 }
 
+/* The stream shows every bidi control as term_clean does: by its code
+ * point, never raw. */
+static void test_every_bidi_control(void **state)
+{
+	(void)state;
+	static const uint32_t bidi[] = {0x202A, 0x202B, 0x202C, 0x202D,
+	                                0x202E, 0x2066, 0x2067, 0x2068,
+	                                0x2069, 0x200E, 0x200F, 0x061C};
+	for (size_t k = 0; k < sizeof bidi / sizeof *bidi; k++) {
+		char u[4], in[16], want[16];
+		size_t n = ui_u8_encode(bidi[k], u);
+		snprintf(in, sizeof in, "x%.*sy\n", (int)n, u);
+		snprintf(want, sizeof want, "x<U+%04X>y", (unsigned)bidi[k]);
+		struct lines ls;
+		run(&ls, in, strlen(in));
+		assert_int_equal(ls.n, 1);
+		char *plain = ui_st_plain(ls.l[0], strlen(ls.l[0]));
+		assert_string_equal(plain, want);
+		free(plain);
+		assert_safe(ls.l[0]);
+		assert_null(memmem(ls.l[0], strlen(ls.l[0]), u, n));
+		char *c = ui_clean(in, strlen(in) - 1, 0);
+		assert_string_equal(c, want);
+		free(c);
+		lines_free(&ls);
+	}
+}
+
 static void test_split_feeds(void **state)
 {
 	(void)state;
@@ -253,8 +281,11 @@ static void test_clean_names(void **state)
 	free(c);
 	/* invalid UTF-8 (a lone 0x9b is CSI to an 8-bit terminal) becomes
 	 * U+FFFD, never the byte itself */
-	c = ui_clean("a\x9b" "2Jb\xff", 6, 0);
-	assert_string_equal(c, "a\xEF\xBF\xBD" "2Jb\xEF\xBF\xBD");
+	c = ui_clean("a\x9b"
+	             "2Jb\xff",
+	             6, 0);
+	assert_string_equal(c, "a\xEF\xBF\xBD"
+	                       "2Jb\xEF\xBF\xBD");
 	free(c);
 }
 
@@ -268,6 +299,7 @@ int main(void)
 	    cmocka_unit_test(test_other_sequences_dropped),
 	    cmocka_unit_test(test_controls_visible),
 	    cmocka_unit_test(test_c1_and_bidi_neutralised),
+	    cmocka_unit_test(test_every_bidi_control),
 	    cmocka_unit_test(test_split_feeds),
 	    cmocka_unit_test(test_wide_overwrite),
 	    cmocka_unit_test(test_long_line_is_broken),

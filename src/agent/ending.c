@@ -1,0 +1,98 @@
+/* ending.c: the work of SESSION_ENDING, one step after another through
+ * the loop: the sandbox operations in flight finish, the declared
+ * outputs are copied out (outputs.c), the workspace is persisted, the
+ * sandbox stopped; then the session goes DONE (session_ended). Each
+ * sandbox failure on the way is an error event. */
+#include "agent_internal.h"
+
+#include "assay/events.h"
+#include "assay/util.h"
+
+#include <stdlib.h>
+
+/* The steps of ENDING, in order. */
+enum ending_stage {
+	ENDING_DRAIN,   /* sandbox operations in flight finish first */
+	ENDING_OUTPUTS, /* the declared outputs are copied out */
+	ENDING_ARCHIVE, /* the workspace is persisted */
+	ENDING_STOP,    /* the sandbox is stopped */
+};
+
+/* The sandbox stopped: the run is over. */
+static void ending_stopped(struct session *s, void *ctx, int rc,
+                           const char *err, struct buf *data, cJSON *list)
+{
+	(void)ctx;
+	(void)data;
+	(void)list;
+	if (rc < 0 && s->tr.written)
+		session_emit(s, ev_error("sandbox",
+		                         err ? err : "the sandbox did not stop",
+		                         -1));
+	session_ended(s);
+}
+
+/* Stop the sandbox: the last step. */
+static void ending_stop(struct session *s)
+{
+	s->end.stage = ENDING_STOP;
+	sbx_stop(s->sbx, session_sbx_done,
+	         session_sbx_call(s, ending_stopped, NULL));
+}
+
+/* The workspace archive is written (run_end names it) or failed. */
+static void ending_archived(struct session *s, void *ctx, int rc,
+                            const char *err, struct buf *data, cJSON *list)
+{
+	(void)ctx;
+	(void)data;
+	(void)list;
+	if (rc < 0) {
+		session_emit(s, ev_error("sandbox",
+		                         err ? err : "the archive failed", -1));
+		free(s->end.archive);
+		s->end.archive = NULL;
+	}
+	ending_stop(s);
+}
+
+/* The outputs are delivered: persist the workspace. */
+static void ending_delivered(struct session *s, cJSON *outputs, int missing)
+{
+	s->end.outputs = outputs;
+	s->end.missing = missing;
+	s->end.stage = ENDING_ARCHIVE;
+	s->end.archive = xasprintf("%s/workspace.tar.gz", s->run_dir);
+	sbx_export_tar(s->sbx, s->end.archive, session_sbx_done,
+	               session_sbx_call(s, ending_archived, NULL));
+}
+
+/* Nothing else is in flight: deliver, persist and stop (a run that
+ * never got going only stops its sandbox). */
+static void ending_drained(struct session *s)
+{
+	if (!s->sbx) {
+		session_ended(s);
+		return;
+	}
+	if (!s->tr.written) {
+		ending_stop(s);
+		return;
+	}
+	s->end.stage = ENDING_OUTPUTS;
+	outputs_deliver(s, ending_delivered);
+}
+
+void ending_start(struct session *s)
+{
+	s->end.stage = ENDING_DRAIN;
+	if (!s->ncalls)
+		ending_drained(s);
+}
+
+void ending_check(struct session *s)
+{
+	if (s->state == SESSION_ENDING && s->end.stage == ENDING_DRAIN &&
+	    !s->ncalls)
+		ending_drained(s);
+}

@@ -1,0 +1,36 @@
+/* messages.c: the neutral conversation every request carries (the
+ * provider files translate it): the user's messages, the model's
+ * answers with their tool calls, and each call's result, in order. */
+#include "agent_internal.h"
+
+void messages_add_user(cJSON *messages, const char *text)
+{
+	cJSON *msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "role", "user");
+	cJSON_AddStringToObject(msg, "content", text);
+	cJSON_AddItemToArray(messages, msg);
+}
+
+void messages_add_assistant(cJSON *messages, const char *text,
+                            const cJSON *tool_calls)
+{
+	cJSON *msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "role", "assistant");
+	cJSON_AddStringToObject(msg, "content", text ? text : "");
+	if (cJSON_GetArraySize(tool_calls) > 0)
+		cJSON_AddItemToObject(msg, "tool_calls",
+		                      cJSON_Duplicate(tool_calls, 1));
+	cJSON_AddItemToArray(messages, msg);
+}
+
+void messages_add_tool(cJSON *messages, const char *id, const char *name,
+                       const char *content, int is_error)
+{
+	cJSON *msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "role", "tool");
+	cJSON_AddStringToObject(msg, "tool_call_id", id);
+	cJSON_AddStringToObject(msg, "name", name);
+	cJSON_AddStringToObject(msg, "content", content);
+	cJSON_AddBoolToObject(msg, "is_error", is_error);
+	cJSON_AddItemToArray(messages, msg);
+}

@@ -1,0 +1,108 @@
+/* rundir.c: the run directory (DESIGN.md "Run directory"): its id and
+ * path, its layout (exec/, cache/, assay.log, transcript.jsonl), the
+ * lock held while a session writes it, and the check that nothing
+ * assay trusts lies where sandboxed code can write. */
+#include "agent_internal.h"
+
+#include "assay/config.h"
+#include "assay/log.h"
+#include "assay/path.h"
+#include "assay/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A new run id: the local time and a few random bits. */
+static char *rundir_new_id(void)
+{
+	char ts[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tm);
+	unsigned r = (unsigned)(now_ms() ^ (getpid() << 8));
+	return xasprintf("%s-%04x", ts, r & 0xffff);
+}
+
+void rundir_set(struct session *s, const char *dir, const char *id)
+{
+	free(s->run_dir);
+	free(s->run_id);
+	s->run_dir = dir ? xstrdup(dir) : NULL;
+	s->run_id = id ? xstrdup(id) : NULL;
+}
+
+int rundir_create(struct session *s, char **err)
+{
+	char *id = rundir_new_id();
+	char *dir = s->cfg->run_dir ? xstrdup(s->cfg->run_dir)
+	                            : xasprintf(".assay/runs/%s", id);
+	rundir_set(s, dir, id);
+	free(dir);
+	free(id);
+	return rundir_open(s, err);
+}
+
+int rundir_open(struct session *s, char **err)
+{
+	char *sub[] = {"exec", "cache"};
+	struct stat st;
+	s->made_run_dir = stat(s->run_dir, &st) < 0;
+	if (mkdir_p(s->run_dir, err) < 0 || record_lock(s, err) < 0)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		char *p = xasprintf("%s/%s", s->run_dir, sub[i]);
+		int rc = mkdir_p(p, err);
+		free(p);
+		if (rc < 0)
+			return -1;
+	}
+	char *p = xasprintf("%s/assay.log", s->run_dir);
+	int rc = log_open(p, err);
+	free(p);
+	if (rc < 0)
+		return -1;
+	return transcript_open(&s->tr, s->run_dir, err);
+}
+
+int rundir_check_layout(const struct config *cfg, const char *run_dir,
+                        char **err)
+{
+	if (!cfg->workspace)
+		return 0;
+	char *ws = realpath(cfg->workspace, NULL);
+	if (!ws)
+		return set_err(err, "workspace %s: %s", cfg->workspace,
+		               strerror(errno));
+	int rc = 0;
+	if (path_lies_inside(run_dir, ws))
+		rc = set_err(err,
+		             "the run dir %s is inside the workspace %s, where "
+		             "sandboxed code could rewrite it: pass --run-dir "
+		             "with a directory outside the workspace",
+		             run_dir, ws);
+	else if (cfg->n_outputs && path_lies_inside(cfg->out_dir, ws))
+		rc =
+		    set_err(err,
+		            "the out dir %s is inside the workspace %s, where "
+		            "sandboxed code could plant links: pass --out with "
+		            "a directory outside the workspace",
+		            cfg->out_dir, ws);
+	free(ws);
+	return rc;
+}
+
+void rundir_close(struct session *s)
+{
+	transcript_close(&s->tr);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd); /* the run dir is free again */
+	s->lock_fd = -1;
+	/* a start that failed before run_start leaves nothing behind */
+	if (!s->tr.written && s->made_run_dir && s->run_dir)
+		rm_rf(s->run_dir);
+}

@@ -1,0 +1,69 @@
+/* export.h: what the parts of `assay export` share (export.c walks the
+ * transcript, export_write.c writes markdown or HTML, export_images.c
+ * finds the images to embed). Private to src/cli/. */
+#ifndef ASSAY_CLI_EXPORT_H
+#define ASSAY_CLI_EXPORT_H
+
+#include "assay/buf.h"
+
+#include <stddef.h>
+
+#define EXP_LINE_MAX (16u << 20) /* longest transcript line accepted */
+#define EXP_OUT_MAX (256u << 20) /* the whole record */
+#define EXP_CALL_OUT_MAX 4096    /* output shown per tool call */
+#define EXP_IMAGE_MAX (5u << 20) /* largest PNG embedded */
+#define EXP_IMAGES_MAX 32        /* images embedded at most */
+#define EXP_HELPER_MS 120000     /* the archive helper's time */
+#define EXP_HELPER_OUT (64u << 10)
+
+struct exp;
+
+/* One output format: how each kind of block is written. */
+struct exp_ops {
+	void (*begin)(struct exp *x, const char *title);
+	void (*end)(struct exp *x);
+	void (*heading)(struct exp *x, int level, const char *text);
+	/* prose from the conversation (may be markdown) */
+	void (*text)(struct exp *x, const char *text);
+	/* "label: value" line */
+	void (*item)(struct exp *x, const char *label, const char *value);
+	void (*code)(struct exp *x, const char *text);
+	void (*note)(struct exp *x, const char *text);
+	void (*image)(struct exp *x, const char *path, const unsigned char *png,
+	              size_t n);
+};
+
+/* The formats (export_write.c). */
+extern const struct exp_ops exp_md_ops;
+extern const struct exp_ops exp_html_ops;
+
+struct exp {
+	const struct exp_ops *ops;
+	struct buf out;
+	int overflow;
+	char *run_dir;
+	/* the recorded host workspace (a backend with one), as run_start
+	 * recorded it */
+	char *workspace;
+	/* the tool call whose output is being gathered */
+	char *call_id;
+	struct buf call_out;
+	int call_cut;
+	int call_had_exec;
+	/* PNG paths seen in workspace_change events */
+	char *images[EXP_IMAGES_MAX];
+	int n_images, images_dropped;
+};
+
+/* Append to the record; past EXP_OUT_MAX nothing more is kept and
+ * overflow says so. */
+void exp_put(struct exp *x, const char *s, size_t n);
+void exp_puts(struct exp *x, const char *s);
+void exp_putf(struct exp *x, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The "Images" section: each PNG the run wrote, from the workspace
+ * directories or else the run's workspace.tar.gz (export_images.c). */
+void exp_embed_images(struct exp *x);
+
+#endif

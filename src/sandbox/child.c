@@ -1,0 +1,450 @@
+/* child.c: helper processes run as loop children. The sandbox layer's
+ * slow work (archives, big listings, copies, the bwrap probe, transfers
+ * to and from the Docker daemon) runs in a child process; the loop
+ * reads its stdout and stderr as they come and reaps it, so the
+ * process that draws the screen never waits. A child is done once it
+ * has been reaped and both pipes are at EOF (or a grace period after
+ * the exit has passed: something it started may hold them). */
+#include "assay/log.h"
+#include "assay/loop.h"
+#include "assay/util.h"
+#include "sandbox/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CHILD_CHUNK 65536
+
+extern char **environ;
+
+struct sbx_child {
+	struct loop *loop;
+	pid_t pid;
+	int kill_group;
+	int out_fd, err_fd;
+	int in_fd;      /* the pipe the loop feeds (in_data), or -1 */
+	size_t in_off;  /* of in_data written so far */
+	struct buf err; /* the tail of its stderr */
+	int status, reaped, done, timed_out;
+	uint64_t timer, grace;
+	char *chunk;
+	struct sbx_child_spec sp;
+};
+
+/* Stop watching one of c's pipes and close it. */
+static void child_close(struct sbx_child *c, int *fd)
+{
+	if (*fd < 0)
+		return;
+	loop_fd_del(c->loop, *fd);
+	close(*fd);
+	*fd = -1;
+}
+
+/* Reaped and both pipes at EOF: tell the owner. The last thing that
+ * touches c (on_exit may free it). */
+static void child_maybe_done(struct sbx_child *c)
+{
+	if (c->done || !c->reaped || c->out_fd >= 0 || c->err_fd >= 0)
+		return;
+	c->done = 1;
+	child_close(c, &c->in_fd);
+	if (c->timer)
+		loop_timer_cancel(c->loop, c->timer);
+	if (c->grace)
+		loop_timer_cancel(c->loop, c->grace);
+	c->timer = c->grace = 0;
+	if (c->sp.on_exit)
+		c->sp.on_exit(c->sp.arg, c);
+}
+
+/* Keep the last SBX_CHILD_ERR_MAX bytes of stderr: the reason a
+ * helper gives comes last. */
+static void child_keep_err(struct sbx_child *c, const char *data, size_t n)
+{
+	if (n >= SBX_CHILD_ERR_MAX) {
+		buf_reset(&c->err);
+		data += n - SBX_CHILD_ERR_MAX;
+		n = SBX_CHILD_ERR_MAX;
+	} else if (c->err.len + n > SBX_CHILD_ERR_MAX) {
+		buf_consume(&c->err, c->err.len + n - SBX_CHILD_ERR_MAX);
+	}
+	buf_append(&c->err, data, n);
+}
+
+/* One read per readiness of stdout or stderr; EOF closes it. */
+static void child_on_fd(int fd, int revents, void *arg)
+{
+	struct sbx_child *c = arg;
+	(void)revents;
+	ssize_t n = read(fd, c->chunk, CHILD_CHUNK);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n > 0) {
+		if (fd == c->err_fd)
+			child_keep_err(c, c->chunk, (size_t)n);
+		else if (c->sp.on_out)
+			c->sp.on_out(c->sp.arg, c->chunk, (size_t)n);
+		return;
+	}
+	child_close(c, fd == c->err_fd ? &c->err_fd : &c->out_fd);
+	child_maybe_done(c);
+}
+
+/* Exited but its pipes stay open (a grandchild holds them): stop
+ * waiting for them. */
+static void child_on_grace(void *arg)
+{
+	struct sbx_child *c = arg;
+	c->grace = 0;
+	child_close(c, &c->out_fd);
+	child_close(c, &c->err_fd);
+	child_maybe_done(c);
+}
+
+/* The loop reaped it: done once the pipes are at EOF too. */
+static void child_on_reaped(pid_t pid, int status, void *arg)
+{
+	struct sbx_child *c = arg;
+	(void)pid;
+	c->reaped = 1;
+	c->status = status;
+	child_close(c, &c->in_fd); /* nobody reads it any more */
+	if (c->out_fd >= 0 || c->err_fd >= 0)
+		c->grace = loop_timer_add(c->loop, SBX_CHILD_GRACE_MS,
+		                          child_on_grace, c);
+	child_maybe_done(c);
+}
+
+static void child_on_timeout(void *arg)
+{
+	struct sbx_child *c = arg;
+	c->timer = 0;
+	c->timed_out = 1;
+	sbx_child_kill(c);
+}
+
+/* The stdin pipe takes more of in_data: write it; at the end (or when
+ * the child stopped reading) close it. */
+static void child_on_in(int fd, int revents, void *arg)
+{
+	struct sbx_child *c = arg;
+	(void)revents;
+	while (c->in_off < c->sp.in_len) {
+		ssize_t w = write(fd, c->sp.in_data + c->in_off,
+		                  c->sp.in_len - c->in_off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			return; /* more when it takes more */
+		if (w < 0)
+			break; /* EPIPE: it says why on stderr */
+		c->in_off += (size_t)w;
+	}
+	child_close(c, &c->in_fd);
+}
+
+/* Watch pid, its stderr and (maybe) its stdout on the loop. */
+static struct sbx_child *child_watch(struct loop *l, pid_t pid, int err_fd,
+                                     int out_fd, int in_fd, int kill_group,
+                                     const struct sbx_child_spec *sp)
+{
+	struct sbx_child *c = xcalloc(1, sizeof *c);
+	c->loop = l;
+	c->pid = pid;
+	c->kill_group = kill_group;
+	c->sp = *sp;
+	c->sp.argv = c->sp.envp = NULL;
+	c->in_fd = -1;
+	c->err_fd = err_fd;
+	c->out_fd = out_fd;
+	c->in_fd = in_fd;
+	c->chunk = xmalloc(CHILD_CHUNK);
+	buf_init(&c->err, 0);
+	if (c->err_fd >= 0) {
+		fcntl(c->err_fd, F_SETFL, O_NONBLOCK);
+		loop_fd_add(l, c->err_fd, POLLIN, child_on_fd, c);
+	}
+	if (c->out_fd >= 0) {
+		fcntl(c->out_fd, F_SETFL, O_NONBLOCK);
+		loop_fd_add(l, c->out_fd, POLLIN, child_on_fd, c);
+	}
+	if (c->in_fd >= 0) {
+		fcntl(c->in_fd, F_SETFL, O_NONBLOCK);
+		loop_fd_add(l, c->in_fd, POLLOUT, child_on_in, c);
+	}
+	loop_child_watch(l, pid, child_on_reaped, c);
+	if (sp->timeout_ms > 0)
+		c->timer =
+		    loop_timer_add(l, sp->timeout_ms, child_on_timeout, c);
+	return c;
+}
+
+struct sbx_child *sbx_child_adopt(struct loop *l, pid_t pid, int err_fd,
+                                  int kill_group,
+                                  const struct sbx_child_spec *sp)
+{
+	return child_watch(l, pid, err_fd, -1, -1, kill_group, sp);
+}
+
+static void close_pair(int p[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (p[i] >= 0)
+			close(p[i]);
+	p[0] = p[1] = -1;
+}
+
+/* The child's signals as a fresh process has them: the loop ignores
+ * SIGPIPE (inherited across exec) and may block some. */
+static void spawn_attr(posix_spawnattr_t *at)
+{
+	sigset_t all, none;
+	sigfillset(&all);
+	sigdelset(&all, SIGKILL);
+	sigdelset(&all, SIGSTOP);
+	sigemptyset(&none);
+	posix_spawnattr_init(at);
+	posix_spawnattr_setsigdefault(at, &all);
+	posix_spawnattr_setsigmask(at, &none);
+	posix_spawnattr_setflags(at, POSIX_SPAWN_SETSIGDEF |
+	                                 POSIX_SPAWN_SETSIGMASK);
+}
+
+struct sbx_child *sbx_child_spawn(struct loop *l,
+                                  const struct sbx_child_spec *sp, char **err)
+{
+	int ep[2] = {-1, -1}, op[2] = {-1, -1}, ip[2] = {-1, -1};
+	struct sbx_child *c = NULL;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	posix_spawn_file_actions_init(&fa);
+	spawn_attr(&at);
+	if (pipe2(ep, O_CLOEXEC) < 0 ||
+	    (sp->out_fd == SBX_CHILD_PIPE && pipe2(op, O_CLOEXEC) < 0) ||
+	    (sp->in_data && pipe2(ip, O_CLOEXEC) < 0)) {
+		set_err(err, "sandbox: pipe: %s", strerror(errno));
+		goto out;
+	}
+	if (sp->in_data)
+		posix_spawn_file_actions_adddup2(&fa, ip[0], 0);
+	else if (sp->in_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, sp->in_fd, 0);
+	else
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY,
+		                                 0);
+	if (sp->out_fd == SBX_CHILD_PIPE)
+		posix_spawn_file_actions_adddup2(&fa, op[1], 1);
+	else if (sp->out_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, sp->out_fd, 1);
+	else
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY,
+		                                 0);
+	posix_spawn_file_actions_adddup2(&fa, ep[1], 2);
+	pid_t pid;
+	int e = posix_spawn(&pid, sp->argv[0], &fa, &at, sp->argv,
+	                    sp->envp ? sp->envp : environ);
+	if (e) {
+		set_err(err, "sandbox: cannot run %s: %s", sp->argv[0],
+		        strerror(e));
+		goto out;
+	}
+	close(ep[1]);
+	ep[1] = -1;
+	if (op[1] >= 0)
+		close(op[1]);
+	if (ip[0] >= 0)
+		close(ip[0]);
+	op[1] = ip[0] = -1;
+	c = child_watch(l, pid, ep[0], op[0], ip[1], 0, sp);
+	ep[0] = op[0] = ip[1] = -1;
+out:
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close_pair(ep);
+	close_pair(op);
+	close_pair(ip);
+	return c;
+}
+
+void sbx_child_kill(struct sbx_child *c)
+{
+	if (!c || c->reaped)
+		return; /* after the reap the pid may be someone else's */
+	if (c->kill_group)
+		kill(-c->pid, SIGKILL);
+	kill(c->pid, SIGKILL);
+}
+
+void sbx_child_free(struct sbx_child *c)
+{
+	if (!c)
+		return;
+	if (!c->reaped) {
+		sbx_child_kill(c);
+		int st;
+		while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
+			;
+		loop_child_unwatch(c->loop, c->pid);
+	}
+	child_close(c, &c->out_fd);
+	child_close(c, &c->err_fd);
+	child_close(c, &c->in_fd);
+	if (c->timer)
+		loop_timer_cancel(c->loop, c->timer);
+	if (c->grace)
+		loop_timer_cancel(c->loop, c->grace);
+	buf_free(&c->err);
+	free(c->chunk);
+	free(c);
+}
+
+int sbx_child_ok(const struct sbx_child *c)
+{
+	return c->reaped && !c->timed_out && WIFEXITED(c->status) &&
+	       WEXITSTATUS(c->status) == 0;
+}
+
+int sbx_child_code(const struct sbx_child *c)
+{
+	return c->reaped && WIFEXITED(c->status) ? WEXITSTATUS(c->status) : -1;
+}
+
+int sbx_child_timed_out(const struct sbx_child *c)
+{
+	return c->timed_out;
+}
+
+pid_t sbx_child_pid(const struct sbx_child *c)
+{
+	return c->pid;
+}
+
+const struct buf *sbx_child_stderr(const struct sbx_child *c)
+{
+	return &c->err;
+}
+
+/* The last line of stderr (a copy), or NULL when there is none. */
+static char *last_line(const struct buf *b)
+{
+	size_t n = b->len;
+	while (n && (b->data[n - 1] == '\n' || b->data[n - 1] == '\r'))
+		n--;
+	if (!n)
+		return NULL;
+	size_t start = n;
+	while (start && b->data[start - 1] != '\n')
+		start--;
+	return utf8_sanitize(b->data + start, n - start, NULL);
+}
+
+char *sbx_child_error(const struct sbx_child *c, const char *name)
+{
+	if (c->timed_out)
+		return xasprintf("%s took too long: stopped", name);
+	if (sbx_child_ok(c))
+		return NULL;
+	char *line = last_line(&c->err);
+	if (line)
+		return line;
+	if (WIFSIGNALED(c->status))
+		return xasprintf("%s was killed by signal %d", name,
+		                 WTERMSIG(c->status));
+	return xasprintf("%s failed with exit code %d", name,
+	                 sbx_child_code(c));
+}
+
+/* "2024-01-02T03:04:05Z warn text": a log line of the helper (it logs
+ * to stderr with ASSAY_LOG_STDERR); its level, and the text in *msg. */
+static int log_level_of(const char *line, const char **msg)
+{
+	static const char *const names[] = {"debug ", "info ", "warn ",
+	                                    "error "};
+	if (strlen(line) < 22 || line[4] != '-' || line[10] != 'T' ||
+	    line[19] != 'Z' || line[20] != ' ')
+		return -1;
+	for (int i = 0; i < 4; i++)
+		if (!strncmp(line + 21, names[i], strlen(names[i]))) {
+			*msg = line + 21 + strlen(names[i]);
+			return i;
+		}
+	return -1;
+}
+
+void sbx_child_log(const struct sbx_child *c, const char *name)
+{
+	char *text =
+	    utf8_sanitize(c->err.data ? c->err.data : "", c->err.len, NULL);
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		const char *msg = line;
+		int lvl = log_level_of(line, &msg);
+		if (name)
+			log_msg(lvl < 0 ? LOG_INFO : (enum log_level)lvl,
+			        "%s: %s", name, msg);
+		else
+			log_msg(lvl < 0 ? LOG_INFO : (enum log_level)lvl, "%s",
+			        msg);
+	}
+	free(text);
+}
+
+/* ---- the assay-archive helper ---- */
+
+char *sbx_archive_helper(void)
+{
+	return helper_path("ASSAY_ARCHIVE_BIN", "assay-archive");
+}
+
+struct sbx_child *sbx_archive_spawn(struct loop *l, char *const *args,
+                                    int keep_env,
+                                    const struct sbx_child_spec *sp, char **err)
+{
+	char *bin = sbx_archive_helper();
+	struct sbx_child *c = NULL;
+	if (!bin || access(bin, X_OK) < 0) {
+		set_err(err,
+		        "archive: helper %s not found: reinstall assay "
+		        "(assay-archive belongs beside the assay binary) or "
+		        "set ASSAY_ARCHIVE_BIN",
+		        bin ? bin : "assay-archive");
+		free(bin);
+		return NULL;
+	}
+	size_t n = 0, ne = 0;
+	while (args[n])
+		n++;
+	char **argv = xcalloc(n + 2, sizeof *argv);
+	argv[0] = bin;
+	memcpy(argv + 1, args, n * sizeof *argv);
+	/* The helper reads what a sandbox made: it gets no secrets unless
+	 * it must reach the daemon; it logs to stderr for us to relay. */
+	static char *clean[] = {"PATH=/usr/bin:/bin", "ASSAY_LOG_STDERR=1",
+	                        NULL};
+	char **envp = clean;
+	if (keep_env) {
+		while (environ[ne])
+			ne++;
+		envp = xcalloc(ne + 2, sizeof *envp);
+		memcpy(envp, environ, ne * sizeof *envp);
+		envp[ne] = "ASSAY_LOG_STDERR=1";
+	}
+	struct sbx_child_spec s2 = *sp;
+	s2.argv = argv;
+	s2.envp = envp;
+	c = sbx_child_spawn(l, &s2, err);
+	if (envp != clean)
+		free(envp);
+	free(argv);
+	free(bin);
+	return c;
+}

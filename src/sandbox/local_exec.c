@@ -1,0 +1,459 @@
+/* local_exec.c: commands in the local sandbox. Each runs in a bwrap of
+ * its own, forked in its own process group (killing the group kills
+ * bwrap, and with it, through --die-with-parent and the PID namespace,
+ * everything the command started), with the limits set between fork
+ * and exec; stdout and stderr stream through the loop as they arrive,
+ * stdin is queued and written as the pipe takes it. */
+#include "assay/config.h"
+#include "assay/log.h"
+#include "assay/loop.h"
+#include "assay/util.h"
+#include "sandbox/local_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define LOCAL_STDIN_MAX (16u << 20) /* stdin bytes queued at most */
+#define LOCAL_GRACE_MS 2000         /* reaped but pipes still open */
+
+struct local_exec {
+	struct sbx_exec base; /* base.s: the sandbox */
+	struct local_exec *next;
+	pid_t pid;
+	int out_fd, err_fd, in_fd;
+	int close_stdin; /* close once pending is flushed */
+	struct buf pending;
+	int status;
+	int reaped, finished;
+	int timed_out, cancelled;
+	uint64_t timer, grace;
+	int64_t t0;
+	struct sbx_exec_obs obs;
+};
+
+/* ---- the child between fork and exec: async-signal-safe only ---- */
+
+/* In the child: say why it cannot start, and exit 127. */
+static void lx_child_fail(const char *what)
+{
+	static const char pre[] = "assay: cannot start the sandbox: ";
+	if (write(2, pre, sizeof pre - 1) < 0 ||
+	    write(2, what, strlen(what)) < 0 || write(2, "\n", 1) < 0) {
+		/* nothing more we can do */
+	}
+	_exit(127);
+}
+
+/* Reset what the loop changed (signal dispositions and mask), join
+ * the cgroup, set the limits, place stdin/stdout/stderr and exec bwrap
+ * with an empty environment. */
+static void __attribute__((noreturn)) lx_child_run(const struct local_spawn *sp)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &sa, NULL); /* SIGPIPE was ignored */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (setpgid(0, 0) < 0)
+		lx_child_fail("setpgid failed");
+	const struct local *lp = sp->lp;
+	if (sp->join_cgroup && write(lp->cg_join_fd, "0", 1) != 1)
+		lx_child_fail("cannot join the sandbox's pids cgroup");
+	struct rlimit core = {0, 0};
+	if (setrlimit(RLIMIT_AS, &lp->rl_as) < 0 ||
+	    setrlimit(RLIMIT_CPU, &lp->rl_cpu) < 0 ||
+	    setrlimit(RLIMIT_FSIZE, &lp->rl_fsize) < 0 ||
+	    setrlimit(RLIMIT_CORE, &core) < 0)
+		lx_child_fail("setrlimit failed");
+	/* Move every fd out of the way before placing it, so a source
+	 * that happens to sit on another's target cannot be clobbered. */
+	int high[3];
+	for (int i = 0; i < 3; i++) {
+		high[i] = fcntl(sp->fd[i], F_DUPFD_CLOEXEC, 3);
+		if (high[i] < 0)
+			lx_child_fail("fcntl failed");
+	}
+	for (int i = 0; i < 3; i++)
+		if (dup2(high[i], i) < 0)
+			lx_child_fail("dup2 failed");
+	/* Nothing else of ours may reach bwrap or the sandbox. */
+	close_range(3, ~0U, 0);
+	char *const envp[] = {NULL};
+	execve(lp->bwrap, sp->argv, envp);
+	lx_child_fail("cannot execute bwrap");
+	_exit(127);
+}
+
+/* fork(), or on cgroup v2 a fork straight into our cgroup: joining
+ * by a write to cgroup.procs would take the kernel's global
+ * threadgroup lock and wait for an RCU grace period (milliseconds)
+ * on every command. */
+static pid_t lx_fork(const struct local *lp, int *joined)
+{
+	*joined = 0;
+#ifdef SYS_clone3
+	if (lp->cg_dir_fd >= 0) {
+		struct clone_args ca;
+		memset(&ca, 0, sizeof ca);
+		ca.flags = CLONE_INTO_CGROUP;
+		ca.exit_signal = SIGCHLD;
+		ca.cgroup = (uint64_t)lp->cg_dir_fd;
+		long pid = syscall(SYS_clone3, &ca, sizeof ca);
+		if (pid >= 0) {
+			*joined = 1;
+			return (pid_t)pid;
+		}
+	}
+#endif
+	return fork();
+}
+
+/* Fork and exec bwrap with sp; returns the pid or -1 + *err. */
+pid_t local_spawn_bwrap(struct local_spawn *sp, char **err)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	int joined;
+	pid_t pid = lx_fork(sp->lp, &joined);
+	if (pid == 0) {
+		sp->join_cgroup = sp->lp->cg_join_fd >= 0 && !joined;
+		lx_child_run(sp);
+	}
+	int saved = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0)
+		set_err(err, "sandbox: cannot fork: %s", strerror(saved));
+	else
+		setpgid(pid, pid); /* also in the child: no race on kill */
+	return pid;
+}
+
+/* ---- exec ---- */
+
+/* Stop watching and close one of e's pipes. */
+static void lx_close(struct local_exec *e, int *fd)
+{
+	if (*fd < 0)
+		return;
+	loop_fd_del(e->base.s->loop, *fd);
+	close(*fd);
+	*fd = -1;
+}
+
+/* Take e off the sandbox's list of commands. */
+static void lx_unlink(struct local_exec *e)
+{
+	struct local *lp = e->base.s->priv;
+	for (struct local_exec **pp = &lp->execs; *pp; pp = &(*pp)->next)
+		if (*pp == e) {
+			*pp = e->next;
+			return;
+		}
+}
+
+/* Deliver on_exit and free e. The last thing that touches e. */
+static void lx_finish(struct local_exec *e)
+{
+	struct loop *l = e->base.s->loop;
+	e->finished = 1;
+	if (e->timer)
+		loop_timer_cancel(l, e->timer);
+	if (e->grace)
+		loop_timer_cancel(l, e->grace);
+	lx_close(e, &e->in_fd);
+	lx_close(e, &e->out_fd);
+	lx_close(e, &e->err_fd);
+	lx_unlink(e);
+	struct local *lp = e->base.s->priv;
+	if (lp->stopped && !lp->execs)
+		local_execs_gone(e->base.s); /* goes on from the loop */
+	struct sbx_exit ex = {.exit_code = -1,
+	                      .timed_out = e->timed_out,
+	                      .cancelled = e->cancelled,
+	                      .duration_ms = now_ms() - e->t0};
+	int st = e->status;
+	if (e->timed_out || e->cancelled) {
+		ex.signal = SIGKILL;
+	} else if (WIFSIGNALED(st)) {
+		ex.signal = WTERMSIG(st);
+	} else if (WIFEXITED(st)) {
+		/* bwrap reports a command killed by signal n as 128+n, as
+		 * shells do; keep the code and name the likely signal. */
+		ex.exit_code = WEXITSTATUS(st);
+		if (ex.exit_code > 128 && ex.exit_code < 128 + 32)
+			ex.signal = ex.exit_code - 128;
+	}
+	buf_free(&e->pending);
+	struct sbx_exec_obs obs = e->obs;
+	free(e);
+	if (obs.on_exit)
+		obs.on_exit(obs.arg, &ex);
+}
+
+/* Finish once bwrap is reaped and both pipes are at EOF. */
+static void lx_maybe_finish(struct local_exec *e)
+{
+	if (!e->finished && e->reaped && e->out_fd < 0 && e->err_fd < 0)
+		lx_finish(e);
+}
+
+/* Kill bwrap's process group (and with it the command's tree). */
+static void lx_kill_tree(struct local_exec *e)
+{
+	/* After the reap the pid may belong to someone else. */
+	if (e->reaped)
+		return;
+	kill(-e->pid, SIGKILL);
+	kill(e->pid, SIGKILL);
+}
+
+/* One read per readiness; EOF closes the stream. */
+static void lx_on_output(int fd, int revents, void *arg)
+{
+	struct local_exec *e = arg;
+	struct local *lp = e->base.s->priv;
+	enum sbx_stream which = fd == e->out_fd ? SBX_STDOUT : SBX_STDERR;
+	ssize_t n = read(fd, lp->chunk, LOCAL_CHUNK);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n > 0) {
+		/* The observer may cancel or even stop the sandbox from
+		 * here; e must not be touched after this call. */
+		if (e->obs.on_output)
+			e->obs.on_output(e->obs.arg, which, lp->chunk,
+			                 (size_t)n);
+		return;
+	}
+	lx_close(e, which == SBX_STDOUT ? &e->out_fd : &e->err_fd);
+	lx_maybe_finish(e);
+}
+
+/* Reaped, but something still holds the pipes open: close them. */
+static void lx_on_grace(void *arg)
+{
+	struct local_exec *e = arg;
+	e->grace = 0;
+	log_warn("sandbox: output pipes of pid %d still open after exit; "
+	         "closing them",
+	         (int)e->pid);
+	lx_close(e, &e->out_fd);
+	lx_close(e, &e->err_fd);
+	lx_maybe_finish(e);
+}
+
+/* bwrap exited; on_exit waits for both pipes to reach EOF too. */
+static void lx_on_reaped(pid_t pid, int status, void *arg)
+{
+	struct local_exec *e = arg;
+	(void)pid;
+	e->reaped = 1;
+	e->status = status;
+	if (e->out_fd >= 0 || e->err_fd >= 0)
+		e->grace = loop_timer_add(e->base.s->loop, LOCAL_GRACE_MS,
+		                          lx_on_grace, e);
+	lx_maybe_finish(e);
+}
+
+/* The command's time is up: kill it (on_exit says timed_out). */
+static void lx_on_timeout(void *arg)
+{
+	struct local_exec *e = arg;
+	e->timer = 0;
+	if (e->finished || e->reaped)
+		return;
+	e->timed_out = 1;
+	lx_kill_tree(e);
+}
+
+void local_cancel(struct sbx_exec *x)
+{
+	struct local_exec *e = (struct local_exec *)x;
+	if (!e || e->finished || e->reaped)
+		return;
+	if (!e->timed_out)
+		e->cancelled = 1;
+	lx_kill_tree(e);
+}
+
+/* Pipes, argv and the spawn for one command. */
+static int lx_setup(struct local_exec *e, const struct sbx_exec_req *r,
+                    char **err)
+{
+	struct local *lp = e->base.s->priv;
+	int out[2] = {-1, -1}, errp[2] = {-1, -1}, in[2] = {-1, -1};
+	struct local_spawn sp = {.lp = lp};
+	struct strv a = {0};
+	int rc = -1;
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		set_err(err, "sandbox: pipe: %s", strerror(errno));
+		goto out;
+	}
+	if (r->keep_stdin
+	        ? pipe2(in, O_CLOEXEC) < 0
+	        : (in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+		set_err(err, "sandbox: stdin: %s", strerror(errno));
+		goto out;
+	}
+	sp.fd[0] = in[0];
+	sp.fd[1] = out[1];
+	sp.fd[2] = errp[1];
+	local_build_argv(lp, &a, r);
+	sp.argv = a.v;
+	e->t0 = now_ms();
+	e->pid = local_spawn_bwrap(&sp, err);
+	if (e->pid < 0)
+		goto out;
+	e->out_fd = out[0];
+	e->err_fd = errp[0];
+	e->in_fd = in[1];
+	out[0] = errp[0] = in[1] = -1;
+	fcntl(e->out_fd, F_SETFL, O_NONBLOCK);
+	fcntl(e->err_fd, F_SETFL, O_NONBLOCK);
+	if (e->in_fd >= 0)
+		fcntl(e->in_fd, F_SETFL, O_NONBLOCK);
+	rc = 0;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (out[i] >= 0)
+			close(out[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+		if (in[i] >= 0)
+			close(in[i]);
+	}
+	strv_free(&a);
+	return rc;
+}
+
+struct sbx_exec *local_exec(struct sbx *s, const struct sbx_exec_req *r,
+                            const struct sbx_exec_obs *obs, char **err)
+{
+	struct local *lp = s->priv;
+	if (!lp || !lp->started || lp->stopped) {
+		set_err(err, "sandbox: not running");
+		return NULL;
+	}
+	if (!r->command && (!r->argv || !r->argv[0])) {
+		set_err(err, "sandbox: nothing to run");
+		return NULL;
+	}
+	struct local_exec *e = xcalloc(1, sizeof *e);
+	e->base.s = s;
+	e->obs = *obs;
+	e->out_fd = e->err_fd = e->in_fd = -1;
+	buf_init(&e->pending, LOCAL_STDIN_MAX);
+	if (lx_setup(e, r, err) < 0) {
+		free(e);
+		return NULL;
+	}
+	e->next = lp->execs;
+	lp->execs = e;
+	loop_fd_add(s->loop, e->out_fd, POLLIN, lx_on_output, e);
+	loop_fd_add(s->loop, e->err_fd, POLLIN, lx_on_output, e);
+	loop_child_watch(s->loop, e->pid, lx_on_reaped, e);
+	int timeout = r->timeout_s > 0 ? r->timeout_s : s->cfg->timeout_s;
+	if (timeout > 0)
+		e->timer = loop_timer_add(s->loop, (int64_t)timeout * 1000,
+		                          lx_on_timeout, e);
+	return &e->base;
+}
+
+/* ---- stdin for long-lived commands ---- */
+
+static void lx_flush_stdin(int fd, int revents, void *arg);
+
+/* Write what the pipe takes now; the rest waits for POLLOUT. */
+static int lx_push_stdin(struct local_exec *e)
+{
+	while (e->pending.len) {
+		ssize_t w = write(e->in_fd, e->pending.data, e->pending.len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			break;
+		if (w < 0) {
+			buf_reset(&e->pending);
+			lx_close(e, &e->in_fd);
+			return -1;
+		}
+		buf_consume(&e->pending, (size_t)w);
+	}
+	if (e->pending.len)
+		loop_fd_add(e->base.s->loop, e->in_fd, POLLOUT, lx_flush_stdin,
+		            e);
+	else if (e->close_stdin)
+		lx_close(e, &e->in_fd);
+	else
+		loop_fd_del(e->base.s->loop, e->in_fd);
+	return 0;
+}
+
+/* The stdin pipe takes more: write what is queued. */
+static void lx_flush_stdin(int fd, int revents, void *arg)
+{
+	(void)fd, (void)revents;
+	lx_push_stdin(arg);
+}
+
+/* Queue data for the command's stdin; n == 0 closes stdin once the
+ * queue is written (end of input). */
+int local_exec_write(struct sbx_exec *x, const void *data, size_t n)
+{
+	struct local_exec *e = (struct local_exec *)x;
+	if (!e || e->finished || e->in_fd < 0 || e->close_stdin)
+		return -1;
+	if (n == 0) {
+		e->close_stdin = 1;
+		return lx_push_stdin(e);
+	}
+	if (buf_append(&e->pending, data, n) < 0)
+		return -1;
+	return lx_push_stdin(e);
+}
+
+/* ---- stop ---- */
+
+void local_kill_all(struct sbx *s)
+{
+	struct local *lp = s->priv;
+	for (struct local_exec *e = lp->execs; e; e = e->next) {
+		if (e->reaped)
+			continue;
+		if (!e->timed_out)
+			e->cancelled = 1;
+		lx_kill_tree(e);
+	}
+}
+
+void local_reap_all(struct sbx *s)
+{
+	struct local *lp = s->priv;
+	while (lp && lp->execs) {
+		struct local_exec *e = lp->execs;
+		if (!e->reaped) {
+			if (!e->timed_out)
+				e->cancelled = 1;
+			lx_kill_tree(e);
+			int st = 0;
+			while (waitpid(e->pid, &st, 0) < 0 && errno == EINTR)
+				;
+			loop_child_unwatch(s->loop, e->pid);
+			e->reaped = 1;
+			e->status = st;
+		}
+		lx_finish(e); /* closes the pipes, calls on_exit */
+	}
+}
