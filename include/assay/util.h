@@ -35,10 +35,6 @@ size_t utf8_complete_prefix(const char *s, size_t n);
 /* The character at s[0..n): its length (1-4) and *cp; an invalid or
  * cut-short sequence is one byte decoded as U+FFFD; 0 when n is 0. */
 size_t utf8_decode(const char *s, size_t n, uint32_t *cp);
-/* Transitional: src/tui/image.c still calls it; it is
- * term_clean(s, n, TERM_CLEAN_NEWLINES | TERM_CLEAN_KEEP_TABS)
- * (assay/termtext.h), which its callers are to use. */
-char *term_sanitize(const char *s, size_t n);
 
 /* Monotonic milliseconds (CLOCK_MONOTONIC). */
 int64_t now_ms(void);

@@ -467,8 +467,3 @@ size_t utf8_decode(const char *s, size_t n, uint32_t *cp)
 	*cp = c;
 	return (size_t)len;
 }
-
-char *term_sanitize(const char *s, size_t n)
-{
-	return term_clean(s, n, TERM_CLEAN_NEWLINES | TERM_CLEAN_KEEP_TABS);
-}

@@ -4,6 +4,7 @@
  * decision and the panes behind it go on updating. Keys mirror the
  * terminal prompt of `assay run` (src/cli/approve.c). */
 #include "tui/ui.h"
+#include "assay/termtext.h"
 
 #include "assay/json.h"
 #include "assay/session.h"
@@ -39,7 +40,7 @@ static const char CHOICES[] = "[y] run once  [e] edit  [a] always  [n] deny  "
 static void approval_set_msg(struct ui_approval *a, const char *text)
 {
 	free(a->msg);
-	a->msg = text ? ui_clean(text, strlen(text), 0) : NULL;
+	a->msg = text ? term_clean(text, strlen(text), 0) : NULL;
 }
 
 static void approval_field_reset(struct ui_approval *a)

@@ -6,6 +6,7 @@
 #include "assay/buf.h"
 #include "assay/loop.h"
 #include "assay/path.h"
+#include "assay/termtext.h"
 #include "assay/util.h"
 #include "image/imgrender.h"
 
@@ -344,7 +345,8 @@ uint64_t ui_img_render(struct ui_imgcache *c, const struct ui_img_req *r,
 	j->arg = arg;
 	j->fd = -1;
 	const char *name = r->rel ? r->rel : "(image)";
-	j->name = term_sanitize(name, strlen(name));
+	j->name = term_clean(name, strlen(name),
+	                     TERM_CLEAN_NEWLINES | TERM_CLEAN_KEEP_TABS);
 	char *err = NULL;
 	if (!image_mode_name((int)r->mode)) {
 		fail_job(c, j, "no graphics mode (images are off)");
@@ -359,7 +361,8 @@ uint64_t ui_img_render(struct ui_imgcache *c, const struct ui_img_req *r,
 	j->fd = open_req(r, &j->k, &err);
 	if (j->fd < 0) { /* err names the file already */
 		char *m = xasprintf("image: %s", err);
-		j->err = term_sanitize(m, strlen(m));
+		j->err = term_clean(m, strlen(m),
+		                    TERM_CLEAN_NEWLINES | TERM_CLEAN_KEEP_TABS);
 		free(m);
 		free(err);
 		image_finish(c, j);
@@ -486,7 +489,8 @@ static char *child_error(struct ui_imgcache *c, int status)
 		m += 7;
 	size_t n = strcspn(m, "\n");
 	if (n)
-		return term_sanitize(m, n);
+		return term_clean(m, n,
+		                  TERM_CLEAN_NEWLINES | TERM_CLEAN_KEEP_TABS);
 	if (WIFSIGNALED(status))
 		return xasprintf("the renderer was killed by signal %d (over "
 		                 "its CPU or memory limit?)",

@@ -1,6 +1,6 @@
 /* markdown.c: light markdown for the conversation: headings, bold,
  * inline code, fenced code blocks set apart, lists, quotes and rules.
- * The input is already cleaned (ui_clean), so the stext made here holds
+ * The input is already cleaned (term_clean), so the stext made here holds
  * only our own markers. Unclosed markup shows as typed, which is what a
  * message still streaming looks like. */
 #include "tui/tui.h"

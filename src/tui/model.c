@@ -4,6 +4,7 @@
  * ring of its recent output lines, the workspace tree and the figures of
  * the status bar. A recorded transcript fed here gives the same model. */
 #include "tui/tui.h"
+#include "assay/termtext.h"
 
 #include "assay/events.h"
 #include "assay/json.h"
@@ -284,7 +285,7 @@ static void model_on_exec_end(struct ui_model *m, const cJSON *ev, int64_t t)
 	const char *error = json_str(ev, "error", NULL);
 	if (error) {
 		free(c->result);
-		c->result = ui_clean(error, strlen(error), 0);
+		c->result = term_clean(error, strlen(error), 0);
 	}
 	for (int i = 0; i < 2; i++) {
 		ui_term_flush(&c->term[i]);

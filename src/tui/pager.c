@@ -5,6 +5,7 @@
  * responsive, and stdout / stderr / both. Every line goes through the
  * sanitizer like live output does. */
 #include "tui/ui.h"
+#include "assay/termtext.h"
 
 #include "assay/loop.h"
 #include "assay/path.h"
@@ -207,7 +208,7 @@ void ui_pager_open_call(struct ui *u, int i)
 		ui_notice(u, "no output file for #%d (yet)", i + 1);
 		return;
 	}
-	char *name = ui_clean(c->name, strlen(c->name), 0);
+	char *name = term_clean(c->name, strlen(c->name), 0);
 	p->title = xasprintf("#%d %s", i + 1, name);
 	free(name);
 	p->top = ui_pg_head(&p->doc);
@@ -224,7 +225,7 @@ void ui_pager_open_file(struct ui *u, const char *rel)
 	int fd =
 	    path_open_beneath(u->ws_fd, rel, O_RDONLY | O_CLOEXEC, 0, &err);
 	if (fd < 0) {
-		char *clean = ui_clean(err, strlen(err), 0);
+		char *clean = term_clean(err, strlen(err), 0);
 		ui_notice(u, "%s", clean);
 		free(clean);
 		free(err);
@@ -244,7 +245,7 @@ void ui_pager_open_file(struct ui *u, const char *rel)
 	}
 	struct ui_pager *p = pager_new();
 	ui_pg_add_file(&p->doc, fd);
-	p->title = ui_clean(rel, strlen(rel), 0);
+	p->title = term_clean(rel, strlen(rel), 0);
 	p->top = ui_pg_head(&p->doc);
 	pager_show(u, p);
 }
@@ -370,7 +371,7 @@ static void pager_draw(struct ui *u, struct ui_overlay *o)
 	p->lines_shown = lines;
 	ui_fill(w, h - 1, 0, wd, UE_STATUS);
 	if (p->prompting) {
-		char *shown = ui_clean(buf_str(&p->prompt), p->prompt.len, 0);
+		char *shown = term_clean(buf_str(&p->prompt), p->prompt.len, 0);
 		char *line =
 		    xasprintf("%c%s", p->prompt_dir > 0 ? '/' : '?', shown);
 		ui_draw_text(w, h - 1, 0, wd, line, UE_STATUS);
@@ -445,7 +446,7 @@ static void pager_search_tick(void *arg)
 		return;
 	}
 	p->searching = 0;
-	char *shown = ui_clean(p->needle, strlen(p->needle), 0);
+	char *shown = term_clean(p->needle, strlen(p->needle), 0);
 	if (p->srch.found) {
 		p->hit = p->srch.hit;
 		p->have_hit = 1;

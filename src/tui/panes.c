@@ -5,6 +5,7 @@
  * overlays. Only the rows that show are rendered; long things are
  * walked from the position shown, never whole. */
 #include "tui/ui.h"
+#include "assay/termtext.h"
 #include "tui/replay.h"
 
 #include "assay/session.h"
@@ -64,7 +65,7 @@ void ui_st_add_text(struct ui_rows *out, int width, int indent,
                     enum ui_elem e)
 {
 	char *clean =
-	    ui_clean(raw, strlen(raw), UI_CLEAN_NEWLINES | UI_CLEAN_TABS);
+	    term_clean(raw, strlen(raw), TERM_CLEAN_NEWLINES | TERM_CLEAN_TABS);
 	struct buf b;
 	buf_init(&b, 0);
 	for (char *line = clean, *nl; line; line = nl) {
@@ -204,8 +205,8 @@ static char *call_line(struct ui *u, int i, int width, const char *lead)
 	char state[64];
 	enum ui_elem el;
 	call_state(u, c, state, sizeof state, &el);
-	char *name = ui_clean(c->name, strlen(c->name), 0);
-	char *sum = ui_clean(c->summary, strlen(c->summary), UI_CLEAN_TABS);
+	char *name = term_clean(c->name, strlen(c->name), 0);
+	char *sum = term_clean(c->summary, strlen(c->summary), TERM_CLEAN_TABS);
 	struct buf left;
 	buf_init(&left, 0);
 	ui_st_elem(&left, UE_TOOL_CALL);
@@ -246,8 +247,8 @@ int ui_conv_width(const struct ui *u)
 static void wrap_text(struct ui_rows *out, const char *label, enum ui_elem lel,
                       const char *text, enum ui_elem el, int width)
 {
-	char *clean =
-	    ui_clean(text, strlen(text), UI_CLEAN_NEWLINES | UI_CLEAN_TABS);
+	char *clean = term_clean(text, strlen(text),
+	                         TERM_CLEAN_NEWLINES | TERM_CLEAN_TABS);
 	const char *p = clean;
 	int first = 1;
 	while (1) {
@@ -275,8 +276,8 @@ static void wrap_text(struct ui_rows *out, const char *label, enum ui_elem lel,
 static void assistant_rows(struct ui_rows *out, const struct ui_item *it,
                            int width)
 {
-	char *clean = ui_clean(buf_str(&it->text), it->text.len,
-	                       UI_CLEAN_NEWLINES | UI_CLEAN_TABS);
+	char *clean = term_clean(buf_str(&it->text), it->text.len,
+	                         TERM_CLEAN_NEWLINES | TERM_CLEAN_TABS);
 	struct ui_md md = {.ascii = ui_ascii};
 	ui_md_render(&md, clean, UE_ASSISTANT);
 	for (int i = 0; i < md.n; i++) {
@@ -306,7 +307,7 @@ static void image_rows(struct ui_rows *out, const struct ui_item *it, int width)
 {
 	const char *t = buf_str(&it->text);
 	const char *sp = strchr(t, ' ');
-	char *path = ui_clean(sp ? sp + 1 : t, strlen(sp ? sp + 1 : t), 0);
+	char *path = term_clean(sp ? sp + 1 : t, strlen(sp ? sp + 1 : t), 0);
 	struct buf b;
 	buf_init(&b, 0);
 	ui_st_elem(&b, UE_TOOL_CALL);
@@ -660,8 +661,8 @@ static void src_init(struct outsrc *s, struct ui *u, int idx)
 	                    c->state == UI_CALL_DONE)) {
 		s->mode = 2;
 		const char *r = c->result ? c->result : "";
-		char *clean =
-		    ui_clean(r, strlen(r), UI_CLEAN_NEWLINES | UI_CLEAN_TABS);
+		char *clean = term_clean(r, strlen(r),
+		                         TERM_CLEAN_NEWLINES | TERM_CLEAN_TABS);
 		/* every line, the blank ones too; not the final \n */
 		size_t n = strlen(clean);
 		if (n && clean[n - 1] == '\n')
@@ -912,7 +913,7 @@ void ui_draw_tree(struct ui *u)
 		int rw = (int)strlen(right) + (int)strlen(mark);
 		if (inner - x < rw + 6)
 			rw = 0; /* no room: the name matters more */
-		char *name = ui_clean(n->name, strlen(n->name), 0);
+		char *name = term_clean(n->name, strlen(n->name), 0);
 		struct buf b;
 		buf_init(&b, 0);
 		buf_puts(&b, name);
@@ -1055,7 +1056,7 @@ void ui_draw_status(struct ui *u)
 	int rw = ui_st_width(right, strlen(right)) + 1;
 	if (rw > u->cols)
 		rw = u->cols;
-	char *clean = ui_clean(b.data, b.len, 0);
+	char *clean = term_clean(b.data, b.len, 0);
 	char *fit = ui_st_fit(clean, strlen(clean), u->cols - rw);
 	ui_draw_text(w, 0, 0, u->cols - rw, fit, UE_STATUS);
 	ui_draw_text(w, 0, u->cols - rw, rw, right, rel);

@@ -23,6 +23,7 @@
  * a few bytes (a=p); an erase deletes the placement and keeps the data
  * (d=i), a new rendering frees the old data first (d=I). */
 #include "tui/ui.h"
+#include "assay/termtext.h"
 
 #include "tui/image.h"
 #include "tui/replay.h"
@@ -344,7 +345,7 @@ static void preview_set_msg(struct ui_preview *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	char *raw = xvasprintf(fmt, ap);
 	va_end(ap);
-	p->msg = ui_clean(raw, strlen(raw), 0);
+	p->msg = term_clean(raw, strlen(raw), 0);
 	free(raw);
 }
 
@@ -596,9 +597,9 @@ static void preview_on_rendered(void *arg, const struct ui_img *img,
 	} else {
 		/* for this box only: another box (v, a resize) tries again */
 		free(p->rmsg);
-		p->rmsg =
-		    ui_clean(err ? err : "cannot render the image",
-		             strlen(err ? err : "cannot render the image"), 0);
+		p->rmsg = term_clean(
+		    err ? err : "cannot render the image",
+		    strlen(err ? err : "cannot render the image"), 0);
 		p->rmsg_cols = p->req_cols;
 		p->rmsg_rows = p->req_rows;
 		p->rmsg_large = p->req_large;
@@ -739,7 +740,7 @@ static void preview_draw_box(struct ui *u)
 		ui_fmt_size(sz, sizeof sz, (double)p->bytes);
 		buf_printf(&t, "  %s  %dx%d", sz, p->src_w, p->src_h);
 	}
-	char *title = ui_clean(t.data, t.len, 0);
+	char *title = term_clean(t.data, t.len, 0);
 	buf_free(&t);
 	ui_draw_box(w, title, p->view == PV_LARGE || u->focus == P_TOOLS);
 	const char *hint = p->view == PV_LARGE ? " v smaller  Esc close "
@@ -755,7 +756,7 @@ static void preview_draw_box(struct ui *u)
 	if (err) {
 		preview_draw_lines(w, 1, 2, iw, err, UE_ERROR, maxy);
 	} else if (p->tc.mode == UI_GFX_OFF) {
-		char *name = ui_clean(p->rel, strlen(p->rel), 0);
+		char *name = term_clean(p->rel, strlen(p->rel), 0);
 		char *msg;
 		if (p->have_probe) {
 			char sz[16];

@@ -5,6 +5,7 @@
  * play at a speed; `f` opens an editor on a tool result or a user
  * message and hands the fork to the caller. */
 #include "tui/replay.h"
+#include "assay/termtext.h"
 #include "tui/ui.h"
 
 #include "assay/events.h"
@@ -195,7 +196,7 @@ static void replay_turn_jump(struct ui *u, int dir)
 static void replay_set_msg(struct ui_replay *r, const char *text)
 {
 	free(r->msg);
-	r->msg = text ? ui_clean(text, strlen(text), 0) : NULL;
+	r->msg = text ? term_clean(text, strlen(text), 0) : NULL;
 }
 
 /* The events a fork can start from, and the member with the text the
@@ -253,7 +254,7 @@ static void replay_fork_open(struct ui *u)
 		char *raw = xasprintf("the result of %s %s (event %llu)",
 		                      json_str(ev, "id", "?"), c ? c->name : "",
 		                      (unsigned long long)r->fork_seq);
-		r->fork_what = ui_clean(raw, strlen(raw), 0);
+		r->fork_what = term_clean(raw, strlen(raw), 0);
 		free(raw);
 	}
 	replay_stop_play(u);

@@ -1,7 +1,6 @@
 /* sanitize.c: the workbench's side of the one filter between untrusted
  * bytes (tool output, file names, model text) and the terminal. Strings
- * are made safe by term_clean (src/core/termtext.c; ui_clean forwards
- * to it); ui_term reads a stream as a terminal would, as far as that is
+ * are made safe by term_clean (src/core/termtext.c); ui_term reads a stream as a terminal would, as far as that is
  * safe, with the same rules for each character: text, SGR colours, \r and \b
  * inside the line, tabs and erase-in-line. Every other escape sequence (cursor
  * moves, OSC titles and clipboard, DCS, private modes) is dropped and every
@@ -15,17 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The one sanitizer is term_clean (src/core/termtext.c); ui_clean
- * forwards to it until its callers call it by that name. */
-_Static_assert((int)UI_CLEAN_NEWLINES == (int)TERM_CLEAN_NEWLINES &&
-                   (int)UI_CLEAN_TABS == (int)TERM_CLEAN_TABS,
-               "ui_clean's flags are term_clean's");
-
-char *ui_clean(const char *s, size_t n, int flags)
-{
-	return term_clean(s, n, flags);
-}
 
 /* ---- the stream interpreter ------------------------------------------ */
 

@@ -4,6 +4,7 @@
  * goes on, e edits a command first, k skips it, x ends the run. It is
  * drawn only when no Approval waits (approval first, then the pause). */
 #include "tui/replay.h"
+#include "assay/termtext.h"
 #include "tui/ui.h"
 
 #include "assay/session.h"
@@ -57,7 +58,7 @@ int ui_step_on(struct ui *u)
 static void step_set_msg(struct ui_step *p, const char *text)
 {
 	free(p->msg);
-	p->msg = text ? ui_clean(text, strlen(text), 0) : NULL;
+	p->msg = text ? term_clean(text, strlen(text), 0) : NULL;
 }
 
 /* The session paused: a new dialog. */

@@ -5,6 +5,7 @@
  * machine that tolerates replies split anywhere and keys typed meanwhile;
  * the choice of image mode is a pure function of what was parsed. */
 #include "tui/termcaps.h"
+#include "assay/termtext.h"
 #include "tui/tui.h"
 
 #include "assay/util.h"
@@ -359,7 +360,7 @@ void ui_termcaps_env(struct ui_termcaps *tc)
 
 char *ui_termcaps_printable(const char *s, size_t n)
 {
-	/* ui_clean keeps the bytes of what it decodes, and an invalid
+	/* term_clean keeps the bytes of what it decodes, and an invalid
 	 * byte (a lone 0x9b is CSI to an 8-bit terminal) decodes as
 	 * U+FFFD: make it one first */
 	struct buf b;
@@ -373,7 +374,7 @@ char *ui_termcaps_printable(const char *s, size_t n)
 			buf_append(&b, s + i, len);
 		i += len;
 	}
-	char *out = ui_clean(b.data ? b.data : "", b.len, 0);
+	char *out = term_clean(b.data ? b.data : "", b.len, 0);
 	buf_free(&b);
 	return out;
 }

@@ -82,7 +82,7 @@ void ui_termcaps_env(struct ui_termcaps *tc);
 int ui_termcaps_choose(struct ui_termcaps *tc, const char *want, int is_tty);
 
 /* A string the terminal sent (the kitty reply...), made safe to print
- * (invalid UTF-8 replaced, then ui_clean: controls as ^X, C1 as
+ * (invalid UTF-8 replaced, then term_clean: controls as ^X, C1 as
  * <U+009B>). Free it. */
 char *ui_termcaps_printable(const char *s, size_t n);
 

@@ -134,7 +134,7 @@ int ui_color_256(int r, int g, int b);
  *   ST_ELEM e  switch to theme element e-1 (resets colours from SGR)
  *   ST_HL_ON / ST_HL_OFF  search-match highlight over the current style
  *   ESC [ ... m  an SGR colour change, only as written by ui_term
- * Markers are control bytes, which ui_clean never lets through, so
+ * Markers are control bytes, which term_clean never lets through, so
  * untrusted text can never forge one. */
 #define ST_ELEM '\x01'
 #define ST_HL_ON '\x02'
@@ -177,16 +177,11 @@ void ui_fmt_duration(char *out, size_t max, int64_t ms);
 /* Token counts: "950", "12.3k", "1.2M". */
 void ui_fmt_count(char *out, size_t max, double n);
 
-/* ---- the sanitizer (sanitize.c) ---------------------------------------- */
-
-enum {
-	UI_CLEAN_NEWLINES = 1, /* keep \n (else it is shown as ^J) */
-	UI_CLEAN_TABS = 2,     /* expand tabs to spaces (else ^I) */
-};
-
-/* Untrusted text made safe to draw: valid UTF-8, no control bytes
- * (shown as ^X), C1 and bidi/format characters shown as <U+XXXX>. */
-char *ui_clean(const char *s, size_t n, int flags);
+/* ---- the sanitizer ---------------------------------------------------
+ * Untrusted text is made safe to draw by the one sanitizer, term_clean
+ * (assay/termtext.h: valid UTF-8, controls as ^X, C1 and bidi/format
+ * characters as <U+XXXX>); sanitize.c holds the stream interpreter. */
+#include "assay/termtext.h"
 
 #define UI_TERM_MAX_COLS 2048 /* longer lines are broken */
 

@@ -6,6 +6,7 @@
  * is the overlay stack's (overlay.c); keys go to keys.c. stderr goes to
  * the run's log while curses owns the screen. */
 #include "tui/ui.h"
+#include "assay/termtext.h"
 #include "tui/image.h"
 #include "tui/replay.h"
 #include "tui/termcaps.h"
@@ -61,7 +62,7 @@ void ui_notice(struct ui *u, const char *fmt, ...)
 	free(u->notice);
 	char *raw = xvasprintf(fmt, ap);
 	va_end(ap);
-	u->notice = ui_clean(raw, strlen(raw), 0);
+	u->notice = term_clean(raw, strlen(raw), 0);
 	free(raw);
 	u->notice_until = now_ms() + NOTICE_MS;
 	ui_touch(u, UI_DIRTY_STATUS);

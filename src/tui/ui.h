@@ -222,7 +222,7 @@ void ui_draw_help(struct ui *u, WINDOW *w);
 int ui_help_lines(void);
 void ui_draw_confirm(struct ui *u, WINDOW *w);
 void ui_draw_box(WINDOW *w, const char *title, int focused);
-/* Untrusted text (ui_clean'd), each of its lines wrapped into out
+/* Untrusted text (term_clean'd), each of its lines wrapped into out
  * after label (in element le, or none when NULL), the text in e. */
 void ui_st_add_text(struct ui_rows *out, int width, int indent,
                     const char *label, enum ui_elem le, const char *raw,

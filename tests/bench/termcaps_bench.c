@@ -21,7 +21,7 @@
 #include <string.h>
 
 #define QUERIES                                                                \
-	"\033_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\033\\\033[?1;1;0S\033[?2;1;0S"     \
+	"\033_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\033\\\033[?1;1;0S\033[?2;1;0S"   \
 	"\033[16t\033[c"
 #define REPLY "\033[6;20;10t\033[?62;4;22c"
 #define SILENT_MS 150

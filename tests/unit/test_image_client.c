@@ -209,7 +209,7 @@ static void render(struct ui_imgcache *c, const struct ui_img_req *q,
 {
 	ui_img_render(c, q, on_done, r);
 	assert_int_equal(r->calls, 0); /* never from inside the call */
-	wait_for(r, 60000); /* a hang guard */
+	wait_for(r, 60000);            /* a hang guard */
 	assert_int_equal(r->calls, 1);
 }
 
@@ -227,7 +227,8 @@ static int setup(void **state)
 		const char *ci = getenv("CI");
 		int in_ci = ci && !strcmp(ci, "true");
 		printf("%s: %s not built\n",
-		       in_ci ? "FAIL (CI=true, a skip is a failure)" : "SKIPPED",
+		       in_ci ? "FAIL (CI=true, a skip is a failure)"
+		             : "SKIPPED",
 		       bin);
 		exit(in_ci ? 1 : 77);
 	}

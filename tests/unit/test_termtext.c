@@ -90,10 +90,6 @@ static void test_headless_flags(void **state)
 	assert_non_null(strstr(s, "^["));
 	assert_string_equal(s, "red^[[31m^Gtitle^[]0;pwn^G<U+009B>2J\n\tx");
 	assert_inert(s, 1);
-	/* the transitional name gives the same */
-	char *t = term_sanitize(evil, strlen(evil));
-	assert_string_equal(s, t);
-	free(t);
 	free(s);
 }
 

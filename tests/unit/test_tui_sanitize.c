@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "tui/text.c"
+#include "assay/termtext.h"
 #include "tui/sanitize.c"
 
 #include <locale.h>
@@ -181,7 +182,7 @@ static void test_every_bidi_control(void **state)
 		free(plain);
 		assert_safe(ls.l[0]);
 		assert_null(memmem(ls.l[0], strlen(ls.l[0]), u, n));
-		char *c = ui_clean(in, strlen(in) - 1, 0);
+		char *c = term_clean(in, strlen(in) - 1, 0);
 		assert_string_equal(c, want);
 		free(c);
 		lines_free(&ls);
@@ -268,22 +269,22 @@ static void test_clean_names(void **state)
 {
 	(void)state;
 	const char name[] = "evil\033]0;pwned\007\nname\xe2\x80\xae\x01";
-	char *c = ui_clean(name, sizeof name - 1, 0);
+	char *c = term_clean(name, sizeof name - 1, 0);
 	assert_string_equal(c, "evil^[]0;pwned^G^Jname<U+202E>^A");
 	free(c);
-	c = ui_clean("a\r\nb\tc", 6, UI_CLEAN_NEWLINES | UI_CLEAN_TABS);
+	c = term_clean("a\r\nb\tc", 6, TERM_CLEAN_NEWLINES | TERM_CLEAN_TABS);
 	assert_string_equal(c, "a\nb   c");
 	free(c);
 	/* markers cannot be forged: they are control bytes */
-	c = ui_clean("\x01\x05x\x02", 4, 0);
+	c = term_clean("\x01\x05x\x02", 4, 0);
 	assert_string_equal(c, "^A^Ex^B");
 	assert_int_equal(ui_st_marker(c, strlen(c)), 0);
 	free(c);
 	/* invalid UTF-8 (a lone 0x9b is CSI to an 8-bit terminal) becomes
 	 * U+FFFD, never the byte itself */
-	c = ui_clean("a\x9b"
-	             "2Jb\xff",
-	             6, 0);
+	c = term_clean("a\x9b"
+	               "2Jb\xff",
+	               6, 0);
 	assert_string_equal(c, "a\xEF\xBF\xBD"
 	                       "2Jb\xEF\xBF\xBD");
 	free(c);
