@@ -21,6 +21,7 @@
 struct loop;
 struct http;
 struct config;
+struct llm; /* opaque: src/llm/llm_internal.h */
 
 struct llm_request {
 	const char *model;
@@ -72,31 +73,6 @@ struct llm_observer {
 
 struct llm;
 
-struct llm_ops {
-	const char *name;
-	int (*init)(struct llm *m, char **err);
-	/* Begin a turn; results arrive through the observer. */
-	int (*start)(struct llm *m, const struct llm_request *req, char **err);
-	/* Abandon the turn in flight; no more callbacks for it. */
-	void (*cancel)(struct llm *m);
-	void (*destroy)(struct llm *m);
-};
-
-struct llm {
-	const struct llm_ops *ops;
-	struct loop *loop;
-	struct http *http;
-	const struct config *cfg;
-	struct llm_observer obs;
-	char *provider; /* name as configured */
-	char *model;    /* resolved model name */
-	char *base_url; /* resolved, for run_start (never a key) */
-	void *priv;
-};
-
-extern const struct llm_ops llm_openai_ops;
-extern const struct llm_ops llm_script_ops;
-
 /* Pick the provider named by cfg->provider and initialise it. */
 struct llm *llm_new(const struct config *cfg, struct loop *l, struct http *h,
                     const struct llm_observer *obs, char **err);
@@ -113,5 +89,9 @@ const char *llm_base_url(const struct llm *m);
 /* Canonical request JSON (provider, model, parameters, system,
  * messages, tools) used for request_hash and the cache. Caller frees. */
 char *llm_canonical_request(const struct llm *m, const struct llm_request *r);
+/* The same as a given provider and model would have made it (resume:
+ * the hash a recorded run would have given the request). */
+char *llm_canonical_request_for(const char *provider, const char *model,
+                                const struct llm_request *r);
 
 #endif

@@ -591,7 +591,7 @@ int record_check_url(const struct session *s, const struct record *r, int given,
                      char **err)
 {
 	const char *rec = json_str(r->run_start, "base_url", "");
-	const char *now = s->llm->base_url ? s->llm->base_url : "";
+	const char *now = llm_base_url(s->llm);
 	if (given || !*rec || !strncmp(rec, "script:", 7) ||
 	    !strncmp(now, "script:", 7) || record_same_url(rec, now))
 		return 0;

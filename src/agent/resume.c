@@ -61,13 +61,12 @@ int replay_in_place(const struct replay *rp)
 static void replay_hash(const struct replay *rp, const struct session *s,
                         const struct llm_request *req, char out[65])
 {
-	struct llm recorded = *s->llm;
 	struct llm_request r = *req;
-	if (rp->provider)
-		recorded.provider = rp->provider;
 	if (rp->model)
 		r.model = rp->model;
-	char *canon = llm_canonical_request(&recorded, &r);
+	char *canon = llm_canonical_request_for(
+	    rp->provider ? rp->provider : llm_provider(s->llm),
+	    llm_model(s->llm), &r);
 	sha256_hex(canon, strlen(canon), out);
 	free(canon);
 }

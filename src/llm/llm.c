@@ -200,13 +200,19 @@ static cJSON *dup_or(const cJSON *j, cJSON *def)
 
 char *llm_canonical_request(const struct llm *m, const struct llm_request *r)
 {
+	return llm_canonical_request_for(m->provider, m->model, r);
+}
+
+char *llm_canonical_request_for(const char *provider, const char *model,
+                                const struct llm_request *r)
+{
 	cJSON *o = cJSON_CreateObject();
 
-	cJSON_AddStringToObject(o, "provider", m->provider);
+	cJSON_AddStringToObject(o, "provider", provider ? provider : "");
 	cJSON_AddStringToObject(o, "model",
-	                        r->model   ? r->model
-	                        : m->model ? m->model
-	                                   : "");
+	                        r->model ? r->model
+	                        : model  ? model
+	                                 : "");
 	cJSON_AddNumberToObject(o, "max_output_tokens", r->max_output_tokens);
 	if (r->system)
 		cJSON_AddStringToObject(o, "system", r->system);

@@ -12,6 +12,32 @@
 #include "assay/llm.h"
 #include "assay/sse.h"
 
+/* A provider: its ops and the state every provider shares. */
+struct llm_ops {
+	const char *name;
+	int (*init)(struct llm *m, char **err);
+	/* Begin a turn; results arrive through the observer. */
+	int (*start)(struct llm *m, const struct llm_request *req, char **err);
+	/* Abandon the turn in flight; no more callbacks for it. */
+	void (*cancel)(struct llm *m);
+	void (*destroy)(struct llm *m);
+};
+
+struct llm {
+	const struct llm_ops *ops;
+	struct loop *loop;
+	struct http *http;
+	const struct config *cfg;
+	struct llm_observer obs;
+	char *provider; /* name as configured */
+	char *model;    /* resolved model name */
+	char *base_url; /* resolved, for run_start (never a key) */
+	void *priv;
+};
+
+extern const struct llm_ops llm_openai_ops;
+extern const struct llm_ops llm_script_ops;
+
 #define LLM_MAX_TRIES 5
 #define LLM_MAX_ERROR_BODY (64 * 1024)
 #define LLM_MAX_EVENT (4 * 1024 * 1024) /* one SSE line or event */

@@ -1,11 +1,12 @@
 /* sanitize.c: the workbench's side of the one filter between untrusted
  * bytes (tool output, file names, model text) and the terminal. Strings
- * are made safe by term_clean (src/core/termtext.c); ui_term reads a stream as a terminal would, as far as that is
- * safe, with the same rules for each character: text, SGR colours, \r and \b
- * inside the line, tabs and erase-in-line. Every other escape sequence (cursor
- * moves, OSC titles and clipboard, DCS, private modes) is dropped and every
- * other control byte is shown as ^X, so nothing can move the cursor, change
- * modes or talk to the terminal. */
+ * are made safe by term_clean (src/core/termtext.c); ui_term reads a
+ * stream as a terminal would, as far as that is safe, with the same
+ * rules for each character: text, SGR colours, \r and \b inside the
+ * line, tabs and erase-in-line. Every other escape sequence (cursor
+ * moves, OSC titles and clipboard, DCS, private modes) is dropped and
+ * every other control byte is shown as ^X, so nothing can move the
+ * cursor, change modes or talk to the terminal. */
 #include "tui/tui.h"
 
 #include "assay/termtext.h"

@@ -14,6 +14,7 @@
 #include "assay/buf.h"
 #include "assay/config.h"
 #include "assay/llm.h"
+#include "llm/llm_internal.h"
 #include "assay/loop.h"
 #include "assay/util.h"
 

@@ -244,13 +244,12 @@ static void found_and_applied(void **state)
 
 static char *hash_of(const char *messages)
 {
-	struct llm m = {.provider = "openai", .model = "m1"};
 	cJSON *msgs = cJSON_Parse(messages);
 	struct llm_request r = {.model = "m1",
 	                        .system = "sys",
 	                        .messages = msgs,
 	                        .max_output_tokens = 100};
-	char *canon = llm_canonical_request(&m, &r);
+	char *canon = llm_canonical_request_for("openai", "m1", &r);
 	char *h = xmalloc(65);
 	sha256_hex(canon, strlen(canon), h);
 	free(canon);
