@@ -450,7 +450,11 @@ static char *ollama_base(const char *host)
 	const char *colon = strrchr(host, ':');
 	int has_port = colon && colon[1] >= '0' && colon[1] <= '9';
 
-	return xasprintf("%s%s%s%s/v1", scheme, h, rest,
+	/* "host:port/" must not become "host:port//v1" */
+	size_t n = strlen(rest);
+	while (n > 0 && rest[n - 1] == '/')
+		n--;
+	return xasprintf("%s%s%.*s%s/v1", scheme, h, (int)n, rest,
 	                 has_port ? "" : ":11434");
 }
 

@@ -53,8 +53,11 @@ second" &&
 }
 base_of() { jget "$T/$1/transcript.jsonl" 'x[0]["base_url"]'; }
 
-for form in "127.0.0.1:$PORT" "http://127.0.0.1:$PORT" "0.0.0.0:$PORT"; do
-	name=host-${form%%:*}
+i=0
+for form in "127.0.0.1:$PORT" "http://127.0.0.1:$PORT" "0.0.0.0:$PORT" \
+	"127.0.0.1:$PORT/" "http://127.0.0.1:$PORT//"; do
+	i=$((i + 1))
+	name=host-$i
 	run "$name" "OLLAMA_HOST=$form" -- --model "$MODEL"
 	check "OLLAMA_HOST=$form: completes through the fake, no key set (exit $CODE)" ran_ok "$name" ||
 		sed 's/^/     /' "$T/$name.err"
