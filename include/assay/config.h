@@ -14,6 +14,14 @@ struct config_input {
 	char *dest; /* workspace-relative; default input/<basename> */
 };
 
+/* How the loosening settings of the project files are taken (set before
+ * config_load; see project.c). */
+enum config_trust {
+	CONFIG_TRUST_ASK,  /* the user's trust store decides */
+	CONFIG_TRUST_ONCE, /* the user said "once" in the Trust dialog */
+	CONFIG_TRUST_FLAG, /* --trust-project */
+};
+
 struct config {
 	char *provider; /* openai|openai-responses|anthropic|ollama|script */
 	char *model;
@@ -51,6 +59,14 @@ struct config {
 	                      every layer add up */
 	cJSON *never_save; /* kinds of reasons never saved as "always"
 	                      rules (array of names; NULL = default) */
+	enum config_trust trust;
+	/* What the project files did, NULL without them:
+	 * {"dir": realpath, "files": [...], "hash": digest,
+	 *  "trust": "untrusted"|"once"|"remembered"|"flag",
+	 *  "applied": ["FILE: KEY", ...],
+	 *  "refused"|"trusted": [{"file","key","value","why","required"}]}
+	 * ("refused" when untrusted: those were not applied). */
+	cJSON *project;
 };
 
 void config_defaults(struct config *c);
@@ -69,9 +85,17 @@ int config_apply_env(struct config *c, char **err);
  * NULL or absent), ./.assay/config.json, ./assay.json (the project
  * manifest), extra_file (--config; must exist), then the environment.
  * The two project files may not set base_url or api_key_env: those
- * decide where an API key is sent. */
+ * decide where an API key is sent. Until the project is trusted
+ * (c->trust, the trust store) they may only tighten security: what
+ * would loosen it is listed in c->project and not applied. */
 int config_load(struct config *c, const char *user_file, const char *extra_file,
                 char **err);
+/* The project settings that were not applied (an array of
+ * {file, key, value, why, required}), or NULL when none were refused. */
+const cJSON *config_project_refused(const struct config *c);
+/* The digest of the project files in the current directory as they are
+ * now (their contents and the host paths they name, links resolved). */
+int config_project_digest(char out[65], char **err);
 /* $XDG_CONFIG_HOME/assay/config.json or ~/.config/assay/config.json
  * (path_config_dir); NULL when neither variable nor HOME is set. */
 char *config_user_file(void);
@@ -80,6 +104,9 @@ char *config_user_file(void);
 int config_parse_input(const char *spec, struct config_input *in, char **err);
 void config_add_input(struct config *c, const char *src, const char *dest);
 void config_add_output(struct config *c, const char *path);
+/* An ask mode's place from the least to the most careful (none 0,
+ * risky 1, all 2); -1 when unknown. */
+int config_ask_rank(const char *mode);
 /* Setters that free the previous value. */
 void config_set(char **field, const char *value);
 /* The `images` value (--images, config key "images"): auto, sixel,

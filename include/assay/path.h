@@ -28,12 +28,17 @@ int path_mkdirs_beneath(int root_fd, const char *rel, char **err);
  * is resolved) lies inside root, an absolute path without links (a
  * realpath). */
 int path_lies_inside(const char *path, const char *root);
+/* path with links resolved: the realpath of its longest existing
+ * prefix, then the rest as written (NULL when nothing resolves). */
+char *path_resolve(const char *path);
 
-/* The user's assay directories, $XDG_CACHE_HOME/assay/<sub> and
- * $XDG_CONFIG_HOME/assay/<sub> (~/.cache, ~/.config when unset; sub ""
+/* The user's assay directories, $XDG_CACHE_HOME/assay/<sub>,
+ * $XDG_CONFIG_HOME/assay/<sub> and $XDG_STATE_HOME/assay/<sub>
+ * (~/.cache, ~/.config, ~/.local/state when unset; sub ""
  * for the directory itself). NULL when neither variable nor HOME is
  * set. Caller frees. The one place these paths are built. */
 char *path_cache_dir(const char *sub);
 char *path_config_dir(const char *sub);
+char *path_state_dir(const char *sub);
 
 #endif

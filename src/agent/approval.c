@@ -13,6 +13,7 @@
 #include "assay/log.h"
 #include "assay/loop.h"
 #include "assay/policy.h"
+#include "assay/trust.h"
 #include "assay/util.h"
 
 #include <stdlib.h>
@@ -446,6 +447,27 @@ static void approval_recheck_waiting(struct session *s)
 	}
 }
 
+/* Rules the user saved into the project are the user's own: the trust
+ * store remembers them (so they apply in an untrusted project too), and
+ * moves a trust given to the files before the save to the files after. */
+static void approval_trust_saved(struct session *s, const cJSON *rules)
+{
+	char digest[65], *err = NULL;
+	char *root = realpath(".", NULL);
+	const char *old = json_str(s->cfg->project, "hash", NULL);
+	if (!root || config_project_digest(digest, &err) < 0 ||
+	    trust_add_saved_rules(root, rules, old, digest, &err) < 0) {
+		log_warn("trust store: the saved rule is not remembered as "
+		         "yours (%s): the next run asks about it",
+		         err ? err : "no current directory");
+	} else if (s->cfg->project) {
+		cJSON_ReplaceItemInObject(s->cfg->project, "hash",
+		                          cJSON_CreateString(digest));
+	}
+	free(err);
+	free(root);
+}
+
 /* "Always": add the rules the call offers, to the session or the project;
  * -1 + *err. */
 static int approval_always(struct session *s, struct approval *a,
@@ -458,6 +480,8 @@ static int approval_always(struct session *s, struct approval *a,
 	if (scope == SESSION_SCOPE_PROJECT &&
 	    policy_save_rules(PROJECT_CONFIG, a->v->save, err) < 0)
 		return -1;
+	if (scope == SESSION_SCOPE_PROJECT)
+		approval_trust_saved(s, a->v->save);
 	const cJSON *r;
 	cJSON_ArrayForEach(r, a->v->save)
 	{

@@ -10,7 +10,7 @@
  *
  * | type | fields |
  * |---|---|
- * | run_start | [forked_from {run_id, run_dir, mode "re-execute", [fork_at, replace]}] (before type), version, run_id, run_dir, provider, model, base_url (never the key), [instructions], [script], out, sandbox {backend, image, image_id}, ask, workspace, inputs [{src, dest}], outputs [path], limits {timeout_s, max_turns, max_tokens, max_cost, memory_mb, processes, cpu_s, file_size_mb, max_output_bytes, max_output_tokens, network} |
+ * | run_start | [forked_from {run_id, run_dir, mode "re-execute", [fork_at, replace]}] (before type), version, run_id, run_dir, provider, model, base_url (never the key), [instructions], [script], out, sandbox {backend, image, image_id}, ask, workspace, inputs [{src, dest}], outputs [path], limits {timeout_s, max_turns, max_tokens, max_cost, memory_mb, processes, cpu_s, file_size_mb, max_output_bytes, max_output_tokens, network}, [project {dir, files, hash, trust "untrusted"/"once"/"remembered"/"flag", applied ["FILE: KEY"], refused or trusted [{file, key, value, why, required}]}] |
  * | run_resume | run_id, run_dir, resumed_from {seq, status, dropped_bytes}, provider, model, base_url, sandbox {backend}, workspace, prompt |
  * | user_message | text |
  * | model_request | turn, request_hash, cached, messages, [replayed: true] |
@@ -185,6 +185,10 @@ cJSON *ev_run_start(const struct ev_run *run, const struct config *cfg,
 	for (size_t i = 0; i < cfg->n_outputs; i++)
 		cJSON_AddItemToArray(out, cJSON_CreateString(cfg->outputs[i]));
 	ev_add_limits(ev, cfg);
+	/* what the project files did: applied, refused or trusted */
+	if (cfg->project)
+		cJSON_AddItemToObject(ev, "project",
+		                      cJSON_Duplicate(cfg->project, 1));
 	return ev;
 }
 

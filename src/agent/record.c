@@ -331,16 +331,6 @@ static void record_set_if(char **field, const cJSON *obj, const char *key)
 		config_set(field, v);
 }
 
-/* ask modes from the least to the most careful; -1: unknown */
-static int record_ask_rank(const char *mode)
-{
-	static const char *const order[] = {"none", "risky", "all"};
-	for (int i = 0; mode && i < 3; i++)
-		if (!strcmp(mode, order[i]))
-			return i;
-	return -1;
-}
-
 /* A recorded limit can only tighten the configured one. */
 static long record_tighter(const cJSON *lim, const char *key, long configured)
 {
@@ -392,7 +382,7 @@ int session_record_config(const char *run, struct config *cfg, char **err)
 	}
 	/* the more careful of the two; --ask still decides */
 	const char *ask = json_str(rs, "ask", NULL);
-	if (record_ask_rank(ask) > record_ask_rank(cfg->ask))
+	if (config_ask_rank(ask) > config_ask_rank(cfg->ask))
 		config_set(&cfg->ask, ask);
 	const cJSON *sb = cJSON_GetObjectItem(rs, "sandbox");
 	record_set_if(&cfg->sandbox, sb, "backend");

@@ -61,6 +61,13 @@ int cmd_export(int argc, char **argv);
  * is "replay". Returns the exit code. */
 int cmd_replay(int argc, char **argv);
 
+/* Project trust (trust.c). The project settings this run did not
+ * apply, named on stderr; EXIT_USAGE when the run needs one of them,
+ * else 0. */
+int trust_report(const struct config *c);
+/* assay trust [--list | --revoke DIR]; argv[0] is "trust". */
+int cmd_trust(int argc, char **argv);
+
 /* assay doctor [--json] [--images MODE] (doctor.c); argv[0] is
  * "doctor". 0 when the default setup works, 1 when not, 2 usage. */
 int cmd_doctor(int argc, char **argv);

@@ -4,8 +4,10 @@
 #include "tui/tui.h"
 
 #include "assay/config.h"
+#include "assay/json.h"
 #include "assay/loop.h"
 #include "assay/session.h"
+#include "assay/trust.h"
 #include "assay/util.h"
 
 #include <errno.h>
@@ -46,6 +48,7 @@ enum {
 	OPT_RE_EXECUTE,
 	OPT_FORK_AT,
 	OPT_REPLACE,
+	OPT_TRUST_PROJECT,
 };
 
 static const struct option options[] = {
@@ -77,6 +80,7 @@ static const struct option options[] = {
     {"re-execute", no_argument, NULL, OPT_RE_EXECUTE},
     {"fork-at", required_argument, NULL, OPT_FORK_AT},
     {"replace", required_argument, NULL, OPT_REPLACE},
+    {"trust-project", no_argument, NULL, OPT_TRUST_PROJECT},
     {NULL, 0, NULL, 0},
 };
 
@@ -103,6 +107,9 @@ static void usage(FILE *f)
 	      "       assay export RUN [--format md|html] [-o FILE]\n"
 	      "                                       a readable record of "
 	      "a run\n"
+	      "       assay trust [--list|--revoke DIR]\n"
+	      "                                       this project's trust: "
+	      "what its files may do\n"
 	      "       assay doctor [--json]         what works here "
 	      "(terminal graphics, sandboxes,\n"
 	      "                                       python libraries, "
@@ -153,6 +160,12 @@ static void usage(FILE *f)
 	      "  --config FILE       extra configuration layer (JSON with "
 	      "comments)\n"
 	      "  --instructions FILE system prompt [built in]\n"
+	      "  --trust-project     apply the settings of ./assay.json and "
+	      "./.assay/config.json\n"
+	      "                      that loosen security (network, ask, "
+	      "allow rules, limits,\n"
+	      "                      paths outside the project) [only "
+	      "when trusted]\n"
 	      "  --version, --help\n"
 	      "\n"
 	      "configuration, later wins: defaults < "
@@ -236,7 +249,8 @@ static int apply_option(struct config *c, int opt, const char *arg, char **err)
 		c->json = 1;
 		break;
 	case OPT_CONFIG:
-		break; /* applied as its own layer */
+	case OPT_TRUST_PROJECT:
+		break; /* taken before the layers (load_layers) */
 	case OPT_INPUT:
 		if (config_parse_input(arg, &in, err) < 0)
 			return -1;
@@ -311,19 +325,29 @@ static int validate(const struct config *c, char **err)
 	return 0;
 }
 
+/* Whether argv holds the option name before "--" (found before the
+ * options are parsed, as the layers come first). */
+static const char *find_early(int argc, char **argv, const char *name)
+{
+	size_t n = strlen(name);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], name))
+			return i + 1 < argc ? argv[i + 1] : "";
+		if (!strncmp(argv[i], name, n) && argv[i][n] == '=')
+			return argv[i] + n + 1;
+	}
+	return NULL;
+}
+
 /* The layers below the options. --config is found first so it sits
  * below the environment and the other options. */
 static int load_layers(struct config *c, int argc, char **argv, char **err)
 {
-	const char *extra = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			break;
-		if (!strcmp(argv[i], "--config") && i + 1 < argc)
-			extra = argv[++i];
-		else if (!strncmp(argv[i], "--config=", 9))
-			extra = argv[i] + 9;
-	}
+	const char *extra = find_early(argc, argv, "--config");
+	if (extra && !*extra)
+		extra = NULL;
 	char *user = config_user_file();
 	int rc = config_load(c, user, extra, err);
 	free(user);
@@ -433,12 +457,109 @@ static void cli_locale(void)
 		setlocale(LC_CTYPE, "C.utf8");
 }
 
+/* What the command line asked for, besides the configuration. */
+struct cli_run {
+	const char *cmd; /* run, demo, resume, or NULL */
+	const char *prompt;
+	int demo, resume, tui;
+};
+
+/* The configuration from every layer and the options, under trust.
+ * 1 when the command is done (--help, --version), -1 + *err on a usage
+ * error, else 0. Can be called again (after a trust answer). */
+static int build(struct config *c, struct resume_cli *rc, struct cli_run *r,
+                 int argc, char **argv, enum config_trust trust, char **err)
+{
+	config_defaults(c);
+	c->trust = trust;
+	resume_cli_init(rc);
+	if (load_layers(c, argc, argv, err) < 0)
+		return -1;
+	r->resume = r->cmd && !strcmp(r->cmd, "resume");
+	if (r->resume && resume_prepare(rc, c, &argc, &argv, err) < 0)
+		return -1;
+	int opt;
+	opterr = 0;
+	optind = 0; /* glibc: a fresh scan */
+	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (opt == OPT_VERSION) {
+			printf("assay %s\n", ASSAY_VERSION);
+			return 1;
+		}
+		if (opt == '?')
+			return set_err(err,
+			               "unknown option or missing argument: %s "
+			               "(see assay --help)",
+			               argv[optind - 1]);
+		if (opt == OPT_RE_EXECUTE || opt == OPT_FORK_AT ||
+		    opt == OPT_REPLACE) {
+			if (resume_option(rc, r->resume, opt - OPT_RE_EXECUTE,
+			                  optarg, err) < 0)
+				return -1;
+			continue;
+		}
+		if (apply_option(c, opt, optarg, err) < 0)
+			return -1;
+	}
+	r->prompt = optind < argc ? argv[optind] : NULL;
+	if (optind + 1 < argc)
+		return set_err(err,
+		               "one PROMPT only (quote it): unexpected '%s'",
+		               argv[optind + 1]);
+	r->demo = r->cmd && !strcmp(r->cmd, "demo");
+	if (r->demo) {
+		setup_demo(c);
+		if (!r->prompt)
+			r->prompt = DEMO_PROMPT;
+	}
+	/* the workbench needs a terminal both ways; scripts and CI get
+	 * the headless run, never a UI that waits for keys */
+	r->tui = (!r->cmd || r->demo || r->resume) && !c->json &&
+	         isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	return 0;
+}
+
+/* The project's files ask for settings that loosen security and the
+ * project is not trusted: on a terminal, ask (the Trust dialog), and
+ * build again when the answer applies them. 1 when the user quit, -1 +
+ * *err, else 0 (c is then what runs; trust_report names what it left
+ * out). */
+static int ask_trust(struct config *c, struct resume_cli *rc, struct cli_run *r,
+                     int argc, char **argv, char **err)
+{
+	if (!r->tui || !config_project_refused(c))
+		return 0;
+	int answer = ui_trust_ask(c);
+	if (answer == 'q' || answer < 0) {
+		fprintf(stderr, "assay: not started: the project was not "
+		                "trusted (assay trust shows what it asks)\n");
+		return 1;
+	}
+	if (answer == 'n')
+		return 0;
+	enum config_trust how = CONFIG_TRUST_ONCE;
+	if (answer == 't') {
+		if (trust_remember(json_str(c->project, "dir", ""),
+		                   json_str(c->project, "hash", ""), err) < 0)
+			return -1;
+		how = CONFIG_TRUST_ASK; /* the store now says yes */
+	}
+	resume_cli_free(rc);
+	config_free(c);
+	int b = build(c, rc, r, argc, argv, how, err);
+	return b < 0 ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct config c;
 	struct resume_cli rc;
+	struct cli_run r = {0};
 	char *err = NULL;
-	const char *cmd = NULL;
 	int code = EXIT_USAGE;
 	cli_locale();
 	if (argc > 1 && !strcmp(argv[1], "export"))
@@ -447,82 +568,47 @@ int main(int argc, char **argv)
 		return cmd_replay(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "doctor"))
 		return cmd_doctor(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "trust"))
+		return cmd_trust(argc - 1, argv + 1);
 	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "demo") ||
 	                 !strcmp(argv[1], "resume"))) {
-		cmd = argv[1];
+		r.cmd = argv[1];
 		argv++;
 		argc--;
 	}
-	config_defaults(&c);
-	resume_cli_init(&rc);
-	if (load_layers(&c, argc, argv, &err) < 0)
-		goto out;
-	int resume = cmd && !strcmp(cmd, "resume");
-	if (resume && resume_prepare(&rc, &c, &argc, &argv, &err) < 0)
-		goto out;
-	int opt;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-		if (opt == 'h') {
-			usage(stdout);
-			code = 0;
-			goto out;
-		}
-		if (opt == OPT_VERSION) {
-			printf("assay %s\n", ASSAY_VERSION);
-			code = 0;
-			goto out;
-		}
-		if (opt == '?') {
-			set_err(&err,
-			        "unknown option or missing argument: %s "
-			        "(see assay --help)",
-			        argv[optind - 1]);
-			goto out;
-		}
-		if (opt == OPT_RE_EXECUTE || opt == OPT_FORK_AT ||
-		    opt == OPT_REPLACE) {
-			if (resume_option(&rc, resume, opt - OPT_RE_EXECUTE,
-			                  optarg, &err) < 0)
-				goto out;
-			continue;
-		}
-		if (apply_option(&c, opt, optarg, &err) < 0)
-			goto out;
-	}
-	const char *prompt = optind < argc ? argv[optind] : NULL;
-	if (optind + 1 < argc) {
-		set_err(&err, "one PROMPT only (quote it): unexpected '%s'",
-		        argv[optind + 1]);
+	enum config_trust trust = find_early(argc, argv, "--trust-project")
+	                              ? CONFIG_TRUST_FLAG
+	                              : CONFIG_TRUST_ASK;
+	int b = build(&c, &rc, &r, argc, argv, trust, &err);
+	if (b) {
+		code = b > 0 ? 0 : EXIT_USAGE;
 		goto out;
 	}
-	int demo = cmd && !strcmp(cmd, "demo");
-	if (demo) {
-		setup_demo(&c);
-		if (!prompt)
-			prompt = DEMO_PROMPT;
+	if ((b = ask_trust(&c, &rc, &r, argc, argv, &err))) {
+		code = b > 0 ? 0 : EXIT_USAGE;
+		goto out;
 	}
-	/* the workbench needs a terminal both ways; scripts and CI get
-	 * the headless run, never a UI that waits for keys */
-	int tui = (!cmd || demo || resume) && !c.json && isatty(STDIN_FILENO) &&
-	          isatty(STDOUT_FILENO);
-	if (!prompt && !tui && !resume) {
+	if ((code = trust_report(&c)))
+		goto out;
+	code = EXIT_USAGE;
+	if (!r.prompt && !r.tui && !r.resume) {
 		set_err(&err, "a PROMPT is needed (see assay --help)");
 		goto out;
 	}
 	if (validate(&c, &err) < 0)
 		goto out;
-	if (tui) {
+	if (r.tui) {
 		/* the demo streams at a pace a person can follow */
-		if (demo)
+		if (r.demo)
 			setenv("ASSAY_SCRIPT_DELAY_MS", "35", 0);
-		struct ui_opts o = {.prompt = prompt,
-		                    .end_when_done = demo,
-		                    .resume = resume ? resume_opts(&rc) : NULL};
+		struct ui_opts o = {.prompt = r.prompt,
+		                    .end_when_done = r.demo,
+		                    .resume =
+		                        r.resume ? resume_opts(&rc) : NULL};
 		code = ui_main(&c, &o);
 	} else {
-		code =
-		    run_headless(&c, prompt, resume ? resume_opts(&rc) : NULL);
+		code = run_headless(&c, r.prompt,
+		                    r.resume ? resume_opts(&rc) : NULL);
 	}
 out:
 	if (err)

@@ -1,7 +1,7 @@
 /* config.c: layered configuration (defaults < user file < project file
  * < --config < environment < flags) and the assay.json manifest, which
  * is applied as a project layer. */
-#include "assay/config.h"
+#include "config_internal.h"
 #include "assay/json.h"
 #include "assay/path.h"
 #include "assay/util.h"
@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define CONFIG_MAX_BYTES (1 << 20)
 
 void config_set(char **field, const char *value)
 {
@@ -75,6 +73,7 @@ void config_free(struct config *c)
 	free(c->outputs);
 	cJSON_Delete(c->rules);
 	cJSON_Delete(c->never_save);
+	cJSON_Delete(c->project);
 	memset(c, 0, sizeof *c);
 }
 
@@ -124,7 +123,7 @@ int config_parse_input(const char *spec, struct config_input *in, char **err)
 }
 
 /* A relative input source in a file layer is relative to that file. */
-static char *resolve_src(const char *src, const char *base_dir)
+char *config_resolve_src(const char *src, const char *base_dir)
 {
 	if (src[0] == '/' || !base_dir)
 		return xstrdup(src);
@@ -157,7 +156,7 @@ static int apply_inputs(struct config *c, const cJSON *arr, const char *origin,
 			    "or {\"src\":..,\"dest\":..}",
 			    origin);
 		}
-		char *abs = resolve_src(in.src, base_dir);
+		char *abs = config_resolve_src(in.src, base_dir);
 		config_add_input(c, abs, in.dest);
 		free(abs);
 		free(in.src);
@@ -235,7 +234,7 @@ static const struct str_key str_keys[] = {
 };
 #undef SK
 
-static int apply_key(struct config *c, const cJSON *v, const char *origin,
+int config_apply_key(struct config *c, const cJSON *v, const char *origin,
                      const char *base_dir, char **err)
 {
 	const char *k = v->string;
@@ -248,7 +247,7 @@ static int apply_key(struct config *c, const cJSON *v, const char *origin,
 		/* file names in a file layer are relative to the file */
 		if ((!strcmp(k, "script") || !strcmp(k, "instructions")) &&
 		    base_dir && (*field)[0] != '/') {
-			char *abs = resolve_src(*field, base_dir);
+			char *abs = config_resolve_src(*field, base_dir);
 			free(*field);
 			*field = abs;
 		}
@@ -354,26 +353,43 @@ static int apply_key(struct config *c, const cJSON *v, const char *origin,
  * repository must not be able to send the user's key elsewhere. */
 static const char *const user_only_keys[] = {"base_url", "api_key_env", NULL};
 
+int config_check_key(const cJSON *v, const char *origin, int project,
+                     char **err)
+{
+	if (!strcmp(v->string, "$schema") || !strcmp(v->string, "//"))
+		return 1;
+	for (int i = 0; project && user_only_keys[i]; i++)
+		if (!strcmp(v->string, user_only_keys[i]))
+			return set_err(err,
+			               "%s: \"%s\" cannot be set by a project "
+			               "file (it decides where your API key is "
+			               "sent): set it in your user config, the "
+			               "environment or on the command line",
+			               origin, v->string);
+	return 0;
+}
+
+int config_ask_rank(const char *mode)
+{
+	static const char *const order[] = {"none", "risky", "all"};
+	for (int i = 0; mode && i < 3; i++)
+		if (!strcmp(mode, order[i]))
+			return i;
+	return -1;
+}
+
 static int apply_json(struct config *c, const cJSON *obj, const char *origin,
-                      const char *base_dir, int project, char **err)
+                      const char *base_dir, char **err)
 {
 	if (!cJSON_IsObject(obj))
 		return set_err(err, "%s: must be a JSON object", origin);
 	const cJSON *v;
 	cJSON_ArrayForEach(v, obj)
 	{
-		if (!strcmp(v->string, "$schema") || !strcmp(v->string, "//"))
-			continue;
-		for (int i = 0; project && user_only_keys[i]; i++)
-			if (!strcmp(v->string, user_only_keys[i]))
-				return set_err(
-				    err,
-				    "%s: \"%s\" cannot be set by a project "
-				    "file (it decides where your API key is "
-				    "sent): set it in your user config, the "
-				    "environment or on the command line",
-				    origin, v->string);
-		if (apply_key(c, v, origin, base_dir, err) < 0)
+		int skip = config_check_key(v, origin, 0, err);
+		if (skip < 0)
+			return -1;
+		if (!skip && config_apply_key(c, v, origin, base_dir, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -382,11 +398,11 @@ static int apply_json(struct config *c, const cJSON *obj, const char *origin,
 int config_apply_json(struct config *c, const cJSON *obj, const char *origin,
                       char **err)
 {
-	return apply_json(c, obj, origin, NULL, 0, err);
+	return apply_json(c, obj, origin, NULL, err);
 }
 
-static int apply_file(struct config *c, const char *path, int must_exist,
-                      int project, char **err)
+int config_apply_file(struct config *c, const char *path, int must_exist,
+                      char **err)
 {
 	if (access(path, F_OK) < 0 && errno == ENOENT && !must_exist)
 		return 0;
@@ -395,17 +411,11 @@ static int apply_file(struct config *c, const char *path, int must_exist,
 		return -1;
 	char *tmp = xstrdup(path);
 	char *dir = xstrdup(dirname(tmp));
-	int rc = apply_json(c, j, path, dir, project, err);
+	int rc = apply_json(c, j, path, dir, err);
 	free(tmp);
 	free(dir);
 	cJSON_Delete(j);
 	return rc;
-}
-
-int config_apply_file(struct config *c, const char *path, int must_exist,
-                      char **err)
-{
-	return apply_file(c, path, must_exist, 0, err);
 }
 
 int config_apply_env(struct config *c, char **err)
@@ -431,9 +441,7 @@ int config_load(struct config *c, const char *user_file, const char *extra_file,
 {
 	if (user_file && config_apply_file(c, user_file, 0, err) < 0)
 		return -1;
-	if (apply_file(c, ".assay/config.json", 0, 1, err) < 0)
-		return -1;
-	if (apply_file(c, "assay.json", 0, 1, err) < 0)
+	if (config_load_project(c, err) < 0)
 		return -1;
 	if (extra_file && config_apply_file(c, extra_file, 1, err) < 0)
 		return -1;

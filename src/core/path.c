@@ -158,21 +158,45 @@ int path_open_beneath(int root_fd, const char *rel, int flags, int mode,
 	return fd;
 }
 
-int path_lies_inside(const char *path, const char *root)
+char *path_resolve(const char *path)
 {
 	char *p = xstrdup(path), *real = NULL;
+	size_t cut = strlen(p);
 	while (!(real = realpath(p, NULL))) {
 		char *slash = strrchr(p, '/');
 		if (!slash || slash == p) {
 			real = realpath(slash == p ? "/" : ".", NULL);
+			cut = slash == p ? 0 : (size_t)-1;
 			break;
 		}
 		*slash = '\0';
+		cut = (size_t)(slash - p);
 	}
+	if (!real) {
+		free(p);
+		return NULL;
+	}
+	/* the part that does not exist yet, as written */
+	const char *rest = cut == (size_t)-1 ? path : path + cut;
+	while (*rest == '/')
+		rest++;
+	char *out = *rest ? xasprintf("%s%s%s", real,
+	                              strcmp(real, "/") ? "/" : "", rest)
+	                  : xstrdup(real);
+	free(real);
 	free(p);
+	return out;
+}
+
+int path_lies_inside(const char *path, const char *root)
+{
+	char *real = path_resolve(path);
 	size_t n = strlen(root);
 	int in = real && !strncmp(real, root, n) &&
 	         (real[n] == '/' || real[n] == '\0' || n == 1);
+	/* "a/../.." in the part that does not exist is still outside */
+	if (in && real && strstr(real + n, "/.."))
+		in = 0;
 	free(real);
 	return in;
 }
@@ -201,4 +225,9 @@ char *path_cache_dir(const char *sub)
 char *path_config_dir(const char *sub)
 {
 	return path_xdg_dir("XDG_CONFIG_HOME", ".config", sub);
+}
+
+char *path_state_dir(const char *sub)
+{
+	return path_xdg_dir("XDG_STATE_HOME", ".local/state", sub);
 }

@@ -39,6 +39,10 @@ struct ui_opts {
  * the process exit code. Errors before the screen opens are printed
  * on stderr. */
 int ui_main(struct config *c, const struct ui_opts *o);
+/* Ask "Trust this project?" for the project settings c refused
+ * (trust_dialog.c): 't' trust and remember, 'o' once, 'n' without
+ * them, 'q' quit; -1 when the screen cannot open. */
+int ui_trust_ask(const struct config *c);
 /* The terminal can be driven by curses (terminal.c). */
 int ui_terminal_check(char **err);
 

@@ -134,6 +134,8 @@ check "deny rule: keep/ is still there" \
 	"$(printf 'a.txt\nb.txt\n[exit code 0]')"
 
 # --- 4: an allow rule lets one risky command run, and only that one
+# (a project's allow rule applies once the project is trusted: here by
+# --trust-project; tests/e2e/trust_headless.sh checks it does not before)
 mkdir -p proj && cd proj
 cp ../data.csv .
 cat >assay.json <<'EOF'
@@ -141,7 +143,7 @@ cat >assay.json <<'EOF'
 EOF
 script "$T/s4.json" "$(calls "$SETUP" 'rm -rf keep/b.txt' 'rm -rf keep/a.txt' 'ls keep')"
 set +e
-"$ASSAY" run --provider script --script "$T/s4.json" --run-dir "$T/r4" \
+"$ASSAY" run --trust-project --provider script --script "$T/s4.json" --run-dir "$T/r4" \
 	"tidy" </dev/null 2>"$T/r4.err"
 code=$?
 set -e

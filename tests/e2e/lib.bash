@@ -8,6 +8,9 @@ PY=/usr/bin/python3
 FAKE=$SRC/tests/fakes/fake_openai.py
 DATA=$SRC/sample-data
 T=$(mktemp -d /tmp/assay-e2e.XXXXXX)
+# trust decisions (project trust) in the test's own store, never the
+# user's ~/.local/state/assay/trust.json
+export XDG_STATE_HOME=$T/state
 PASSED=0
 FAILED=0
 FAKE_PID=

@@ -37,6 +37,10 @@ static int setup(void **state)
 	unsetenv("ASSAY_MODEL");
 	unsetenv("OPENAI_BASE_URL");
 	unsetenv("OLLAMA_HOST");
+	/* a trust store of the test's own, never the user's */
+	char *sd = xasprintf("%s/state", dir);
+	setenv("XDG_STATE_HOME", sd, 1);
+	free(sd);
 	return 0;
 }
 
@@ -70,14 +74,14 @@ static void test_layers_later_wins(void **state)
 	assert_int_equal(mkdir_p(".assay", NULL), 0);
 	write_text(".assay/config.json",
 	           "// project config\n{\"model\": \"from-project\", "
-	           "/* block */ \"timeout\": 20,}\n");
+	           "/* block */ \"timeout\": 5,}\n");
 	write_text("extra.json", "{\"model\": \"from-extra\"}");
 	struct config c;
 	config_defaults(&c);
 	char *err = NULL;
 	assert_int_equal(config_load(&c, "user.json", NULL, &err), 0);
 	assert_string_equal(c.model, "from-project");
-	assert_int_equal(c.timeout_s, 20);
+	assert_int_equal(c.timeout_s, 5); /* lower: a project may */
 	assert_int_equal(c.max_turns, 7); /* only the user set it */
 	assert_int_equal(config_load(&c, "user.json", "extra.json", &err), 0);
 	assert_string_equal(c.model, "from-extra");

@@ -1,0 +1,470 @@
+/* project.c: the project layer (./.assay/config.json, then ./assay.json)
+ * and its trust rule. A cloned repository's files are data the user
+ * has not read: until the user trusts them, they may only tighten
+ * security. Each setting that would loosen it (the sandbox's network,
+ * a laxer ask mode, allow rules, higher limits or budgets, host paths
+ * outside the project) is recorded as "loose" and, unless the project
+ * is trusted, not applied; every other setting applies as written.
+ * What happened is kept in cfg->project for the run_start event, the
+ * headless report and the Trust dialog. */
+#include "config_internal.h"
+
+#include "assay/buf.h"
+#include "assay/json.h"
+#include "assay/path.h"
+#include "assay/trust.h"
+#include "assay/util.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct project {
+	const char *root; /* the project dir, a realpath */
+	int trusted;      /* loose settings apply too */
+	cJSON *saved;     /* rules the user saved here (trust store) */
+	cJSON *applied;   /* "FILE: KEY" of what applied as written */
+	cJSON *loose;     /* [{file, key, value, why, required}] */
+	struct buf digest;
+	const char *file; /* the file being applied */
+};
+
+/* A loosening setting: recorded; kept (returned 1) only when trusted. */
+static int loose(struct project *p, const char *key, const cJSON *value,
+                 int required, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int loose(struct project *p, const char *key, const cJSON *value,
+                 int required, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *why = xvasprintf(fmt, ap);
+	va_end(ap);
+	char *text = json_print(value);
+	cJSON *it = cJSON_CreateObject();
+	cJSON_AddStringToObject(it, "file", p->file);
+	cJSON_AddStringToObject(it, "key", key);
+	cJSON_AddStringToObject(it, "value", text);
+	cJSON_AddStringToObject(it, "why", why);
+	cJSON_AddBoolToObject(it, "required", required);
+	cJSON_AddItemToArray(p->loose, it);
+	free(text);
+	free(why);
+	return p->trusted;
+}
+
+/* The host path a path setting names, links resolved (for the digest
+ * and the check); caller frees. rel_to: the file's dir, or NULL for the
+ * project dir. */
+static char *resolved(struct project *p, const char *path, const char *rel_to)
+{
+	char *abs = config_resolve_src(path, rel_to);
+	char *real = path_resolve(abs);
+	free(abs);
+	if (!real)
+		real = xstrdup(path);
+	buf_printf(&p->digest, "%s\n", real);
+	return real;
+}
+
+/* Whether a path setting stays inside the project; when not, *where
+ * is its resolved host path (caller frees). */
+static int inside(struct project *p, const char *path, const char *rel_to,
+                  char **where)
+{
+	char *real = resolved(p, path, rel_to);
+	size_t n = strlen(p->root);
+	int in = !strncmp(real, p->root, n) &&
+	         (real[n] == '/' || real[n] == '\0') &&
+	         !strstr(real + n, "/..");
+	if (in) {
+		free(real);
+		real = NULL;
+	}
+	*where = real;
+	return in;
+}
+
+/* A path-valued key ("instructions", "workspace"...): kept when inside
+ * the project. */
+static int path_key(struct project *p, const cJSON *v, const char *rel_to,
+                    int required, const char *what)
+{
+	char *where = NULL;
+	if (!cJSON_IsString(v) || inside(p, v->valuestring, rel_to, &where))
+		return 1;
+	int keep = loose(p, v->string, v, required,
+	                 "%s %s, outside the project", what, where);
+	free(where);
+	return keep;
+}
+
+/* The source path of one "inputs" entry, or NULL when malformed (then
+ * the plain layer's check reports it). */
+static char *input_src(const cJSON *it)
+{
+	struct config_input in;
+	char *err = NULL;
+	const char *spec =
+	    cJSON_IsString(it) ? it->valuestring : json_str(it, "src", NULL);
+	if (!spec || config_parse_input(spec, &in, &err) < 0) {
+		free(err);
+		return NULL;
+	}
+	free(in.dest);
+	return in.src;
+}
+
+/* Copy the entries of an array setting that keep(p, item, arg) allows
+ * into out under the same key. */
+static void filter_array(struct project *p, const cJSON *v, cJSON *out,
+                         int (*keep)(struct project *, const cJSON *,
+                                     const char *),
+                         const char *arg)
+{
+	if (!cJSON_IsArray(v)) {
+		cJSON_AddItemToObject(out, v->string, cJSON_Duplicate(v, 1));
+		return;
+	}
+	cJSON *arr = cJSON_CreateArray();
+	const cJSON *it;
+	cJSON_ArrayForEach(it, v)
+	{
+		if (keep(p, it, arg))
+			cJSON_AddItemToArray(arr, cJSON_Duplicate(it, 1));
+	}
+	cJSON_AddItemToObject(out, v->string, arr);
+}
+
+static int keep_input(struct project *p, const cJSON *it, const char *base)
+{
+	char *src = input_src(it), *where = NULL;
+	int keep = !src || inside(p, src, base, &where);
+	if (!keep)
+		keep = loose(p, "inputs", it, 1,
+		             "stages %s, outside the project", where);
+	free(where);
+	free(src);
+	return keep;
+}
+
+static int keep_rule(struct project *p, const cJSON *r, const char *unused)
+{
+	(void)unused;
+	if (strcmp(json_str(r, "action", ""), "allow"))
+		return 1; /* deny and ask rules only tighten */
+	const cJSON *s;
+	cJSON_ArrayForEach(s, p->saved)
+	{
+		if (cJSON_Compare(s, r, 1))
+			return 1; /* the user saved it from an approval */
+	}
+	return loose(p, "rules", r, 0, "runs matching calls without asking");
+}
+
+/* "limits": each one above the configured value is loose. */
+static void filter_limits(struct project *p, const struct config *c,
+                          const cJSON *v, cJSON *out)
+{
+	if (!cJSON_IsObject(v)) {
+		cJSON_AddItemToObject(out, v->string, cJSON_Duplicate(v, 1));
+		return;
+	}
+	static const char *const keys[] = {"memory_mb", "processes", "cpu_s",
+	                                   "file_size_mb"};
+	const long cur[] = {c->mem_mb, c->nproc, c->cpu_s, c->fsize_mb};
+	cJSON *o = cJSON_CreateObject();
+	const cJSON *it;
+	cJSON_ArrayForEach(it, v)
+	{
+		int keep = 1;
+		for (int i = 0; i < 4; i++)
+			if (!strcmp(it->string, keys[i]) &&
+			    cJSON_IsNumber(it) && it->valuedouble > cur[i]) {
+				char *key = xasprintf("limits.%s", keys[i]);
+				keep = loose(p, key, it, 0,
+				             "above your limit (%ld)", cur[i]);
+				free(key);
+			}
+		if (keep)
+			cJSON_AddItemToObject(o, it->string,
+			                      cJSON_Duplicate(it, 1));
+	}
+	cJSON_AddItemToObject(out, v->string, o);
+}
+
+/* "never_save" that leaves out a kind the configuration has. */
+static int never_save_loosens(const struct config *c, const cJSON *v)
+{
+	static const char *const def[] = {"deletion", "network", "hidden"};
+	const cJSON *it, *have;
+	if (!cJSON_IsArray(v))
+		return 0;
+	if (!c->never_save) {
+		for (int i = 0; i < 3; i++) {
+			int found = 0;
+			cJSON_ArrayForEach(have, v)
+			{
+				found |= cJSON_IsString(have) &&
+				         !strcmp(have->valuestring, def[i]);
+			}
+			if (!found)
+				return 1;
+		}
+		return 0;
+	}
+	cJSON_ArrayForEach(it, c->never_save)
+	{
+		int found = 0;
+		cJSON_ArrayForEach(have, v)
+		{
+			found |= cJSON_Compare(have, it, 1);
+		}
+		if (!found)
+			return 1;
+	}
+	return 0;
+}
+
+/* A number setting above the configured one (budgets: 0 is none). */
+static int number_loosens(const cJSON *v, double cur, int budget)
+{
+	if (!cJSON_IsNumber(v))
+		return 0;
+	if (budget)
+		return cur > 0 && (v->valuedouble == 0 || v->valuedouble > cur);
+	return v->valuedouble > cur;
+}
+
+/* What of setting v applies: copied into out. base: the file's dir. */
+static void filter_key(struct project *p, const struct config *c,
+                       const cJSON *v, const char *base, cJSON *out)
+{
+	const char *k = v->string;
+	int keep = 1;
+	if (!strcmp(k, "rules")) {
+		filter_array(p, v, out, keep_rule, NULL);
+		return;
+	}
+	if (!strcmp(k, "inputs")) {
+		filter_array(p, v, out, keep_input, base);
+		return;
+	}
+	if (!strcmp(k, "limits")) {
+		filter_limits(p, c, v, out);
+		return;
+	}
+	if (!strcmp(k, "network") && cJSON_IsTrue(v) && !c->network)
+		keep = loose(p, k, v, 0, "turns the sandbox's network on");
+	else if (!strcmp(k, "ask") && cJSON_IsString(v) &&
+	         config_ask_rank(v->valuestring) >= 0 &&
+	         config_ask_rank(v->valuestring) < config_ask_rank(c->ask))
+		keep = loose(p, k, v, 0, "asks less than your setting (%s)",
+		             c->ask);
+	else if ((!strcmp(k, "timeout") &&
+	          number_loosens(v, c->timeout_s, 0)) ||
+	         (!strcmp(k, "max_turns") &&
+	          number_loosens(v, c->max_turns, 0)))
+		keep =
+		    loose(p, k, v, 0, "above your limit (%d)",
+		          !strcmp(k, "timeout") ? c->timeout_s : c->max_turns);
+	else if ((!strcmp(k, "max_tokens") &&
+	          number_loosens(v, (double)c->max_tokens, 1)) ||
+	         (!strcmp(k, "max_cost") && number_loosens(v, c->max_cost, 1)))
+		keep = loose(p, k, v, 0, "raises or removes your budget");
+	else if (!strcmp(k, "never_save") && never_save_loosens(c, v))
+		keep = loose(p, k, v, 0,
+		             "lets more kinds of calls be saved as rules");
+	else if (!strcmp(k, "instructions"))
+		keep = path_key(p, v, base, 0, "sends");
+	else if (!strcmp(k, "script"))
+		keep = path_key(p, v, base, 1, "reads");
+	else if (!strcmp(k, "workspace"))
+		keep = path_key(p, v, NULL, 1, "works in");
+	else if (!strcmp(k, "out"))
+		keep = path_key(p, v, NULL, 0, "writes outputs to");
+	else if (!strcmp(k, "run_dir"))
+		keep = path_key(p, v, NULL, 0, "records the run in");
+	else if (!strcmp(k, "theme") && cJSON_IsString(v) &&
+	         (strchr(v->valuestring, '/') ||
+	          strstr(v->valuestring, ".json")))
+		keep = path_key(p, v, NULL, 0, "reads");
+	if (keep)
+		cJSON_AddItemToObject(out, k, cJSON_Duplicate(v, 1));
+}
+
+/* One project file onto c: what the rule allows of each key. */
+static int project_file(struct config *c, struct project *p, const char *path,
+                        char **err)
+{
+	size_t len = 0;
+	char *text = read_file_max(path, CONFIG_MAX_BYTES, &len, err);
+	if (!text)
+		return -1;
+	buf_printf(&p->digest, "%s %zu\n", path, len);
+	buf_append(&p->digest, text, len);
+	cJSON *j = json_parse_relaxed(text, path, err);
+	free(text);
+	if (!j)
+		return -1;
+	char *tmp = xstrdup(path);
+	char *base = xstrdup(dirname(tmp));
+	cJSON *keep = cJSON_CreateObject();
+	int rc = 0;
+	const cJSON *v;
+	p->file = path;
+	if (!cJSON_IsObject(j))
+		rc = set_err(err, "%s: must be a JSON object", path);
+	const cJSON *top = cJSON_IsObject(j) ? j : NULL;
+	cJSON_ArrayForEach(v, top)
+	{
+		int skip = config_check_key(v, path, 1, err);
+		if (skip < 0) {
+			rc = -1;
+			break;
+		}
+		if (skip)
+			continue;
+		cJSON_Delete(keep);
+		keep = cJSON_CreateObject();
+		filter_key(p, c, v, base, keep);
+		const cJSON *k = keep->child;
+		if (!k)
+			continue;
+		char *name = xasprintf("%s: %s", path, k->string);
+		cJSON_AddItemToArray(p->applied, cJSON_CreateString(name));
+		free(name);
+		if ((rc = config_apply_key(c, k, path, base, err)) < 0)
+			break;
+	}
+	cJSON_Delete(keep);
+	cJSON_Delete(j);
+	free(tmp);
+	free(base);
+	return rc;
+}
+
+/* Both project files onto c with p's rule. */
+static int project_pass(struct config *c, struct project *p, char **err)
+{
+	static const char *const files[] = {CONFIG_PROJECT_DIR_FILE,
+	                                    CONFIG_PROJECT_MANIFEST};
+	for (int i = 0; i < 2; i++) {
+		if (access(files[i], F_OK) < 0 && errno == ENOENT)
+			continue;
+		if (project_file(c, p, files[i], err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void project_init(struct project *p, const char *root, int trusted)
+{
+	*p = (struct project){.root = root, .trusted = trusted};
+	p->applied = cJSON_CreateArray();
+	p->loose = cJSON_CreateArray();
+	buf_init(&p->digest, 0);
+}
+
+static void project_fini(struct project *p)
+{
+	cJSON_Delete(p->applied);
+	cJSON_Delete(p->loose);
+	cJSON_Delete(p->saved);
+	buf_free(&p->digest);
+}
+
+/* The digest of the project files as they are in root (the cwd): their
+ * contents and the host paths they name, links resolved, so a trusted
+ * project whose link now points elsewhere asks again. */
+static int digest_of(const char *root, char out[65], char **err)
+{
+	struct config scratch;
+	struct project p;
+	config_defaults(&scratch);
+	project_init(&p, root, 1);
+	int rc = project_pass(&scratch, &p, err);
+	if (rc == 0)
+		sha256_hex(p.digest.data, p.digest.len, out);
+	project_fini(&p);
+	config_free(&scratch);
+	return rc;
+}
+
+int config_project_digest(char out[65], char **err)
+{
+	char *root = realpath(".", NULL);
+	if (!root)
+		return set_err(err, "the current directory: %s",
+		               strerror(errno));
+	int rc = digest_of(root, out, err);
+	free(root);
+	return rc;
+}
+
+static int have_project_files(void)
+{
+	return access(CONFIG_PROJECT_DIR_FILE, F_OK) == 0 ||
+	       access(CONFIG_PROJECT_MANIFEST, F_OK) == 0;
+}
+
+/* The record kept in c->project (see config.h). */
+static void project_record(struct config *c, struct project *p,
+                           const char *digest, const char *how)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "dir", p->root);
+	cJSON *files = cJSON_AddArrayToObject(r, "files");
+	if (access(CONFIG_PROJECT_DIR_FILE, F_OK) == 0)
+		cJSON_AddItemToArray(
+		    files, cJSON_CreateString(CONFIG_PROJECT_DIR_FILE));
+	if (access(CONFIG_PROJECT_MANIFEST, F_OK) == 0)
+		cJSON_AddItemToArray(
+		    files, cJSON_CreateString(CONFIG_PROJECT_MANIFEST));
+	cJSON_AddStringToObject(r, "hash", digest);
+	cJSON_AddStringToObject(r, "trust", how);
+	cJSON_AddItemToObject(r, "applied", p->applied);
+	cJSON_AddItemToObject(r, p->trusted ? "trusted" : "refused", p->loose);
+	p->applied = p->loose = NULL;
+	cJSON_Delete(c->project);
+	c->project = r;
+}
+
+int config_load_project(struct config *c, char **err)
+{
+	if (!have_project_files())
+		return 0;
+	char *root = realpath(".", NULL);
+	if (!root)
+		return set_err(err, "the current directory: %s",
+		               strerror(errno));
+	char digest[65];
+	struct project p;
+	int rc = digest_of(root, digest, err);
+	if (rc < 0) {
+		free(root);
+		return -1;
+	}
+	const char *how = c->trust == CONFIG_TRUST_FLAG       ? "flag"
+	                  : c->trust == CONFIG_TRUST_ONCE     ? "once"
+	                  : trust_is_remembered(root, digest) ? "remembered"
+	                                                      : "untrusted";
+	project_init(&p, root, strcmp(how, "untrusted") != 0);
+	p.saved = trust_saved_rules(root);
+	rc = project_pass(c, &p, err);
+	if (rc == 0)
+		project_record(c, &p, digest, how);
+	project_fini(&p);
+	free(root);
+	return rc;
+}
+
+const cJSON *config_project_refused(const struct config *c)
+{
+	const cJSON *r = cJSON_GetObjectItem(c->project, "refused");
+	return cJSON_GetArraySize(r) ? r : NULL;
+}
