@@ -78,7 +78,8 @@ int config_apply_json(struct config *c, const cJSON *obj, const char *origin,
                       char **err);
 int config_apply_file(struct config *c, const char *path, int must_exist,
                       char **err);
-/* ASSAY_PROVIDER, ASSAY_MODEL, OPENAI_BASE_URL (openai providers). */
+/* ASSAY_PROVIDER, ASSAY_MODEL. (OPENAI_BASE_URL and OLLAMA_HOST are
+ * read by their provider, src/llm/openai.c, when base_url is unset.) */
 int config_apply_env(struct config *c, char **err);
 
 /* Every layer below the command line, in order: user_file (may be

@@ -425,13 +425,9 @@ int config_apply_env(struct config *c, char **err)
 		config_set(&c->provider, v);
 	if ((v = getenv("ASSAY_MODEL")) && *v)
 		config_set(&c->model, v);
-	int openai = !strcmp(c->provider, "openai") ||
-	             !strcmp(c->provider, "openai-responses");
-	if (openai && (v = getenv("OPENAI_BASE_URL")) && *v)
-		config_set(&c->base_url, v);
-	if (!strcmp(c->provider, "anthropic") &&
-	    (v = getenv("ANTHROPIC_BASE_URL")) && *v)
-		config_set(&c->base_url, v);
+	/* a provider's own URL variable (OPENAI_BASE_URL, OLLAMA_HOST) is
+	 * read by that provider when no layer set base_url: read here, it
+	 * would follow a provider the options then change */
 	(void)err;
 	return 0;
 }

@@ -89,6 +89,12 @@ for _ in $(seq 200); do [ -s dead.port ] && break; sleep 0.05; done
 run baseurl "OLLAMA_HOST=127.0.0.1:$(cat dead.port)" -- --model "$MODEL" --base-url "$URL"
 check "--base-url wins over OLLAMA_HOST (exit $CODE)" ran_ok baseurl || sed 's/^/     /' "$T/baseurl.err"
 
+# OPENAI_BASE_URL is the openai provider's: with --provider ollama it is
+# not where requests go (it names the dead port here)
+run openaienv "OLLAMA_HOST=127.0.0.1:$PORT" "OPENAI_BASE_URL=http://127.0.0.1:$(cat dead.port)/v1" -- --model "$MODEL"
+check "OPENAI_BASE_URL set: --provider ollama still asks OLLAMA_HOST (exit $CODE)" ran_ok openaienv ||
+	sed 's/^/     /' "$T/openaienv.err"
+
 # a model the server does not have, and none at all
 run nomodel "OLLAMA_HOST=127.0.0.1:$PORT" -- --model llama9:404b
 check "a model the server lacks: exit 4 (got $CODE)" test "$CODE" -eq 4
