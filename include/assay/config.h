@@ -59,6 +59,8 @@ struct config {
 	                      every layer add up */
 	cJSON *never_save; /* kinds of reasons never saved as "always"
 	                      rules (array of names; NULL = default) */
+	cJSON *models; /* the model table's overrides, {"NAME": {...}}: each
+	                  layer's fields over the earlier ones' */
 	enum config_trust trust;
 	/* What the project files did, NULL without them:
 	 * {"dir": realpath, "files": [...], "hash": digest,

@@ -121,19 +121,22 @@ cJSON *ev_assistant_message(int turn, const char *text, const cJSON *tool_calls,
 /* The numbers of a usage event. */
 struct ev_usage {
 	int turn;
-	long input_tokens, output_tokens, cached_tokens;
-	double cost_usd;
-	int known;    /* the provider reported usage */
-	int replayed; /* a recorded turn a resume replays: nothing billed */
+	long input_tokens, output_tokens, cached_tokens, cache_write_tokens;
+	double cost_usd; /* 0 when !priced */
+	int priced;      /* the model has a price (the model table) */
+	int known;       /* the provider reported usage */
+	int replayed;    /* a recorded turn a resume replays: nothing billed */
 	struct {
 		long input_tokens, output_tokens, cached_tokens;
-		double cost_usd;
-	} totals; /* the run's so far */
+		double cost_usd; /* of the priced turns */
+		int unpriced;    /* turns whose cost is unknown */
+	} totals;                /* the run's so far */
 };
 
-/* usage: turn, input_tokens, output_tokens, cached_tokens, cost_usd,
- * known (bool), [replayed: true], totals {input_tokens, output_tokens,
- * cached_tokens, cost_usd}. */
+/* usage: turn, input_tokens, output_tokens, cached_tokens,
+ * [cache_write_tokens], cost_usd, priced (bool), known (bool),
+ * [replayed: true], totals {input_tokens, output_tokens, cached_tokens,
+ * cost_usd, [unpriced_turns]}. */
 cJSON *ev_usage(const struct ev_usage *u);
 
 /* tool_call: id, name, arguments (a copy; NULL: no member). */
@@ -256,7 +259,8 @@ struct ev_run_end {
 	cJSON *outputs; /* an array of ev_run_output: taken; NULL: [] */
 	int turns;
 	long input_tokens, output_tokens;
-	double cost_usd;
+	double cost_usd; /* of the priced turns */
+	int unpriced;    /* turns of unknown cost: [unpriced_turns] */
 	int64_t duration_ms;
 	const char *archive; /* the workspace archive; NULL: null */
 };

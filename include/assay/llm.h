@@ -31,10 +31,17 @@ struct llm_request {
 	int max_output_tokens;
 };
 
+/* The openai provider's model when none is given. */
+#define LLM_OPENAI_DEFAULT_MODEL "gpt-4.1"
+
+/* A turn's tokens. input_tokens counts every input token: those read
+ * from a prompt cache (cached_tokens) and written to one
+ * (cache_write_tokens, Anthropic) among them. */
 struct llm_usage {
 	long input_tokens;
 	long output_tokens;
 	long cached_tokens;
+	long cache_write_tokens;
 	int known; /* the provider reported usage */
 };
 

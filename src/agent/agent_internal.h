@@ -43,7 +43,11 @@ struct transcript {
 /* Usage so far (budget.c). */
 struct budget {
 	long in_tokens, out_tokens, cached_tokens;
-	double cost;
+	double cost;      /* of the priced turns */
+	double last_cost; /* the last turn's; -1 unknown */
+	int unpriced;     /* turns whose cost is unknown (no price) */
+	struct model_table *models;
+	const struct model_info *price; /* the run's model; NULL: none */
 };
 
 /* Step mode (step.c): its switch, its frontend, the breakpoint waiting
@@ -257,6 +261,16 @@ struct llm_result *cache_result(const cJSON *c);
 /* 1 while another request is allowed; else 0 and *why (caller frees). */
 int budget_left(const struct budget *b, const struct config *c, int turn,
                 char **why);
+/* The model table and the price of model (session_prepare); -1 + *err
+ * when the configuration's "models" is malformed. */
+int budget_prices(struct budget *b, const struct config *c, const char *model,
+                  char **err);
+void budget_free(struct budget *b);
+/* Whether a request of about req_bytes (its canonical JSON) may be sent
+ * under --max-cost: its input alone, estimated at 4 bytes a token, must
+ * not cross the budget; 0 + *why when it would. */
+int budget_request_fits(const struct budget *b, const struct config *c,
+                        size_t req_bytes, char **why);
 /* Add a turn's usage to the totals; its usage event. */
 cJSON *budget_usage(struct budget *b, int turn, const struct llm_usage *u,
                     int replayed);

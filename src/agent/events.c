@@ -16,7 +16,7 @@
  * | model_request | turn, request_hash, cached, messages, [replayed: true] |
  * | text_delta | turn, text |
  * | assistant_message | turn, text, tool_calls [{id, name, arguments}], [finish_reason], [recovered: true] |
- * | usage | turn, input_tokens, output_tokens, cached_tokens, cost_usd, known, [replayed: true], totals {input_tokens, output_tokens, cached_tokens, cost_usd} |
+ * | usage | turn, input_tokens, output_tokens, cached_tokens, [cache_write_tokens], cost_usd (0 unless priced), priced (the model table has a price), known, [replayed: true], totals {input_tokens, output_tokens, cached_tokens, cost_usd, [unpriced_turns]} |
  * | tool_call | id, name, arguments |
  * | approval_request | id, tool, command, cwd, reasons [text], kinds [name], rules?, no_always?, editable |
  * | approval | id, tool, decision (approved, edited, denied), by (user, rule, mode), mode, [choice], rule?, [rules], reasons [text], kinds [name], original, final?, feedback?, [saved {scope, [path]}], [note] |
@@ -31,7 +31,7 @@
  * | step_resume | action (continue, edit, skip, end), kind (exec, request), [id], [original], [final] |
  * | idle | reason (ready, answered, failed, cancelled) |
  * | error | category, message, [retry_in_ms]; a request being retried: category, message, retry_in_ms, attempt, discarded_bytes, turn |
- * | run_end | status (completed, failed, budget_exhausted, interrupted), exit_code, outputs [{path, present, bytes, copied_to or error}], totals {turns, input_tokens, output_tokens, cost_usd, duration_ms}, archive? |
+ * | run_end | status (completed, failed, budget_exhausted, interrupted), exit_code, outputs [{path, present, bytes, copied_to or error}], totals {turns, input_tokens, output_tokens, cost_usd, [unpriced_turns], duration_ms}, archive? |
  */
 /* clang-format on */
 #include <string.h>
@@ -266,7 +266,11 @@ cJSON *ev_usage(const struct ev_usage *u)
 	cJSON_AddNumberToObject(ev, "input_tokens", (double)u->input_tokens);
 	cJSON_AddNumberToObject(ev, "output_tokens", (double)u->output_tokens);
 	cJSON_AddNumberToObject(ev, "cached_tokens", (double)u->cached_tokens);
+	if (u->cache_write_tokens)
+		cJSON_AddNumberToObject(ev, "cache_write_tokens",
+		                        (double)u->cache_write_tokens);
 	cJSON_AddNumberToObject(ev, "cost_usd", u->cost_usd);
+	cJSON_AddBoolToObject(ev, "priced", u->priced);
 	cJSON_AddBoolToObject(ev, "known", u->known);
 	if (u->replayed)
 		cJSON_AddBoolToObject(ev, "replayed", 1);
@@ -278,6 +282,9 @@ cJSON *ev_usage(const struct ev_usage *u)
 	cJSON_AddNumberToObject(tot, "cached_tokens",
 	                        (double)u->totals.cached_tokens);
 	cJSON_AddNumberToObject(tot, "cost_usd", u->totals.cost_usd);
+	if (u->totals.unpriced)
+		cJSON_AddNumberToObject(tot, "unpriced_turns",
+		                        u->totals.unpriced);
 	return ev;
 }
 
@@ -559,6 +566,8 @@ cJSON *ev_run_end(const struct ev_run_end *e)
 	cJSON_AddNumberToObject(tot, "input_tokens", (double)e->input_tokens);
 	cJSON_AddNumberToObject(tot, "output_tokens", (double)e->output_tokens);
 	cJSON_AddNumberToObject(tot, "cost_usd", e->cost_usd);
+	if (e->unpriced)
+		cJSON_AddNumberToObject(tot, "unpriced_turns", e->unpriced);
 	cJSON_AddNumberToObject(tot, "duration_ms", (double)e->duration_ms);
 	ev_add_string_or_null(ev, "archive", e->archive);
 	return ev;

@@ -128,6 +128,7 @@ static void session_emit_run_end(struct session *s)
 	    .input_tokens = s->budget.in_tokens,
 	    .output_tokens = s->budget.out_tokens,
 	    .cost_usd = s->budget.cost,
+	    .unpriced = s->budget.unpriced,
 	    .duration_ms = now_ms() - s->tr.t0,
 	    .archive = s->end.archive,
 	};
@@ -284,6 +285,7 @@ void session_free(struct session *s)
 	approval_free(s);
 	replay_free(s->replay);
 	step_free(&s->step);
+	budget_free(&s->budget);
 	outputs_free(s->outputs);
 	session_result_free(s->result);
 	llm_result_free(s->cached);
@@ -596,8 +598,15 @@ static void session_request_turn(struct session *s)
 		session_set_state(s, SESSION_PAUSED);
 		return;
 	}
-	s->turn++;
 	char *canon = llm_canonical_request(s->llm, &req);
+	if (!budget_request_fits(&s->budget, s->cfg, strlen(canon), &why)) {
+		free(canon);
+		session_emit(s, ev_error("budget", why, -1));
+		free(why);
+		session_wind_up(s, "budget_exhausted", EXIT_BUDGET);
+		return;
+	}
+	s->turn++;
 	char hash[65];
 	sha256_hex(canon, strlen(canon), hash);
 	free(canon);
@@ -819,6 +828,8 @@ int session_prepare(struct session *s, char **err)
 		return session_fail(s, strcmp(s->cfg->provider, "script")
 		                           ? EXIT_PROVIDER
 		                           : EXIT_USAGE);
+	if (budget_prices(&s->budget, s->cfg, llm_model(s->llm), err) < 0)
+		return session_fail(s, EXIT_USAGE);
 	s->sbx = sbx_new(s->cfg, s->loop, s->run_dir, err);
 	if (!s->sbx)
 		return session_fail(s, EXIT_USAGE);

@@ -68,6 +68,10 @@ int trust_report(const struct config *c);
 /* assay trust [--list | --revoke DIR]; argv[0] is "trust". */
 int cmd_trust(int argc, char **argv);
 
+/* assay models [--json] (models.c): the model table as this
+ * configuration has it. */
+int cmd_models(int argc, char **argv);
+
 /* assay doctor [--json] [--images MODE] (doctor.c); argv[0] is
  * "doctor". 0 when the default setup works, 1 when not, 2 usage. */
 int cmd_doctor(int argc, char **argv);

@@ -226,9 +226,10 @@ static void exp_on_tool_result(struct exp *x, const cJSON *e)
 /* The tokens and cost of a turn. */
 static void exp_on_usage(struct exp *x, const cJSON *e)
 {
-	int known = json_bool(e, "known", 1);
+	/* older records have no "priced": their cost was never known */
+	int priced = json_bool(e, "known", 1) && json_bool(e, "priced", 0);
 	char cost[64];
-	if (known)
+	if (priced)
 		snprintf(cost, sizeof cost, "$%.4f",
 		         json_num(e, "cost_usd", 0));
 	else
@@ -278,8 +279,11 @@ static void exp_on_run_end(struct exp *x, const cJSON *e)
 	o->item(x, "tokens in total", s);
 	free(s);
 	double cost = json_num(t, "cost_usd", 0);
-	s = cost > 0 ? xasprintf("$%.4f", cost)
-	             : xstrdup("$0 (or unknown: the provider reported none)");
+	int unpriced = (int)json_num(t, "unpriced_turns", 0);
+	s = unpriced && cost <= 0 ? xstrdup("unknown (no price for the model)")
+	    : unpriced ? xasprintf("$%.4f + %d turn%s of unknown cost", cost,
+	                           unpriced, unpriced == 1 ? "" : "s")
+	               : xasprintf("$%.4f", cost);
 	o->item(x, "cost", s);
 	free(s);
 	s = xasprintf("%.1f s", json_num(t, "duration_ms", 0) / 1000.0);

@@ -226,13 +226,22 @@ static void hl_run_end(struct headless *h, const cJSON *ev)
 {
 	hl_end_text(h);
 	const cJSON *tot = cJSON_GetObjectItem(ev, "totals");
+	double cost = json_num(tot, "cost_usd", 0);
+	int unpriced = (int)json_num(tot, "unpriced_turns", 0);
+	char money[96];
+	if (unpriced && cost <= 0)
+		snprintf(money, sizeof money,
+		         "cost unknown (no price for the model: assay models)");
+	else
+		snprintf(money, sizeof money, "$%.4f%s", cost,
+		         unpriced ? " + turns of unknown cost" : "");
 	fprintf(stderr,
-	        "%srun %s%s: %.0f turns, %.0f tokens in, %.0f out, "
+	        "%srun %s%s: %.0f turns, %.0f tokens in, %.0f out, %s, "
 	        "%.1fs\n",
 	        hl_sgr(h, "\033[1m"), json_str(ev, "status", "?"),
 	        hl_sgr(h, "\033[0m"), json_num(tot, "turns", 0),
 	        json_num(tot, "input_tokens", 0),
-	        json_num(tot, "output_tokens", 0),
+	        json_num(tot, "output_tokens", 0), money,
 	        json_num(tot, "duration_ms", 0) / 1000);
 	const cJSON *o;
 	cJSON_ArrayForEach(o, cJSON_GetObjectItem(ev, "outputs"))

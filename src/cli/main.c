@@ -6,6 +6,7 @@
 #include "assay/config.h"
 #include "assay/json.h"
 #include "assay/loop.h"
+#include "assay/models.h"
 #include "assay/session.h"
 #include "assay/trust.h"
 #include "assay/util.h"
@@ -107,6 +108,8 @@ static void usage(FILE *f)
 	      "       assay export RUN [--format md|html] [-o FILE]\n"
 	      "                                       a readable record of "
 	      "a run\n"
+	      "       assay models [--json]         the model table: "
+	      "context, output, prices\n"
 	      "       assay trust [--list|--revoke DIR]\n"
 	      "                                       this project's trust: "
 	      "what its files may do\n"
@@ -143,7 +146,8 @@ static void usage(FILE *f)
 	      "  --timeout SEC       per command [120]\n"
 	      "  --max-turns N       [50]\n"
 	      "  --max-tokens N      token budget, input+output [none]\n"
-	      "  --max-cost USD      cost budget [none]\n"
+	      "  --max-cost USD      cost budget (the model needs a price: "
+	      "assay models) [none]\n"
 	      "  --step              pause before each model request and "
 	      "each command: n, e, k, x\n"
 	      "                      (headless: asks on the terminal)\n"
@@ -312,10 +316,8 @@ static int validate(const struct config *c, char **err)
 	if (!strcmp(c->provider, "ollama") && !c->model)
 		return set_err(err, "ollama needs a model: pass --model NAME "
 		                    "(one that `ollama list` shows)");
-	if (c->max_cost > 0)
-		return set_err(err,
-		               "--max-cost needs model prices, which assay "
-		               "does not have yet: use --max-tokens");
+	if (models_check_cost_budget(c, err) < 0)
+		return -1;
 	for (size_t i = 0; i < c->n_inputs; i++) {
 		struct stat st;
 		if (stat(c->inputs[i].src, &st) < 0)
@@ -570,6 +572,8 @@ int main(int argc, char **argv)
 		return cmd_doctor(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "trust"))
 		return cmd_trust(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "models"))
+		return cmd_models(argc - 1, argv + 1);
 	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "demo") ||
 	                 !strcmp(argv[1], "resume"))) {
 		r.cmd = argv[1];

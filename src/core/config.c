@@ -73,6 +73,7 @@ void config_free(struct config *c)
 	free(c->outputs);
 	cJSON_Delete(c->rules);
 	cJSON_Delete(c->never_save);
+	cJSON_Delete(c->models);
 	cJSON_Delete(c->project);
 	memset(c, 0, sizeof *c);
 }
@@ -234,6 +235,38 @@ static const struct str_key str_keys[] = {
 };
 #undef SK
 
+/* "models": {"NAME": {fields}}: each field over an earlier layer's
+ * (the fields are checked where the table is built, models.c). */
+static int apply_models(struct config *c, const cJSON *v, const char *origin,
+                        char **err)
+{
+	if (!cJSON_IsObject(v))
+		return set_err(err,
+		               "%s: \"models\" must be an object: {\"NAME\": "
+		               "{\"input\": USD, \"output\": USD, ...}}",
+		               origin);
+	if (!c->models)
+		c->models = cJSON_CreateObject();
+	const cJSON *m, *f;
+	cJSON_ArrayForEach(m, v)
+	{
+		cJSON *have = cJSON_GetObjectItem(c->models, m->string);
+		if (!cJSON_IsObject(m) || !cJSON_IsObject(have)) {
+			cJSON_DeleteItemFromObject(c->models, m->string);
+			cJSON_AddItemToObject(c->models, m->string,
+			                      cJSON_Duplicate(m, 1));
+			continue;
+		}
+		cJSON_ArrayForEach(f, m)
+		{
+			cJSON_DeleteItemFromObject(have, f->string);
+			cJSON_AddItemToObject(have, f->string,
+			                      cJSON_Duplicate(f, 1));
+		}
+	}
+	return 0;
+}
+
 int config_apply_key(struct config *c, const cJSON *v, const char *origin,
                      const char *base_dir, char **err)
 {
@@ -328,6 +361,8 @@ int config_apply_key(struct config *c, const cJSON *v, const char *origin,
 		}
 		return 0;
 	}
+	if (!strcmp(k, "models"))
+		return apply_models(c, v, origin, err);
 	if (!strcmp(k, "never_save")) {
 		const cJSON *r;
 		int ok = cJSON_IsArray(v);

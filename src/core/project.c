@@ -276,6 +276,10 @@ static void filter_key(struct project *p, const struct config *c,
 	          number_loosens(v, (double)c->max_tokens, 1)) ||
 	         (!strcmp(k, "max_cost") && number_loosens(v, c->max_cost, 1)))
 		keep = loose(p, k, v, 0, "raises or removes your budget");
+	else if (!strcmp(k, "models"))
+		keep = loose(p, k, v, 0,
+		             "sets model prices and limits (what budgets "
+		             "count)");
 	else if (!strcmp(k, "never_save") && never_save_loosens(c, v))
 		keep = loose(p, k, v, 0,
 		             "lets more kinds of calls be saved as rules");

@@ -17,7 +17,6 @@
 #define OAI_MAX_ID 40 /* the longest tool call id OpenAI takes */
 #define OPENAI_DEFAULT_BASE "https://api.openai.com/v1"
 #define OLLAMA_DEFAULT_BASE "http://127.0.0.1:11434/v1"
-#define OPENAI_DEFAULT_MODEL "gpt-4.1"
 
 struct openai;
 
@@ -534,7 +533,7 @@ static int oai_init(struct llm *m, char **err)
 	if (cfg->model && *cfg->model)
 		m->model = xstrdup(cfg->model);
 	else if (!ollama)
-		m->model = xstrdup(OPENAI_DEFAULT_MODEL);
+		m->model = xstrdup(LLM_OPENAI_DEFAULT_MODEL);
 	else
 		return set_err(err, "ollama: no model: pass --model NAME (one "
 		                    "that 'ollama list' shows)");

@@ -25,6 +25,7 @@ void ui_model_init(struct ui_model *m)
 	m->t0_mono = now_ms();
 	m->phase = UI_STARTING;
 	m->exit_code = -1;
+	m->last_cost = -1;
 	const char *fixed = getenv("ASSAY_TUI_CLOCK_MS");
 	m->fixed_clock = fixed && *fixed ? strtoll(fixed, NULL, 10) : -1;
 }
@@ -530,6 +531,9 @@ static void model_on_usage(struct ui_model *m, const cJSON *ev, int64_t t)
 	m->in_tokens = json_num(tot, "input_tokens", m->in_tokens);
 	m->out_tokens = json_num(tot, "output_tokens", m->out_tokens);
 	m->cost = json_num(tot, "cost_usd", m->cost);
+	m->unpriced = (int)json_num(tot, "unpriced_turns", 0);
+	m->last_cost =
+	    json_bool(ev, "priced", 0) ? json_num(ev, "cost_usd", 0) : -1;
 }
 
 /* A call waits for a person. */

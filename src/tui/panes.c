@@ -1041,8 +1041,15 @@ void ui_draw_status(struct ui *u)
 		buf_puts(&b, " STEP |");
 	buf_printf(&b, " %s/%s  in %s out %s", m->provider ? m->provider : "-",
 	           m->model_name ? m->model_name : "-", in, out);
-	if (m->cost > 0)
-		buf_printf(&b, "  $%.2f", m->cost);
+	/* money: the run's and the last turn's; unknown without a price,
+	 * never shown as $0 */
+	if (m->cost > 0 || m->last_cost >= 0) {
+		buf_printf(&b, "  $%.4f%s", m->cost, m->unpriced ? "+?" : "");
+		if (m->last_cost >= 0)
+			buf_printf(&b, " (last $%.4f)", m->last_cost);
+	} else if (m->unpriced) {
+		buf_puts(&b, "  $?");
+	}
 	buf_printf(&b, "  turn %d/%d  %s  %s:%s  ask:%s  %s", m->turn,
 	           m->max_turns, el, m->backend ? m->backend : "-",
 	           m->sandbox_running ? "up" : "stopped", m->ask ? m->ask : "-",

@@ -479,6 +479,8 @@ struct ui_model {
 	int max_turns;
 	int turn;
 	double in_tokens, out_tokens, cost;
+	double last_cost;    /* the last turn's; -1 unknown */
+	int unpriced;        /* turns of unknown cost (no price) */
 	int64_t t0_mono;     /* now_ms() at event t = 0 */
 	int64_t last_t;      /* t of the last event */
 	int64_t end_ms;      /* duration once ended */

@@ -7,8 +7,8 @@
 # how to go on. Raising the budget on resume goes on live from the turn
 # that was not sent; resuming with the same token budget ends at once
 # (the totals come back from the record), with zero requests. A budget
-# set in assay.json works like the option; --max-cost is refused (no
-# prices yet) before anything is sent.
+# set in assay.json works like the option; --max-cost for a model the
+# table has no price for is refused before anything is sent.
 source "$(dirname "$0")/lib.bash"
 need_bwrap
 cd "$T"
@@ -118,9 +118,11 @@ set -e
 check "max_turns 1 in assay.json: exit 5 after one request (got $CODE)" \
 	sh -c "test $CODE -eq 5 && test '$(turns_sent "$N0")' = '[0]'"
 
-# --- --max-cost: refused before anything is sent ----------------------
+# --- --max-cost for a model without a price: refused before anything is
+# sent (tests/e2e/cost.sh prices turns and stops at a cost budget)
 run cost --max-cost 0.5
 check "--max-cost: exit 2 (got $CODE)" test "$CODE" -eq 2
-check "... saying why and what to use" grep -q -- '--max-cost needs model prices.*use --max-tokens' cost.err
+check "... naming the model without a price and how to give it one" \
+	grep -q -- '--max-cost needs the price of the model, and "fake-model" has none.*"models"' cost.err
 check "... nothing sent" test "$(requests)" = "$N0"
 finish

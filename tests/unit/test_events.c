@@ -110,11 +110,14 @@ static void test_usage(void **state)
 	                     .input_tokens = 100,
 	                     .output_tokens = 20,
 	                     .cached_tokens = 5,
+	                     .cost_usd = 0.0125,
+	                     .priced = 1,
 	                     .known = 1,
-	                     .totals = {150, 30, 5, 0.25}};
+	                     .totals = {150, 30, 5, 0.25, 0}};
 	check_json(ev_usage(&u),
 	           "{\"type\":\"usage\",\"turn\":2,\"input_tokens\":100,"
-	           "\"output_tokens\":20,\"cached_tokens\":5,\"cost_usd\":0,"
+	           "\"output_tokens\":20,\"cached_tokens\":5,"
+	           "\"cost_usd\":0.0125,\"priced\":true,"
 	           "\"known\":true,\"totals\":{\"input_tokens\":150,"
 	           "\"output_tokens\":30,\"cached_tokens\":5,\"cost_usd\":0.25}"
 	           "}");
@@ -122,9 +125,24 @@ static void test_usage(void **state)
 	check_json(ev_usage(&z),
 	           "{\"type\":\"usage\",\"turn\":3,\"input_tokens\":0,"
 	           "\"output_tokens\":0,\"cached_tokens\":0,\"cost_usd\":0,"
-	           "\"known\":true,\"replayed\":true,\"totals\":{"
-	           "\"input_tokens\":0,\"output_tokens\":0,\"cached_tokens\":0,"
-	           "\"cost_usd\":0}}");
+	           "\"priced\":false,\"known\":true,\"replayed\":true,"
+	           "\"totals\":{\"input_tokens\":0,\"output_tokens\":0,"
+	           "\"cached_tokens\":0,\"cost_usd\":0}}");
+	/* Anthropic's cache writes, and turns of unknown cost so far */
+	struct ev_usage w = {.turn = 4,
+	                     .input_tokens = 1000,
+	                     .cached_tokens = 600,
+	                     .cache_write_tokens = 300,
+	                     .known = 1,
+	                     .totals = {1000, 0, 600, 0, 2}};
+	check_json(ev_usage(&w),
+	           "{\"type\":\"usage\",\"turn\":4,\"input_tokens\":1000,"
+	           "\"output_tokens\":0,\"cached_tokens\":600,"
+	           "\"cache_write_tokens\":300,\"cost_usd\":0,"
+	           "\"priced\":false,\"known\":true,\"totals\":{"
+	           "\"input_tokens\":1000,\"output_tokens\":0,"
+	           "\"cached_tokens\":600,\"cost_usd\":0,"
+	           "\"unpriced_turns\":2}}");
 	struct ev_usage unknown = {.turn = 1};
 	cJSON *ev = ev_usage(&unknown);
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(ev, "known")));
