@@ -37,6 +37,8 @@ enum event_type {
 	EV_REPLAY_LIVE,
 	EV_STEP_PAUSE,
 	EV_STEP_RESUME,
+	EV_BUDGET_REACHED,
+	EV_BUDGET_DECISION,
 	EV_IDLE,
 	EV_ERROR,
 	EV_RUN_END,
@@ -239,7 +241,14 @@ cJSON *ev_step_pause_exec(int turn, const char *id, const char *tool,
 cJSON *ev_step_resume(const char *action, const char *kind, const char *id,
                       const char *original, const char *final);
 
-/* idle: reason (ready, answered, failed, cancelled...). */
+/* budget_reached: kind (cost, tokens, turns), spent, limit, why: an
+ * interactive run waits (idle "budget") for a decision. */
+cJSON *ev_budget_reached(const char *kind, double spent, double limit,
+                         const char *why);
+/* budget_decision: kind, decision (raise, stop), limit (the new one). */
+cJSON *ev_budget_decision(const char *kind, const char *decision, double limit);
+
+/* idle: reason (ready, answered, failed, cancelled, budget). */
 cJSON *ev_idle(const char *reason);
 
 /* error: category, message, [retry_in_ms] (retry_in_ms < 0: none). */

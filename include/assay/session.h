@@ -316,6 +316,21 @@ void session_set_step(struct session *s, int on);
 int session_step_mode(const struct session *s);
 /* The pause waiting for an answer, or NULL. */
 const struct session_step *session_step_pending(const struct session *s);
+/* A budget an interactive run reached (--max-cost, --max-tokens,
+ * --max-turns): the session waits in IDLE ("budget") for
+ * session_budget_decide; budget_reached was emitted. */
+struct session_budget {
+	const char *kind; /* cost, tokens, turns */
+	double spent, limit;
+	const char *why; /* in words */
+};
+/* The budget waiting for a decision, or NULL. */
+const struct session_budget *session_budget_pending(const struct session *s);
+/* Go on with limit as the new budget (above what was spent), or, with
+ * limit <= 0, stop: the run ends budget_exhausted (exit 5). The decision
+ * is a budget_decision event. -1 + *err when nothing waits or limit
+ * would not let the run go on. */
+int session_budget_decide(struct session *s, double limit, char **err);
 /* Answer the pause. EDIT needs edited (a non-empty command or code;
  * the user's deny rules still apply) and is only for an execution;
  * SKIP only for an execution. -1 + *err when nothing is paused or the

@@ -67,6 +67,7 @@ enum session_idle {
 	SESSION_IDLE_ANSWERED,
 	SESSION_IDLE_CANCELLED,
 	SESSION_IDLE_FAILED, /* the last request failed: ending now fails */
+	SESSION_IDLE_BUDGET, /* a budget is spent: session_budget_decide */
 };
 
 struct session {
@@ -100,6 +101,8 @@ struct session {
 	struct llm_result *cached; /* a recorded answer on its way */
 	uint64_t cached_timer;
 	struct budget budget;
+	struct session_budget budget_wait; /* IDLE_BUDGET: what was hit */
+	char *budget_why;
 	char *prompt;    /* STARTING: the first user message, if any */
 	int64_t boot_ms; /* when the sandbox start (or restore) began */
 	int interactive;
@@ -259,8 +262,25 @@ struct llm_result *cache_result(const cJSON *c);
 
 /* budget.c: usage and limits. */
 /* 1 while another request is allowed; else 0 and *why (caller frees). */
+/* Which budget a check found spent. */
+struct budget_hit {
+	const char *kind; /* cost, tokens, turns */
+	double spent, limit;
+};
 int budget_left(const struct budget *b, const struct config *c, int turn,
-                char **why);
+                char **why, struct budget_hit *hit);
+/* A budget is spent (why taken): interactive, the session waits (IDLE
+ * "budget") for session_budget_decide; headless, the run ends, exit 5. */
+void session_budget_spent(struct session *s, char *why,
+                          const struct budget_hit *hit);
+/* session.c's steps that budget.c takes too. */
+void session_request_turn(struct session *s);
+void session_wind_up(struct session *s, const char *status, int code);
+void session_idle(struct session *s, enum session_idle why);
+extern const char *const session_idle_names[];
+/* A budget the user raised in the Budget dialog: c's limit of kind
+ * becomes limit; -1 when limit makes no sense for kind. */
+int budget_raise(struct config *c, const char *kind, double limit);
 /* The model table and the price of model (session_prepare); -1 + *err
  * when the configuration's "models" is malformed. */
 int budget_prices(struct budget *b, const struct config *c, const char *model,
@@ -270,7 +290,7 @@ void budget_free(struct budget *b);
  * under --max-cost: its input alone, estimated at 4 bytes a token, must
  * not cross the budget; 0 + *why when it would. */
 int budget_request_fits(const struct budget *b, const struct config *c,
-                        size_t req_bytes, char **why);
+                        size_t req_bytes, char **why, struct budget_hit *hit);
 /* Add a turn's usage to the totals; its usage event. */
 cJSON *budget_usage(struct budget *b, int turn, const struct llm_usage *u,
                     int replayed);

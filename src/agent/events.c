@@ -29,7 +29,9 @@
  * | replay_live | turn, reason, [recorded_hash], [request_hash], cached_turns |
  * | step_pause | kind "request", turn, messages, est_input_tokens, tools [name]; or kind "exec", turn, id, tool, command |
  * | step_resume | action (continue, edit, skip, end), kind (exec, request), [id], [original], [final] |
- * | idle | reason (ready, answered, failed, cancelled) |
+ * | budget_reached | kind (cost, tokens, turns), spent, limit, why (an interactive run then waits: idle "budget") |
+ * | budget_decision | kind, decision (raise, stop), limit (the new one) |
+ * | idle | reason (ready, answered, failed, cancelled, budget) |
  * | error | category, message, [retry_in_ms]; a request being retried: category, message, retry_in_ms, attempt, discarded_bytes, turn |
  * | run_end | status (completed, failed, budget_exhausted, interrupted), exit_code, outputs [{path, present, bytes, copied_to or error}], totals {turns, input_tokens, output_tokens, cost_usd, [unpriced_turns], duration_ms}, archive? |
  */
@@ -63,6 +65,8 @@ static const char *const event_names[EV__COUNT] = {
     [EV_REPLAY_LIVE] = "replay_live",
     [EV_STEP_PAUSE] = "step_pause",
     [EV_STEP_RESUME] = "step_resume",
+    [EV_BUDGET_REACHED] = "budget_reached",
+    [EV_BUDGET_DECISION] = "budget_decision",
     [EV_IDLE] = "idle",
     [EV_ERROR] = "error",
     [EV_RUN_END] = "run_end",
@@ -506,6 +510,26 @@ cJSON *ev_step_resume(const char *action, const char *kind, const char *id,
 		cJSON_AddStringToObject(ev, "original", original);
 	if (final)
 		cJSON_AddStringToObject(ev, "final", final);
+	return ev;
+}
+
+cJSON *ev_budget_reached(const char *kind, double spent, double limit,
+                         const char *why)
+{
+	cJSON *ev = ev_new(EV_BUDGET_REACHED);
+	cJSON_AddStringToObject(ev, "kind", kind);
+	cJSON_AddNumberToObject(ev, "spent", spent);
+	cJSON_AddNumberToObject(ev, "limit", limit);
+	cJSON_AddStringToObject(ev, "why", why);
+	return ev;
+}
+
+cJSON *ev_budget_decision(const char *kind, const char *decision, double limit)
+{
+	cJSON *ev = ev_new(EV_BUDGET_DECISION);
+	cJSON_AddStringToObject(ev, "kind", kind);
+	cJSON_AddStringToObject(ev, "decision", decision);
+	cJSON_AddNumberToObject(ev, "limit", limit);
 	return ev;
 }
 

@@ -40,10 +40,7 @@ struct session_result {
 	int changes; /* the call may have changed files */
 };
 
-static void session_request_turn(struct session *s);
 static void session_run_next_call(struct session *s);
-static void session_wind_up(struct session *s, const char *status, int code);
-static void session_idle(struct session *s, enum session_idle why);
 static void session_skip_pending(struct session *s);
 static void session_begin(struct session *s);
 
@@ -100,11 +97,12 @@ static const unsigned session_next_states[] = {
 };
 #undef TO
 
-static const char *const session_idle_reasons[] = {
+const char *const session_idle_names[] = {
     [SESSION_IDLE_READY] = "ready",
     [SESSION_IDLE_ANSWERED] = "answered",
     [SESSION_IDLE_CANCELLED] = "cancelled",
     [SESSION_IDLE_FAILED] = "failed",
+    [SESSION_IDLE_BUDGET] = "budget",
 };
 
 /* Entering DONE: the exit code is final and run_end says how the run
@@ -160,7 +158,7 @@ static void session_set_state(struct session *s, enum session_state next)
 	s->state = next;
 	switch (next) {
 	case SESSION_IDLE:
-		session_emit(s, ev_idle(session_idle_reasons[s->idle_why]));
+		session_emit(s, ev_idle(session_idle_names[s->idle_why]));
 		break;
 	case SESSION_PAUSED:
 		session_emit(s, step_pause_event(&s->step));
@@ -286,6 +284,7 @@ void session_free(struct session *s)
 	replay_free(s->replay);
 	step_free(&s->step);
 	budget_free(&s->budget);
+	free(s->budget_why);
 	outputs_free(s->outputs);
 	session_result_free(s->result);
 	llm_result_free(s->cached);
@@ -582,13 +581,12 @@ static int session_replayed_turn(struct session *s,
 }
 
 /* Make the next model request (budgets and breakpoints first). */
-static void session_request_turn(struct session *s)
+void session_request_turn(struct session *s)
 {
 	char *why = NULL;
-	if (!budget_left(&s->budget, s->cfg, s->turn, &why)) {
-		session_emit(s, ev_error("budget", why, -1));
-		free(why);
-		session_wind_up(s, "budget_exhausted", EXIT_BUDGET);
+	struct budget_hit hit;
+	if (!budget_left(&s->budget, s->cfg, s->turn, &why, &hit)) {
+		session_budget_spent(s, why, &hit);
 		return;
 	}
 	struct llm_request req = session_llm_request(s);
@@ -599,11 +597,10 @@ static void session_request_turn(struct session *s)
 		return;
 	}
 	char *canon = llm_canonical_request(s->llm, &req);
-	if (!budget_request_fits(&s->budget, s->cfg, strlen(canon), &why)) {
+	if (!budget_request_fits(&s->budget, s->cfg, strlen(canon), &why,
+	                         &hit)) {
 		free(canon);
-		session_emit(s, ev_error("budget", why, -1));
-		free(why);
-		session_wind_up(s, "budget_exhausted", EXIT_BUDGET);
+		session_budget_spent(s, why, &hit);
 		return;
 	}
 	s->turn++;
@@ -1015,7 +1012,7 @@ int session_start(struct session *s, const char *prompt, char **err)
 /* --- ending ---------------------------------------------------------- */
 
 /* The run ends with status and exit code: ENDING, then DONE. */
-static void session_wind_up(struct session *s, const char *status, int code)
+void session_wind_up(struct session *s, const char *status, int code)
 {
 	if (s->state == SESSION_ENDING || s->state == SESSION_DONE)
 		return;
@@ -1039,7 +1036,7 @@ void session_ended(struct session *s)
 /* --- interactive runs, interrupts ------------------------------------ */
 
 /* Interactive: wait for the user's next message. */
-static void session_idle(struct session *s, enum session_idle why)
+void session_idle(struct session *s, enum session_idle why)
 {
 	session_flush_delta(s);
 	s->idle_why = why;
@@ -1138,6 +1135,8 @@ void session_end(struct session *s)
 	case SESSION_IDLE:
 		if (s->idle_why == SESSION_IDLE_FAILED)
 			session_wind_up(s, "failed", EXIT_PROVIDER);
+		else if (s->idle_why == SESSION_IDLE_BUDGET)
+			session_wind_up(s, "budget_exhausted", EXIT_BUDGET);
 		else
 			session_wind_up(s, "completed", EXIT_OK);
 		return;

@@ -78,6 +78,13 @@ void ui_step_free(struct ui *u);
 int ui_step_shown(struct ui *u);
 /* The dialog on the overlay stack while it is shown, else off it. */
 void ui_step_sync(struct ui *u);
+/* ---- the Budget dialog (budget.c) -------------------------------------- */
+
+void ui_budget_attach(struct ui *u);
+void ui_budget_free(struct ui *u);
+/* The dialog on the stack while a budget waits for a decision. */
+void ui_budget_sync(struct ui *u);
+
 /* `s`: toggle step mode. */
 void ui_step_toggle(struct ui *u);
 int ui_step_on(struct ui *u);

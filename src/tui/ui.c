@@ -145,6 +145,7 @@ static void ui_sync_dialogs(struct ui *u)
 {
 	ui_approval_sync(u);
 	ui_step_sync(u);
+	ui_budget_sync(u);
 }
 
 /* A frame for a terminal too small to lay out. */
@@ -572,6 +573,7 @@ static int ui_attach(struct ui *u, char **err, int *code)
 	/* risky calls ask in the Approval dialog instead of being denied */
 	ui_approval_attach(u);
 	ui_step_attach(u, u->cfg->step);
+	ui_budget_attach(u);
 	if ((o->resume ? session_resume(u->s, o->resume, o->prompt, err)
 	               : session_start(u->s, o->prompt, err)) < 0) {
 		*code = session_exit_code(u->s);
@@ -695,6 +697,7 @@ static void ui_cleanup(struct ui *u)
 	ui_approval_free(u);
 	ui_replay_free(u);
 	ui_step_free(u);
+	ui_budget_free(u);
 	ui_drop_windows(u);
 	ui_preview_free(u);
 	ui_watch_free(u->watch);

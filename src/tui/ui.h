@@ -43,6 +43,7 @@ struct ui_watch;
 struct ui_approval;
 struct ui_replay;
 struct ui_step;
+struct ui_budget;
 struct ui;
 
 /* ---- the overlay stack (overlay.c) ------------------------------------
@@ -178,6 +179,7 @@ struct ui {
 	struct ui_approval *appr; /* the Approval dialog (approval.c) */
 	struct ui_replay *replay; /* assay replay (replay.c); else NULL */
 	struct ui_step *step;     /* step mode's pause dialog (step.c) */
+	struct ui_budget *budget; /* the Budget dialog (budget.c) */
 	char *notice;
 	int64_t notice_until;
 	int ctrl_c_armed;
