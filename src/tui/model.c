@@ -66,6 +66,7 @@ void ui_model_free(struct ui_model *m)
 	for (int i = 0; i < m->ncalls; i++)
 		call_free(m->calls[i]);
 	free(m->calls);
+	free(m->turn_cost);
 	ui_tree_free(&m->tree);
 	memset(m, 0, sizeof *m);
 }
@@ -212,6 +213,7 @@ static void model_on_tool_call(struct ui_model *m, const cJSON *ev, int64_t t)
 	c->state = UI_CALL_PENDING;
 	c->exit_code = -1;
 	c->t_start = t;
+	c->turn = m->turn;
 	ui_term_init(&c->term[0], emit_out, c);
 	ui_term_init(&c->term[1], emit_err, c);
 	c->term_live = 1;
@@ -534,6 +536,30 @@ static void model_on_usage(struct ui_model *m, const cJSON *ev, int64_t t)
 	m->unpriced = (int)json_num(tot, "unpriced_turns", 0);
 	m->last_cost =
 	    json_bool(ev, "priced", 0) ? json_num(ev, "cost_usd", 0) : -1;
+	int turn = (int)json_num(ev, "turn", 0);
+	if (turn < 1 || turn >= 1000000)
+		return;
+	if (turn >= m->nturn_cost) {
+		int n = turn + 16;
+		m->turn_cost =
+		    xrealloc(m->turn_cost, (size_t)n * sizeof *m->turn_cost);
+		for (int i = m->nturn_cost; i < n; i++)
+			m->turn_cost[i] = -1;
+		m->nturn_cost = n;
+	}
+	m->turn_cost[turn] = m->last_cost;
+	m->dirty |= UI_DIRTY_TOOLS | UI_DIRTY_STATUS; /* the calls' costs */
+}
+
+double ui_call_cost(const struct ui_model *m, const struct ui_call *c)
+{
+	int t = c->turn, n = 0;
+	if (t < 1 || t + 1 >= m->nturn_cost || m->turn_cost[t] < 0 ||
+	    m->turn_cost[t + 1] < 0)
+		return -1;
+	for (int i = 0; i < m->ncalls; i++)
+		n += m->calls[i]->turn == t;
+	return n ? (m->turn_cost[t] + m->turn_cost[t + 1]) / n : -1;
 }
 
 /* A call waits for a person. */

@@ -196,6 +196,10 @@ static void call_state(struct ui *u, const struct ui_call *c, char *out,
 		snprintf(out, max, "exit %d %s", c->exit_code, d);
 		*el = c->exit_code ? UE_FAIL : UE_OK;
 	}
+	double cost = ui_call_cost(&u->m, c);
+	size_t len = strlen(out);
+	if (cost >= 0 && len + 12 < max)
+		snprintf(out + len, max - len, " $%.4f", cost);
 }
 
 /* "#3 shell  head -5 input/x.csv" + the state at the right edge. */

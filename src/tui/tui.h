@@ -464,6 +464,7 @@ struct ui_call {
 	size_t line_bytes;
 	uint64_t lines_dropped;
 	int item; /* its summary in the conversation */
+	int turn; /* the turn that asked for it */
 };
 
 enum {
@@ -479,8 +480,10 @@ struct ui_model {
 	int max_turns;
 	int turn;
 	double in_tokens, out_tokens, cost;
-	double last_cost;    /* the last turn's; -1 unknown */
-	int unpriced;        /* turns of unknown cost (no price) */
+	double last_cost;  /* the last turn's; -1 unknown */
+	int unpriced;      /* turns of unknown cost (no price) */
+	double *turn_cost; /* [turn]: its cost, -1 unknown (turns from 1) */
+	int nturn_cost;
 	int64_t t0_mono;     /* now_ms() at event t = 0 */
 	int64_t last_t;      /* t of the last event */
 	int64_t end_ms;      /* duration once ended */
@@ -504,6 +507,11 @@ struct ui_model {
 	void (*on_run_end)(void *arg);
 	void *hook_arg;
 };
+
+/* What call c cost: an even share of the turn that asked for it and of
+ * the turn that read its result (the next); -1 while unknown (no
+ * price, or a turn not reported yet). */
+double ui_call_cost(const struct ui_model *m, const struct ui_call *c);
 
 void ui_model_init(struct ui_model *m);
 void ui_model_free(struct ui_model *m);

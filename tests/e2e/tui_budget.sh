@@ -4,7 +4,8 @@
 # --max-cost 0.30 is reached after turn 2 ($0.435 spent): the run waits
 # (nothing more is sent) with the dialog naming the budget and the
 # spending; r raises it by the same amount again ($0.60) and the run goes
-# on to the end, the decision recorded as budget_decision raise 0.6. A
+# on to the end, the decision recorded as budget_decision raise 0.6, and
+# Tools shows each call's cost. A
 # second run answers s: it ends at once with run_end budget_exhausted and
 # exit 5; resuming that run with the same budget, headless, sends nothing
 # and exits 5 (the spending is counted, not reset).
@@ -45,6 +46,10 @@ check "r: the run goes on to the end" wait_for 'All finished in budget' 30
 check "... the dialog is gone" wait_gone 'Budget reached' 10
 check "... three requests in all" test "$(sent)" -eq 3
 check "... the decision recorded: raise to 0.6" test "$(decisions r1)" = "[('raise', 0.6)]"
+# a call costs its share of the turn that asked for it and of the turn
+# that read its result: call 1 0.22 + 0.215, call 2 0.215 + 0.0028
+call_costs() { screen | grep -q 'exit 0 .*\$0\.4350' && screen | grep -q 'exit 0 .*\$0\.2178'; }
+check "Tools: each call's cost (\$0.4350, \$0.2178)" call_costs || screen
 keys C-q
 check "Ctrl-Q after the answer: exit 0" test "$(wait_exit 20)" = 0
 
