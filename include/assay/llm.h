@@ -6,7 +6,9 @@
  * Neutral messages (a cJSON array):
  *   {"role":"user","content":"..."}
  *   {"role":"assistant","content":"...",
- *    "tool_calls":[{"id":"..","name":"..","arguments":{...}}]}
+ *    "tool_calls":[{"id":"..","name":"..","arguments":{...}}],
+ *    "provider_items":{"provider":"..","items":[...]}}  (optional: what
+ *    that provider wants back unchanged; others ignore it)
  *   {"role":"tool","tool_call_id":"..","name":"..","content":"..",
  *    "is_error":false}
  * Neutral tools: [{"name":..,"description":..,"parameters":{schema}}]
@@ -57,6 +59,10 @@ struct llm_result {
 	cJSON *tool_calls; /* neutral array (may be empty, never NULL if ok) */
 	char *finish_reason;
 	struct llm_usage usage;
+	/* provider state kept with the answer and sent back with it, to
+	 * the same provider only (the Responses API's reasoning items):
+	 * {"provider": name, "items": [...]}; NULL when none */
+	cJSON *items;
 	const char *error_category; /* LLM_ERR_*, when !ok */
 	char *error_message;        /* names the cause and the fix */
 	int attempts;

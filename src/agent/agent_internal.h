@@ -233,7 +233,7 @@ void session_sbx_done(void *call, int rc, const char *err, struct buf *data,
 /* messages.c: the neutral conversation the requests carry. */
 void messages_add_user(cJSON *messages, const char *text);
 void messages_add_assistant(cJSON *messages, const char *text,
-                            const cJSON *tool_calls);
+                            const cJSON *tool_calls, const cJSON *items);
 void messages_add_tool(cJSON *messages, const char *id, const char *name,
                        const char *content, int is_error);
 

@@ -27,6 +27,12 @@ void cache_save(const char *run_dir, const char *hash,
 	cJSON_AddNumberToObject(u, "input_tokens", r->usage.input_tokens);
 	cJSON_AddNumberToObject(u, "output_tokens", r->usage.output_tokens);
 	cJSON_AddNumberToObject(u, "cached_tokens", r->usage.cached_tokens);
+	if (r->usage.cache_write_tokens)
+		cJSON_AddNumberToObject(u, "cache_write_tokens",
+		                        r->usage.cache_write_tokens);
+	if (r->items)
+		cJSON_AddItemToObject(c, "provider_items",
+		                      cJSON_Duplicate(r->items, 1));
 	char *text = json_print(c);
 	char *path = xasprintf("%s/cache/%s.json", run_dir, hash);
 	char *err = NULL;
@@ -67,5 +73,8 @@ struct llm_result *cache_result(const cJSON *c)
 	r->usage.input_tokens = (long)json_num(u, "input_tokens", 0);
 	r->usage.output_tokens = (long)json_num(u, "output_tokens", 0);
 	r->usage.known = 1;
+	const cJSON *items = cJSON_GetObjectItem(c, "provider_items");
+	if (cJSON_IsObject(items))
+		r->items = cJSON_Duplicate(items, 1);
 	return r;
 }

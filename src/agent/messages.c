@@ -12,7 +12,7 @@ void messages_add_user(cJSON *messages, const char *text)
 }
 
 void messages_add_assistant(cJSON *messages, const char *text,
-                            const cJSON *tool_calls)
+                            const cJSON *tool_calls, const cJSON *items)
 {
 	cJSON *msg = cJSON_CreateObject();
 	cJSON_AddStringToObject(msg, "role", "assistant");
@@ -20,6 +20,9 @@ void messages_add_assistant(cJSON *messages, const char *text,
 	if (cJSON_GetArraySize(tool_calls) > 0)
 		cJSON_AddItemToObject(msg, "tool_calls",
 		                      cJSON_Duplicate(tool_calls, 1));
+	if (cJSON_IsObject(items))
+		cJSON_AddItemToObject(msg, "provider_items",
+		                      cJSON_Duplicate(items, 1));
 	cJSON_AddItemToArray(messages, msg);
 }
 

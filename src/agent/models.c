@@ -197,7 +197,8 @@ const char *models_run_model(const struct config *cfg)
 {
 	if (cfg->model && *cfg->model)
 		return cfg->model;
-	if (!strcmp(cfg->provider, "openai"))
+	if (!strcmp(cfg->provider, "openai") ||
+	    !strcmp(cfg->provider, "openai-responses"))
 		return LLM_OPENAI_DEFAULT_MODEL;
 	return NULL;
 }

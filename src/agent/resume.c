@@ -349,7 +349,8 @@ static void walk_take_answer(struct walk *w, int i, const char *hash,
 	session_emit(w->s, budget_usage(&w->totals, w->turn, &none, 1));
 	rp->cached_turns++;
 	const cJSON *calls = cJSON_GetObjectItem(ans, "tool_calls");
-	messages_add_assistant(w->messages, json_str(ans, "text", ""), calls);
+	messages_add_assistant(w->messages, json_str(ans, "text", ""), calls,
+	                       cJSON_GetObjectItem(ans, "provider_items"));
 	cJSON_Delete(w->calls);
 	w->calls = cJSON_Duplicate(calls, 1);
 	cJSON_Delete(w->answered);

@@ -502,7 +502,7 @@ static void session_deliver(struct session *s, struct llm_result *r, int cached)
 	struct llm_usage none = {.known = 1};
 	session_emit(s, budget_usage(&s->budget, s->turn,
 	                             cached ? &none : &r->usage, 0));
-	messages_add_assistant(s->messages, r->text, r->tool_calls);
+	messages_add_assistant(s->messages, r->text, r->tool_calls, r->items);
 	buf_reset(&s->turn_text);
 	if (cJSON_GetArraySize(r->tool_calls) == 0) {
 		llm_result_free(r);

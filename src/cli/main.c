@@ -120,7 +120,8 @@ static void usage(FILE *f)
 	      "       assay --version | --help\n"
 	      "\n"
 	      "options (defaults in brackets):\n"
-	      "  --provider NAME     openai|ollama|script [openai]\n"
+	      "  --provider NAME     openai|openai-responses|ollama|script "
+	      "[openai]\n"
 	      "  --model M           model name [openai: gpt-4.1; ollama: "
 	      "required]\n"
 	      "  --base-url URL      API base incl. version path "
@@ -306,12 +307,14 @@ static int validate(const struct config *c, char **err)
 		return -1;
 	if (!strcmp(c->provider, "script") && !c->script)
 		return set_err(err, "--provider script needs --script FILE");
-	if (strcmp(c->provider, "openai") && strcmp(c->provider, "ollama") &&
-	    strcmp(c->provider, "script"))
+	if (strcmp(c->provider, "openai") &&
+	    strcmp(c->provider, "openai-responses") &&
+	    strcmp(c->provider, "ollama") && strcmp(c->provider, "script"))
 		return set_err(err,
 		               "provider '%s' is not available: use openai, "
-		               "ollama (or any OpenAI-compatible server with "
-		               "--base-url) or script",
+		               "openai-responses, ollama (or any "
+		               "OpenAI-compatible server with --base-url) or "
+		               "script",
 		               c->provider);
 	if (!strcmp(c->provider, "ollama") && !c->model)
 		return set_err(err, "ollama needs a model: pass --model NAME "

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void chat_set_error(struct chat_stream *s, int final, const char *body,
-                           char *msg)
+void chat_stream_error(struct chat_stream *s, int final, const char *body,
+                       char *msg)
 {
 	if (s->error) {
 		free(msg);
@@ -36,16 +36,16 @@ static const char *str_item(const cJSON *obj, const char *key)
 	                                                : NULL;
 }
 
-static int chat_text(struct chat_stream *s, const char *t)
+int chat_stream_text(struct chat_stream *s, const char *t)
 {
 	size_t n = strlen(t);
 
 	if (n == 0)
 		return 0;
 	if (buf_append(&s->text, t, n) < 0) {
-		chat_set_error(s, 1, NULL,
-		               xasprintf("the answer passed %d MiB",
-		                         LLM_MAX_TEXT / (1024 * 1024)));
+		chat_stream_error(s, 1, NULL,
+		                  xasprintf("the answer passed %d MiB",
+		                            LLM_MAX_TEXT / (1024 * 1024)));
 		return -1;
 	}
 	if (s->on_text)
@@ -129,7 +129,7 @@ static struct chat_slot *chat_find_slot(struct chat_stream *s, int index,
 static struct chat_slot *chat_new_slot(struct chat_stream *s, int index)
 {
 	if (s->n_slots >= LLM_MAX_TOOL_CALLS) {
-		chat_set_error(
+		chat_stream_error(
 		    s, 1, NULL,
 		    xasprintf("more than %d tool calls in one answer",
 		              LLM_MAX_TOOL_CALLS));
@@ -177,9 +177,9 @@ static int chat_tool_call(struct chat_stream *s, const cJSON *tc)
 	}
 	free(p);
 	if (rc < 0)
-		chat_set_error(s, 1, NULL,
-		               xasprintf("tool call arguments passed %d MiB",
-		                         LLM_MAX_ARGS / (1024 * 1024)));
+		chat_stream_error(s, 1, NULL,
+		                  xasprintf("tool call arguments passed %d MiB",
+		                            LLM_MAX_ARGS / (1024 * 1024)));
 	return rc;
 }
 
@@ -210,9 +210,9 @@ static int chat_choice(struct chat_stream *s, const cJSON *c)
 		d = cJSON_GetObjectItemCaseSensitive(c, "message");
 	const char *t;
 
-	if ((t = str_item(d, "content")) && chat_text(s, t) < 0)
+	if ((t = str_item(d, "content")) && chat_stream_text(s, t) < 0)
 		return -1;
-	if ((t = str_item(d, "refusal")) && chat_text(s, t) < 0)
+	if ((t = str_item(d, "refusal")) && chat_stream_text(s, t) < 0)
 		return -1;
 	/* Reasoning is not answer text (llama.cpp, Ollama). */
 	if ((t = str_item(d, "reasoning_content")))
@@ -268,14 +268,15 @@ static int chat_event(const struct sse_event *ev, void *arg)
 	if (!j || chat_is_error(ev, j)) {
 		char *msg = llm_error_body_message(ev->data);
 		if (j || ev->error_field)
-			chat_set_error(
+			chat_stream_error(
 			    s, 0, ev->data,
 			    xasprintf("error inside the stream: %s", msg));
 		else
-			chat_set_error(s, 0, NULL,
-			               xasprintf("invalid JSON in the stream: "
-			                         "%s",
-			                         msg));
+			chat_stream_error(
+			    s, 0, NULL,
+			    xasprintf("invalid JSON in the stream: "
+			              "%s",
+			              msg));
 		free(msg);
 		cJSON_Delete(j);
 		return -1;
@@ -315,10 +316,12 @@ void chat_stream_free(struct chat_stream *s)
 	buf_free(&s->text);
 	for (size_t i = 0; i < s->n_slots; i++) {
 		free(s->slots[i].id);
+		free(s->slots[i].item_id);
 		free(s->slots[i].name);
 		buf_free(&s->slots[i].args);
 	}
 	free(s->slots);
+	cJSON_Delete(s->items);
 	free(s->finish_reason);
 	free(s->error);
 	free(s->error_body);
@@ -330,9 +333,9 @@ int chat_stream_feed(struct chat_stream *s, const char *data, size_t n)
 	if (s->error)
 		return -1;
 	if (sse_feed(&s->sse, data, n) < 0) {
-		chat_set_error(s, 1, NULL,
-		               xasprintf("a stream event passed %d MiB",
-		                         LLM_MAX_EVENT / (1024 * 1024)));
+		chat_stream_error(s, 1, NULL,
+		                  xasprintf("a stream event passed %d MiB",
+		                            LLM_MAX_EVENT / (1024 * 1024)));
 		return -1;
 	}
 	return 0;
@@ -343,13 +346,13 @@ int chat_stream_finish(struct chat_stream *s)
 	if (s->error)
 		return -1;
 	if (sse_finish(&s->sse) < 0) {
-		chat_set_error(s, 1, NULL,
-		               xasprintf("a stream event passed %d MiB",
-		                         LLM_MAX_EVENT / (1024 * 1024)));
+		chat_stream_error(s, 1, NULL,
+		                  xasprintf("a stream event passed %d MiB",
+		                            LLM_MAX_EVENT / (1024 * 1024)));
 		return -1;
 	}
 	if (!s->saw_done && !s->finish_reason) {
-		chat_set_error(
+		chat_stream_error(
 		    s, 0, NULL,
 		    xstrdup("the stream ended before the answer was "
 		            "complete (no finish_reason, no [DONE])"));

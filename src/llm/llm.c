@@ -13,12 +13,13 @@ static const struct {
 	const struct llm_ops *ops;
 } providers[] = {
     {"openai", &llm_openai_ops},
-    {"ollama", &llm_openai_ops}, /* its OpenAI-compatible /v1 */
+    {"openai-responses", &llm_openai_ops}, /* responses.c */
+    {"ollama", &llm_openai_ops},           /* its OpenAI-compatible /v1 */
     {"script", &llm_script_ops},
 };
 
 /* Named in the design but not built yet. */
-static const char *const planned[] = {"openai-responses", "anthropic"};
+static const char *const planned[] = {"anthropic"};
 
 static const struct llm_ops *llm_find(const char *name, char **err)
 {
@@ -29,7 +30,8 @@ static const struct llm_ops *llm_find(const char *name, char **err)
 		if (strcmp(planned[i], name) == 0) {
 			set_err(err,
 			        "provider '%s' is not available yet: use "
-			        "--provider openai, ollama or script",
+			        "--provider openai, openai-responses, ollama "
+			        "or script",
 			        name);
 			return NULL;
 		}
@@ -116,6 +118,7 @@ void llm_result_free(struct llm_result *r)
 		return;
 	free(r->text);
 	cJSON_Delete(r->tool_calls);
+	cJSON_Delete(r->items);
 	free(r->finish_reason);
 	free(r->error_message);
 	free(r);

@@ -107,6 +107,7 @@ char *llm_http_error_message(const struct llm_http_fail *f);
 struct chat_slot {
 	int index; /* tool_calls[].index, -1 when absent */
 	char *id;
+	char *item_id; /* Responses API: the fc_ item the deltas name */
 	char *name;
 	struct buf args;
 	int have_args; /* an arguments field was seen */
@@ -131,6 +132,7 @@ struct chat_stream {
 	char *error;      /* what went wrong, when feed/finish failed */
 	char *error_body; /* the error JSON of an error event, if any */
 	int error_final;  /* retrying cannot help (a bound was passed) */
+	cJSON *items;     /* Responses API: reasoning items to send back */
 	void (*on_text)(void *arg, const char *text, size_t n);
 	void *arg;
 };
@@ -148,5 +150,27 @@ int chat_stream_finish(struct chat_stream *s);
  * arguments that are not a JSON object become {} with
  * "arguments_error" (why) and "arguments_raw" (what came). */
 cJSON *chat_stream_tool_calls(const struct chat_stream *s);
+/* For the other stream readers that fill a chat_stream: the first
+ * error wins (msg taken); text appended and observed (-1 past the
+ * bound). */
+void chat_stream_error(struct chat_stream *s, int final, const char *body,
+                       char *msg);
+int chat_stream_text(struct chat_stream *s, const char *t);
+
+/* --- responses.c: the Responses API (protocols.md B) ----------------- */
+
+/* The request body: instructions, the neutral history as input items
+ * (reasoning items kept from earlier answers first), flat tools,
+ * store false with encrypted reasoning included. */
+char *resp_body(const char *model, const struct llm_request *req,
+                int max_output_tokens);
+/* A chat_stream that reads the Responses event stream (B.2). */
+void resp_stream_init(struct chat_stream *s, int turn,
+                      void (*on_text)(void *arg, const char *text, size_t n),
+                      void *arg);
+/* The answer's reasoning items as an llm_result's items, or NULL. */
+cJSON *resp_stream_items(struct chat_stream *s);
+/* A call id within what OpenAI's APIs take (a longer one hashed). */
+void oai_add_id(cJSON *obj, const char *key, const char *id);
 
 #endif

@@ -1,5 +1,7 @@
 /* openai.c: the Chat Completions provider (protocols.md A), for OpenAI
- * and the servers that speak its dialect (Ollama, vLLM, llama.cpp).
+ * and the servers that speak its dialect (Ollama, vLLM, llama.cpp), and
+ * the transport of the Responses API (openai-responses: responses.c
+ * builds its requests and reads its stream).
  * One turn is a sequence of tries; each try is one HTTP stream fed to
  * the chat_stream assembler, and failures go through retry.c. */
 #include "llm/llm_internal.h"
@@ -14,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OAI_MAX_ID 40 /* the longest tool call id OpenAI takes */
 #define OPENAI_DEFAULT_BASE "https://api.openai.com/v1"
 #define OLLAMA_DEFAULT_BASE "http://127.0.0.1:11434/v1"
 
@@ -37,9 +38,10 @@ struct openai {
 	char *auth;    /* Authorization header: never logged */
 	char *key_env; /* variable named in messages */
 	int key_set;
-	int official; /* api.openai.com: max_completion_tokens */
-	int ollama;   /* reads max_tokens only */
-	char *body;   /* request of the turn in flight */
+	int official;  /* api.openai.com: max_completion_tokens */
+	int ollama;    /* reads max_tokens only */
+	int responses; /* the Responses API (responses.c) */
+	char *body;    /* request of the turn in flight */
 	int turn;
 	int tries;
 	uint64_t timer; /* retry backoff */
@@ -162,6 +164,7 @@ static void oai_succeeded(struct openai *o, struct openai_try *t)
 		r->finish_reason = xstrdup(
 		    cJSON_GetArraySize(r->tool_calls) ? "tool_calls" : "stop");
 	r->usage = t->st.usage;
+	r->items = resp_stream_items(&t->st);
 	r->attempts = o->tries;
 	try_free(t);
 	free(o->body);
@@ -235,7 +238,10 @@ static int oai_begin(struct openai *o, char **err)
 	                         "Accept: text/event-stream", o->auth, NULL};
 
 	t->o = o;
-	chat_stream_init(&t->st, o->turn, oai_text, t);
+	if (o->responses)
+		resp_stream_init(&t->st, o->turn, oai_text, t);
+	else
+		chat_stream_init(&t->st, o->turn, oai_text, t);
 	buf_init(&t->errbody, LLM_MAX_ERROR_BODY);
 	o->tries++;
 	struct http_request req = {
@@ -272,22 +278,6 @@ static void oai_retry_fire(void *arg)
 }
 
 /* --- the request --- */
-
-/* A tool call id as the API takes it: OpenAI refuses ids over 40
- * characters, and a run recorded against another server (vLLM's are
- * 46) may be resumed or forked onto it. A longer id is replaced by a
- * hash of it, the same for the call and its result. */
-static void oai_add_id(cJSON *obj, const char *key, const char *id)
-{
-	if (strlen(id) <= OAI_MAX_ID) {
-		cJSON_AddStringToObject(obj, key, id);
-		return;
-	}
-	char hex[65], out[OAI_MAX_ID + 1];
-	sha256_hex(id, strlen(id), hex);
-	snprintf(out, sizeof out, "call_%.*s", OAI_MAX_ID - 5, hex);
-	cJSON_AddStringToObject(obj, key, out);
-}
 
 static cJSON *oai_tool_call(const cJSON *call)
 {
@@ -512,9 +502,11 @@ static int oai_init(struct llm *m, char **err)
 	o->m = m;
 	m->base_url = oai_base_url(cfg, ollama);
 	o->ollama = ollama;
+	o->responses = !strcmp(m->provider, "openai-responses");
 	o->official = strncmp(m->base_url, "https://api.openai.com", 22) == 0 &&
 	              (m->base_url[22] == '\0' || m->base_url[22] == '/');
-	o->url = xasprintf("%s/chat/completions", m->base_url);
+	o->url = xasprintf("%s/%s", m->base_url,
+	                   o->responses ? "responses" : "chat/completions");
 	o->key_env =
 	    xstrdup(cfg->api_key_env ? cfg->api_key_env : "OPENAI_API_KEY");
 	/* Ollama needs no key unless one is named explicitly. */
@@ -548,7 +540,13 @@ static int oai_start(struct llm *m, const struct llm_request *req, char **err)
 		return set_err(err, "%s: a turn is already in flight",
 		               m->provider);
 	free(o->body);
-	o->body = oai_body(o, req);
+	if (o->responses)
+		o->body = resp_body(req->model ? req->model : m->model, req,
+		                    req->max_output_tokens > 0
+		                        ? req->max_output_tokens
+		                        : m->cfg->max_output_tokens);
+	else
+		o->body = oai_body(o, req);
 	o->turn = llm_turn_index(req->messages);
 	o->tries = 0;
 	log_info("%s: POST %s (turn %d, %zu bytes)", m->provider, o->url,

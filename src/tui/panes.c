@@ -48,6 +48,10 @@ void ui_draw_box(WINDOW *w, const char *title, int focused)
 	cell(&tr, "\xe2\x94\x90", "+", e);
 	cell(&bl, "\xe2\x94\x94", "+", e);
 	cell(&br, "\xe2\x94\x98", "+", e);
+	/* curses adds the window's current attributes (and its pair, to a
+	 * cell of pair 0) to what it draws: left from the text drawn last
+	 * (a dim line, in the mono theme), they would dim the border */
+	ui_set_elem(w, e);
 	wborder_set(w, &vl, &vl, &hl, &hl, &tl, &tr, &bl, &br);
 	if (title && wd > 6) {
 		ui_set_elem(w, focused ? UE_TITLE_FOCUS : UE_TITLE);

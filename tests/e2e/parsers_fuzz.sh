@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Short libFuzzer runs of the parsers of outside input with a stream
 # shape (tests/fuzz/): the SSE parser, the Chat Completions stream
-# rebuilder, Docker's exec frame demultiplexer and the python kernel's
+# rebuilder, the Responses API stream reader, Docker's exec frame
+# demultiplexer and the python kernel's
 # frame reader. Each is fed every input in chunks and whole: it must
 # not crash or leak, and must read the same thing either way. Built
 # here with clang from the sources they need, as approval_fuzz.sh
@@ -20,10 +21,11 @@ clang -fsanitize=fuzzer probe.c -o probe 2>/dev/null ||
 declare -A SOURCES=(
 	[sse]="src/net/sse.c"
 	[chat_stream]="src/llm/chat_stream.c src/llm/retry.c src/net/sse.c"
+	[responses_stream]="src/llm/responses.c src/llm/chat_stream.c src/llm/retry.c src/net/sse.c"
 	[docker_frames]="src/sandbox/docker_frames.c"
 	[pyframe]="src/agent/pyframe.c"
 )
-HARNESSES="sse chat_stream docker_frames pyframe"
+HARNESSES="sse chat_stream responses_stream docker_frames pyframe"
 CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-D_GNU_SOURCE -I$SRC/include -I$SRC/src $(pkg-config --cflags libcjson)"
 for h in $HARNESSES; do
@@ -42,7 +44,7 @@ done
 
 # seeds: the first byte's low 3 bits count the chunk-size bytes after
 # it (tests/fuzz/fuzz_chunks.h); the fuzzer mutates from these
-mkdir c_sse c_chat_stream c_docker_frames c_pyframe
+mkdir c_sse c_chat_stream c_responses_stream c_docker_frames c_pyframe
 $PY - <<'PYEND'
 import struct
 def fr(t, p): return bytes([t, 0, 0, 0]) + struct.pack(">I", len(p)) + p
@@ -63,6 +65,23 @@ seeds = {
         b"\x01\x03data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"r\","
         b"\"tool_calls\":[{\"function\":{\"name\":\"python\",\"arguments\":"
         b"\"{\\\"code\\\":1\"}}]}}]}\n\nerror: {\"message\":\"x\"}\n\n",
+    ],
+    "responses_stream": [
+        b"\x02\x07\x20event: response.output_item.added\ndata: {\"type\":"
+        b"\"response.output_item.added\",\"item\":{\"type\":\"function_call\","
+        b"\"id\":\"fc_1\",\"call_id\":\"call_1\",\"name\":\"shell\","
+        b"\"arguments\":\"\"}}\n\ndata: {\"type\":\"response.function_call"
+        b"_arguments.delta\",\"item_id\":\"fc_1\",\"delta\":\"{\\\"command"
+        b"\\\":\\\"ls\\\"}\"}\n\ndata: {\"type\":\"response.output_text.delta"
+        b"\",\"delta\":\"hi\"}\n\ndata: {\"type\":\"response.output_item.done\","
+        b"\"item\":{\"type\":\"reasoning\",\"id\":\"rs_1\",\"summary\":[],"
+        b"\"encrypted_content\":\"e\"}}\n\ndata: {\"type\":\"response.completed"
+        b"\",\"response\":{\"usage\":{\"input_tokens\":5,\"output_tokens\":2,"
+        b"\"input_tokens_details\":{\"cached_tokens\":1}}}}\n\n",
+        b"\x00data: {\"type\":\"error\",\"error\":{\"code\":\"server_error\","
+        b"\"message\":\"m\"}}\n\n",
+        b"\x01\x03data: {\"type\":\"response.incomplete\",\"response\":{"
+        b"\"incomplete_details\":{\"reason\":\"max_output_tokens\"}}}\n\n",
     ],
     "docker_frames": [
         b"\x02\x03\x09" + fr(1, b"hello\n") + fr(2, b"err") + fr(0, b"")

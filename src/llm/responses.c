@@ -1,0 +1,339 @@
+/* responses.c: the OpenAI Responses API (protocols.md B) for the openai
+ * provider's transport (openai.c): the request body from the neutral
+ * conversation, and a reader of its event stream that fills the same
+ * chat_stream the Chat Completions reader fills (text, calls by slot,
+ * finish reason, usage), plus the reasoning items to send back. The
+ * run is stateless: store false, the whole history each turn, reasoning
+ * kept as encrypted items (include reasoning.encrypted_content). */
+#include "llm/llm_internal.h"
+#include "assay/json.h"
+#include "assay/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RESP_PROVIDER "openai-responses"
+#define OAI_MAX_ID 40 /* the longest tool call id OpenAI takes */
+
+/* A tool call id as the API takes it: OpenAI refuses ids over 40
+ * characters, and a run recorded against another server (vLLM's are
+ * 46) may be resumed or forked onto it. A longer id is replaced by a
+ * hash of it, the same for the call and its result. */
+void oai_add_id(cJSON *obj, const char *key, const char *id)
+{
+	if (strlen(id) <= OAI_MAX_ID) {
+		cJSON_AddStringToObject(obj, key, id);
+		return;
+	}
+	char hex[65], out[OAI_MAX_ID + 1];
+	sha256_hex(id, strlen(id), hex);
+	snprintf(out, sizeof out, "call_%.*s", OAI_MAX_ID - 5, hex);
+	cJSON_AddStringToObject(obj, key, out);
+}
+
+/* --- the request ------------------------------------------------------ */
+
+/* One neutral assistant message as input items: the reasoning items
+ * this provider gave with it, its text, its calls. */
+static void resp_assistant(cJSON *input, const cJSON *msg)
+{
+	const cJSON *pi = cJSON_GetObjectItem(msg, "provider_items");
+	const cJSON *it;
+	if (!strcmp(json_str(pi, "provider", ""), RESP_PROVIDER)) {
+		cJSON_ArrayForEach(it, cJSON_GetObjectItem(pi, "items"))
+		{
+			cJSON_AddItemToArray(input, cJSON_Duplicate(it, 1));
+		}
+	}
+	const char *text = json_str(msg, "content", "");
+	if (*text) {
+		cJSON *m = cJSON_CreateObject();
+		cJSON_AddStringToObject(m, "role", "assistant");
+		cJSON_AddStringToObject(m, "content", text);
+		cJSON_AddItemToArray(input, m);
+	}
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(msg, "tool_calls"))
+	{
+		cJSON *fc = cJSON_CreateObject();
+		cJSON_AddStringToObject(fc, "type", "function_call");
+		oai_add_id(fc, "call_id", json_str(it, "id", ""));
+		cJSON_AddStringToObject(fc, "name", json_str(it, "name", ""));
+		/* arguments that did not parse go back as {} (see openai.c) */
+		const cJSON *args = cJSON_GetObjectItem(it, "arguments");
+		char *s =
+		    cJSON_IsObject(args) ? json_print(args) : xstrdup("{}");
+		cJSON_AddStringToObject(fc, "arguments", s);
+		free(s);
+		cJSON_AddItemToArray(input, fc);
+	}
+}
+
+static cJSON *resp_input(const cJSON *messages)
+{
+	cJSON *input = cJSON_CreateArray();
+	const cJSON *msg;
+	cJSON_ArrayForEach(msg, messages)
+	{
+		const char *role = json_str(msg, "role", "user");
+		if (!strcmp(role, "assistant")) {
+			resp_assistant(input, msg);
+		} else if (!strcmp(role, "tool")) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "type",
+			                        "function_call_output");
+			oai_add_id(o, "call_id",
+			           json_str(msg, "tool_call_id", ""));
+			cJSON_AddStringToObject(o, "output",
+			                        json_str(msg, "content", ""));
+			cJSON_AddItemToArray(input, o);
+		} else {
+			cJSON *m = cJSON_CreateObject();
+			cJSON_AddStringToObject(m, "role", role);
+			cJSON_AddStringToObject(m, "content",
+			                        json_str(msg, "content", ""));
+			cJSON_AddItemToArray(input, m);
+		}
+	}
+	return input;
+}
+
+/* Function tools in the flat shape. */
+static cJSON *resp_tools(const cJSON *tools)
+{
+	cJSON *arr = cJSON_CreateArray();
+	const cJSON *t;
+	cJSON_ArrayForEach(t, tools)
+	{
+		cJSON *w = cJSON_CreateObject();
+		const cJSON *params = cJSON_GetObjectItem(t, "parameters");
+		cJSON_AddStringToObject(w, "type", "function");
+		cJSON_AddStringToObject(w, "name", json_str(t, "name", ""));
+		cJSON_AddStringToObject(w, "description",
+		                        json_str(t, "description", ""));
+		cJSON_AddItemToObject(
+		    w, "parameters",
+		    params ? cJSON_Duplicate(params, 1)
+		           : cJSON_Parse(
+		                 "{\"type\":\"object\",\"properties\":{}}"));
+		cJSON_AddFalseToObject(w, "strict");
+		cJSON_AddItemToArray(arr, w);
+	}
+	return arr;
+}
+
+char *resp_body(const char *model, const struct llm_request *req,
+                int max_output_tokens)
+{
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "model", model);
+	if (req->system && *req->system)
+		cJSON_AddStringToObject(b, "instructions", req->system);
+	cJSON_AddItemToObject(b, "input", resp_input(req->messages));
+	if (cJSON_GetArraySize(req->tools) > 0) {
+		cJSON_AddItemToObject(b, "tools", resp_tools(req->tools));
+		cJSON_AddStringToObject(b, "tool_choice", "auto");
+	}
+	if (max_output_tokens > 0)
+		cJSON_AddNumberToObject(
+		    b, "max_output_tokens",
+		    max_output_tokens < 16 ? 16 : max_output_tokens);
+	cJSON_AddFalseToObject(b, "store");
+	cJSON *inc = cJSON_AddArrayToObject(b, "include");
+	cJSON_AddItemToArray(inc,
+	                     cJSON_CreateString("reasoning.encrypted_content"));
+	cJSON_AddTrueToObject(b, "stream");
+	char *s = json_print(b);
+	cJSON_Delete(b);
+	return s;
+}
+
+/* --- the stream ------------------------------------------------------- */
+
+/* The slot of the call whose fc_ item is item_id (made when missing). */
+static struct chat_slot *resp_slot(struct chat_stream *s, const char *item_id)
+{
+	for (size_t i = 0; i < s->n_slots; i++)
+		if (s->slots[i].item_id &&
+		    !strcmp(s->slots[i].item_id, item_id))
+			return &s->slots[i];
+	s->slots = xrealloc(s->slots, (s->n_slots + 1) * sizeof *s->slots);
+	struct chat_slot *sl = &s->slots[s->n_slots++];
+	memset(sl, 0, sizeof *sl);
+	sl->index = (int)s->n_slots - 1;
+	sl->item_id = xstrdup(item_id);
+	buf_init(&sl->args, LLM_MAX_TEXT);
+	return sl;
+}
+
+static void set_str(char **field, const char *v)
+{
+	if (v && *v) {
+		free(*field);
+		*field = xstrdup(v);
+	}
+}
+
+/* An output item, as added or done: a call's ids and name (and, when
+ * done, its whole arguments); a finished reasoning item is kept. */
+static int resp_item(struct chat_stream *s, const cJSON *item, int done)
+{
+	const char *type = json_str(item, "type", "");
+	if (!strcmp(type, "function_call")) {
+		struct chat_slot *sl = resp_slot(s, json_str(item, "id", "?"));
+		set_str(&sl->id, json_str(item, "call_id", NULL));
+		set_str(&sl->name, json_str(item, "name", NULL));
+		const char *args = json_str(item, "arguments", NULL);
+		if (done && args && strlen(args) >= sl->args.len) {
+			buf_reset(&sl->args);
+			if (buf_puts(&sl->args, args) < 0)
+				return -1;
+			sl->have_args = 1;
+		}
+		return 0;
+	}
+	if (done && !strcmp(type, "reasoning")) {
+		if (!s->items)
+			s->items = cJSON_CreateArray();
+		cJSON *keep = cJSON_Duplicate(item, 1);
+		cJSON_DeleteItemFromObject(keep, "status");
+		cJSON_AddItemToArray(s->items, keep);
+	}
+	return 0;
+}
+
+static void resp_usage(struct chat_stream *s, const cJSON *resp)
+{
+	const cJSON *u = cJSON_GetObjectItem(resp, "usage");
+	if (!cJSON_IsObject(u))
+		return;
+	const cJSON *in = cJSON_GetObjectItem(u, "input_tokens_details");
+	s->usage.input_tokens = (long)json_num(u, "input_tokens", 0);
+	s->usage.output_tokens = (long)json_num(u, "output_tokens", 0);
+	s->usage.cached_tokens = (long)json_num(in, "cached_tokens", 0);
+	s->usage.cache_write_tokens =
+	    (long)json_num(in, "cache_write_tokens", 0);
+	s->usage.known = 1;
+}
+
+/* The error of an error event or a failed response, as the user reads
+ * it; whether retrying can help. */
+static void resp_error(struct chat_stream *s, const cJSON *err, const char *raw)
+{
+	const char *code = json_str(err, "code", "");
+	const char *msg = json_str(err, "message", "no message");
+	int final = !strcmp(code, "context_length_exceeded") ||
+	            !strcmp(code, "invalid_prompt") ||
+	            !strcmp(json_str(err, "type", ""), "invalid_request_error");
+	chat_stream_error(s, final, raw,
+	                  xasprintf("error inside the stream: %s%s%s", msg,
+	                            *code ? " (" : "", *code ? code : ""));
+	if (*code) {
+		char *m = s->error;
+		s->error = xasprintf("%s)", m);
+		free(m);
+	}
+}
+
+/* The answer is complete (completed or incomplete). */
+static void resp_end(struct chat_stream *s, const cJSON *resp, int complete)
+{
+	resp_usage(s, resp);
+	const char *why = json_str(
+	    cJSON_GetObjectItem(resp, "incomplete_details"), "reason", "");
+	free(s->finish_reason);
+	if (!complete)
+		s->finish_reason =
+		    xstrdup(!strcmp(why, "content_filter") ? "content_filter"
+		                                           : "length");
+	else
+		s->finish_reason = xstrdup(s->n_slots ? "tool_calls" : "stop");
+	s->saw_done = 1;
+}
+
+static int resp_event(const struct sse_event *ev, void *arg)
+{
+	struct chat_stream *s = arg;
+	if (!ev->data_len || s->saw_done)
+		return 0;
+	if (ev->data_len == 6 && !memcmp(ev->data, "[DONE]", 6))
+		return 0; /* not in the official set: accepted, ignored */
+	cJSON *j = cJSON_ParseWithOpts(ev->data, NULL, 1);
+	if (!j) {
+		char *msg = llm_error_body_message(ev->data);
+		chat_stream_error(
+		    s, 0, NULL,
+		    xasprintf("invalid JSON in the stream: %s", msg));
+		free(msg);
+		return -1;
+	}
+	s->chunks++;
+	const char *type = json_str(j, "type", ev->event);
+	const cJSON *resp = cJSON_GetObjectItem(j, "response");
+	const cJSON *item = cJSON_GetObjectItem(j, "item");
+	int rc = 0;
+	if (!strcmp(type, "response.output_text.delta")) {
+		rc = chat_stream_text(s, json_str(j, "delta", ""));
+	} else if (!strcmp(type, "response.function_call_arguments.delta")) {
+		struct chat_slot *sl =
+		    resp_slot(s, json_str(j, "item_id", "?"));
+		const char *d = json_str(j, "delta", "");
+		sl->have_args = 1;
+		s->args_total += strlen(d);
+		if (buf_puts(&sl->args, d) < 0 ||
+		    s->args_total > LLM_MAX_TEXT) {
+			chat_stream_error(
+			    s, 1, NULL,
+			    xstrdup("the tool call arguments passed "
+			            "the bound"));
+			rc = -1;
+		}
+	} else if (!strcmp(type, "response.function_call_arguments.done")) {
+		struct chat_slot *sl =
+		    resp_slot(s, json_str(j, "item_id", "?"));
+		set_str(&sl->name, json_str(j, "name", NULL));
+		buf_reset(&sl->args);
+		rc = buf_puts(&sl->args, json_str(j, "arguments", ""));
+		sl->have_args = 1;
+	} else if (!strcmp(type, "response.output_item.added") ||
+	           !strcmp(type, "response.output_item.done")) {
+		rc = resp_item(s, item,
+		               !strcmp(type, "response.output_item.done"));
+	} else if (!strcmp(type, "response.completed")) {
+		resp_end(s, resp, 1);
+	} else if (!strcmp(type, "response.incomplete")) {
+		resp_end(s, resp, 0);
+	} else if (!strcmp(type, "response.failed")) {
+		const cJSON *err = cJSON_GetObjectItem(resp, "error");
+		resp_error(s, err, ev->data);
+		rc = -1;
+	} else if (!strcmp(type, "error")) {
+		/* nested (as seen from the API) or flat (as the SDK types) */
+		const cJSON *err = cJSON_GetObjectItem(j, "error");
+		resp_error(s, cJSON_IsObject(err) ? err : j, ev->data);
+		rc = -1;
+	}
+	/* every other event type is ignored */
+	cJSON_Delete(j);
+	return rc < 0 ? -1 : 0;
+}
+
+void resp_stream_init(struct chat_stream *s, int turn,
+                      void (*on_text)(void *arg, const char *text, size_t n),
+                      void *arg)
+{
+	chat_stream_init(s, turn, on_text, arg);
+	sse_free(&s->sse);
+	sse_init(&s->sse, LLM_MAX_EVENT, resp_event, s);
+}
+
+cJSON *resp_stream_items(struct chat_stream *s)
+{
+	if (!cJSON_GetArraySize(s->items))
+		return NULL;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "provider", RESP_PROVIDER);
+	cJSON_AddItemToObject(o, "items", s->items);
+	s->items = NULL;
+	return o;
+}
