@@ -35,6 +35,8 @@ struct llm_request {
 
 /* The openai provider's model when none is given. */
 #define LLM_OPENAI_DEFAULT_MODEL "gpt-4.1"
+/* The anthropic provider's. */
+#define LLM_ANTHROPIC_DEFAULT_MODEL "claude-sonnet-4-5"
 
 /* A turn's tokens. input_tokens counts every input token: those read
  * from a prompt cache (cached_tokens) and written to one

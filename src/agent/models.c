@@ -200,6 +200,8 @@ const char *models_run_model(const struct config *cfg)
 	if (!strcmp(cfg->provider, "openai") ||
 	    !strcmp(cfg->provider, "openai-responses"))
 		return LLM_OPENAI_DEFAULT_MODEL;
+	if (!strcmp(cfg->provider, "anthropic"))
+		return LLM_ANTHROPIC_DEFAULT_MODEL;
 	return NULL;
 }
 

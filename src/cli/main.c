@@ -120,8 +120,8 @@ static void usage(FILE *f)
 	      "       assay --version | --help\n"
 	      "\n"
 	      "options (defaults in brackets):\n"
-	      "  --provider NAME     openai|openai-responses|ollama|script "
-	      "[openai]\n"
+	      "  --provider NAME     openai|openai-responses|anthropic|ollama|"
+	      "script [openai]\n"
 	      "  --model M           model name [openai: gpt-4.1; ollama: "
 	      "required]\n"
 	      "  --base-url URL      API base incl. version path "
@@ -309,10 +309,11 @@ static int validate(const struct config *c, char **err)
 		return set_err(err, "--provider script needs --script FILE");
 	if (strcmp(c->provider, "openai") &&
 	    strcmp(c->provider, "openai-responses") &&
-	    strcmp(c->provider, "ollama") && strcmp(c->provider, "script"))
+	    strcmp(c->provider, "anthropic") && strcmp(c->provider, "ollama") &&
+	    strcmp(c->provider, "script"))
 		return set_err(err,
 		               "provider '%s' is not available: use openai, "
-		               "openai-responses, ollama (or any "
+		               "openai-responses, anthropic, ollama (or any "
 		               "OpenAI-compatible server with --base-url) or "
 		               "script",
 		               c->provider);

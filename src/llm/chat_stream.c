@@ -305,6 +305,7 @@ void chat_stream_init(struct chat_stream *s, int turn,
 	/* A server that ignores stream:true answers one JSON line. */
 	s->sse.bare_json = 1;
 	buf_init(&s->text, LLM_MAX_TEXT);
+	buf_init(&s->think, LLM_MAX_TEXT);
 	s->turn = turn;
 	s->on_text = on_text;
 	s->arg = arg;
@@ -322,6 +323,8 @@ void chat_stream_free(struct chat_stream *s)
 	}
 	free(s->slots);
 	cJSON_Delete(s->items);
+	buf_free(&s->think);
+	free(s->think_sig);
 	free(s->finish_reason);
 	free(s->error);
 	free(s->error_body);

@@ -14,27 +14,16 @@ static const struct {
 } providers[] = {
     {"openai", &llm_openai_ops},
     {"openai-responses", &llm_openai_ops}, /* responses.c */
+    {"anthropic", &llm_openai_ops},        /* anthropic.c */
     {"ollama", &llm_openai_ops},           /* its OpenAI-compatible /v1 */
     {"script", &llm_script_ops},
 };
-
-/* Named in the design but not built yet. */
-static const char *const planned[] = {"anthropic"};
 
 static const struct llm_ops *llm_find(const char *name, char **err)
 {
 	for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++)
 		if (strcmp(providers[i].name, name) == 0)
 			return providers[i].ops;
-	for (size_t i = 0; i < sizeof planned / sizeof planned[0]; i++)
-		if (strcmp(planned[i], name) == 0) {
-			set_err(err,
-			        "provider '%s' is not available yet: use "
-			        "--provider openai, openai-responses, ollama "
-			        "or script",
-			        name);
-			return NULL;
-		}
 	set_err(err,
 	        "unknown provider '%s': choose openai, openai-responses, "
 	        "anthropic, ollama or script",

@@ -132,7 +132,10 @@ struct chat_stream {
 	char *error;      /* what went wrong, when feed/finish failed */
 	char *error_body; /* the error JSON of an error event, if any */
 	int error_final;  /* retrying cannot help (a bound was passed) */
-	cJSON *items;     /* Responses API: reasoning items to send back */
+	cJSON *items;     /* reasoning items / thinking blocks to send back */
+	struct buf think; /* Anthropic: the thinking block being streamed */
+	char *think_sig;
+	int thinking;
 	void (*on_text)(void *arg, const char *text, size_t n);
 	void *arg;
 };
@@ -170,6 +173,18 @@ void resp_stream_init(struct chat_stream *s, int turn,
                       void *arg);
 /* The answer's reasoning items as an llm_result's items, or NULL. */
 cJSON *resp_stream_items(struct chat_stream *s);
+/* --- anthropic.c: the Messages API (protocols.md C) ------------------ */
+
+/* The request body: system, tools and the last message marked as
+ * cache breakpoints; tool results first in the next user message. */
+char *anth_body(const char *model, const struct llm_request *req,
+                int max_tokens);
+void anth_stream_init(struct chat_stream *s, int turn,
+                      void (*on_text)(void *arg, const char *text, size_t n),
+                      void *arg);
+/* The answer's thinking blocks as an llm_result's items, or NULL. */
+cJSON *anth_stream_items(struct chat_stream *s);
+
 /* A call id within what OpenAI's APIs take (a longer one hashed). */
 void oai_add_id(cJSON *obj, const char *key, const char *id);
 

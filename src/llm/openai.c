@@ -1,7 +1,9 @@
 /* openai.c: the Chat Completions provider (protocols.md A), for OpenAI
  * and the servers that speak its dialect (Ollama, vLLM, llama.cpp), and
- * the transport of the Responses API (openai-responses: responses.c
- * builds its requests and reads its stream).
+ * the transport the other streaming APIs share: the Responses API
+ * (openai-responses, responses.c) and Anthropic's Messages API
+ * (anthropic, anthropic.c) build their requests and read their streams
+ * there; tries, retries and errors are this file's.
  * One turn is a sequence of tries; each try is one HTTP stream fed to
  * the chat_stream assembler, and failures go through retry.c. */
 #include "llm/llm_internal.h"
@@ -18,6 +20,7 @@
 
 #define OPENAI_DEFAULT_BASE "https://api.openai.com/v1"
 #define OLLAMA_DEFAULT_BASE "http://127.0.0.1:11434/v1"
+#define ANTHROPIC_DEFAULT_BASE "https://api.anthropic.com"
 
 struct openai;
 
@@ -41,6 +44,7 @@ struct openai {
 	int official;  /* api.openai.com: max_completion_tokens */
 	int ollama;    /* reads max_tokens only */
 	int responses; /* the Responses API (responses.c) */
+	int anthropic; /* the Messages API (anthropic.c) */
 	char *body;    /* request of the turn in flight */
 	int turn;
 	int tries;
@@ -164,7 +168,8 @@ static void oai_succeeded(struct openai *o, struct openai_try *t)
 		r->finish_reason = xstrdup(
 		    cJSON_GetArraySize(r->tool_calls) ? "tool_calls" : "stop");
 	r->usage = t->st.usage;
-	r->items = resp_stream_items(&t->st);
+	r->items = o->anthropic ? anth_stream_items(&t->st)
+	                        : resp_stream_items(&t->st);
 	r->attempts = o->tries;
 	try_free(t);
 	free(o->body);
@@ -181,7 +186,8 @@ static void oai_http_error(struct openai *o, struct openai_try *t,
 	    .status = t->status,
 	    .url = o->url,
 	    .body = body,
-	    .request_id = http_header(x, "x-request-id"),
+	    .request_id =
+	        http_header(x, o->anthropic ? "request-id" : "x-request-id"),
 	    .key_env = o->key_env,
 	    .key_set = o->key_set,
 	    .model = o->m->model,
@@ -234,12 +240,16 @@ static void oai_done(struct http_xfer *x, int ok, const char *errmsg, void *arg)
 static int oai_begin(struct openai *o, char **err)
 {
 	struct openai_try *t = xcalloc(1, sizeof *t);
-	const char *headers[] = {"Content-Type: application/json",
-	                         "Accept: text/event-stream", o->auth, NULL};
+	const char *headers[] = {
+	    "Content-Type: application/json", "Accept: text/event-stream",
+	    o->auth, o->anthropic ? "anthropic-version: 2023-06-01" : NULL,
+	    NULL};
 
 	t->o = o;
 	if (o->responses)
 		resp_stream_init(&t->st, o->turn, oai_text, t);
+	else if (o->anthropic)
+		anth_stream_init(&t->st, o->turn, oai_text, t);
 	else
 		chat_stream_init(&t->st, o->turn, oai_text, t);
 	buf_init(&t->errbody, LLM_MAX_ERROR_BODY);
@@ -447,9 +457,11 @@ static char *ollama_base(const char *host)
 	                 has_port ? "" : ":11434");
 }
 
-static char *oai_base_url(const struct config *cfg, int ollama)
+static char *oai_base_url(const struct config *cfg, int ollama, int anth)
 {
-	const char *env = getenv(ollama ? "OLLAMA_HOST" : "OPENAI_BASE_URL");
+	const char *env = getenv(ollama ? "OLLAMA_HOST"
+	                         : anth ? "ANTHROPIC_BASE_URL"
+	                                : "OPENAI_BASE_URL");
 	char *base;
 
 	if (cfg->base_url && *cfg->base_url)
@@ -457,8 +469,9 @@ static char *oai_base_url(const struct config *cfg, int ollama)
 	else if (env && *env)
 		base = ollama ? ollama_base(env) : xstrdup(env);
 	else
-		base =
-		    xstrdup(ollama ? OLLAMA_DEFAULT_BASE : OPENAI_DEFAULT_BASE);
+		base = xstrdup(ollama ? OLLAMA_DEFAULT_BASE
+		               : anth ? ANTHROPIC_DEFAULT_BASE
+		                      : OPENAI_DEFAULT_BASE);
 	size_t n = strlen(base);
 	while (n > 0 && base[n - 1] == '/')
 		base[--n] = '\0';
@@ -500,15 +513,22 @@ static int oai_init(struct llm *m, char **err)
 
 	m->priv = o;
 	o->m = m;
-	m->base_url = oai_base_url(cfg, ollama);
+	o->anthropic = !strcmp(m->provider, "anthropic");
+	m->base_url = oai_base_url(cfg, ollama, o->anthropic);
 	o->ollama = ollama;
 	o->responses = !strcmp(m->provider, "openai-responses");
 	o->official = strncmp(m->base_url, "https://api.openai.com", 22) == 0 &&
 	              (m->base_url[22] == '\0' || m->base_url[22] == '/');
+	if (o->anthropic) /* a key is needed there, as at OpenAI's */
+		o->official = !strncmp(m->base_url, ANTHROPIC_DEFAULT_BASE,
+		                       strlen(ANTHROPIC_DEFAULT_BASE));
 	o->url = xasprintf("%s/%s", m->base_url,
-	                   o->responses ? "responses" : "chat/completions");
-	o->key_env =
-	    xstrdup(cfg->api_key_env ? cfg->api_key_env : "OPENAI_API_KEY");
+	                   o->anthropic   ? "v1/messages"
+	                   : o->responses ? "responses"
+	                                  : "chat/completions");
+	o->key_env = xstrdup(cfg->api_key_env ? cfg->api_key_env
+	                     : o->anthropic   ? "ANTHROPIC_API_KEY"
+	                                      : "OPENAI_API_KEY");
 	/* Ollama needs no key unless one is named explicitly. */
 	char *key = ollama && !cfg->api_key_env ? NULL : oai_key(o->key_env);
 	o->key_set = key != NULL;
@@ -519,11 +539,15 @@ static int oai_init(struct llm *m, char **err)
 		               m->provider, m->base_url, o->key_env);
 	/* Compatible servers mostly ignore the key; some proxies want the
 	 * header present, so send a placeholder rather than none. */
-	o->auth = xasprintf("Authorization: Bearer %s", key ? key : "none");
+	o->auth = o->anthropic ? xasprintf("x-api-key: %s", key ? key : "none")
+	                       : xasprintf("Authorization: Bearer %s",
+	                                   key ? key : "none");
 	free(key);
 
 	if (cfg->model && *cfg->model)
 		m->model = xstrdup(cfg->model);
+	else if (o->anthropic)
+		m->model = xstrdup(LLM_ANTHROPIC_DEFAULT_MODEL);
 	else if (!ollama)
 		m->model = xstrdup(LLM_OPENAI_DEFAULT_MODEL);
 	else
@@ -540,11 +564,13 @@ static int oai_start(struct llm *m, const struct llm_request *req, char **err)
 		return set_err(err, "%s: a turn is already in flight",
 		               m->provider);
 	free(o->body);
+	int max = req->max_output_tokens > 0 ? req->max_output_tokens
+	                                     : m->cfg->max_output_tokens;
+	const char *model = req->model ? req->model : m->model;
 	if (o->responses)
-		o->body = resp_body(req->model ? req->model : m->model, req,
-		                    req->max_output_tokens > 0
-		                        ? req->max_output_tokens
-		                        : m->cfg->max_output_tokens);
+		o->body = resp_body(model, req, max);
+	else if (o->anthropic)
+		o->body = anth_body(model, req, max);
 	else
 		o->body = oai_body(o, req);
 	o->turn = llm_turn_index(req->messages);

@@ -379,7 +379,7 @@ static void approval_on_choice(struct ui *u, const struct session_approval *r,
 		approval_field_reset(a);
 		break;
 	case 'a':
-		if (1)
+		if (r->rules)
 			a->mode = A_SCOPE;
 		break;
 	default:

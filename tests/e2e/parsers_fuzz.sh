@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Short libFuzzer runs of the parsers of outside input with a stream
 # shape (tests/fuzz/): the SSE parser, the Chat Completions stream
-# rebuilder, the Responses API stream reader, Docker's exec frame
+# rebuilder, the Responses and Anthropic stream readers, Docker's exec frame
 # demultiplexer and the python kernel's
 # frame reader. Each is fed every input in chunks and whole: it must
 # not crash or leak, and must read the same thing either way. Built
@@ -22,10 +22,11 @@ declare -A SOURCES=(
 	[sse]="src/net/sse.c"
 	[chat_stream]="src/llm/chat_stream.c src/llm/retry.c src/net/sse.c"
 	[responses_stream]="src/llm/responses.c src/llm/chat_stream.c src/llm/retry.c src/net/sse.c"
+	[anthropic_stream]="src/llm/anthropic.c src/llm/chat_stream.c src/llm/retry.c src/net/sse.c"
 	[docker_frames]="src/sandbox/docker_frames.c"
 	[pyframe]="src/agent/pyframe.c"
 )
-HARNESSES="sse chat_stream responses_stream docker_frames pyframe"
+HARNESSES="sse chat_stream responses_stream anthropic_stream docker_frames pyframe"
 CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-D_GNU_SOURCE -I$SRC/include -I$SRC/src $(pkg-config --cflags libcjson)"
 for h in $HARNESSES; do
@@ -44,7 +45,7 @@ done
 
 # seeds: the first byte's low 3 bits count the chunk-size bytes after
 # it (tests/fuzz/fuzz_chunks.h); the fuzzer mutates from these
-mkdir c_sse c_chat_stream c_responses_stream c_docker_frames c_pyframe
+mkdir c_sse c_chat_stream c_responses_stream c_anthropic_stream c_docker_frames c_pyframe
 $PY - <<'PYEND'
 import struct
 def fr(t, p): return bytes([t, 0, 0, 0]) + struct.pack(">I", len(p)) + p
@@ -82,6 +83,26 @@ seeds = {
         b"\"message\":\"m\"}}\n\n",
         b"\x01\x03data: {\"type\":\"response.incomplete\",\"response\":{"
         b"\"incomplete_details\":{\"reason\":\"max_output_tokens\"}}}\n\n",
+    ],
+    "anthropic_stream": [
+        b"\x02\x07\x20event: message_start\ndata: {\"type\":\"message_start\","
+        b"\"message\":{\"usage\":{\"input_tokens\":5,\"cache_read_input_tokens\":2}}}"
+        b"\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\","
+        b"\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}"
+        b"\n\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{"
+        b"\"type\":\"thinking_delta\",\"thinking\":\"hm\"}}\n\ndata: {\"type\":"
+        b"\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta"
+        b"\",\"signature\":\"s\"}}\n\ndata: {\"type\":\"content_block_stop\","
+        b"\"index\":0}\n\ndata: {\"type\":\"content_block_start\",\"index\":1,"
+        b"\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":"
+        b"\"shell\",\"input\":{}}}\n\ndata: {\"type\":\"content_block_delta\","
+        b"\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":"
+        b"\"{\\\"command\\\":\\\"ls\\\"}\"}}\n\ndata: {\"type\":\"message_delta\","
+        b"\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":3}}"
+        b"\n\ndata: {\"type\":\"message_stop\"}\n\n",
+        b"\x00event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":"
+        b"\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+        b"\x01\x03event: ping\ndata: {\"type\":\"ping\"}\n\n",
     ],
     "docker_frames": [
         b"\x02\x03\x09" + fr(1, b"hello\n") + fr(2, b"err") + fr(0, b"")

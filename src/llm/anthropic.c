@@ -1,0 +1,399 @@
+/* anthropic.c: the Anthropic Messages API (protocols.md C) for the
+ * providers' transport (openai.c): the request body from the neutral
+ * conversation (tool results first in the next user message, thinking
+ * blocks sent back unchanged with their signatures, prompt-cache
+ * breakpoints on the system prompt, the tools and the last message),
+ * and a reader of its event stream that fills a chat_stream. */
+#include "llm/llm_internal.h"
+#include "assay/json.h"
+#include "assay/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ANTH_PROVIDER "anthropic"
+
+/* --- the request ------------------------------------------------------ */
+
+static void cache_mark(cJSON *block)
+{
+	cJSON *cc = cJSON_AddObjectToObject(block, "cache_control");
+	cJSON_AddStringToObject(cc, "type", "ephemeral");
+}
+
+/* A tool_use id as the API takes it: ^[a-zA-Z0-9_-]+$ (a run recorded
+ * against another provider may hold others). */
+static void add_tool_id(cJSON *obj, const char *key, const char *id)
+{
+	char *s = xstrdup(*id ? id : "toolu_none");
+	for (char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+			*p = '_';
+	cJSON_AddStringToObject(obj, key, s);
+	free(s);
+}
+
+static cJSON *text_block(const char *text)
+{
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "type", "text");
+	cJSON_AddStringToObject(b, "text", text);
+	return b;
+}
+
+/* The assistant's blocks: its thinking (as given), text, tool uses. */
+static cJSON *anth_assistant(const cJSON *msg)
+{
+	cJSON *content = cJSON_CreateArray();
+	const cJSON *pi = cJSON_GetObjectItem(msg, "provider_items");
+	const cJSON *it;
+	if (!strcmp(json_str(pi, "provider", ""), ANTH_PROVIDER)) {
+		cJSON_ArrayForEach(it, cJSON_GetObjectItem(pi, "items"))
+		{
+			cJSON_AddItemToArray(content, cJSON_Duplicate(it, 1));
+		}
+	}
+	const char *text = json_str(msg, "content", "");
+	const cJSON *calls = cJSON_GetObjectItem(msg, "tool_calls");
+	if (*text)
+		cJSON_AddItemToArray(content, text_block(text));
+	cJSON_ArrayForEach(it, calls)
+	{
+		cJSON *b = cJSON_CreateObject();
+		cJSON_AddStringToObject(b, "type", "tool_use");
+		add_tool_id(b, "id", json_str(it, "id", ""));
+		cJSON_AddStringToObject(b, "name", json_str(it, "name", ""));
+		/* arguments that did not parse go back as {} (see openai.c) */
+		const cJSON *args = cJSON_GetObjectItem(it, "arguments");
+		cJSON_AddItemToObject(b, "input",
+		                      cJSON_IsObject(args)
+		                          ? cJSON_Duplicate(args, 1)
+		                          : cJSON_CreateObject());
+		cJSON_AddItemToArray(content, b);
+	}
+	if (!cJSON_GetArraySize(content)) /* the API refuses an empty turn */
+		cJSON_AddItemToArray(content, text_block("(no answer)"));
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "role", "assistant");
+	cJSON_AddItemToObject(m, "content", content);
+	return m;
+}
+
+/* The neutral history as alternating messages: tool results and the
+ * user's text that follow an assistant turn are one user message, the
+ * results first. */
+static cJSON *anth_messages(const cJSON *messages)
+{
+	cJSON *out = cJSON_CreateArray();
+	cJSON *user = NULL; /* the user message being gathered */
+	const cJSON *msg;
+	cJSON_ArrayForEach(msg, messages)
+	{
+		const char *role = json_str(msg, "role", "user");
+		if (!strcmp(role, "assistant")) {
+			user = NULL;
+			cJSON_AddItemToArray(out, anth_assistant(msg));
+			continue;
+		}
+		if (!user) {
+			user = cJSON_CreateObject();
+			cJSON_AddStringToObject(user, "role", "user");
+			cJSON_AddArrayToObject(user, "content");
+			cJSON_AddItemToArray(out, user);
+		}
+		cJSON *content = cJSON_GetObjectItem(user, "content");
+		if (!strcmp(role, "tool")) {
+			cJSON *b = cJSON_CreateObject();
+			cJSON_AddStringToObject(b, "type", "tool_result");
+			add_tool_id(b, "tool_use_id",
+			            json_str(msg, "tool_call_id", ""));
+			const char *c = json_str(msg, "content", "");
+			cJSON_AddStringToObject(b, "content",
+			                        *c ? c : "(empty)");
+			if (json_bool(msg, "is_error", 0))
+				cJSON_AddTrueToObject(b, "is_error");
+			cJSON_AddItemToArray(content, b);
+		} else {
+			const char *t = json_str(msg, "content", "");
+			cJSON_AddItemToArray(content,
+			                     text_block(*t ? t : "(empty)"));
+		}
+	}
+	/* the cache breakpoint that moves with the conversation */
+	cJSON *last = cJSON_GetArrayItem(out, cJSON_GetArraySize(out) - 1);
+	cJSON *blocks = cJSON_GetObjectItem(last, "content");
+	cJSON *lb = cJSON_GetArrayItem(blocks, cJSON_GetArraySize(blocks) - 1);
+	if (lb && strcmp(json_str(lb, "type", ""), "thinking") &&
+	    strcmp(json_str(lb, "type", ""), "redacted_thinking"))
+		cache_mark(lb);
+	return out;
+}
+
+static cJSON *anth_tools(const cJSON *tools)
+{
+	cJSON *arr = cJSON_CreateArray();
+	const cJSON *t;
+	cJSON *w = NULL;
+	cJSON_ArrayForEach(t, tools)
+	{
+		w = cJSON_CreateObject();
+		const cJSON *params = cJSON_GetObjectItem(t, "parameters");
+		cJSON_AddStringToObject(w, "name", json_str(t, "name", ""));
+		cJSON_AddStringToObject(w, "description",
+		                        json_str(t, "description", ""));
+		cJSON_AddItemToObject(
+		    w, "input_schema",
+		    params ? cJSON_Duplicate(params, 1)
+		           : cJSON_Parse(
+		                 "{\"type\":\"object\",\"properties\":{}}"));
+		cJSON_AddItemToArray(arr, w);
+	}
+	if (w)
+		cache_mark(w); /* the tools are the same every turn */
+	return arr;
+}
+
+char *anth_body(const char *model, const struct llm_request *req,
+                int max_tokens)
+{
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "model", model);
+	cJSON_AddNumberToObject(b, "max_tokens",
+	                        max_tokens > 0 ? max_tokens : 8192);
+	if (req->system && *req->system) {
+		cJSON *sys = cJSON_AddArrayToObject(b, "system");
+		cJSON *blk = text_block(req->system);
+		cache_mark(blk);
+		cJSON_AddItemToArray(sys, blk);
+	}
+	cJSON_AddItemToObject(b, "messages", anth_messages(req->messages));
+	if (cJSON_GetArraySize(req->tools) > 0) {
+		cJSON_AddItemToObject(b, "tools", anth_tools(req->tools));
+		cJSON *tc = cJSON_AddObjectToObject(b, "tool_choice");
+		cJSON_AddStringToObject(tc, "type", "auto");
+	}
+	cJSON_AddTrueToObject(b, "stream");
+	char *s = json_print(b);
+	cJSON_Delete(b);
+	return s;
+}
+
+/* --- the stream ------------------------------------------------------- */
+
+/* The slot of content block index (a tool_use), made when missing. */
+static struct chat_slot *anth_slot(struct chat_stream *s, int index)
+{
+	for (size_t i = 0; i < s->n_slots; i++)
+		if (s->slots[i].index == index)
+			return &s->slots[i];
+	s->slots = xrealloc(s->slots, (s->n_slots + 1) * sizeof *s->slots);
+	struct chat_slot *sl = &s->slots[s->n_slots++];
+	memset(sl, 0, sizeof *sl);
+	sl->index = index;
+	buf_init(&sl->args, LLM_MAX_TEXT);
+	return sl;
+}
+
+static int has_slot(const struct chat_stream *s, int index)
+{
+	for (size_t i = 0; i < s->n_slots; i++)
+		if (s->slots[i].index == index)
+			return 1;
+	return 0;
+}
+
+static void keep_item(struct chat_stream *s, cJSON *item)
+{
+	if (!s->items)
+		s->items = cJSON_CreateArray();
+	cJSON_AddItemToArray(s->items, item);
+}
+
+/* The usage of message_start (input) or message_delta (output; the
+ * input counts again, as totals). Every input token counts in
+ * input_tokens, the cache reads and writes among them. */
+static void anth_usage(struct chat_stream *s, const cJSON *u)
+{
+	if (!cJSON_IsObject(u))
+		return;
+	const cJSON *in = cJSON_GetObjectItem(u, "input_tokens");
+	if (cJSON_IsNumber(in)) {
+		long read = (long)json_num(u, "cache_read_input_tokens", 0);
+		long write =
+		    (long)json_num(u, "cache_creation_input_tokens", 0);
+		s->usage.input_tokens = (long)in->valuedouble + read + write;
+		s->usage.cached_tokens = read;
+		s->usage.cache_write_tokens = write;
+	}
+	const cJSON *out = cJSON_GetObjectItem(u, "output_tokens");
+	if (cJSON_IsNumber(out))
+		s->usage.output_tokens = (long)out->valuedouble;
+	s->usage.known = 1;
+}
+
+static const char *finish_of(const char *stop)
+{
+	if (!strcmp(stop, "tool_use"))
+		return "tool_calls";
+	if (!strcmp(stop, "end_turn") || !strcmp(stop, "stop_sequence"))
+		return "stop";
+	if (!strcmp(stop, "max_tokens") ||
+	    !strcmp(stop, "model_context_window_exceeded"))
+		return "length";
+	if (!strcmp(stop, "refusal"))
+		return "content_filter";
+	return stop;
+}
+
+static int anth_delta(struct chat_stream *s, const cJSON *j)
+{
+	const cJSON *d = cJSON_GetObjectItem(j, "delta");
+	const char *type = json_str(d, "type", "");
+	int index = (int)json_num(j, "index", -1);
+	if (!strcmp(type, "text_delta"))
+		return chat_stream_text(s, json_str(d, "text", ""));
+	if (!strcmp(type, "input_json_delta")) {
+		struct chat_slot *sl = anth_slot(s, index);
+		const char *p = json_str(d, "partial_json", "");
+		sl->have_args = 1;
+		s->args_total += strlen(p);
+		if (buf_puts(&sl->args, p) < 0 ||
+		    s->args_total > LLM_MAX_TEXT) {
+			chat_stream_error(
+			    s, 1, NULL,
+			    xstrdup("the tool call arguments passed "
+			            "the bound"));
+			return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(type, "thinking_delta")) {
+		const char *t = json_str(d, "thinking", "");
+		s->reasoning_bytes += strlen(t);
+		return buf_puts(&s->think, t) < 0 ? -1 : 0;
+	}
+	if (!strcmp(type, "signature_delta")) {
+		free(s->think_sig);
+		s->think_sig = xstrdup(json_str(d, "signature", ""));
+	}
+	return 0;
+}
+
+/* A content block opens: a tool_use gets its slot; thinking is gathered
+ * until it stops; redacted thinking is kept as it is. */
+static void anth_block_start(struct chat_stream *s, const cJSON *j)
+{
+	const cJSON *b = cJSON_GetObjectItem(j, "content_block");
+	const char *type = json_str(b, "type", "");
+	int index = (int)json_num(j, "index", -1);
+	if (!strcmp(type, "tool_use")) {
+		struct chat_slot *sl = anth_slot(s, index);
+		free(sl->id);
+		sl->id = xstrdup(json_str(b, "id", ""));
+		free(sl->name);
+		sl->name = xstrdup(json_str(b, "name", ""));
+	} else if (!strcmp(type, "thinking")) {
+		buf_reset(&s->think);
+		buf_puts(&s->think, json_str(b, "thinking", ""));
+		free(s->think_sig);
+		s->think_sig = xstrdup(json_str(b, "signature", ""));
+		s->thinking = 1;
+	} else if (!strcmp(type, "redacted_thinking")) {
+		keep_item(s, cJSON_Duplicate(b, 1));
+	}
+}
+
+/* A block closes: finished thinking is kept, with its signature. */
+static void anth_block_stop(struct chat_stream *s, const cJSON *j)
+{
+	int index = (int)json_num(j, "index", -1);
+	if (has_slot(s, index) || !s->thinking)
+		return;
+	cJSON *t = cJSON_CreateObject();
+	cJSON_AddStringToObject(t, "type", "thinking");
+	cJSON_AddStringToObject(t, "thinking", buf_str(&s->think));
+	cJSON_AddStringToObject(t, "signature",
+	                        s->think_sig ? s->think_sig : "");
+	keep_item(s, t);
+	s->thinking = 0;
+}
+
+static void anth_error(struct chat_stream *s, const cJSON *j, const char *raw)
+{
+	const cJSON *e = cJSON_GetObjectItem(j, "error");
+	const char *type = json_str(e, "type", "error");
+	int final = !strcmp(type, "invalid_request_error") ||
+	            !strcmp(type, "authentication_error") ||
+	            !strcmp(type, "permission_error");
+	chat_stream_error(s, final, raw,
+	                  xasprintf("error inside the stream: %s (%s)",
+	                            json_str(e, "message", "no message"),
+	                            type));
+}
+
+static int anth_event(const struct sse_event *ev, void *arg)
+{
+	struct chat_stream *s = arg;
+	if (!ev->data_len || s->saw_done)
+		return 0;
+	cJSON *j = cJSON_ParseWithOpts(ev->data, NULL, 1);
+	if (!j) {
+		char *msg = llm_error_body_message(ev->data);
+		chat_stream_error(
+		    s, 0, NULL,
+		    xasprintf("invalid JSON in the stream: %s", msg));
+		free(msg);
+		return -1;
+	}
+	s->chunks++;
+	const char *type = json_str(j, "type", ev->event);
+	int rc = 0;
+	if (!strcmp(type, "message_start")) {
+		anth_usage(s, cJSON_GetObjectItem(
+		                  cJSON_GetObjectItem(j, "message"), "usage"));
+	} else if (!strcmp(type, "content_block_start")) {
+		anth_block_start(s, j);
+	} else if (!strcmp(type, "content_block_delta")) {
+		rc = anth_delta(s, j);
+	} else if (!strcmp(type, "content_block_stop")) {
+		anth_block_stop(s, j);
+	} else if (!strcmp(type, "message_delta")) {
+		const char *stop = json_str(cJSON_GetObjectItem(j, "delta"),
+		                            "stop_reason", NULL);
+		if (stop) {
+			free(s->finish_reason);
+			s->finish_reason = xstrdup(finish_of(stop));
+		}
+		anth_usage(s, cJSON_GetObjectItem(j, "usage"));
+	} else if (!strcmp(type, "message_stop")) {
+		s->saw_done = 1;
+	} else if (!strcmp(type, "error")) {
+		anth_error(s, j, ev->data);
+		rc = -1;
+	}
+	/* ping and event types this build does not know: ignored */
+	cJSON_Delete(j);
+	return rc;
+}
+
+void anth_stream_init(struct chat_stream *s, int turn,
+                      void (*on_text)(void *arg, const char *text, size_t n),
+                      void *arg)
+{
+	chat_stream_init(s, turn, on_text, arg);
+	sse_free(&s->sse);
+	sse_init(&s->sse, LLM_MAX_EVENT, anth_event, s);
+	s->sse.bare_json = 0;
+}
+
+cJSON *anth_stream_items(struct chat_stream *s)
+{
+	if (!cJSON_GetArraySize(s->items))
+		return NULL;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "provider", ANTH_PROVIDER);
+	cJSON_AddItemToObject(o, "items", s->items);
+	s->items = NULL;
+	return o;
+}
