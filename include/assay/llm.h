@@ -38,6 +38,12 @@ struct llm_request {
 /* The anthropic provider's. */
 #define LLM_ANTHROPIC_DEFAULT_MODEL "claude-sonnet-4-5"
 
+/* Whether provider is one assay speaks (openai, openai-responses,
+ * anthropic, ollama, the presets gemini, openrouter, vllm, llamacpp,
+ * script); *model (when model is non-NULL) its model when none is
+ * given, NULL when one must be. */
+int llm_provider_info(const char *provider, const char **model);
+
 /* A turn's tokens. input_tokens counts every input token: those read
  * from a prompt cache (cached_tokens) and written to one
  * (cache_write_tokens, Anthropic) among them. */

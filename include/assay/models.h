@@ -47,6 +47,8 @@ struct model_tokens {
 /* Its cost in USD; -1 when m has no price. */
 double models_cost(const struct model_info *m, const struct model_tokens *t);
 
+/* Whether assay speaks provider (llm_provider_info, for frontends). */
+int models_provider_known(const char *provider);
 /* The model a run of cfg talks to (cfg->model, else the provider's
  * default); NULL when there is none (ollama without --model). */
 const char *models_run_model(const struct config *cfg);

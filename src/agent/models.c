@@ -145,11 +145,25 @@ void models_free(struct model_table *t)
 	free(t);
 }
 
+/* An entry of exactly this name (a user's "vendor/model" override). */
+static const struct model_info *models_find_exact(const struct model_table *t,
+                                                  const char *model)
+{
+	for (size_t i = 0; t && i < t->n; i++)
+		if (!strcmp(t->m[i].name, model))
+			return &t->m[i];
+	return NULL;
+}
+
 const struct model_info *models_find(const struct model_table *t,
                                      const char *model)
 {
 	const struct model_info *best = NULL;
 	size_t best_len = 0;
+	/* a router's "vendor/model" is the vendor's model */
+	const char *slash = model ? strrchr(model, '/') : NULL;
+	if (slash && !models_find_exact(t, model))
+		model = slash + 1;
 	for (size_t i = 0; t && model && i < t->n; i++) {
 		size_t n = strlen(t->m[i].name);
 		if (strncmp(model, t->m[i].name, n) ||
@@ -193,16 +207,18 @@ double models_cost(const struct model_info *m, const struct model_tokens *k)
 	       1e6;
 }
 
+int models_provider_known(const char *provider)
+{
+	return llm_provider_info(provider, NULL);
+}
+
 const char *models_run_model(const struct config *cfg)
 {
 	if (cfg->model && *cfg->model)
 		return cfg->model;
-	if (!strcmp(cfg->provider, "openai") ||
-	    !strcmp(cfg->provider, "openai-responses"))
-		return LLM_OPENAI_DEFAULT_MODEL;
-	if (!strcmp(cfg->provider, "anthropic"))
-		return LLM_ANTHROPIC_DEFAULT_MODEL;
-	return NULL;
+	const char *model = NULL;
+	llm_provider_info(cfg->provider, &model);
+	return model;
 }
 
 int models_check_cost_budget(const struct config *cfg, char **err)

@@ -121,7 +121,9 @@ static void usage(FILE *f)
 	      "\n"
 	      "options (defaults in brackets):\n"
 	      "  --provider NAME     openai|openai-responses|anthropic|ollama|"
-	      "script [openai]\n"
+	      "script, or a preset:\n"
+	      "                      gemini|openrouter|vllm|llamacpp "
+	      "[openai]\n"
 	      "  --model M           model name [openai: gpt-4.1; ollama: "
 	      "required]\n"
 	      "  --base-url URL      API base incl. version path "
@@ -307,19 +309,22 @@ static int validate(const struct config *c, char **err)
 		return -1;
 	if (!strcmp(c->provider, "script") && !c->script)
 		return set_err(err, "--provider script needs --script FILE");
-	if (strcmp(c->provider, "openai") &&
-	    strcmp(c->provider, "openai-responses") &&
-	    strcmp(c->provider, "anthropic") && strcmp(c->provider, "ollama") &&
-	    strcmp(c->provider, "script"))
+	if (!models_provider_known(c->provider))
 		return set_err(err,
 		               "provider '%s' is not available: use openai, "
-		               "openai-responses, anthropic, ollama (or any "
+		               "openai-responses, anthropic, ollama, gemini, "
+		               "openrouter, vllm, llamacpp (or any "
 		               "OpenAI-compatible server with --base-url) or "
 		               "script",
 		               c->provider);
 	if (!strcmp(c->provider, "ollama") && !c->model)
 		return set_err(err, "ollama needs a model: pass --model NAME "
 		                    "(one that `ollama list` shows)");
+	if (strcmp(c->provider, "script") && !models_run_model(c))
+		return set_err(err,
+		               "%s needs a model: pass --model NAME (the one "
+		               "the server serves)",
+		               c->provider);
 	if (models_check_cost_budget(c, err) < 0)
 		return -1;
 	for (size_t i = 0; i < c->n_inputs; i++) {

@@ -16,8 +16,22 @@ static const struct {
     {"openai-responses", &llm_openai_ops}, /* responses.c */
     {"anthropic", &llm_openai_ops},        /* anthropic.c */
     {"ollama", &llm_openai_ops},           /* its OpenAI-compatible /v1 */
+    {"gemini", &llm_openai_ops},           /* presets: Chat Completions */
+    {"openrouter", &llm_openai_ops},
+    {"vllm", &llm_openai_ops},
+    {"llamacpp", &llm_openai_ops},
     {"script", &llm_script_ops},
 };
+
+int llm_provider_info(const char *provider, const char **model)
+{
+	if (provider && !strcmp(provider, "script")) {
+		if (model)
+			*model = NULL;
+		return 1;
+	}
+	return provider && llm_transport_provider(provider, model);
+}
 
 static const struct llm_ops *llm_find(const char *name, char **err)
 {
@@ -26,7 +40,8 @@ static const struct llm_ops *llm_find(const char *name, char **err)
 			return providers[i].ops;
 	set_err(err,
 	        "unknown provider '%s': choose openai, openai-responses, "
-	        "anthropic, ollama or script",
+	        "anthropic, ollama, gemini, openrouter, vllm, llamacpp or "
+	        "script",
 	        name);
 	return NULL;
 }

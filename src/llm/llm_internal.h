@@ -185,6 +185,10 @@ void anth_stream_init(struct chat_stream *s, int turn,
 /* The answer's thinking blocks as an llm_result's items, or NULL. */
 cJSON *anth_stream_items(struct chat_stream *s);
 
+/* Whether the SSE transport (openai.c) serves provider, and its model
+ * when none is given (NULL: it must be given). */
+int llm_transport_provider(const char *provider, const char **model);
+
 /* A call id within what OpenAI's APIs take (a longer one hashed). */
 void oai_add_id(cJSON *obj, const char *key, const char *id);
 

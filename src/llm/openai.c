@@ -457,11 +457,56 @@ static char *ollama_base(const char *host)
 	                 has_port ? "" : ":11434");
 }
 
-static char *oai_base_url(const struct config *cfg, int ollama, int anth)
+/* The providers this transport serves: their wire format, where they
+ * are by default, the variables of their URL and key, and their model
+ * when none is given (NULL: it must be). The presets (gemini,
+ * openrouter, vllm, llamacpp) are names for Chat Completions servers. */
+enum oai_wire { WIRE_CHAT, WIRE_RESPONSES, WIRE_ANTHROPIC };
+static const struct oai_kind {
+	const char *name;
+	enum oai_wire wire;
+	const char *base, *base_env, *key_env;
+	int key_needed; /* at the default base, no key is an error */
+	const char *model;
+} oai_kinds[] = {
+    {"openai", WIRE_CHAT, OPENAI_DEFAULT_BASE, "OPENAI_BASE_URL",
+     "OPENAI_API_KEY", 1, LLM_OPENAI_DEFAULT_MODEL},
+    {"openai-responses", WIRE_RESPONSES, OPENAI_DEFAULT_BASE, "OPENAI_BASE_URL",
+     "OPENAI_API_KEY", 1, LLM_OPENAI_DEFAULT_MODEL},
+    {"anthropic", WIRE_ANTHROPIC, ANTHROPIC_DEFAULT_BASE, "ANTHROPIC_BASE_URL",
+     "ANTHROPIC_API_KEY", 1, LLM_ANTHROPIC_DEFAULT_MODEL},
+    {"ollama", WIRE_CHAT, OLLAMA_DEFAULT_BASE, "OLLAMA_HOST", NULL, 0, NULL},
+    {"gemini", WIRE_CHAT,
+     "https://generativelanguage.googleapis.com/v1beta/openai", NULL,
+     "GEMINI_API_KEY", 1, "gemini-2.5-flash"},
+    {"openrouter", WIRE_CHAT, "https://openrouter.ai/api/v1", NULL,
+     "OPENROUTER_API_KEY", 1, NULL},
+    {"vllm", WIRE_CHAT, "http://127.0.0.1:8000/v1", NULL, "VLLM_API_KEY", 0,
+     NULL},
+    {"llamacpp", WIRE_CHAT, "http://127.0.0.1:8080/v1", NULL, NULL, 0,
+     "default"},
+};
+
+static const struct oai_kind *oai_kind(const char *provider)
 {
-	const char *env = getenv(ollama ? "OLLAMA_HOST"
-	                         : anth ? "ANTHROPIC_BASE_URL"
-	                                : "OPENAI_BASE_URL");
+	for (size_t i = 0; i < sizeof oai_kinds / sizeof *oai_kinds; i++)
+		if (!strcmp(oai_kinds[i].name, provider))
+			return &oai_kinds[i];
+	return NULL;
+}
+
+int llm_transport_provider(const char *provider, const char **model)
+{
+	const struct oai_kind *k = oai_kind(provider);
+	if (model)
+		*model = k ? k->model : NULL;
+	return k != NULL;
+}
+
+static char *oai_base_url(const struct config *cfg, const struct oai_kind *k)
+{
+	int ollama = !strcmp(k->name, "ollama");
+	const char *env = k->base_env ? getenv(k->base_env) : NULL;
 	char *base;
 
 	if (cfg->base_url && *cfg->base_url)
@@ -469,9 +514,7 @@ static char *oai_base_url(const struct config *cfg, int ollama, int anth)
 	else if (env && *env)
 		base = ollama ? ollama_base(env) : xstrdup(env);
 	else
-		base = xstrdup(ollama ? OLLAMA_DEFAULT_BASE
-		               : anth ? ANTHROPIC_DEFAULT_BASE
-		                      : OPENAI_DEFAULT_BASE);
+		base = xstrdup(k->base);
 	size_t n = strlen(base);
 	while (n > 0 && base[n - 1] == '/')
 		base[--n] = '\0';
@@ -508,31 +551,30 @@ static char *oai_key(const char *env)
 static int oai_init(struct llm *m, char **err)
 {
 	const struct config *cfg = m->cfg;
-	int ollama = strcmp(m->provider, "ollama") == 0;
+	const struct oai_kind *k = oai_kind(m->provider);
 	struct openai *o = xcalloc(1, sizeof *o);
 
 	m->priv = o;
 	o->m = m;
-	o->anthropic = !strcmp(m->provider, "anthropic");
-	m->base_url = oai_base_url(cfg, ollama, o->anthropic);
-	o->ollama = ollama;
-	o->responses = !strcmp(m->provider, "openai-responses");
+	if (!k)
+		return set_err(err, "%s: not a provider of this transport",
+		               m->provider);
+	o->anthropic = k->wire == WIRE_ANTHROPIC;
+	o->responses = k->wire == WIRE_RESPONSES;
+	o->ollama = !strcmp(k->name, "ollama");
+	m->base_url = oai_base_url(cfg, k);
 	o->official = strncmp(m->base_url, "https://api.openai.com", 22) == 0 &&
 	              (m->base_url[22] == '\0' || m->base_url[22] == '/');
-	if (o->anthropic) /* a key is needed there, as at OpenAI's */
-		o->official = !strncmp(m->base_url, ANTHROPIC_DEFAULT_BASE,
-		                       strlen(ANTHROPIC_DEFAULT_BASE));
 	o->url = xasprintf("%s/%s", m->base_url,
 	                   o->anthropic   ? "v1/messages"
 	                   : o->responses ? "responses"
 	                                  : "chat/completions");
-	o->key_env = xstrdup(cfg->api_key_env ? cfg->api_key_env
-	                     : o->anthropic   ? "ANTHROPIC_API_KEY"
-	                                      : "OPENAI_API_KEY");
-	/* Ollama needs no key unless one is named explicitly. */
-	char *key = ollama && !cfg->api_key_env ? NULL : oai_key(o->key_env);
+	const char *key_env = cfg->api_key_env ? cfg->api_key_env : k->key_env;
+	o->key_env = xstrdup(key_env ? key_env : "OPENAI_API_KEY");
+	/* Ollama and llama.cpp need no key unless one is named. */
+	char *key = key_env ? oai_key(key_env) : NULL;
 	o->key_set = key != NULL;
-	if (!key && o->official)
+	if (!key && k->key_needed && !strcmp(m->base_url, k->base))
 		return set_err(err,
 		               "%s: no API key for %s: set %s (or use "
 		               "--base-url for a compatible server)",
@@ -546,13 +588,13 @@ static int oai_init(struct llm *m, char **err)
 
 	if (cfg->model && *cfg->model)
 		m->model = xstrdup(cfg->model);
-	else if (o->anthropic)
-		m->model = xstrdup(LLM_ANTHROPIC_DEFAULT_MODEL);
-	else if (!ollama)
-		m->model = xstrdup(LLM_OPENAI_DEFAULT_MODEL);
+	else if (k->model)
+		m->model = xstrdup(k->model);
 	else
-		return set_err(err, "ollama: no model: pass --model NAME (one "
-		                    "that 'ollama list' shows)");
+		return set_err(err, "%s: no model: pass --model NAME (%s)",
+		               m->provider,
+		               o->ollama ? "one that 'ollama list' shows"
+		                         : "the one the server serves");
 	return 0;
 }
 

@@ -268,9 +268,14 @@ static void test_providers(void **state)
 	char *err = NULL;
 
 	config_defaults(&cfg);
+	/* Anthropic at its own URL without a key fails at once, naming
+	 * its key variable */
+	unsetenv("ANTHROPIC_API_KEY");
+	unsetenv("ANTHROPIC_BASE_URL");
 	config_set(&cfg.provider, "anthropic");
 	assert_null(llm_new(&cfg, NULL, NULL, &obs, &err));
-	assert_non_null(strstr(err, "not available yet"));
+	assert_non_null(strstr(err, "ANTHROPIC_API_KEY"));
+	assert_non_null(strstr(err, "https://api.anthropic.com"));
 	free(err);
 	err = NULL;
 	config_set(&cfg.provider, "gpt");
