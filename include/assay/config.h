@@ -38,7 +38,9 @@ struct config {
 	char *theme;
 	char *images;
 	int network;
-	int timeout_s; /* per command */
+	int responses_store; /* openai-responses: store at OpenAI and chain
+	                        with previous_response_id */
+	int timeout_s;       /* per command */
 	int max_turns;
 	long max_tokens; /* 0 = no budget */
 	double max_cost; /* 0 = no budget */
@@ -59,8 +61,8 @@ struct config {
 	                      every layer add up */
 	cJSON *never_save; /* kinds of reasons never saved as "always"
 	                      rules (array of names; NULL = default) */
-	cJSON *models; /* the model table's overrides, {"NAME": {...}}: each
-	                  layer's fields over the earlier ones' */
+	cJSON *models;     /* the model table's overrides, {"NAME": {...}}: each
+	                      layer's fields over the earlier ones' */
 	enum config_trust trust;
 	/* What the project files did, NULL without them:
 	 * {"dir": realpath, "files": [...], "hash": digest,

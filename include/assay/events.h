@@ -124,10 +124,11 @@ cJSON *ev_assistant_message(int turn, const char *text, const cJSON *tool_calls,
 struct ev_usage {
 	int turn;
 	long input_tokens, output_tokens, cached_tokens, cache_write_tokens;
-	double cost_usd; /* 0 when !priced */
-	int priced;      /* the model has a price (the model table) */
-	int known;       /* the provider reported usage */
-	int replayed;    /* a recorded turn a resume replays: nothing billed */
+	long reasoning_tokens; /* of output_tokens */
+	double cost_usd;       /* 0 when !priced */
+	int priced;            /* the model has a price (the model table) */
+	int known;             /* the provider reported usage */
+	int replayed; /* a recorded turn a resume replays: nothing billed */
 	struct {
 		long input_tokens, output_tokens, cached_tokens;
 		double cost_usd; /* of the priced turns */
@@ -136,8 +137,8 @@ struct ev_usage {
 };
 
 /* usage: turn, input_tokens, output_tokens, cached_tokens,
- * [cache_write_tokens], cost_usd, priced (bool), known (bool),
- * [replayed: true], totals {input_tokens, output_tokens, cached_tokens,
+ * [cache_write_tokens], [reasoning_tokens], cost_usd, priced (bool), known
+ * (bool), [replayed: true], totals {input_tokens, output_tokens, cached_tokens,
  * cost_usd, [unpriced_turns]}. */
 cJSON *ev_usage(const struct ev_usage *u);
 

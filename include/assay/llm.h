@@ -52,7 +52,8 @@ struct llm_usage {
 	long output_tokens;
 	long cached_tokens;
 	long cache_write_tokens;
-	int known; /* the provider reported usage */
+	long reasoning_tokens; /* of output_tokens, spent thinking */
+	int known;             /* the provider reported usage */
 };
 
 /* Error categories, as the event stream names them. */

@@ -30,6 +30,9 @@ void cache_save(const char *run_dir, const char *hash,
 	if (r->usage.cache_write_tokens)
 		cJSON_AddNumberToObject(u, "cache_write_tokens",
 		                        r->usage.cache_write_tokens);
+	if (r->usage.reasoning_tokens)
+		cJSON_AddNumberToObject(u, "reasoning_tokens",
+		                        r->usage.reasoning_tokens);
 	if (r->items)
 		cJSON_AddItemToObject(c, "provider_items",
 		                      cJSON_Duplicate(r->items, 1));

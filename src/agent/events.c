@@ -16,7 +16,7 @@
  * | model_request | turn, request_hash, cached, messages, [replayed: true] |
  * | text_delta | turn, text |
  * | assistant_message | turn, text, tool_calls [{id, name, arguments}], [finish_reason], [recovered: true] |
- * | usage | turn, input_tokens, output_tokens, cached_tokens, [cache_write_tokens], cost_usd (0 unless priced), priced (the model table has a price), known, [replayed: true], totals {input_tokens, output_tokens, cached_tokens, cost_usd, [unpriced_turns]} |
+ * | usage | turn, input_tokens, output_tokens, cached_tokens, [cache_write_tokens], [reasoning_tokens], cost_usd (0 unless priced), priced (the model table has a price), known, [replayed: true], totals {input_tokens, output_tokens, cached_tokens, cost_usd, [unpriced_turns]} |
  * | tool_call | id, name, arguments |
  * | approval_request | id, tool, command, cwd, reasons [text], kinds [name], rules?, no_always?, editable |
  * | approval | id, tool, decision (approved, edited, denied), by (user, rule, mode), mode, [choice], rule?, [rules], reasons [text], kinds [name], original, final?, feedback?, [saved {scope, [path]}], [note] |
@@ -273,6 +273,9 @@ cJSON *ev_usage(const struct ev_usage *u)
 	if (u->cache_write_tokens)
 		cJSON_AddNumberToObject(ev, "cache_write_tokens",
 		                        (double)u->cache_write_tokens);
+	if (u->reasoning_tokens)
+		cJSON_AddNumberToObject(ev, "reasoning_tokens",
+		                        (double)u->reasoning_tokens);
 	cJSON_AddNumberToObject(ev, "cost_usd", u->cost_usd);
 	cJSON_AddBoolToObject(ev, "priced", u->priced);
 	cJSON_AddBoolToObject(ev, "known", u->known);

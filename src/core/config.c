@@ -287,12 +287,14 @@ int config_apply_key(struct config *c, const cJSON *v, const char *origin,
 		return 0;
 	}
 	double d = 0;
-	if (!strcmp(k, "network") || !strcmp(k, "step")) {
+	if (!strcmp(k, "network") || !strcmp(k, "step") ||
+	    !strcmp(k, "responses_store")) {
 		if (!cJSON_IsBool(v))
 			return set_err(err, "%s: \"%s\" must be true or false",
 			               origin, k);
-		*(!strcmp(k, "network") ? &c->network : &c->step) =
-		    cJSON_IsTrue(v);
+		*(!strcmp(k, "network") ? &c->network
+		  : !strcmp(k, "step")  ? &c->step
+		                       : &c->responses_store) = cJSON_IsTrue(v);
 		return 0;
 	}
 	if (!strcmp(k, "timeout") || !strcmp(k, "max_turns") ||

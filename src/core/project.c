@@ -276,6 +276,9 @@ static void filter_key(struct project *p, const struct config *c,
 	          number_loosens(v, (double)c->max_tokens, 1)) ||
 	         (!strcmp(k, "max_cost") && number_loosens(v, c->max_cost, 1)))
 		keep = loose(p, k, v, 0, "raises or removes your budget");
+	else if (!strcmp(k, "responses_store") && cJSON_IsTrue(v))
+		keep = loose(p, k, v, 0,
+		             "keeps the conversation stored at OpenAI");
 	else if (!strcmp(k, "models"))
 		keep = loose(p, k, v, 0,
 		             "sets model prices and limits (what budgets "

@@ -196,6 +196,10 @@ static void chat_usage(struct chat_stream *s, const cJSON *u)
 	s->usage.output_tokens = cJSON_IsNumber(it) ? (long)it->valuedouble : 0;
 	it = cJSON_GetObjectItemCaseSensitive(det, "cached_tokens");
 	s->usage.cached_tokens = cJSON_IsNumber(it) ? (long)it->valuedouble : 0;
+	det = cJSON_GetObjectItemCaseSensitive(u, "completion_tokens_details");
+	it = cJSON_GetObjectItemCaseSensitive(det, "reasoning_tokens");
+	s->usage.reasoning_tokens =
+	    cJSON_IsNumber(it) ? (long)it->valuedouble : 0;
 }
 
 /* One choice of a chunk; only choice 0 is asked for. A whole
@@ -325,6 +329,7 @@ void chat_stream_free(struct chat_stream *s)
 	cJSON_Delete(s->items);
 	buf_free(&s->think);
 	free(s->think_sig);
+	free(s->response_id);
 	free(s->finish_reason);
 	free(s->error);
 	free(s->error_body);

@@ -126,14 +126,15 @@ struct chat_stream {
 	size_t args_total;   /* bytes of arguments, all slots */
 	char *finish_reason; /* last non-null finish_reason */
 	struct llm_usage usage;
-	int saw_done;     /* data: [DONE] */
-	int chunks;       /* JSON chunks handled */
-	int turn;         /* for made-up ids: call_<turn>_<i> */
-	char *error;      /* what went wrong, when feed/finish failed */
-	char *error_body; /* the error JSON of an error event, if any */
-	int error_final;  /* retrying cannot help (a bound was passed) */
-	cJSON *items;     /* reasoning items / thinking blocks to send back */
-	struct buf think; /* Anthropic: the thinking block being streamed */
+	int saw_done;      /* data: [DONE] */
+	int chunks;        /* JSON chunks handled */
+	int turn;          /* for made-up ids: call_<turn>_<i> */
+	char *error;       /* what went wrong, when feed/finish failed */
+	char *error_body;  /* the error JSON of an error event, if any */
+	int error_final;   /* retrying cannot help (a bound was passed) */
+	cJSON *items;      /* reasoning items / thinking blocks to send back */
+	char *response_id; /* Responses API: the answer's resp_ id */
+	struct buf think;  /* Anthropic: the thinking block being streamed */
 	char *think_sig;
 	int thinking;
 	void (*on_text)(void *arg, const char *text, size_t n);
@@ -166,13 +167,14 @@ int chat_stream_text(struct chat_stream *s, const char *t);
  * (reasoning items kept from earlier answers first), flat tools,
  * store false with encrypted reasoning included. */
 char *resp_body(const char *model, const struct llm_request *req,
-                int max_output_tokens);
+                int max_output_tokens, int store);
 /* A chat_stream that reads the Responses event stream (B.2). */
 void resp_stream_init(struct chat_stream *s, int turn,
                       void (*on_text)(void *arg, const char *text, size_t n),
                       void *arg);
-/* The answer's reasoning items as an llm_result's items, or NULL. */
-cJSON *resp_stream_items(struct chat_stream *s);
+/* The answer's reasoning items (and, stored, its response id) as an
+ * llm_result's items, or NULL. */
+cJSON *resp_stream_items(struct chat_stream *s, int store);
 /* --- anthropic.c: the Messages API (protocols.md C) ------------------ */
 
 /* The request body: system, tools and the last message marked as

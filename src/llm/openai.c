@@ -168,8 +168,9 @@ static void oai_succeeded(struct openai *o, struct openai_try *t)
 		r->finish_reason = xstrdup(
 		    cJSON_GetArraySize(r->tool_calls) ? "tool_calls" : "stop");
 	r->usage = t->st.usage;
-	r->items = o->anthropic ? anth_stream_items(&t->st)
-	                        : resp_stream_items(&t->st);
+	r->items = o->anthropic
+	               ? anth_stream_items(&t->st)
+	               : resp_stream_items(&t->st, m->cfg->responses_store);
 	r->attempts = o->tries;
 	try_free(t);
 	free(o->body);
@@ -610,7 +611,7 @@ static int oai_start(struct llm *m, const struct llm_request *req, char **err)
 	                                     : m->cfg->max_output_tokens;
 	const char *model = req->model ? req->model : m->model;
 	if (o->responses)
-		o->body = resp_body(model, req, max);
+		o->body = resp_body(model, req, max, m->cfg->responses_store);
 	else if (o->anthropic)
 		o->body = anth_body(model, req, max);
 	else

@@ -69,12 +69,16 @@ static void resp_assistant(cJSON *input, const cJSON *msg)
 	}
 }
 
-static cJSON *resp_input(const cJSON *messages)
+/* The input items of the messages from the first'th on. */
+static cJSON *resp_input(const cJSON *messages, int first)
 {
 	cJSON *input = cJSON_CreateArray();
 	const cJSON *msg;
+	int i = 0;
 	cJSON_ArrayForEach(msg, messages)
 	{
+		if (i++ < first)
+			continue;
 		const char *role = json_str(msg, "role", "user");
 		if (!strcmp(role, "assistant")) {
 			resp_assistant(input, msg);
@@ -122,14 +126,41 @@ static cJSON *resp_tools(const cJSON *tools)
 	return arr;
 }
 
+/* Stored: the last answer that OpenAI keeps (its resp_ id) and the
+ * index of the first message after it; NULL when there is none. */
+static const char *resp_chain(const cJSON *messages, int *first)
+{
+	const char *id = NULL;
+	int i = 0;
+	const cJSON *msg;
+	cJSON_ArrayForEach(msg, messages)
+	{
+		const cJSON *pi = cJSON_GetObjectItem(msg, "provider_items");
+		const char *rid = json_str(pi, "response_id", NULL);
+		if (rid &&
+		    !strcmp(json_str(pi, "provider", ""), RESP_PROVIDER)) {
+			id = rid;
+			*first = i + 1;
+		}
+		i++;
+	}
+	return id;
+}
+
 char *resp_body(const char *model, const struct llm_request *req,
-                int max_output_tokens)
+                int max_output_tokens, int store)
 {
 	cJSON *b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "model", model);
 	if (req->system && *req->system)
 		cJSON_AddStringToObject(b, "instructions", req->system);
-	cJSON_AddItemToObject(b, "input", resp_input(req->messages));
+	int first = 0;
+	const char *prev = store ? resp_chain(req->messages, &first) : NULL;
+	if (prev) /* the stored chain holds the rest */
+		cJSON_AddStringToObject(b, "previous_response_id", prev);
+	else
+		first = 0;
+	cJSON_AddItemToObject(b, "input", resp_input(req->messages, first));
 	if (cJSON_GetArraySize(req->tools) > 0) {
 		cJSON_AddItemToObject(b, "tools", resp_tools(req->tools));
 		cJSON_AddStringToObject(b, "tool_choice", "auto");
@@ -138,10 +169,12 @@ char *resp_body(const char *model, const struct llm_request *req,
 		cJSON_AddNumberToObject(
 		    b, "max_output_tokens",
 		    max_output_tokens < 16 ? 16 : max_output_tokens);
-	cJSON_AddFalseToObject(b, "store");
-	cJSON *inc = cJSON_AddArrayToObject(b, "include");
-	cJSON_AddItemToArray(inc,
-	                     cJSON_CreateString("reasoning.encrypted_content"));
+	cJSON_AddBoolToObject(b, "store", store);
+	if (!store) { /* reasoning comes back with the answer, sealed */
+		cJSON *inc = cJSON_AddArrayToObject(b, "include");
+		cJSON_AddItemToArray(
+		    inc, cJSON_CreateString("reasoning.encrypted_content"));
+	}
 	cJSON_AddTrueToObject(b, "stream");
 	char *s = json_print(b);
 	cJSON_Delete(b);
@@ -213,6 +246,9 @@ static void resp_usage(struct chat_stream *s, const cJSON *resp)
 	s->usage.cached_tokens = (long)json_num(in, "cached_tokens", 0);
 	s->usage.cache_write_tokens =
 	    (long)json_num(in, "cache_write_tokens", 0);
+	s->usage.reasoning_tokens =
+	    (long)json_num(cJSON_GetObjectItem(u, "output_tokens_details"),
+	                   "reasoning_tokens", 0);
 	s->usage.known = 1;
 }
 
@@ -272,6 +308,10 @@ static int resp_event(const struct sse_event *ev, void *arg)
 	const cJSON *resp = cJSON_GetObjectItem(j, "response");
 	const cJSON *item = cJSON_GetObjectItem(j, "item");
 	int rc = 0;
+	if (json_str(resp, "id", NULL)) {
+		free(s->response_id);
+		s->response_id = xstrdup(json_str(resp, "id", ""));
+	}
 	if (!strcmp(type, "response.output_text.delta")) {
 		rc = chat_stream_text(s, json_str(j, "delta", ""));
 	} else if (!strcmp(type, "response.function_call_arguments.delta")) {
@@ -327,13 +367,19 @@ void resp_stream_init(struct chat_stream *s, int turn,
 	sse_init(&s->sse, LLM_MAX_EVENT, resp_event, s);
 }
 
-cJSON *resp_stream_items(struct chat_stream *s)
+cJSON *resp_stream_items(struct chat_stream *s, int store)
 {
-	if (!cJSON_GetArraySize(s->items))
+	/* stored, the chain keeps the reasoning: only the id is needed */
+	if (store ? !s->response_id : !cJSON_GetArraySize(s->items))
 		return NULL;
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "provider", RESP_PROVIDER);
-	cJSON_AddItemToObject(o, "items", s->items);
-	s->items = NULL;
+	if (store) {
+		cJSON_AddStringToObject(o, "response_id", s->response_id);
+		cJSON_AddArrayToObject(o, "items");
+	} else {
+		cJSON_AddItemToObject(o, "items", s->items);
+		s->items = NULL;
+	}
 	return o;
 }

@@ -322,6 +322,10 @@ int dk_rframes_feed(struct dk_rframes *f, const char *data, size_t n,
 /* docker_start.c: create the container and stage the inputs, on the
  * loop (sbx_start). */
 void dk_start(struct sbx *s, int stage_inputs, sbx_done_fn fn, void *arg);
+/* Whether a container or volume with these labels is what a dead assay
+ * left of a run kept in root (the directory of this run's run dir): a
+ * start removes those, and only those. */
+int dk_leftover(const cJSON *labels, const char *root);
 
 /* docker_files.c */
 void dk_read_file(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,

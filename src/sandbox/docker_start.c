@@ -1,7 +1,8 @@
 /* docker_start.c: the docker backend's start, a chain of requests on
  * the loop: reach the daemon (/_ping, /version: the API version to
  * speak), remove what assays that died left behind (containers and
- * volumes whose owner's labels name a dead process), check the image
+ * volumes whose owner's labels name a dead process, of runs kept in
+ * the same directory as this one's: see dk_leftover), check the image
  * (assay never pulls), create and start the container, stage the
  * inputs (docker_xfer.c), and start the command runner. Any step that
  * fails ends the start with a message that says what to do; whatever
@@ -24,6 +25,7 @@
 #define DK_CHUNK 65536
 #define DK_MAX_THREADS 4
 #define DK_LABEL "assay.owner.pid"
+#define DK_LABEL_ROOT "assay.root" /* the directory the run dir is in */
 #define DK_PING_MS 15000
 #define DK_CALL_MS 120000
 
@@ -94,6 +96,42 @@ static int owner_alive(const cJSON *labels, const struct dk_owner *me)
 	return !*pstart || !*now || !strcmp(now, pstart);
 }
 
+/* The directory a run dir is in (resolved), which a container's
+ * "assay.root" label records. */
+static char *run_root(const char *run_dir)
+{
+	char *real = realpath(run_dir, NULL);
+	char *root = real ? real : xstrdup(run_dir);
+	char *slash = strrchr(root, '/');
+	if (slash && slash != root)
+		*slash = '\0';
+	else if (slash)
+		slash[1] = '\0';
+	return root;
+}
+
+/* Whether a container or volume with these labels is a leftover this
+ * start may remove: its assay is dead, and its run dir was in root,
+ * the directory this run's is in. Why the second condition: the sweep
+ * used to take every dead assay's leftovers on the machine, and one
+ * run (a test, say) could then remove the container another run, alive
+ * or being examined, still expected to find, the container of a run
+ * killed with kill -9 that a resume or a look with `docker exec` is
+ * about to see. Runs kept together are one user's, one project's (or
+ * one test's): their leftovers go with the next run there; elsewhere
+ * they wait for a run in their own directory (or `scripts/setup-docker
+ * stop`). What an assay without the label made (an older version) has
+ * no directory to wait for and goes as before. */
+int dk_leftover(const cJSON *labels, const char *root)
+{
+	struct dk_owner me;
+	owner_self(&me);
+	if (owner_alive(labels, &me))
+		return 0;
+	const char *theirs = json_str(labels, DK_LABEL_ROOT, NULL);
+	return !theirs || !strcmp(theirs, root);
+}
+
 /* ---- reaching the daemon ---- */
 
 /* The daemon did not answer: say what is wrong and what to do. */
@@ -130,6 +168,9 @@ static cJSON *make_labels(struct sbx *s, const struct dk_owner *me)
 	const char *run = strrchr(s->run_dir, '/');
 	cJSON_AddStringToObject(l, "assay.run",
 	                        run && run[1] ? run + 1 : s->run_dir);
+	char *root = run_root(s->run_dir);
+	cJSON_AddStringToObject(l, DK_LABEL_ROOT, root);
+	free(root);
 	cJSON_AddStringToObject(l, DK_LABEL, pid);
 	cJSON_AddStringToObject(l, "assay.owner.host", me->host);
 	cJSON_AddStringToObject(l, "assay.owner.boot", me->boot);
@@ -476,8 +517,7 @@ static void start_on_sweep_list(void *arg, long status, cJSON *reply,
 	struct dk_start *st = arg;
 	(void)err;
 	st->call = NULL;
-	struct dk_owner me;
-	owner_self(&me);
+	char *root = run_root(st->s->run_dir);
 	const cJSON *items =
 	    st->sweep ? cJSON_GetObjectItemCaseSensitive(reply, "Volumes")
 	              : reply;
@@ -489,7 +529,7 @@ static void start_on_sweep_list(void *arg, long status, cJSON *reply,
 			    cJSON_GetObjectItemCaseSensitive(c, "Labels");
 			const char *id =
 			    json_str(c, st->sweep ? "Name" : "Id", NULL);
-			if (!id || owner_alive(labels, &me))
+			if (!id || !dk_leftover(labels, root))
 				continue;
 			cJSON *o = cJSON_CreateObject();
 			char *path =
@@ -504,6 +544,7 @@ static void start_on_sweep_list(void *arg, long status, cJSON *reply,
 				         id, json_str(labels, DK_LABEL, "?"));
 			free(path);
 		}
+	free(root);
 	sweep_next(st);
 }
 

@@ -5,7 +5,8 @@
 # analysis completes with findings that match the ground truth and a
 # transcript of the same shape as through Chat Completions; a reasoning
 # model's encrypted reasoning goes back with its calls (the fake refuses
-# a call without it); faults: 429 + retry-after honoured, a stream cut
+# a call without it); with "responses_store" the run is stored at OpenAI
+# and chained with previous_response_id instead; faults: 429 + retry-after honoured, a stream cut
 # inside a call's arguments retried without running the call twice, an
 # in-stream error retried, 401 exits 4 naming OPENAI_API_KEY; a turn cut
 # at the output limit inside a call is not run (response.incomplete).
@@ -76,8 +77,21 @@ check "a reasoning model: the run completes (exit $CODE)" test "$CODE" -eq 0 || 
 check "... the second request was accepted (reasoning item sent back, $(statuses))" test "$(statuses)" = "[200, 200]"
 check "... the cache keeps the reasoning item with the answer" \
 	sh -c "grep -lq encrypted_content '$T'/reason/cache/*.json"
-check "... cached input counted ($(jget reason/transcript.jsonl "[e['cached_tokens'] for e in x if e['type'] == 'usage']"))" \
-	test "$(jget reason/transcript.jsonl "[e['cached_tokens'] for e in x if e['type'] == 'usage'][0]")" = 400
+check "... cached and reasoning tokens counted ($(jget reason/transcript.jsonl "[(e['cached_tokens'], e.get('reasoning_tokens')) for e in x if e['type'] == 'usage'][0]"))" \
+	test "$(jget reason/transcript.jsonl "[(e['cached_tokens'], e.get('reasoning_tokens')) for e in x if e['type'] == 'usage'][0]")" = "(400, 150)"
+
+# --- stored at OpenAI: chained with previous_response_id --------------
+echo '{"responses_store": true}' >store.json
+start_resp reason.json --key sk-resp
+run stored o4-mini --config "$T/store.json" -- "think"
+check "responses_store: the run completes (exit $CODE)" test "$CODE" -eq 0 || tail -3 stored.err
+chain() { $PY -c 'import json,sys; print([(json.loads(l)["store"], json.loads(l)["previous_response_id"] is not None) for l in open(sys.argv[1])])' "$RLOG"; }
+check "... the first request stored, the second chained to it ($(chain))" \
+	test "$(chain)" = "[(True, False), (True, True)]"
+# stateless, turn 2 sends the user message, the reasoning item, the call
+# and its output (4 items); chained, only the output (1)
+check "... sending only what is new: the call's output ($($PY -c 'import json,sys; print([json.loads(l)["n_input"] for l in open(sys.argv[1])])' "$RLOG"))" \
+	test "$($PY -c 'import json,sys; print([json.loads(l)["n_input"] for l in open(sys.argv[1])])' "$RLOG")" = "[1, 1]"
 
 # --- a stream cut inside a call's arguments, then an in-stream error --
 cat >two.json <<'JSON'
