@@ -3,8 +3,9 @@
 # written (issue 12, "What it must show" 3), in tmux at 120x40:
 # - the scripted model's one command writes MB (300) of random bytes,
 #   which gzip cannot shrink, so workspace.tar.gz takes seconds;
-# - --max-turns 1 ends the run on its own right after that call (budget
-#   exhausted): the workbench stays open while the archive is written;
+# - --max-turns 1 is reached right after that call: the Budget dialog
+#   asks, s stops the run (budget exhausted), and the workbench stays
+#   open while the archive is written;
 # - while the archive is in progress (its temporary file exists and
 #   grows, or the assay-archive helper runs for this run dir), keys are
 #   typed into the message box one at a time and each one's echo is
@@ -36,6 +37,11 @@ tui_start 120 40 -- --provider script --script "$T/noise.json" \
 check "the workbench comes up" wait_for 'Conversation' 20
 # the control client below must not resize the window
 tm set -g window-size manual
+# --max-turns 1 is reached after the call: the workbench asks (the
+# Budget dialog) and waits; s stops the run, whose archive is then
+# written while the keys below are typed
+check "the turn limit asks: the Budget dialog" wait_for 'Budget reached' 180
+keys s
 
 # Probes keys while the archive of $RUN is written; prints one line of
 # figures and writes the verdict's numbers to $T/probe.json.
