@@ -294,6 +294,9 @@ int budget_request_fits(const struct budget *b, const struct config *c,
 /* Add a turn's usage to the totals; its usage event. */
 cJSON *budget_usage(struct budget *b, int turn, const struct llm_usage *u,
                     int replayed);
+/* The counts of src (a resume's walk of the record) into dst, whose
+ * model table and price stay. */
+void budget_take_totals(struct budget *dst, const struct budget *src);
 /* The totals as a recorded usage event's totals gives them. */
 void budget_restore(struct budget *b, const cJSON *totals);
 

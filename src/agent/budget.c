@@ -126,6 +126,15 @@ cJSON *budget_usage(struct budget *b, int turn, const struct llm_usage *u,
 	return ev_usage(&e);
 }
 
+void budget_take_totals(struct budget *dst, const struct budget *src)
+{
+	dst->in_tokens = src->in_tokens;
+	dst->out_tokens = src->out_tokens;
+	dst->cached_tokens = src->cached_tokens;
+	dst->cost = src->cost;
+	dst->unpriced = src->unpriced;
+}
+
 void budget_restore(struct budget *b, const cJSON *totals)
 {
 	b->in_tokens =

@@ -859,7 +859,7 @@ static void session_kernel_ready(struct session *s)
 	if (a.messages) { /* the conversation resume rebuilt */
 		cJSON_Delete(s->messages);
 		s->messages = a.messages;
-		s->budget = a.totals;
+		budget_take_totals(&s->budget, &a.totals);
 		s->turn = a.turn;
 	}
 	switch (a.what) {

@@ -2,7 +2,7 @@
 # One run, three wire formats: the demo analysis through openai (Chat
 # Completions), openai-responses and anthropic, each against its strict
 # fake, gives transcripts of the same shape (the same event types in the
-# same order, deltas aside; the same tool calls with the same arguments,
+# same order, text and output deltas aside; the same tool calls with the same arguments,
 # the same results) and exports of the same structure; each records
 # its provider and is priced.
 source "$(dirname "$0")/lib.bash"
@@ -43,8 +43,11 @@ R2=$!
 demo anth anthropic claude-sonnet-4-5 ANTHROPIC_API_KEY=sk-shape ANTHROPIC_BASE_URL=http://127.0.0.1:$(cat anth.port) &
 R3=$!
 wait $R1 $R2 $R3 # the three runs, not the fake servers
-shape() { # the event types in order (text deltas merged), the calls, the results
-	jget "$T/$1/transcript.jsonl" "[(e['type'], e.get('name'), json.dumps(e.get('arguments'), sort_keys=True) if 'arguments' in e else None) for i, e in enumerate(x) if e['type'] != 'text_delta']"
+# the event types in order, the calls and their arguments: text and
+# output deltas aside (how a stream or a pipe is cut into pieces is
+# timing, not shape)
+shape() {
+	jget "$T/$1/transcript.jsonl" "[(e['type'], e.get('name'), json.dumps(e.get('arguments'), sort_keys=True) if 'arguments' in e else None) for i, e in enumerate(x) if e['type'] not in ('text_delta', 'exec_output')]"
 }
 results() { jget "$T/$1/transcript.jsonl" "[e['content'] for e in x if e['type'] == 'tool_result']"; }
 for n in chat resp anth; do
