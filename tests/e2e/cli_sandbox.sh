@@ -48,17 +48,18 @@ check "model got the head, the tail and the omission note" \
 	test "$(jget "$T/big/transcript.jsonl" "[('FIRST-LINE' in c and 'LAST-LINE' in c and 'bytes omitted' in c) for c in [e['content'] for e in x if e['type']=='tool_result']][0]")" = True
 check "transcript stays small" test "$(stat -c %s "$T/big/transcript.jsonl")" -lt 2000000
 
-# timeout: the command and its detached children die
+# timeout: the command and its detached children die (sleeps with this
+# test's mark: another test may be running the same script)
+marked_sleepy "$T/sleepy.json"
 set +e
-"$ASSAY" run --provider script --script "$D/sleepy.json" --timeout 2 \
+"$ASSAY" run --provider script --script "$T/sleepy.json" --timeout 2 \
 	--run-dir "$T/slow" "wait" 2>"$T/slow.stderr"
 code=$?
 set -e
 check "timed-out run still completes (exit $code)" test "$code" -eq 0
 check "exec_end says timed_out" grep -q '"timed_out":true' "$T/slow/transcript.jsonl"
 check "model told about the timeout" grep -q 'timed out after' "$T/slow/transcript.jsonl"
-sleep 0.5
-check "no sleep 30x survives the timeout" sh -c "! pgrep -f 'sleep 30[012]' >/dev/null"
+check "no sleep 30x survives the timeout" wait_until 10 '! marked_left'
 
 # the model cannot lengthen the user's timeout; a UTF-8 character split
 # between two writes arrives whole
@@ -72,10 +73,11 @@ check "split UTF-8 character kept across output events" \
 	test "$(jget "$T/lim/transcript.jsonl" '"".join(e["text"] for e in x if e["type"]=="exec_output" and e["id"].endswith("_1_0"))')" = "café ok"
 
 # Ctrl-C in the middle of a command: run_end interrupted, exit 130
-"$ASSAY" run --provider script --script "$D/sleepy.json" --run-dir "$T/int" \
+"$ASSAY" run --provider script --script "$T/sleepy.json" --run-dir "$T/int" \
 	"wait" 2>"$T/int.stderr" &
 pid=$!
-for _ in $(seq 100); do grep -q started "$T/int/exec/"*.stdout 2>/dev/null && break; sleep 0.1; done
+check "Ctrl-C: the command has started" wait_until 10 'grep -q started "$T/int/exec/"*.stdout'
+check "... its sleeps are running" wait_until 10 marked_left
 kill -INT $pid
 set +e
 wait $pid
@@ -84,6 +86,5 @@ set -e
 check "Ctrl-C: exit 130 (got $code)" test "$code" -eq 130
 check "Ctrl-C: run_end interrupted" \
 	test "$(jget "$T/int/transcript.jsonl" 'x[-1]["status"]')" = interrupted
-sleep 0.5
-check "Ctrl-C: no process left" sh -c "! pgrep -f 'sleep 30[012]' >/dev/null"
+check "Ctrl-C: no process left" wait_until 10 '! marked_left'
 finish

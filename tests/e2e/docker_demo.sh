@@ -2,8 +2,9 @@
 # The docker sandbox through the whole program, against a real daemon:
 # the bundled demo end to end (outputs delivered, findings right, the
 # image id recorded, no container or volume left); Ctrl-C in the middle
-# of a command; kill -9 of assay, then a new run that removes what the
-# dead one left; and the start-up errors, each a clear message with
+# of a command; kill -9 of assay, then a run kept elsewhere that leaves
+# what the dead one left alone, and a new run beside it that removes
+# it; and the start-up errors, each a clear message with
 # exit 3 (daemon unreachable, image missing, API version refused).
 # Skipped (77) only when no Docker daemon answers.
 source "$(dirname "$0")/lib.bash"
@@ -47,13 +48,12 @@ check "the workspace tree was seen (workspace_change events)" \
 check "no container or volume left" test "$(left ${P}demo)" -eq 0
 
 # --- Ctrl-C in the middle of a command -------------------------------
-# (sleeps with a mark of this test's own, sleep 30N.<pid, 7 digits>
-# <random>: other tests run the same script and look for their sleeps
-# on the host, and a container's processes are host processes)
+# (sleeps with a mark of this test's own, lib.bash's marked_sleepy:
+# other tests run the same script and look for their sleeps on the
+# host, and a container's processes are host processes)
 D=$SRC/tests/e2e/data
-M=$(printf '%07d%05d' $$ $RANDOM)
-sed "s/sleep 30\([0-9]\)/sleep 30\1.$M/g" "$D/sleepy.json" >"$T/sleepy.json"
-none_left() { ! ps -eo args= | grep -Eq "(^| )sleep 30[012]\.$M( |\$)"; }
+marked_sleepy "$T/sleepy.json"
+none_left() { ! marked_left; }
 "$ASSAY" run --sandbox docker --provider script --script "$T/sleepy.json" \
 	--run-dir "$T/${P}int" "wait" 2>"$T/int.stderr" &
 pid=$!
@@ -81,6 +81,16 @@ check "the command to be killed started" grep -q started "$T/${P}crash/exec/"*.s
 kill -9 $pid
 wait $pid 2>/dev/null || true
 check "kill -9: the dead run's container is still there" test "$(left ${P}crash)" -ge 1
+# a run kept in another directory leaves it alone (what a dead run
+# leaves goes with the next run kept beside it: another test's, another
+# project's run must not take what this one may still look at)
+mkdir -p "$T/elsewhere"
+"$ASSAY" run --sandbox docker --provider script --script "$D/short.json" \
+	--run-dir "$T/elsewhere/${P}other" "hello" 2>"$T/other.stderr" || true
+check "a run in another directory completes" \
+	test "$(jget "$T/elsewhere/${P}other/transcript.jsonl" 'x[-1]["status"]')" = completed
+check "... and left the dead run's container alone" test "$(left ${P}crash)" -ge 1
+check "... and nothing of its own" test "$(left ${P}other)" -eq 0
 "$ASSAY" run --sandbox docker --provider script --script "$D/short.json" \
 	--run-dir "$T/${P}next" "hello" 2>"$T/next.stderr" || true
 check "the next run completes" \

@@ -164,11 +164,9 @@ done
 # --- a hang-up of a headless run (its terminal closed) ------------------
 # stops the run like Ctrl-C: exit 130, nothing left behind; the local
 # backend too, when bubblewrap works here. The sleeps carry a mark of
-# this test's own (a container's processes are host processes, and
-# other tests run the same script): sleep 30N.<pid, 7 digits><random>
-M=$(printf '%07d%05d' $$ $RANDOM)
-sed "s/sleep 30\([0-9]\)/sleep 30\1.$M/g" "$SRC/tests/e2e/data/sleepy.json" >"$T/sleepy.json"
-marked_left() { ps -eo args= | grep -Eq "(^| )sleep 30[012]\.$M( |\$)"; }
+# this test's own (lib.bash's marked_sleepy: a container's processes are
+# host processes, and other tests run the same script)
+marked_sleepy "$T/sleepy.json"
 # until_gone WHAT...: until the command fails (10 s at most); its status
 until_gone() {
 	for _ in $(seq 200); do "$@" || return 0; sleep 0.05; done

@@ -106,6 +106,26 @@ start_fake() {
 	URL=http://127.0.0.1:$PORT/v1
 }
 
+# wait_until SECONDS 'SHELL CONDITION': until the condition (evaluated
+# again each time) holds; fails if it has not after SECONDS
+wait_until() {
+	local secs=$1 i
+	for ((i = 0; i < secs * 20; i++)); do
+		eval "$2" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# The sleeps of tests/e2e/data/sleepy.json with a mark of this test's
+# own, sleep 30N.<pid, 7 digits><random> (other tests run the same
+# script, and look for their sleeps among the host's processes):
+# marked_sleepy FILE writes the marked script to FILE; marked_left
+# succeeds while one of this test's marked sleeps is alive.
+MARK=$(printf '%07d%05d' $$ $RANDOM)
+marked_sleepy() { sed "s/sleep 30\([0-9]\)/sleep 30\1.$MARK/g" "$SRC/tests/e2e/data/sleepy.json" >"$1"; }
+marked_left() { ps -eo args= | grep -Eq "(^| )sleep 30[012]\.$MARK( |\$)"; }
+
 fake_requests() { # number of POSTs the fake server logged
 	[ -f "$FAKE_LOG" ] && wc -l <"$FAKE_LOG" || echo 0
 }

@@ -49,8 +49,16 @@ check "the Tools pane shows the call waiting for approval" \
 check "the status bar says so" in_region 39 0 39 119 'waiting for approval'
 check "the safe setup ran unasked, by the mode" \
 	test "$(jget "$TR" "[(e['by'], e['original'][:8]) for e in x if e['type'] == 'approval']")" = "[('mode', 'mkdir -p')]"
-keys a
-check "a does nothing when always is not offered" screen_has '│ +rm -rf keep +│'
+# a, then f: keys are handled in order, so once f's field shows, a has
+# been handled; had a gone to "always", f there would do nothing
+keys a f
+check "a does nothing when always is not offered (f after it opens its field)" \
+	wait_for 'feedback for the model, then Enter' 10
+check "no rule was offered" test "$(screen | grep -c 'rule that would be saved' || true)" = 0
+check "still the rm -rf" screen_has '│ +rm -rf keep +│'
+keys Escape
+check "Esc closes the field" wait_gone 'feedback for the model, then Enter' 5
+check "back at the choices" screen_has '\[y\] run once  \[e\] edit  \[n\] deny'
 keys n
 check "curl prompts next" wait_for 'network: curl talks to hosts' 10
 check "the long URL is wrapped, never cut: its end shows" screen_has 'xxxx/END +│'
@@ -108,7 +116,7 @@ check "the denied and edited deletions left the planted files" \
 	"$(printf 'a.txt\nb.txt\nedited.txt\nkeep\n[exit code 0]')"
 keys C-q
 check "Ctrl-Q when idle quits (exit 0)" test "$(wait_exit 20)" = 0
-check "no process left behind" test -z "$(leftovers "$RUN")"
+check "no process left behind" test -z "$(leftovers)"
 
 # a command taller than the screen: the dialog scrolls, the choices stay
 TALL=$(for i in $(seq 1 40); do echo "echo line-$i"; done; echo 'rm -rf keep')

@@ -241,5 +241,5 @@ check "run_end names the archive" \
 size=$(stat -c %s "$RUN/workspace.tar.gz" 2>/dev/null || echo 0)
 check "the archive holds the noise (${size} bytes)" \
 	test "$size" -gt $((MB * 1000 * 1000))
-check "no process left behind" test -z "$(leftovers "$RUN")"
+check "no process left behind" test -z "$(leftovers)"
 finish

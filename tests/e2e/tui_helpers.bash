@@ -15,6 +15,16 @@ TM_N=0
 # no user configuration: only what the tests need
 echo 'set -g default-terminal tmux-256color' >"$T/tmux.conf"
 tm() { tmux -L "$TM_BASE-$TM_N" -f "$T/tmux.conf" "$@"; }
+# The pane runs its command as a child subreaper (PR_SET_CHILD_SUBREAPER,
+# kept across exec): whatever the run leaves behind, even a process that
+# left its parent (setsid, a double fork), stays in the pane's own
+# process tree, where leftovers looks.
+cat >"$T/subreaper.py" <<'EOF'
+import ctypes, os, sys
+if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0):  # PR_SET_CHILD_SUBREAPER
+    sys.exit("PR_SET_CHILD_SUBREAPER: " + os.strerror(ctypes.get_errno()))
+os.execvp(sys.argv[1], sys.argv[1:])
+EOF
 
 tui_cleanup() {
 	tm kill-server 2>/dev/null || true
@@ -36,8 +46,9 @@ tui_start() {
 		shift
 	done
 	shift
-	rm -f "$T/exit"
+	rm -f "$T/exit" "$T/pane.pid"
 	{
+		printf 'echo $$ > %q\n' "$T/pane.pid"
 		printf 'cd %q\n' "$T"
 		printf 'export %q\n' "${envs[@]}"
 		printf '%q ' "$ASSAY" "$@"
@@ -45,7 +56,7 @@ tui_start() {
 	} >"$T/run.sh"
 	tm kill-server 2>/dev/null || true
 	TM_N=$((TM_N + 1))
-	tm new-session -d -s t -x "$cols" -y "$rows" "bash $T/run.sh"
+	tm new-session -d -s t -x "$cols" -y "$rows" "$PY $T/subreaper.py bash $T/run.sh"
 }
 
 keys() { tm send-keys -t t "$@"; }
@@ -170,12 +181,60 @@ screen_width() {
 	$PY -c 'import sys; print(max(len(r) for r in sys.argv[1].split("\n")))' "$txt"
 }
 
-# The pid of the assay process (the one whose arguments name the run dir).
-assay_pid() { pgrep -f -- "assay .*--run-dir $1( |$)" | head -1; }
+# wait_for_below TEXT REGEX [SECONDS]: until a row below the first row
+# holding TEXT matches REGEX; prints the screen if not.
+wait_for_below() {
+	local text=$1 re=$2 secs=${3:-10} i
+	for ((i = 0; i < secs * 20; i++)); do
+		screen | $PY -c 'import re, sys
+rows = sys.stdin.read().split("\n")
+at = [i for i, r in enumerate(rows) if sys.argv[1] in r]
+sys.exit(0 if at and any(re.search(sys.argv[2], r) for r in rows[at[0] + 1:]) else 1)' \
+			"$text" "$re" && return 0
+		sleep 0.05
+	done
+	echo "--- screen while waiting for /$re/ below '$text':"
+	screen
+	return 1
+}
 
-# Processes still alive that belong to the run (assay, the sandbox and
-# its helpers name the run dir in their arguments).
-leftovers() { pgrep -af -- "$1( |/|$)" | grep -v -e 'sleep 600' -e pgrep || true; }
+# The processes below the pane of the last tui_start (not bash run.sh
+# itself, then its sleep 600, nor zombies: that sleep reaps none), as
+# "pid args" lines: only this test's own process tree is looked at.
+pane_procs() {
+	local top
+	top=$(cat "$T/pane.pid" 2>/dev/null) || return 0
+	ps -e -o pid=,ppid=,stat=,args= | awk -v top="$top" '
+		{ pid[NR] = $1; ppid[NR] = $2; st[NR] = $3
+		  sub(/^ *[0-9]+ +[0-9]+ +[^ ]+ +/, ""); args[NR] = $0 }
+		END {
+			in_tree[top] = 1
+			do {
+				more = 0
+				for (i = 1; i <= NR; i++)
+					if (!(pid[i] in in_tree) && (ppid[i] in in_tree)) {
+						in_tree[pid[i]] = 1
+						more = 1
+					}
+			} while (more)
+			for (i = 1; i <= NR; i++)
+				if (pid[i] != top && (pid[i] in in_tree) && st[i] !~ /^Z/)
+					print pid[i], args[i]
+		}'
+}
+
+# The pid of the assay process of the last tui_start (the pane's child
+# that runs $ASSAY, with RUN as its run dir).
+assay_pid() {
+	pane_procs | awk -v a="$ASSAY" -v r="--run-dir $1" '
+		index($0, " " a " ") && (index($0, r " ") || substr($0, length($0) - length(r) + 1) == r) {
+			print $1; exit }'
+}
+
+# Processes of the last tui_start still alive (call it once assay has
+# exited): assay, the sandbox, its helpers and anything they started,
+# daemonised or not.
+leftovers() { pane_procs; }
 
 # The highest frame rate the TUI logged (ASSAY_TUI_STATS) in a run dir.
 max_fps() {

@@ -37,19 +37,14 @@ x_cleanup() {
 trap x_cleanup EXIT
 mkdir -p "$T/shots"
 
-# a free display number
-for n in $(seq 90 140); do
-	[ -e "/tmp/.X11-unix/X$n" ] || [ -e "/tmp/.X$n-lock" ] || { DNUM=$n; break; }
-done
-[ -n "${DNUM:-}" ] || { echo "no free X display number"; exit 1; }
-Xvfb ":$DNUM" -screen 0 1600x1000x24 -nolisten tcp >"$T/xvfb.log" 2>&1 &
+# Xvfb picks a free display number itself (-displayfd: it takes the
+# number's lock file, atomically, and writes the number once it accepts
+# connections), so two tests at once never share one
+Xvfb -displayfd 3 -screen 0 1600x1000x24 -nolisten tcp 3>"$T/display" >"$T/xvfb.log" 2>&1 &
 XVFB_PID=$!
+wait_until 10 'grep -q "^[0-9]" "$T/display"' || { cat "$T/xvfb.log"; echo "Xvfb did not start"; exit 1; }
+DNUM=$(head -1 "$T/display")
 export DISPLAY=:$DNUM
-for _ in $(seq 100); do
-	[ -e "/tmp/.X11-unix/X$DNUM" ] && break
-	sleep 0.05
-done
-[ -e "/tmp/.X11-unix/X$DNUM" ] || { cat "$T/xvfb.log"; echo "Xvfb did not start"; exit 1; }
 
 # the relay: the program on a pty of its own inside the xterm; bytes
 # pass both ways unchanged, and the bytes written to a fifo are typed
@@ -163,41 +158,70 @@ xterm -ti vt340 -xrm 'XTerm*numColorRegisters: 256' -geometry 160x50+0+0 \
 	-e bash "$T/run.sh" >"$T/xterm.log" 2>&1 &
 XTERM_PID=$!
 
+# A key, typed; then a pause, so that the next key is read apart: an Esc
+# followed at once by a key would be read as Alt-key, and a typed byte
+# has no acknowledgement to wait for.
 key() { printf '%s' "$1" >"$T/keys"; sleep 0.15; }
-# wait_until SECONDS 'SHELL CONDITION' (evaluated again each time)
-wait_until() {
-	local secs=$1 i
-	for ((i = 0; i < secs * 10; i++)); do
-		eval "$2" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 events() { cat "$TR" 2>/dev/null | grep -c "\"type\":\"$1\"" || true; }
 placements() { cat "$LOG" 2>/dev/null | grep -c 'tui: preview placed' || true; }
 shot() { import -window root "$T/shots/$1.png" && echo "$T/shots/$1.png"; }
+# shoot NAME [BOX...]: a screenshot and its analysis, in S and R
+shoot() {
+	local name=$1
+	shift
+	S=$(shot "$name")
+	R=$(px "$S" "$CHART" "$@")
+}
+# shoot_until NAME SECONDS 'CONDITION' [BOX...]: screenshots until
+# CONDITION (on $R) holds, at most SECONDS; the last one stays in S, R
+shoot_until() {
+	local name=$1 end=$((SECONDS + $2)) cond=$3
+	shift 3
+	while :; do
+		shoot "$name" "$@"
+		eval "$cond" && return 0
+		[ "$SECONDS" -lt "$end" ] || return 1
+	done
+}
+# settled: until two screenshots in a row (0.2 s apart) are the same,
+# the xterm has drawn all it was sent (at most 10 s)
+settled() {
+	local a b i
+	a=$(import -window root -depth 8 rgb:- | md5sum)
+	for ((i = 0; i < 50; i++)); do
+		sleep 0.2
+		b=$(import -window root -depth 8 rgb:- | md5sum)
+		[ "$a" = "$b" ] && return 0
+		a=$b
+	done
+	echo "(the screen was still changing after 10 s)"
+	return 1
+}
 
 check "the chart is made and the agent waits" wait_until 60 'test "$(events idle)" -ge 1'
 CHART=$RUN/workspace/output/chart.png
 check "the chart exists" test -s "$CHART"
 check "xterm answered: sixel chosen" grep -q 'tui: images: sixel' "$LOG"
-sleep 0.5
-S0=$(shot 0-before)
-R0=$(px "$S0" "$CHART")
+settled || true
+shoot 0-before
+R0=$R
 check "before p: no chart pixels on screen ($R0)" test "$(jf "$R0" total)" -lt 20
+check "before p: nothing placed (log)" test "$(placements)" -eq 0
 
 key $'\t'
 key p
 check "p places the chart (log)" wait_until 20 'test "$(placements)" -ge 1'
-sleep 0.5
 # where it went, in cells, and the cell size in pixels (from the log)
 read -r PY0 PX0 PC PR < <(sed -n 's/.*preview placed at \([0-9]*\),\([0-9]*\) (\([0-9]*\)x\([0-9]*\) cells.*/\1 \2 \3 \4/p' "$LOG" | head -1)
 read -r CW CH < <(sed -n 's/.*cell \([0-9]*\)x\([0-9]*\) px.*/\1 \2/p' "$LOG" | head -1)
 echo "placed at row $PY0 col $PX0, ${PC}x$PR cells of ${CW}x$CH px"
 # the rect in pixels, a cell of slack around it (the xterm's border)
 BOX="$(((PX0 - 1) * CW)) $(((PY0 - 1) * CH)) $(((PX0 + PC + 1) * CW)) $(((PY0 + PR + 1) * CH))"
-S1=$(shot 1-preview)
-R1=$(px "$S1" "$CHART" $BOX)
+# until the chart shows, then until the xterm has drawn all of it
+shoot_until 1-preview 20 'test "$(jf "$R" inside)" -gt 3000' $BOX || true
+settled || true
+shoot 1-preview $BOX
+R1=$R
 echo "preview: $R1"
 IN1=$(jf "$R1" inside)
 check "p: the chart's colours fill the preview box" test "$IN1" -gt 3000
@@ -208,9 +232,9 @@ check "p: and nowhere else" test "$(jf "$R1" outside)" -lt 20
 for _ in 1 2 3 4 5; do key k; done
 for _ in 1 2 3 4 5; do key j; done
 key G
-sleep 0.5
-S2=$(shot 2-scrolled)
-R2=$(px "$S2" "$CHART" $BOX)
+settled || true
+shoot 2-scrolled $BOX
+R2=$R
 check "scrolling the conversation: the chart is intact ($R2)" \
 	test "$(jf "$R2" inside)" -ge $((IN1 * 95 / 100))
 check "and was placed once only" test "$(placements)" -eq 1
@@ -220,9 +244,8 @@ key i
 key 'remove it'
 key $'\r'
 check "rm asks: the Approval dialog" wait_until 20 'test "$(events approval_request)" -ge 1'
-sleep 0.7
-S3=$(shot 3-dialog)
-R3=$(px "$S3" "$CHART" $BOX)
+shoot_until 3-dialog 20 'test "$(jf "$R" dialog)" != -1 -a "$(jf "$R" total)" -lt 20' $BOX || true
+R3=$R
 echo "dialog: $R3"
 check "the dialog is on screen" test "$(jf "$R3" dialog)" != -1
 check "no chart pixels inside the dialog" test "$(jf "$R3" in_dialog)" -eq 0
@@ -231,9 +254,8 @@ check "the covered image is erased, not left in pieces" test "$(jf "$R3" total)"
 key n
 check "denied" wait_until 20 'grep -q "\"decision\":\"denied\"" "$TR"'
 check "the chart is placed again" wait_until 20 'test "$(placements)" -ge 2'
-sleep 0.7
-S4=$(shot 4-after)
-R4=$(px "$S4" "$CHART" $BOX)
+shoot_until 4-after 20 'test "$(jf "$R" inside)" -ge $((IN1 * 95 / 100)) -a "$(jf "$R" dialog)" = -1' $BOX || true
+R4=$R
 echo "after: $R4"
 check "after the dialog: the chart is back in its place" \
 	test "$(jf "$R4" inside)" -ge $((IN1 * 95 / 100))
@@ -243,14 +265,12 @@ check "no dialog left" test "$(jf "$R4" dialog)" = -1
 key $'\t' # back to a pane: v and Esc
 key v
 check "v: placed larger" wait_until 20 'test "$(placements)" -ge 3'
-sleep 0.7
-S5=$(shot 5-large)
-R5=$(px "$S5" "$CHART")
+shoot_until 5-large 20 'test "$(jf "$R" total)" -gt $((IN1 * 3 / 2))' || true
+R5=$R
 check "v: more chart pixels than the pane's ($R5)" test "$(jf "$R5" total)" -gt $((IN1 * 3 / 2))
 key $'\033'
-sleep 0.8
-S6=$(shot 6-closed)
-R6=$(px "$S6" "$CHART")
+shoot_until 6-closed 20 'test "$(jf "$R" total)" -lt 20' || true
+R6=$R
 check "Esc: the preview is gone, pixels too ($R6)" test "$(jf "$R6" total)" -lt 20
 
 # what was sent, for the record (sizes of the sixel placements)

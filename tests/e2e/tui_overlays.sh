@@ -36,9 +36,8 @@ cursor() { tm display -p -t t '#{cursor_flag} #{cursor_y} #{cursor_x}'; }
 BOX='in_region 37 0 37 119'
 
 check "--step pauses before the first request" wait_for "$REQ" 20
-sleep 0.3 # a frame after the dialog: the cursor is set
-check "the pause has the cursor: hidden ($(cursor))" \
-	test "$(cursor | cut -d' ' -f1)" = 0
+# (the frame that draws the dialog sets the cursor: until it shows so)
+check "the pause has the cursor: hidden" wait_until 5 'test "$(cursor | cut -d" " -f1)" = 0'
 keys F1
 check "F1: the help over the pause" wait_for 'any key closes this help' 5
 keys n
@@ -60,11 +59,10 @@ keys y
 check "approved: the pause before the execution" wait_for "$EXE" 10
 keys e
 check "e opens the step editor" wait_for '> rm -f gone\.txt; echo one-out' 5
-sleep 0.3
-c=$(cursor)
 row=$(row_of '> rm -f gone.txt')
-check "the editor owns the cursor: shown, in its field ($c; field row $row)" \
-	test "$(cut -d' ' -f1 <<<"$c") $(cut -d' ' -f2 <<<"$c")" = "1 $row"
+check "the editor owns the cursor: shown, in its field (row $row)" \
+	wait_until 5 'test "$(cursor | cut -d" " -f1,2)" = "1 $row"'
+echo "(cursor: $(cursor))"
 keys M-Enter
 type_text 'echo two-out'
 check "Alt-Enter is a new line in the field" wait_for '│   echo two-out +│' 5
@@ -78,5 +76,5 @@ keys x
 check "x ends the run" wait_for 'run interrupted \(exit 130\)' 15
 keys C-q
 check "assay exits with 130" test "$(wait_exit 20)" = 130
-check "no process left behind" test -z "$(leftovers "$RUN")"
+check "no process left behind" test -z "$(leftovers)"
 finish

@@ -47,9 +47,11 @@ check "search finds the needle near the end" \
 check "the match is the top line" in_region 1 0 1 119 '^needle-in-the-haystack'
 check "the match is highlighted" attrs_has $'\e''\[[0-9;]*m''needle-in-the'
 keys n
+# (the message is the same as before n: wait for what n moves)
+check "n moved on: the stderr part under the match" \
+	wait_until 10 "in_region 2 0 2 119 '^(---- stderr|err-line)'"
 check "n finds the next match (in stdout, after the 1000 lines)" \
 	wait_for 'needle-in-the: match at byte 10[0-9]+ \(99%\)' 10
-check "n moved on" in_region 2 0 2 119 '^(---- stderr|err-line)'
 keys n
 check "past the last match: said so" wait_for 'no further match' 10
 keys N
@@ -82,5 +84,5 @@ code=$(wait_exit 20)
 check "Ctrl-Q when idle quits at once (exit $code)" test "$code" = 0
 check "run_end completed" \
 	test "$(jget "$RUN/transcript.jsonl" 'x[-1]["type"]+":"+x[-1]["status"]')" = run_end:completed
-check "no process left behind" test -z "$(leftovers "$RUN")"
+check "no process left behind" test -z "$(leftovers)"
 finish

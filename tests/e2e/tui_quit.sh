@@ -57,7 +57,7 @@ check "run_end completed" \
 check "the transcript has the cancel and the second message" \
 	test "$(jget "$RUN/transcript.jsonl" '[e.get("reason") for e in x if e["type"]=="idle"][0]+"|"+[e["text"] for e in x if e["type"]=="user_message"][1]')" = "cancelled|first line
 second line"
-check "no process left behind" test -z "$(leftovers "$RUN")"
+check "no process left behind" test -z "$(leftovers)"
 
 # --- Ctrl-Q while a command runs
 RUN=$T/run2
@@ -95,5 +95,5 @@ check "the declared output is reported missing" \
 	test "$(jget "$RUN/transcript.jsonl" 'x[-1]["outputs"][0]["present"]')" = False
 check "the workspace was persisted" test -s "$RUN/workspace.tar.gz"
 check "the sandboxed command is gone" test -z "$(pgrep -f "sleep $((tok + 1))")"
-check "no process left behind" test -z "$(leftovers "$RUN")"
+check "no process left behind" test -z "$(leftovers)"
 finish

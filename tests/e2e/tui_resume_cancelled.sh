@@ -25,12 +25,11 @@ TR=$RUN/transcript.jsonl
 tui_start 120 40 OPENAI_API_KEY=sk-cancel XDG_CONFIG_HOME=$T/xdg -- \
 	--provider openai --base-url "$URL" --model fake-model --ask none \
 	--run-dir "$RUN" "log three lines"
-for _ in $(seq 200); do
-	[ "$(fake_requests)" -ge 4 ] && break
-	sleep 0.05
-done
-check "turn 4 is being requested" test "$(fake_requests)" -ge 4
-sleep 0.5
+check "turn 4 is being requested" wait_until 10 'test "$(fake_requests)" -ge 4'
+# Ctrl-C once assay has recorded the request and shows it under way
+last_request() { jget "$TR" '[e["turn"] for e in x if e["type"] == "model_request"][-1]'; }
+check "... recorded" wait_until 10 'test "$(last_request)" = 4'
+check "... and on screen: thinking" wait_until 10 "in_region 39 0 39 119 '^ thinking'"
 keys C-c
 check "Ctrl-C cancels it: the agent waits" wait_for 'waiting for you' 10
 type_text "carry on"

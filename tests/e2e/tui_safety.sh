@@ -71,5 +71,5 @@ keys C-q
 code=$(wait_exit 20)
 check "quits (exit $code)" test "$code" = 0
 check "the pane title is still untouched" title_clean
-check "no process left behind" test -z "$(leftovers "$RUN")"
+check "no process left behind" test -z "$(leftovers)"
 finish

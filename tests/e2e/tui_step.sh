@@ -86,12 +86,15 @@ check "never.txt never made" test ! -e "$RUN/workspace/never.txt"
 keys C-q
 check "assay exits with 130" test "$(wait_exit 20)" = 130
 
-# s during a run: step mode on, the next request pauses
+# s during a run: step mode on, the next request pauses. The call runs
+# until the test has seen step mode on and lets it end (a file in the
+# workspace), so the request after it cannot come first.
 $PY - "$T/s2.json" <<'PYEND'
 import json, sys
 sh = lambda c: {"name": "shell", "arguments": {"command": c}}
+wait = "echo waiting-for-go; for i in $(seq 1200); do [ -e go ] && break; sleep 0.05; done; echo slept"
 turns = [
-    {"text": "slow one", "tool_calls": [sh("sleep 3; echo slept")]},
+    {"text": "slow one", "tool_calls": [sh(wait)]},
     {"text": "All done.", "tool_calls": []},
 ]
 json.dump({"turns": turns}, open(sys.argv[1], "w"))
@@ -99,12 +102,16 @@ PYEND
 RUN2=$T/run2
 tui_start 120 40 -- --provider script --script "$T/s2.json" \
 	--run-dir "$RUN2" "go"
-check "a run without --step" wait_for 'sleep 3; echo slept' 20
+check "a run without --step: the call runs" wait_for '│ waiting-for-go' 20
 check "step:off in the status bar" in_region 39 0 39 119 'step:off'
 keys Tab
 keys s
 check "s turns step mode on" wait_for 'step mode on' 5
 check "STEP in the status bar" in_region 39 0 39 119 '\| STEP \|'
+check "the call still runs: one request so far" \
+	test "$(jget "$RUN2/transcript.jsonl" "len([e for e in x if e['type'] == 'model_request'])")" = 1
+touch "$RUN2/workspace/go"
+check "the call ends" wait_for '│ slept' 15
 check "the next request pauses" wait_for "$REQ" 15
 check "it is turn 2" screen_has '│ turn: +2 +│'
 keys s

@@ -19,12 +19,16 @@ JSON
 
 # 1. late replies
 LATE='\x1b_Gi=31;OK\x1b\\\x1b[?1;0;256S\x1b[?2;0;480;312S\x1b[6;20;10t\x1b[?62;4;22c'
+# (each key waits for its moment: the agent idle (an idle event in the
+# transcript), the typed text drawn in the box, the answer given)
+TR=$T/late/transcript.jsonl
 $PY "$FAKETTY" --reply "$LATE" --reply-ms 400 \
-	--key 1500:hello --key 1800:'\r' --key 4000:'\x11' --timeout 60 \
+	--key-file "$TR:1:\"type\":\"idle\":hello" --key-out 'hello:\r' \
+	--key-file "$TR:2:\"type\":\"idle\":\x11" --timeout 60 \
 	--out "$T/late.out" -- "$ASSAY" --provider script --script s.json \
 	--ask none --run-dir "$T/late" >"$T/late.st"
 cat "$T/late.st"
-TR=$T/late/transcript.jsonl
+check "every key was typed" test "$(jget "$T/late.st" "x[0]['keys_left']")" = "[]"
 check "the TUI ran and quit with 0" \
 	test "$(jget "$T/late.st" "x[0]['exit'], x[0]['queried']")" = "(0, True)"
 check "the message sent is what was typed, no reply bytes in it" \
@@ -40,7 +44,8 @@ check "the terminal is left with echo on" \
 
 # the same replies in time: the images the terminal offers are used
 # (kitty here), which shows the replies were read, not just dropped
-$PY "$FAKETTY" --reply "$LATE" --key 1500:'\x11' --timeout 60 \
+$PY "$FAKETTY" --reply "$LATE" \
+	--key-file "$T/intime/transcript.jsonl:1:\"type\":\"idle\":\x11" --timeout 60 \
 	-- "$ASSAY" --provider script --script s.json --ask none \
 	--run-dir "$T/intime" >"$T/intime.st"
 check "replies in time: the TUI ran and quit" \
@@ -49,8 +54,11 @@ check "... and chose kitty graphics from them" \
 	grep -q 'images: kitty' "$T/intime/assay.log"
 
 # 2. Ctrl-C during the query
+# (the second Ctrl-C once the first one's notice is drawn, y once the
+# question is)
 $PY "$FAKETTY" --after-query '\x03' --reply '\x1b[?62;c' --reply-ms 50 \
-	--key 1500:'\x03' --key 2500:y --timeout 60 --out "$T/intr.out" \
+	--key-out 'Ctrl-C again to quit:\x03' --key-out 'End the run and quit?:y' \
+	--timeout 60 --out "$T/intr.out" \
 	-- "$ASSAY" --provider script --script s.json --ask none \
 	--run-dir "$T/intr" >"$T/intr.st"
 cat "$T/intr.st"

@@ -263,13 +263,21 @@ static inline void harness_run(struct harness *h, struct result *r,
 		harness_wait(h, r, 60000);
 }
 
-/* A 10 ms timer that notes the longest gap between its ticks: how
- * long the loop was kept from running timers. */
+static inline int count_procs(const char *marker);
+
+/* A 10 ms timer that notes the longest gap between its ticks (how long
+ * the loop was kept from running timers: a figure to print, never to
+ * assert, it depends on the machine's load) and, when marker is set,
+ * how many ticks came while a host process with marker in its command
+ * line was alive: more than one means the loop ran while that process
+ * (a helper, a probe) did its work, whatever the load. */
 struct ticker {
 	struct loop *l;
 	uint64_t id;
 	int64_t last, max_gap;
 	int ticks;
+	const char *marker;
+	int ticks_alive;
 };
 
 static inline void ticker_tick(void *arg)
@@ -280,6 +288,8 @@ static inline void ticker_tick(void *arg)
 		t->max_gap = now - t->last;
 	t->last = now;
 	t->ticks++;
+	if (t->marker && count_procs(t->marker) > 0)
+		t->ticks_alive++;
 	t->id = loop_timer_add(t->l, 10, ticker_tick, t);
 }
 
@@ -326,6 +336,18 @@ static inline int count_procs(const char *marker)
 	if (d)
 		closedir(d);
 	return n;
+}
+
+/* Run the loop until at least n host processes have marker in their
+ * command line (a command, a helper: started and under way), at most
+ * ms; the count. */
+static inline int wait_procs(struct loop *l, const char *marker, int n, int ms)
+{
+	int64_t end = now_ms() + ms;
+	int c;
+	while ((c = count_procs(marker)) < n && now_ms() < end)
+		loop_once(l, 20);
+	return c;
 }
 
 /* Wait up to ms for processes with marker to disappear; the count left. */
