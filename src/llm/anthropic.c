@@ -181,18 +181,14 @@ char *anth_body(const char *model, const struct llm_request *req,
 
 /* --- the stream ------------------------------------------------------- */
 
-/* The slot of content block index (a tool_use), made when missing. */
+/* The slot of content block index (a tool_use), made when missing
+ * (NULL + s->error past the bound on calls). */
 static struct chat_slot *anth_slot(struct chat_stream *s, int index)
 {
 	for (size_t i = 0; i < s->n_slots; i++)
 		if (s->slots[i].index == index)
 			return &s->slots[i];
-	s->slots = xrealloc(s->slots, (s->n_slots + 1) * sizeof *s->slots);
-	struct chat_slot *sl = &s->slots[s->n_slots++];
-	memset(sl, 0, sizeof *sl);
-	sl->index = index;
-	buf_init(&sl->args, LLM_MAX_TEXT);
-	return sl;
+	return chat_stream_new_slot(s, index);
 }
 
 static int has_slot(const struct chat_stream *s, int index)
@@ -256,6 +252,8 @@ static int anth_delta(struct chat_stream *s, const cJSON *j)
 	if (!strcmp(type, "input_json_delta")) {
 		struct chat_slot *sl = anth_slot(s, index);
 		const char *p = json_str(d, "partial_json", "");
+		if (!sl)
+			return -1;
 		sl->have_args = 1;
 		s->args_total += strlen(p);
 		if (buf_puts(&sl->args, p) < 0 ||
@@ -282,13 +280,15 @@ static int anth_delta(struct chat_stream *s, const cJSON *j)
 
 /* A content block opens: a tool_use gets its slot; thinking is gathered
  * until it stops; redacted thinking is kept as it is. */
-static void anth_block_start(struct chat_stream *s, const cJSON *j)
+static int anth_block_start(struct chat_stream *s, const cJSON *j)
 {
 	const cJSON *b = cJSON_GetObjectItem(j, "content_block");
 	const char *type = json_str(b, "type", "");
 	int index = (int)json_num(j, "index", -1);
 	if (!strcmp(type, "tool_use")) {
 		struct chat_slot *sl = anth_slot(s, index);
+		if (!sl)
+			return -1;
 		free(sl->id);
 		sl->id = xstrdup(json_str(b, "id", ""));
 		free(sl->name);
@@ -302,6 +302,7 @@ static void anth_block_start(struct chat_stream *s, const cJSON *j)
 	} else if (!strcmp(type, "redacted_thinking")) {
 		keep_item(s, cJSON_Duplicate(b, 1));
 	}
+	return 0;
 }
 
 /* A block closes: finished thinking is kept, with its signature. */
@@ -337,23 +338,16 @@ static int anth_event(const struct sse_event *ev, void *arg)
 	struct chat_stream *s = arg;
 	if (!ev->data_len || s->saw_done)
 		return 0;
-	cJSON *j = cJSON_ParseWithOpts(ev->data, NULL, 1);
-	if (!j) {
-		char *msg = llm_error_body_message(ev->data);
-		chat_stream_error(
-		    s, 0, NULL,
-		    xasprintf("invalid JSON in the stream: %s", msg));
-		free(msg);
+	cJSON *j = chat_stream_event_json(s, ev);
+	if (!j)
 		return -1;
-	}
-	s->chunks++;
 	const char *type = json_str(j, "type", ev->event);
 	int rc = 0;
 	if (!strcmp(type, "message_start")) {
 		anth_usage(s, cJSON_GetObjectItem(
 		                  cJSON_GetObjectItem(j, "message"), "usage"));
 	} else if (!strcmp(type, "content_block_start")) {
-		anth_block_start(s, j);
+		rc = anth_block_start(s, j);
 	} else if (!strcmp(type, "content_block_delta")) {
 		rc = anth_delta(s, j);
 	} else if (!strcmp(type, "content_block_stop")) {
@@ -389,11 +383,5 @@ void anth_stream_init(struct chat_stream *s, int turn,
 
 cJSON *anth_stream_items(struct chat_stream *s)
 {
-	if (!cJSON_GetArraySize(s->items))
-		return NULL;
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "provider", ANTH_PROVIDER);
-	cJSON_AddItemToObject(o, "items", s->items);
-	s->items = NULL;
-	return o;
+	return chat_stream_take_items(s, ANTH_PROVIDER);
 }

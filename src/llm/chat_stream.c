@@ -126,7 +126,7 @@ static struct chat_slot *chat_find_slot(struct chat_stream *s, int index,
 	return sl;
 }
 
-static struct chat_slot *chat_new_slot(struct chat_stream *s, int index)
+struct chat_slot *chat_stream_new_slot(struct chat_stream *s, int index)
 {
 	if (s->n_slots >= LLM_MAX_TOOL_CALLS) {
 		chat_stream_error(
@@ -155,7 +155,7 @@ static int chat_tool_call(struct chat_stream *s, const cJSON *tc)
 	const char *name = str_item(fn, "name");
 
 	struct chat_slot *sl = chat_find_slot(s, index, id, name);
-	if (!sl && !(sl = chat_new_slot(s, index)))
+	if (!sl && !(sl = chat_stream_new_slot(s, index)))
 		return -1;
 	if (id && !sl->id)
 		sl->id = xstrdup(id);
@@ -429,4 +429,30 @@ cJSON *chat_stream_tool_calls(const struct chat_stream *s)
 		cJSON_AddItemToArray(arr, chat_call(s, i));
 	}
 	return arr;
+}
+
+cJSON *chat_stream_event_json(struct chat_stream *s, const struct sse_event *ev)
+{
+	cJSON *j = parse_strict(ev->data);
+	if (!j) {
+		char *msg = llm_error_body_message(ev->data);
+		chat_stream_error(
+		    s, 0, NULL,
+		    xasprintf("invalid JSON in the stream: %s", msg));
+		free(msg);
+		return NULL;
+	}
+	s->chunks++;
+	return j;
+}
+
+cJSON *chat_stream_take_items(struct chat_stream *s, const char *provider)
+{
+	if (!cJSON_GetArraySize(s->items))
+		return NULL;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "provider", provider);
+	cJSON_AddItemToObject(o, "items", s->items);
+	s->items = NULL;
+	return o;
 }

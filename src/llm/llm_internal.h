@@ -160,6 +160,13 @@ cJSON *chat_stream_tool_calls(const struct chat_stream *s);
 void chat_stream_error(struct chat_stream *s, int final, const char *body,
                        char *msg);
 int chat_stream_text(struct chat_stream *s, const char *t);
+/* A new call slot (NULL + s->error past LLM_MAX_TOOL_CALLS). */
+struct chat_slot *chat_stream_new_slot(struct chat_stream *s, int index);
+/* An event's JSON, strictly parsed and counted; NULL + s->error. */
+cJSON *chat_stream_event_json(struct chat_stream *s,
+                              const struct sse_event *ev);
+/* The kept items as {"provider", "items"} (taken), or NULL if none. */
+cJSON *chat_stream_take_items(struct chat_stream *s, const char *provider);
 
 /* --- responses.c: the Responses API (protocols.md B) ----------------- */
 

@@ -183,19 +183,17 @@ char *resp_body(const char *model, const struct llm_request *req,
 
 /* --- the stream ------------------------------------------------------- */
 
-/* The slot of the call whose fc_ item is item_id (made when missing). */
+/* The slot of the call whose fc_ item is item_id (made when missing;
+ * NULL + s->error past the bound on calls). */
 static struct chat_slot *resp_slot(struct chat_stream *s, const char *item_id)
 {
 	for (size_t i = 0; i < s->n_slots; i++)
 		if (s->slots[i].item_id &&
 		    !strcmp(s->slots[i].item_id, item_id))
 			return &s->slots[i];
-	s->slots = xrealloc(s->slots, (s->n_slots + 1) * sizeof *s->slots);
-	struct chat_slot *sl = &s->slots[s->n_slots++];
-	memset(sl, 0, sizeof *sl);
-	sl->index = (int)s->n_slots - 1;
-	sl->item_id = xstrdup(item_id);
-	buf_init(&sl->args, LLM_MAX_TEXT);
+	struct chat_slot *sl = chat_stream_new_slot(s, (int)s->n_slots);
+	if (sl)
+		sl->item_id = xstrdup(item_id);
 	return sl;
 }
 
@@ -214,6 +212,8 @@ static int resp_item(struct chat_stream *s, const cJSON *item, int done)
 	const char *type = json_str(item, "type", "");
 	if (!strcmp(type, "function_call")) {
 		struct chat_slot *sl = resp_slot(s, json_str(item, "id", "?"));
+		if (!sl)
+			return -1;
 		set_str(&sl->id, json_str(item, "call_id", NULL));
 		set_str(&sl->name, json_str(item, "name", NULL));
 		const char *args = json_str(item, "arguments", NULL);
@@ -294,16 +294,9 @@ static int resp_event(const struct sse_event *ev, void *arg)
 		return 0;
 	if (ev->data_len == 6 && !memcmp(ev->data, "[DONE]", 6))
 		return 0; /* not in the official set: accepted, ignored */
-	cJSON *j = cJSON_ParseWithOpts(ev->data, NULL, 1);
-	if (!j) {
-		char *msg = llm_error_body_message(ev->data);
-		chat_stream_error(
-		    s, 0, NULL,
-		    xasprintf("invalid JSON in the stream: %s", msg));
-		free(msg);
+	cJSON *j = chat_stream_event_json(s, ev);
+	if (!j)
 		return -1;
-	}
-	s->chunks++;
 	const char *type = json_str(j, "type", ev->event);
 	const cJSON *resp = cJSON_GetObjectItem(j, "response");
 	const cJSON *item = cJSON_GetObjectItem(j, "item");
@@ -318,6 +311,10 @@ static int resp_event(const struct sse_event *ev, void *arg)
 		struct chat_slot *sl =
 		    resp_slot(s, json_str(j, "item_id", "?"));
 		const char *d = json_str(j, "delta", "");
+		if (!sl) {
+			cJSON_Delete(j);
+			return -1;
+		}
 		sl->have_args = 1;
 		s->args_total += strlen(d);
 		if (buf_puts(&sl->args, d) < 0 ||
@@ -331,6 +328,10 @@ static int resp_event(const struct sse_event *ev, void *arg)
 	} else if (!strcmp(type, "response.function_call_arguments.done")) {
 		struct chat_slot *sl =
 		    resp_slot(s, json_str(j, "item_id", "?"));
+		if (!sl) {
+			cJSON_Delete(j);
+			return -1;
+		}
 		set_str(&sl->name, json_str(j, "name", NULL));
 		buf_reset(&sl->args);
 		rc = buf_puts(&sl->args, json_str(j, "arguments", ""));
@@ -370,16 +371,13 @@ void resp_stream_init(struct chat_stream *s, int turn,
 cJSON *resp_stream_items(struct chat_stream *s, int store)
 {
 	/* stored, the chain keeps the reasoning: only the id is needed */
-	if (store ? !s->response_id : !cJSON_GetArraySize(s->items))
+	if (!store)
+		return chat_stream_take_items(s, RESP_PROVIDER);
+	if (!s->response_id)
 		return NULL;
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "provider", RESP_PROVIDER);
-	if (store) {
-		cJSON_AddStringToObject(o, "response_id", s->response_id);
-		cJSON_AddArrayToObject(o, "items");
-	} else {
-		cJSON_AddItemToObject(o, "items", s->items);
-		s->items = NULL;
-	}
+	cJSON_AddStringToObject(o, "response_id", s->response_id);
+	cJSON_AddArrayToObject(o, "items");
 	return o;
 }
