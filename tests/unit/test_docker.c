@@ -1288,7 +1288,7 @@ static void test_concurrent_orphans(void **state)
 }
 
 /* A command stops the runner (kill -STOP): the kill frame of its
- * timeout is never read, and after the grace period the container is
+ * cancel is never read, and after the grace period the container is
  * killed and started again. That restart runs on the loop: a timer
  * keeps firing while it is under way, and a command started meanwhile
  * waits for it and then runs; the workspace (a volume) is intact. */
@@ -1320,25 +1320,32 @@ static void test_restart_async(void **state)
 		skip(); /* does not apply: no runner to stop */
 	start(h);
 	free(run_out(h, "echo kept > k.txt"));
-	const char *cmd =
-	    "n=assay-run; n=${n}ner; for p in /proc/[0-9]*; do "
-	    "{ read -r l <$p/stat; } 2>/dev/null || continue; "
-	    "set -- ${l##*) }; [ \"$2\" = 0 ] || continue; "
-	    "case \"$(tr '\\0' ' ' <$p/cmdline 2>/dev/null)\" in "
-	    "*\"$n\"*) kill -STOP ${p#/proc/} ;; esac; done; sleep 100";
+	/* The command stops the runner, then shows it has (a sleep the
+	 * host sees); only then is it cancelled, so the kill frame always
+	 * meets a stopped runner (a timeout raced the scan of /proc on a
+	 * loaded machine: the runner read the frame, no restart). */
+	char *mark = sleeps("sleep @3");
+	char *cmd =
+	    xasprintf("n=assay-run; n=${n}ner; for p in /proc/[0-9]*; do "
+	              "{ read -r l <$p/stat; } 2>/dev/null || continue; "
+	              "set -- ${l##*) }; [ \"$2\" = 0 ] || continue; "
+	              "case \"$(tr '\\0' ' ' <$p/cmdline 2>/dev/null)\" in "
+	              "*\"$n\"*) kill -STOP ${p#/proc/} ;; esac; done; %s",
+	              mark);
 	struct restart_watch w = {.h = h, .d = h->sbx->priv};
 	w.timer = loop_timer_add(h->loop, 20, restart_tick, &w);
 	struct result r;
-	/* (a timeout long enough for the scan of /proc to stop the runner
-	 * first on a loaded machine: else the kill frame is read and no
-	 * restart is needed) */
-	assert_non_null(harness_spawn(h, &r, cmd, 5));
+	struct sbx_exec *e = harness_spawn(h, &r, cmd, 120);
+	assert_non_null(e);
+	assert_true(wait_procs(h->loop, mark, 1, 30000) > 0);
+	assert_false(r.done);
+	sbx_exec_cancel(e);
 	int64_t end = now_ms() + 60000;
 	while ((!r.done || (w.spawned && !w.queued.done)) && now_ms() < end)
 		loop_once(h->loop, 50);
 	loop_timer_cancel(h->loop, w.timer);
 	assert_true(r.done);
-	assert_true(r.ex.timed_out);
+	assert_true(r.ex.cancelled);
 	fprintf(stderr, "restart: %d ticks of a 20 ms timer while it ran\n",
 	        w.ticks);
 	/* the loop ran during the restart (how often its timer fired
@@ -1348,11 +1355,14 @@ static void test_restart_async(void **state)
 	assert_true(w.queued.done);
 	assert_int_equal(w.queued.ex.exit_code, 0);
 	assert_string_equal(buf_str(&w.queued.out), "queued\n");
+	assert_int_equal(wait_no_procs(mark, 3000), 0);
 	char *o = run_out(h, "cat k.txt");
 	assert_string_equal(o, "kept\n");
 	free(o);
 	result_free(&r);
 	result_free(&w.queued);
+	free(cmd);
+	free(mark);
 }
 
 /* ASSAY_DOCKER_EXEC=exec: an exec per command, as before the runner. */
