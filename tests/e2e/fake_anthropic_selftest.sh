@@ -840,6 +840,247 @@ check("--max-context 50: a longer prompt -> prompt is too long", r.status == 400
       and re.fullmatch(r"prompt is too long: \d+ tokens > 50 maximum", r.message), r.message)
 mc.stop()
 
+# ------------------------------------------------------------------ context management
+# --max-context: the count is the log's prompt_tokens (input + cache read + cache creation)
+m0 = Server("maxctx0")
+a = post(m0, req())
+L = m0.lines()
+P = L[-1].get("prompt_tokens") or 2  # (2: the checks below still run, and fail)
+u = L[-1].get("usage", {})
+check("log: an accepted request's prompt_tokens = input + cache read + cache creation sent",
+      a.status == 200 and P > 0 and P == u.get("input_tokens", 0) + u.get(
+          "cache_read_input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
+      and rebuild(a.events)["usage"]["input_tokens"] == u.get("input_tokens"), lambda: L[-1])
+check("log: summary false on an answer from the script", L[-1].get("summary") is False, L[-1])
+ct = post(m0, {"model": MODEL, "messages": [USER0], "tools": TOOLS},
+          path="/v1/messages/count_tokens")
+check("log: count_tokens' prompt_tokens = its input_tokens", ct.status == 200
+      and m0.lines()[-1].get("prompt_tokens") == ct.json["input_tokens"] == P, lambda: (
+          ct.body, m0.lines()[-1]))
+m0.stop()
+mp = Server("maxctxP", "--max-context", str(P))
+accepted(f"--max-context {P} (the prompt's own count)", mp, req())
+mp.stop()
+mp1 = Server("maxctxP1", "--max-context", str(P - 1))
+refused(f"--max-context {P - 1}: one token over", mp1, req(),
+        f"prompt is too long: {P} tokens > {P - 1} maximum")
+accepted("--max-context: a shorter prompt still accepted", mp1, req(
+    tools=[dict(TOOLS[0], description="x"), TOOLS[1]], messages=[{"role": "user", "content": "ls"}]))
+L = mp1.lines()
+check("--max-context: the refusal logged as a 400 with its error and prompt_tokens, no fault",
+      L[0]["status"] == 400 and L[0].get("prompt_tokens") == P and L[0]["fault"] is None
+      and L[0]["error"].startswith("prompt is too long") and "usage" not in L[0], lambda: L[0])
+check("--max-context: no accepted request over the limit in the log",
+      [x["status"] for x in L] == [400, 200]
+      and all(x.get("prompt_tokens", P) <= P - 1 for x in L if x["status"] == 200), L)
+mp1.stop()
+for args, words in ((["--max-context", "-1"], "--max-context must be 0 (no limit) or more"),
+                    (["--turn-by", "bogus"], "invalid choice: 'bogus'")):
+    r = subprocess.run([PY, FAKE, "--script", f"{T}/script.json", "--port", "0"] + args,
+                       capture_output=True, text=True, timeout=20)
+    check(f"cli: {' '.join(args)} exits 2", r.returncode == 2 and words in r.stderr, r.stderr)
+
+# --turn-by call-id: the ids the script fixes (valid tool_use ids), looked up in cut histories
+CIDS = {"turns": [
+    {"text": "Listing.", "tool_calls": [
+        {"id": "toolu_01Cid0a", "name": "shell", "arguments": {"command": "ls"}},
+        {"id": "toolu_01Cid0b", "name": "list_files", "arguments": {}}]},
+    {"tool_calls": [{"id": "toolu_01Cid1", "name": "shell", "arguments": {"command": "wc a"}}]},
+    {"text": "Counted.", "tool_calls": [
+        {"id": "toolu_01Cid2", "name": "shell", "arguments": {"command": "true"}}]},
+    {"text": "All done."}],
+    "summary": {"when": "Summarize the session", "text": "SUMMARY: listed, counted."}}
+json.dump(CIDS, open(f"{T}/cid.json", "w"))
+
+
+def cli_exit2(name, script, words, *args):
+    json.dump(script, open(f"{T}/cli.json", "w"))
+    r = subprocess.run([PY, FAKE, "--script", f"{T}/cli.json", "--port", "0"] + list(args),
+                       capture_output=True, text=True, timeout=20)
+    check(f"cli: {name} exits 2 naming {words!r}", r.returncode == 2 and words in r.stderr,
+          r.stderr)
+
+
+T_ = [{"text": "x"}]
+cli_exit2("summary not an object", {"turns": T_, "summary": "x"}, "summary must be an object")
+cli_exit2("summary without when", {"turns": T_, "summary": {"text": "y"}},
+          "summary must be an object with exactly 'when' and 'text'")
+cli_exit2("summary.text empty", {"turns": T_, "summary": {"when": "x", "text": ""}},
+          "summary.text must be a non-empty string")
+cli_exit2("summary.when a list", {"turns": T_, "summary": {"when": ["x"], "text": "y"}},
+          "summary.when must be a non-empty string")
+cli_exit2("call-id: a call without id", {"turns": [{"tool_calls": [{"name": "shell"}]}]},
+          "turns[0].tool_calls[0].id must be a string matching '^[a-zA-Z0-9_-]+$'",
+          "--turn-by", "call-id")
+cli_exit2("call-id: an id the API refuses (call.1)", {"turns": [{"tool_calls": [
+    {"id": "call.1", "name": "shell"}]}]}, "got 'call.1'", "--turn-by", "call-id")
+cli_exit2("call-id: an id used twice", {"turns": [
+    {"tool_calls": [{"id": "toolu_01X", "name": "a"}]},
+    {"tool_calls": [{"id": "toolu_01X", "name": "b"}]}]},
+    "turns[1].tool_calls[0].id 'toolu_01X' is already used in turns[0]", "--turn-by", "call-id")
+
+
+def tool_turn(specs, text=None, then=None):
+    """An assistant message with these tool_use blocks, then the user's tool_results."""
+    asst = ([{"type": "text", "text": text}] if text else []) + [
+        {"type": "tool_use", "id": i, "name": n, "input": inp} for i, n, inp in specs]
+    res = [{"type": "tool_result", "tool_use_id": i, "content": "out"} for i, _, _ in specs]
+    return [{"role": "assistant", "content": asst},
+            {"role": "user", "content": res + ([{"type": "text", "text": then}] if then else [])}]
+
+
+SUMMARY_USER = {"role": "user", "content": "Summary so far: listed the files."}
+T0 = tool_turn([("toolu_01Cid0a", "shell", {"command": "ls"}),
+                ("toolu_01Cid0b", "list_files", {})], text="Listing.")
+T1 = tool_turn([("toolu_01Cid1", "shell", {"command": "wc a"})])
+T2 = tool_turn([("toolu_01Cid2", "shell", {"command": "true"})], text="Counted.")
+ci = Server("cid", "--script", f"{T}/cid.json", "--turn-by", "call-id")
+
+
+def answer(body):
+    a = post(ci, body)
+    m = rebuild(a.events) if a.events else None
+    ids = [b["id"] for b in m["content"] if b["type"] == "tool_use"] if m else None
+    return a, m, ids, ci.lines()[-1]
+
+
+a, m, ids, line = answer(req())
+check("call-id: no tool_use in the request -> turn 0, the script's fixed ids",
+      ids == ["toolu_01Cid0a", "toolu_01Cid0b"] and line["turn_index"] == 0
+      and line["tool_use_ids"] == ids, lambda: (a.status, a.body[:300], line))
+a, m, ids, line = answer(req(messages=[USER0] + T0))
+check("call-id: latest tool_use toolu_01Cid0b (turn 0) -> turn 1",
+      ids == ["toolu_01Cid1"] and line["turn_index"] == 1, lambda: (a.body[:300], line))
+cut = req(messages=[SUMMARY_USER] + T1)
+a, m, ids, line = answer(cut)
+check("call-id: a cut history (summary user message, one assistant message) -> turn 2",
+      ids == ["toolu_01Cid2"] and m["content"][0].get("text") == "Counted."
+      and line["turn_index"] == 2 and line["n_messages"] == 3, lambda: (a.body[:300], line))
+a, m, ids, line = answer(cut)
+check("call-id: the same request again (a retry) -> the same turn and ids",
+      ids == ["toolu_01Cid2"] and line["turn_index"] == 2, lambda: (a.body[:300], line))
+a, m, ids, line = answer(req(messages=[SUMMARY_USER] + T2 + [
+    {"role": "assistant", "content": "All done."}, {"role": "user", "content": "One more?"}]))
+check("call-id: a text answer after the latest tool_use counts: 2 + 1 + 1 -> 4 (exhausted)",
+      m and m["content"][-1].get("text") == "(script exhausted)" and line["turn_index"] == 4,
+      lambda: (a.body[:300], line))
+a, m, ids, line = answer(req(messages=[SUMMARY_USER] + T1 + [
+    {"role": "assistant", "content": "Count"}]))
+check("call-id: a final assistant message (prefill) is not counted -> turn 2",
+      a.status == 200 and line["turn_index"] == 2, lambda: (a.body[:300], line))
+a, m, ids, line = answer(req(messages=[USER0, {"role": "assistant", "content": "Hi."},
+                                       {"role": "user", "content": "go"}]))
+check("call-id: no tool_use, one assistant message -> turn 1 (as by assistant count)",
+      ids == ["toolu_01Cid1"] and line["turn_index"] == 1, lambda: (a.body[:300], line))
+a, m, ids, line = answer(req(messages=[SUMMARY_USER] + tool_turn(
+    [("toolu_01Old", "shell", {})]) + T1))
+check("call-id: only the latest tool_use counts (an older unknown id is ignored) -> turn 2",
+      a.status == 200 and line["turn_index"] == 2, lambda: (a.body[:300], line))
+refused("call-id: a latest tool_use id in no script turn", ci,
+        req(messages=[USER0] + tool_turn([("toolu_01Zzz", "shell", {"command": "ls"})])),
+        'fake_anthropic: tool_use id "toolu_01Zzz" (messages.1.content.0.id, the latest in the '
+        'request) is in no script turn (--turn-by call-id)')
+line = ci.lines()[-1]
+check("call-id: the refusal is logged (400, its error, turn_index null)",
+      line["status"] == 400 and "toolu_01Zzz" in line["error"] and line["turn_index"] is None, line)
+refused("call-id: the last tool_use of the latest message is the one looked up", ci,
+        req(messages=[SUMMARY_USER] + tool_turn([("toolu_01Cid1", "shell", {}),
+                                                 ("toolu_01Zzz", "list_files", {})])),
+        '"toolu_01Zzz" (messages.1.content.1.id,', exact=False)
+ct = post(ci, {"model": MODEL, "tools": TOOLS, "messages": [USER0] + tool_turn(
+    [("toolu_01Zzz", "shell", {})])}, path="/v1/messages/count_tokens")
+check("call-id: count_tokens with an unknown id is still counted (turn_index null)",
+      ct.status == 200 and ci.lines()[-1]["turn_index"] is None, lambda: ct.body)
+
+# the summary answer
+ASK = "Summarize the session for a fresh context."
+a, m, ids, line = answer(req(messages=[USER0] + T0 + [
+    {"role": "assistant", "content": "Looked."}, {"role": "user", "content": ASK}]))
+check("summary: a last user message containing 'when' -> the text, no tool_use, end_turn",
+      m and [b["type"] for b in m["content"]] == ["text"]
+      and m["content"][0]["text"] == "SUMMARY: listed, counted." and m["stop_reason"] == "end_turn"
+      and m.get("done"), lambda: (a.body[:300], line))
+u = line.get("usage", {})
+check("summary: log summary true, turn_index null, usage as usual (prompt_tokens = the three)",
+      m and line.get("summary") is True and line["turn_index"] is None
+      and line.get("tool_use_ids") == [] and line.get("prompt_tokens") == u.get("input_tokens", 0)
+      + u.get("cache_read_input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
+      and u.get("output_tokens") == len("SUMMARY: listed, counted.") // 4
+      and m["usage"]["input_tokens"] == u.get("input_tokens"), line)
+a, m, ids, line = answer(req(messages=[{"role": "user", "content": [
+    {"type": "text", "text": "The transcript: ..."}, {"type": "text", "text": ASK}]}]))
+check("summary: the last text block of the last user message is searched",
+      m and m["content"][0].get("text", "").startswith("SUMMARY:") and line.get("summary") is True, line)
+a, m, ids, line = answer(req(messages=[USER0] + tool_turn(
+    [("toolu_01Cid0a", "shell", {"command": "ls"}), ("toolu_01Cid0b", "list_files", {})],
+    then=ASK)))
+check("summary: also after tool_result blocks in that message (how assay asks after a call)",
+      m and m["content"][0].get("text", "").startswith("SUMMARY:") and line.get("summary") is True,
+      line)
+a, m, ids, line = answer(req(messages=[{"role": "user", "content": [
+    {"type": "text", "text": ASK}, {"type": "text", "text": "Run the steps."}]}]))
+check("summary: 'when' in an earlier text block only (a summary head merged with the next "
+      "ask) -> the script's turn 0", ids == ["toolu_01Cid0a", "toolu_01Cid0b"]
+      and line.get("summary") is False and line["turn_index"] == 0, line)
+a, m, ids, line = answer(req(messages=[{"role": "user", "content": ASK},
+                                       {"role": "assistant", "content": "Sure"}]))
+check("summary: not when the last message is the assistant's (a prefill)",
+      line.get("summary") is False and line["turn_index"] == 0, line)
+nj = post(ci, req(stream=False, messages=[{"role": "user", "content": ASK}]))
+check("summary: a non-streaming request gets it as one JSON message", nj.status == 200
+      and nj.json["content"] == [{"type": "text", "text": "SUMMARY: listed, counted."}]
+      and nj.json["stop_reason"] == "end_turn", lambda: nj.body[:300])
+ci.stop()
+sd = Server("sumdef", "--script", f"{T}/cid.json")
+a = post(sd, req(messages=[{"role": "user", "content": ASK}]))
+check("summary with --turn-by assistants (the default) too",
+      rebuild(a.events)["content"][0].get("text", "").startswith("SUMMARY:")
+      and sd.lines()[-1].get("summary") is True, lambda: a.body[:300])
+a = post(sd, cut)
+check("default turn pick unchanged: one assistant message -> turn 1, even on a cut history",
+      sd.lines()[-1]["turn_index"] == 1 and [b["id"] for b in rebuild(a.events)["content"]
+                                             if b["type"] == "tool_use"] == ["toolu_01Cid1"])
+sd.stop()
+
+# the log shows the cache at work: each request after the first of a segment reads the cache
+# (a segment: the history from the start, then from the summary on)
+cs = Server("cidcache", "--script", f"{T}/cid.json", "--turn-by", "call-id",
+            "--cache-min-tokens", "20")
+CSYS = [{"type": "text", "text": "You are a careful analyst. " * 20, "cache_control": CC}]
+
+
+def with_bp(msgs):
+    """The messages with a cache_control breakpoint on the last block (as a client moves it)."""
+    msgs = copy.deepcopy(msgs)
+    last = msgs[-1]
+    if isinstance(last["content"], str):
+        last["content"] = [{"type": "text", "text": last["content"]}]
+    last["content"][-1]["cache_control"] = CC
+    return msgs
+
+
+segments = [[[USER0], [USER0] + T0, [USER0] + T0 + T1],
+            [[SUMMARY_USER] + T1, [SUMMARY_USER] + T1 + T2]]
+for seg in segments:
+    for msgs in seg:
+        post(cs, req(system=CSYS, messages=with_bp(msgs)))
+    post(cs, req(system=CSYS, messages=with_bp([USER0] + T0 + [
+        {"role": "assistant", "content": "Looked."}, {"role": "user", "content": ASK}])))
+L = cs.lines()
+firsts, reads = {0, 4}, [x.get("usage", {}).get("cache_read_input_tokens") for x in L]
+check("log: cache reads > 0 on every request after the first of each segment",
+      [x["status"] for x in L] == [200] * 7 and all(r > 0 for k, r in enumerate(reads)
+                                                    if k not in firsts) and reads[0] == 0,
+      lambda: [(x["turn_index"], x.get("summary"), x.get("usage")) for x in L])
+check("log: every line's prompt_tokens = input + cache read + cache creation",
+      all(x.get("prompt_tokens") == sum(x["usage"][k] for k in (
+          "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")) for x in L), L)
+check("log: the segments' turns 0 1 2, then 2 3 (cut history), summaries at 4th and 7th",
+      [x["turn_index"] for x in L] == [0, 1, 2, None, 2, 3, None]
+      and [x.get("summary") for x in L] == [False] * 3 + [True] + [False] * 2 + [True],
+      lambda: [(x["turn_index"], x.get("summary")) for x in L])
+cs.stop()
+
 # ------------------------------------------------------------------ auth, framing, seed
 k = Server("key", "--key", KEY)
 check("--key: the right key", post(k, req()).status == 200)

@@ -69,6 +69,7 @@ THINKING_TYPES = ("adaptive", "between_tools", "disabled", "enabled")
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 TOOL_ID_RE = re.compile(r"^[a-zA-Z0-9_-]+$")
 MAX_BREAKPOINTS = 4
+TURN_BY = ("assistants", "call-id")  # how a request's script turn is picked (--turn-by)
 EXHAUSTED = "(script exhausted)"
 STATUS_FAULTS = ("429", "529", "500", "401", "403", "404", "413", "context")
 STREAM_FAULTS = ("cut", "reset", "error-event", "stall")
@@ -91,12 +92,46 @@ class ApiError(Exception):
 # ---------------------------------------------------------------- script
 
 def load_script(path):
-    """Read assay's scripted-model JSON into a list of normalised turns."""
+    """Read assay's scripted-model JSON: (list of normalised turns, summary answer or None)."""
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
     turns = data.get("turns") if isinstance(data, dict) else None
     if not isinstance(turns, list):
         raise ValueError("script must be an object with a 'turns' array")
+    return load_turns(turns), load_summary(data.get("summary"))
+
+
+def load_summary(summary):
+    """The script's top-level "summary": {"when": SUBSTRING, "text": TEXT}, or None."""
+    if summary is None:
+        return None
+    if not isinstance(summary, dict) or set(summary) != {"when", "text"}:
+        raise ValueError("summary must be an object with exactly 'when' and 'text'")
+    for key in ("when", "text"):
+        if not isinstance(summary[key], str) or not summary[key]:
+            raise ValueError(f"summary.{key} must be a non-empty string")
+    return {"when": summary["when"], "text": summary["text"]}
+
+
+def call_turns(turns):
+    """For --turn-by call-id: {tool_use id: index of the script turn that makes it}. Every
+    call must fix its "id", valid for the Messages API, and no id may be used twice."""
+    out = {}
+    for i, t in enumerate(turns):
+        for j, c in enumerate(t["tool_calls"]):
+            cid, p = c["id"], f"turns[{i}].tool_calls[{j}].id"
+            if not isinstance(cid, str) or not TOOL_ID_RE.match(cid):
+                raise ValueError(f"--turn-by call-id: {p} must be a string matching "
+                                 f"'^[a-zA-Z0-9_-]+$' (the API's tool_use.id), got {cid!r}")
+            if cid in out:
+                raise ValueError(f"--turn-by call-id: {p} {cid!r} is already used in "
+                                 f"turns[{out[cid]}]")
+            out[cid] = i
+    return out
+
+
+def load_turns(turns):
+    """The script's "turns", normalised."""
     out = []
     for i, t in enumerate(turns):
         if not isinstance(t, dict):
@@ -132,6 +167,10 @@ def load_script(path):
 def exhausted_turn():
     return {"text": EXHAUSTED, "thinking": "", "redacted_thinking": "", "tool_calls": [],
             "usage": {}, "stop_reason": None}
+
+
+def summary_turn(summary):
+    return dict(exhausted_turn(), text=summary["text"])
 
 
 # ---------------------------------------------------------------- signatures
@@ -516,8 +555,9 @@ def check_conversation(parsed, thinking):
     return all_ids
 
 
-def validate(req, script, models, count_only=False):
-    """Checks a decoded request. Returns a dict of what answering it needs."""
+def validate(req, models, count_only=False):
+    """Checks a decoded request. Returns a dict of what answering it needs (the turn is
+    picked apart: see turn_index)."""
     max_tokens = check_params(req, count_only)
     if models is not None and req["model"] not in models:
         raise ApiError(404, f"model: {req['model']}", "not_found_error")
@@ -543,17 +583,84 @@ def validate(req, script, models, count_only=False):
     if thinking in ("enabled", "adaptive") and temp is not None and temp != 1:
         bad("`temperature` may only be set to 1 when thinking is enabled. Please consult our "
             f"documentation at {THINKING_DOCS}#feature-compatibility")
-    prefill = parsed[-1][0] == "assistant"
-    idx = sum(1 for r, _, _ in parsed if r == "assistant") - (1 if prefill else 0)
-    turn = script[idx] if idx < len(script) else exhausted_turn()
-    if not count_only:
-        for c in turn["tool_calls"]:
-            if names is None or c["name"] not in names:
-                offered = ", ".join(names) if names else "no tools at all"
-                bad(f"fake_anthropic: script turn {idx} calls tool '{c['name']}' but the request "
-                    f"offers {offered}.")
-    return {"idx": idx, "turn": turn, "thinking": thinking, "max_tokens": max_tokens,
+    return {"names": names, "thinking": thinking, "max_tokens": max_tokens,
             "breakpoints": found, "history_tool_ids": ids}
+
+
+# ---------------------------------------------------------------- the answer: which turn
+
+def blocks_of(m):
+    """A message's content blocks (a string is one text block); [] when malformed."""
+    content = m.get("content") if isinstance(m, dict) else None
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def is_assistant(m):
+    return isinstance(m, dict) and m.get("role") == "assistant"
+
+
+def latest_tool_use(msgs):
+    """The most recent tool call of a history: (message index, block index, id) of the last
+    tool_use block of the last assistant message that has one, or None when there is none."""
+    for i in range(len(msgs) - 1, -1, -1):
+        if not is_assistant(msgs[i]):
+            continue
+        content = msgs[i]["content"] if isinstance(msgs[i].get("content"), list) else []
+        uses = [j for j, b in enumerate(content) if isinstance(b, dict)
+                and b.get("type") == "tool_use"]
+        if uses:
+            return i, uses[-1], content[uses[-1]].get("id")
+    return None
+
+
+def turn_index(msgs, turn_by, by_call):
+    """The script turn a request is answered from. assistants: the number of assistant messages.
+    call-id: 1 + the turn that made the latest tool_use (by_call: id -> turn), plus the
+    assistant messages after the one carrying it; with no tool_use at all, the number of
+    assistant messages, as by assistants. A final assistant message (a prefill) is not counted.
+    A latest id in no script turn is a 400."""
+    found = latest_tool_use(msgs) if turn_by == "call-id" else None
+    first = found[0] + 1 if found else 0
+    after = sum(1 for m in msgs[first:] if is_assistant(m))
+    if msgs and is_assistant(msgs[-1]) and len(msgs) - 1 >= first:
+        after -= 1  # a prefill: the turn it starts is the one answered
+    if found is None:
+        return after
+    i, j, cid = found
+    if not isinstance(cid, str) or cid not in by_call:
+        bad(f"fake_anthropic: tool_use id {json.dumps(cid)} (messages.{i}.content.{j}.id, the "
+            "latest in the request) is in no script turn (--turn-by call-id)")
+    return by_call[cid] + 1 + after
+
+
+def log_turn_index(msgs, turn_by, by_call):
+    """turn_index for the log of a request not yet validated (None when it cannot be told)."""
+    try:
+        return turn_index(msgs, turn_by, by_call)
+    except ApiError:
+        return None
+
+
+def asks_summary(msgs, summary):
+    """Whether the script's summary answers: the last message is a user message whose last
+    text block contains summary["when"]. Tool results and the user's text after them are one
+    user message, the results first (as assay sends a summary request after a tool call), and
+    an earlier text block may be the summary of a compacted history, merged with the next ask."""
+    last = msgs[-1]
+    texts = [b["text"] for b in blocks_of(last) if b["type"] == "text"]
+    return summary is not None and last["role"] == "user" and bool(texts) \
+        and summary["when"] in texts[-1]
+
+
+def check_offered(turn, idx, names):
+    """When the turn calls a tool, the request must offer it (a fake-only 400)."""
+    for c in turn["tool_calls"]:
+        if names is None or c["name"] not in names:
+            offered = ", ".join(names) if names else "no tools at all"
+            bad(f"fake_anthropic: script turn {idx} calls tool '{c['name']}' but the request "
+                f"offers {offered}.")
 
 
 # ---------------------------------------------------------------- prompt caching
@@ -837,8 +944,9 @@ def fault_answer(f, model, tokens):
 # ---------------------------------------------------------------- HTTP
 
 class State:
-    def __init__(self, opts, script, faults):
+    def __init__(self, opts, script, faults, summary=None, by_call=None):
         self.opts, self.script, self.faults = opts, script, faults
+        self.summary, self.by_call = summary, by_call or {}
         self.lock = threading.Lock()
         self.n = 0
         self.by_status = {}
@@ -995,8 +1103,7 @@ class Handler(BaseHTTPRequestHandler):
             if isinstance(req.get("messages"), list):
                 msgs = req["messages"]
                 entry["n_messages"] = len(msgs)
-                entry["turn_index"] = sum(1 for m in msgs if isinstance(m, dict)
-                                          and m.get("role") == "assistant")
+                entry["turn_index"] = log_turn_index(msgs, st.opts.turn_by, st.by_call)
         fault = st.fault_for(n)
         if fault and fault.kind in STATUS_FAULTS:
             entry["fault"] = fault.spec
@@ -1010,17 +1117,26 @@ class Handler(BaseHTTPRequestHandler):
             req = json.loads(raw.decode("utf-8"))
         except (ValueError, UnicodeDecodeError) as e:
             raise ApiError(400, f"There was an error parsing the body of your request: {e}")
-        v = validate(req, st.script, st.opts.models, count_only)
+        v = validate(req, st.opts.models, count_only)
         segs = prompt_segments(req)
-        entry["turn_index"], entry["cache_breakpoints"] = v["idx"], len(v["breakpoints"])
-        total = sum(s[1] for s in segs)
+        entry["cache_breakpoints"] = len(v["breakpoints"])
+        total = entry["prompt_tokens"] = sum(s[1] for s in segs)
         if st.opts.max_context and total > st.opts.max_context:
             raise prompt_too_long(total, st.opts.max_context)
+        msgs = req["messages"]
         if count_only:
+            entry["turn_index"] = log_turn_index(msgs, st.opts.turn_by, st.by_call)
             entry["status"] = 200
             st.record(entry)
             return self.send_json(200, {"input_tokens": total})
-        turn, rng = v["turn"], random.Random(st.seed * 1000003 + n)
+        if asks_summary(msgs, st.summary):
+            turn, entry["turn_index"], entry["summary"] = summary_turn(st.summary), None, True
+        else:
+            idx = entry["turn_index"] = turn_index(msgs, st.opts.turn_by, st.by_call)
+            turn = st.script[idx] if idx < len(st.script) else exhausted_turn()
+            check_offered(turn, idx, v["names"])
+            entry["summary"] = False
+        rng = random.Random(st.seed * 1000003 + n)
         usage = st.cache.account(req["model"], segs, write=True)
         given = turn["usage"]  # the script's numbers win, field by field
         for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
@@ -1145,7 +1261,10 @@ def main(argv=None):
     ap.add_argument("--cache-min-tokens", type=int, default=1024,
                     help="shortest prefix (estimated tokens) a breakpoint caches (default 1024)")
     ap.add_argument("--max-context", type=int, default=0,
-                    help="refuse prompts over this many estimated tokens (default: no limit)")
+                    help="refuse prompts over this many estimated tokens (default 0: no limit)")
+    ap.add_argument("--turn-by", choices=TURN_BY, default="assistants",
+                    help="pick the script turn by the number of assistant messages (default) or "
+                    "by the latest tool_use id (call-id: the script's calls fix their ids)")
     ap.add_argument("--sse", choices=("strict", "lax"), default="strict",
                     help="lax: vary the SSE framing as section 0 allows (no space, CRLF, comments) "
                     "and add events of an unknown type")
@@ -1156,10 +1275,14 @@ def main(argv=None):
         if not opts.models:
             print("fake_anthropic: --models needs at least one model name", file=sys.stderr)
             return 2
+    if opts.max_context < 0:
+        print("fake_anthropic: --max-context must be 0 (no limit) or more", file=sys.stderr)
+        return 2
     if opts.seed is None:
         opts.seed = random.SystemRandom().getrandbits(32)
     try:
-        script = load_script(opts.script)
+        script, summary = load_script(opts.script)
+        by_call = call_turns(script) if opts.turn_by == "call-id" else {}
         faults = [Fault(s) for s in opts.fault]
     except (OSError, ValueError) as e:
         print(f"fake_anthropic: {e}", file=sys.stderr)
@@ -1168,7 +1291,7 @@ def main(argv=None):
     ThreadingHTTPServer.request_queue_size = 64
     srv = ThreadingHTTPServer((opts.host, opts.port), Handler)
     srv.daemon_threads = True
-    srv.st = State(opts, script, faults)
+    srv.st = State(opts, script, faults, summary, by_call)
     port = srv.server_address[1]
     signal.signal(signal.SIGTERM, on_sigterm)
     print(f"fake_anthropic: seed {opts.seed} (rerun with --seed {opts.seed} to get the same ids and "

@@ -30,6 +30,7 @@ STATUS_FAULTS = ("429", "429ms", "quota", "500", "503", "401", "404", "context")
 STREAM_FAULTS = ("cut", "reset", "error-event", "llamacpp-error", "stall")
 ALNUM = string.ascii_letters + string.digits
 MAX_CALL_ID = 40  # OpenAI's limit on messages[i].tool_calls[j].id
+TURN_BY = ("assistants", "call-id")  # how a request's script turn is picked (--turn-by)
 DEFAULT_CONTEXT = 128000  # the context length a `context` fault reports
 # The top-level parameters POST /v1/chat/completions knows (openai-python
 # CompletionCreateParams); anything else is "Unrecognized request argument".
@@ -74,12 +75,46 @@ class ApiError(Exception):
 # ---------------------------------------------------------------- script
 
 def load_script(path):
-    """Read assay's scripted-model JSON into a list of normalised turns."""
+    """Read assay's scripted-model JSON: (list of normalised turns, summary answer or None)."""
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
     turns = data.get("turns") if isinstance(data, dict) else None
     if not isinstance(turns, list):
         raise ValueError("script must be an object with a 'turns' array")
+    return load_turns(turns), load_summary(data.get("summary"))
+
+
+def load_summary(summary):
+    """The script's top-level "summary": {"when": SUBSTRING, "text": TEXT}, or None."""
+    if summary is None:
+        return None
+    if not isinstance(summary, dict) or set(summary) != {"when", "text"}:
+        raise ValueError("summary must be an object with exactly 'when' and 'text'")
+    for key in ("when", "text"):
+        if not isinstance(summary[key], str) or not summary[key]:
+            raise ValueError(f"summary.{key} must be a non-empty string")
+    return {"when": summary["when"], "text": summary["text"]}
+
+
+def call_turns(turns):
+    """For --turn-by call-id: {tool call id: index of the script turn that makes it}. Every
+    call must fix its "id", and no id may be used twice."""
+    out = {}
+    for i, t in enumerate(turns):
+        for j, c in enumerate(t["tool_calls"]):
+            cid = c["id"]
+            if not isinstance(cid, str) or not cid:
+                raise ValueError(f"--turn-by call-id: turns[{i}].tool_calls[{j}].id must be a "
+                                 "non-empty string")
+            if cid in out:
+                raise ValueError(f"--turn-by call-id: turns[{i}].tool_calls[{j}].id {cid!r} is "
+                                 f"already used in turns[{out[cid]}]")
+            out[cid] = i
+    return out
+
+
+def load_turns(turns):
+    """The script's "turns", normalised."""
     out = []
     for i, t in enumerate(turns):
         if not isinstance(t, dict):
@@ -355,8 +390,8 @@ def context_exceeded(limit, tokens, quirk):
                     "messages.", param="messages", code="context_length_exceeded")
 
 
-def validate(req, script, quirk="openai", models=None):
-    """Checks a decoded request; returns (turn index, turn, tool names, include_usage)."""
+def validate(req, quirk="openai", models=None):
+    """Checks a decoded request; returns (tool names, include_usage)."""
     want("body", isinstance(req, dict), "an object", req)
     if req.get("model") is None:
         bad(None, "you must provide a model parameter")
@@ -373,7 +408,7 @@ def validate(req, script, quirk="openai", models=None):
                 "model. Use 'max_completion_tokens' instead.", "unsupported_parameter")
     if models is not None and req["model"] not in models:
         raise model_not_found(req["model"], quirk)
-    msgs = validate_messages(req, quirk)
+    validate_messages(req, quirk)
     names = validate_tools(req)
     for key in ("tool_choice", "parallel_tool_calls"):
         if req.get(key) is not None and names is None:
@@ -412,15 +447,87 @@ def validate(req, script, quirk="openai", models=None):
             if v < 1:
                 bad(key, f"Invalid '{key}': integer below minimum value. Expected a value >= 1, but "
                          f"got {v} instead.", "integer_below_min_value")
-    idx = sum(1 for m in msgs if m.get("role") == "assistant")
-    turn = script[idx] if idx < len(script) else {
+    return names, bool(so and so.get("include_usage"))
+
+
+# ---------------------------------------------------------------- the answer: which turn
+
+def prompt_tokens(msgs):
+    """The prompt's size in tokens: what usage reports and --max-context is compared with."""
+    return max(1, len(json.dumps(msgs)) // 4)
+
+
+def latest_call(msgs):
+    """The most recent tool call of a history: (message index, call index, id) of the last call
+    of the last assistant message that has tool calls, or None when there is none."""
+    for i in range(len(msgs) - 1, -1, -1):
+        m = msgs[i]
+        tcs = m.get("tool_calls") if isinstance(m, dict) and m.get("role") == "assistant" else None
+        if isinstance(tcs, list) and tcs:
+            tc = tcs[-1]
+            return i, len(tcs) - 1, tc.get("id") if isinstance(tc, dict) else None
+    return None
+
+
+def turn_index(msgs, turn_by, by_call):
+    """The script turn a request is answered from. assistants: the number of assistant messages.
+    call-id: 1 + the turn that made the latest tool call (by_call: id -> turn), plus the
+    assistant messages after the one carrying it; with no call at all, the number of assistant
+    messages, as by assistants. A latest call id in no script turn is a 400."""
+    found = latest_call(msgs) if turn_by == "call-id" else None
+    first = found[0] + 1 if found else 0
+    after = sum(1 for m in msgs[first:] if isinstance(m, dict) and m.get("role") == "assistant")
+    if found is None:
+        return after
+    i, j, cid = found
+    if not isinstance(cid, str) or cid not in by_call:
+        bad(f"messages[{i}].tool_calls[{j}].id", f"fake_openai: tool call id {json.dumps(cid)} "
+            f"(messages[{i}].tool_calls[{j}].id, the latest in the request) is in no script turn "
+            "(--turn-by call-id).", "invalid_value")
+    return by_call[cid] + 1 + after
+
+
+def log_turn_index(msgs, turn_by, by_call):
+    """turn_index for the log of a request not yet validated (None when it cannot be told)."""
+    try:
+        return turn_index(msgs, turn_by, by_call)
+    except ApiError:
+        return None
+
+
+def message_text(content):
+    """The text of a message's content: a string, or its text parts joined by newlines."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(p["text"] for p in content if p.get("type") == "text"
+                     and isinstance(p.get("text"), str))
+
+
+def asks_summary(msgs, summary):
+    """Whether the script's summary answers: the last message is a user message whose text
+    contains summary["when"]."""
+    last = msgs[-1]
+    return summary is not None and last["role"] == "user" \
+        and summary["when"] in message_text(last["content"])
+
+
+def script_turn(script, idx):
+    return script[idx] if idx < len(script) else {
         "text": EXHAUSTED, "tool_calls": [], "reasoning": None, "usage": {}, "finish_reason": None}
+
+
+def summary_turn(summary):
+    return {"text": summary["text"], "tool_calls": [], "reasoning": None, "usage": {},
+            "finish_reason": None}
+
+
+def check_offered(turn, idx, names):
+    """When the turn calls a tool, the request must offer it (a fake-only 400)."""
     for c in turn["tool_calls"]:
         if names is None or c["name"] not in names:
             offered = ", ".join(names) if names else "no 'tools' at all"
             bad("tools", f"fake_openai: script turn {idx} calls tool '{c['name']}' but the request "
                          f"offers {offered}.", "invalid_value")
-    return idx, turn, names, bool(so and so.get("include_usage"))
 
 
 # ---------------------------------------------------------------- stream building
@@ -671,8 +778,9 @@ def mask(key):
 # ---------------------------------------------------------------- HTTP
 
 class State:
-    def __init__(self, opts, script, faults):
+    def __init__(self, opts, script, faults, summary=None, by_call=None):
         self.opts, self.script, self.faults = opts, script, faults
+        self.summary, self.by_call = summary, by_call or {}
         self.lock = threading.Lock()
         self.n = 0
         self.by_status = {}
@@ -813,8 +921,7 @@ class Handler(BaseHTTPRequestHandler):
             if isinstance(req.get("messages"), list):
                 msgs = req["messages"]
                 entry["n_messages"] = len(msgs)
-                entry["turn_index"] = sum(1 for m in msgs if isinstance(m, dict)
-                                          and m.get("role") == "assistant")
+                entry["turn_index"] = log_turn_index(msgs, st.opts.turn_by, st.by_call)
         fault = st.fault_for(n)
         if fault and fault.kind in STATUS_FAULTS:
             entry["fault"] = fault.spec
@@ -831,10 +938,20 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(400, "We could not parse the JSON body of your request. (HINT: This likely "
                            "means you aren't using your HTTP library correctly. The OpenAI API "
                            f"expects a JSON payload, but what was sent was not valid JSON.) ({e})")
-        idx, turn, _, include_usage = validate(req, st.script, st.opts.quirks, st.opts.models)
+        names, include_usage = validate(req, st.opts.quirks, st.opts.models)
+        msgs = req["messages"]
+        tokens = entry["prompt_tokens"] = prompt_tokens(msgs)
+        if st.opts.max_context and tokens > st.opts.max_context:
+            raise context_exceeded(st.opts.max_context, tokens, st.opts.quirks)
+        if asks_summary(msgs, st.summary):
+            turn, entry["turn_index"], entry["summary"] = summary_turn(st.summary), None, True
+        else:
+            idx = entry["turn_index"] = turn_index(msgs, st.opts.turn_by, st.by_call)
+            turn = script_turn(st.script, idx)
+            check_offered(turn, idx, names)
+            entry["summary"] = False
         rng = random.Random(st.seed * 1000003 + n)
-        prompt_tokens = max(1, len(json.dumps(req.get("messages"))) // 4)
-        b = Builder(st.opts.quirks, rng, req["model"], turn, include_usage, prompt_tokens)
+        b = Builder(st.opts.quirks, rng, req["model"], turn, include_usage, tokens)
         events = b.build()
         entry["tool_call_ids"] = b.ids
         if fault:
@@ -942,6 +1059,12 @@ def main(argv=None):
                     "(default: any model)")
     ap.add_argument("--seed", type=int, help="seed for ids and chunk sizes (default random)")
     ap.add_argument("--delay-ms", type=float, default=1.0, help="pause after each write (default 1)")
+    ap.add_argument("--max-context", type=int, default=0,
+                    help="refuse prompts over this many tokens (JSON of messages / 4) with the "
+                    "style's context-length 400 (default 0: no limit)")
+    ap.add_argument("--turn-by", choices=TURN_BY, default="assistants",
+                    help="pick the script turn by the number of assistant messages (default) or "
+                    "by the latest tool call id (call-id: the script's calls fix their ids)")
     ap.add_argument("--verbose", action="store_true", help="log HTTP requests on stderr")
     opts = ap.parse_args(argv)
     if opts.models is not None:
@@ -949,10 +1072,14 @@ def main(argv=None):
         if not opts.models:
             print("fake_openai: --models needs at least one model name", file=sys.stderr)
             return 2
+    if opts.max_context < 0:
+        print("fake_openai: --max-context must be 0 (no limit) or more", file=sys.stderr)
+        return 2
     if opts.seed is None:
         opts.seed = random.SystemRandom().getrandbits(32)
     try:
-        script = load_script(opts.script)
+        script, summary = load_script(opts.script)
+        by_call = call_turns(script) if opts.turn_by == "call-id" else {}
         faults = [Fault(s) for s in opts.fault]
     except (OSError, ValueError) as e:
         print(f"fake_openai: {e}", file=sys.stderr)
@@ -961,7 +1088,7 @@ def main(argv=None):
     ThreadingHTTPServer.request_queue_size = 64
     srv = ThreadingHTTPServer((opts.host, opts.port), Handler)
     srv.daemon_threads = True
-    srv.st = State(opts, script, faults)
+    srv.st = State(opts, script, faults, summary, by_call)
     port = srv.server_address[1]
     signal.signal(signal.SIGTERM, on_sigterm)
     print(f"fake_openai: seed {opts.seed} (rerun with --seed {opts.seed} to get the same ids and "

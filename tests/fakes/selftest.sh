@@ -359,6 +359,36 @@ req("mct_o3", model="o3")
 req("mt_gpt-4.1", model="gpt-4.1", max_completion_tokens=None, max_tokens=100)
 req("mt_o4", model="o4-mini-2025-04-16", max_completion_tokens=None, max_tokens=100)
 req("model_other", model="other-model")
+# context management: --turn-by call-id over cut histories (the ids of cid.json), the summary
+def calls(*specs):
+    return [{"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+            for cid, name, args in specs]
+def asst_calls(*specs, text=None):
+    answers = [{"role": "tool", "tool_call_id": cid, "content": "out"} for cid, _, _ in specs]
+    return [{"role": "assistant", "content": text, "tool_calls": calls(*specs)}] + answers
+SYS, SUMMARY_USER = BASE["messages"][0], {"role": "user", "content": "Summary so far: listed the files."}
+T0 = asst_calls(("call_t0a", "shell", '{"command":"ls"}'), ("call_t0b", "list_files", "{}"),
+                text="Listing.")
+T1 = asst_calls(("call_t1", "shell", '{"command":"wc -l a.txt"}'))
+T2 = asst_calls(("call_t2", "python", '{"code":"1"}'), text="Counted.")
+req("cid_r0")
+req("cid_r1", BASE["messages"] + T0)
+req("cid_cut", [SYS, SUMMARY_USER] + T1)
+req("cid_cut_text", [SYS, SUMMARY_USER] + T2 + [{"role": "assistant", "content": "All done."},
+                                               {"role": "user", "content": "One more thing?"}])
+req("cid_text_only", BASE["messages"] + [{"role": "assistant", "content": "Hi."},
+                                         {"role": "user", "content": "go"}])
+req("cid_unknown", BASE["messages"] + asst_calls(("call_zzz", "shell", '{"command":"ls"}')))
+req("cid_old_unknown", [SYS, SUMMARY_USER] + asst_calls(("call_old", "shell", "{}")) + T1)
+req("cid_unknown_last", [SYS, SUMMARY_USER] + asst_calls(("call_t1", "shell", "{}"),
+                                                         ("call_zzz", "list_files", "{}")))
+ASK = "Summarize the session for a fresh context."
+req("sum_ask", BASE["messages"] + T0 + [{"role": "user", "content": ASK}])
+req("sum_ask_parts", BASE["messages"] + T0 + [{"role": "user", "content": [
+    {"type": "text", "text": "Now:"}, {"type": "text", "text": ASK}]}])
+req("sum_ask_no_tools", BASE["messages"] + T0 + [{"role": "user", "content": ASK}],
+    tools=None, tool_choice=None)
+req("sum_not_last", [SYS, {"role": "user", "content": ASK}] + T0)
 for name, r in reqs.items():
     with open(f"{T}/{name}.json", "w", encoding="utf-8") as f:
         json.dump(r, f, ensure_ascii=False)
@@ -768,6 +798,136 @@ start cutl --quirks llamacpp --fault cut@1
 post c r0
 expect "llamacpp cut@1: CRLF framing, partial call, no finish" \
 	"code == 200 and s['crlf'] and len(s['calls']) == 1 and s['calls'][0]['parsed'] is None and s['finish'] is None and not s['done']"
+stop
+
+# ------------------------------------------------------------------ context management
+# --max-context N: a prompt over N tokens (JSON of messages / 4, the usage's prompt_tokens)
+# gets the style's context-length 400; --turn-by call-id; the script's summary answer
+cat >"$T/cid.json" <<'EOF'
+{"turns": [
+  {"text": "Listing.", "tool_calls": [{"id": "call_t0a", "name": "shell", "arguments": {"command": "ls"}},
+                                      {"id": "call_t0b", "name": "list_files", "arguments": {}}]},
+  {"tool_calls": [{"id": "call_t1", "name": "shell", "arguments": {"command": "wc -l a.txt"}}]},
+  {"text": "Counted.", "tool_calls": [{"id": "call_t2", "name": "python", "arguments": {"code": "1"}}]},
+  {"text": "All done."}],
+ "summary": {"when": "Summarize the session", "text": "SUMMARY: listed the files, counted a.txt."}}
+EOF
+# cli_exit2 NAME WORDS SCRIPT-JSON [options]: the fake exits 2, its stderr naming WORDS
+cli_exit2() {
+	local name=$1 words=$2 json=$3 rc
+	shift 3
+	printf '%s\n' "$json" >"$T/cli.json"
+	$PY "$FAKE" --script "$T/cli.json" --port 0 "$@" >/dev/null 2>"$T/cli.err"
+	rc=$?
+	is "cli: $name exits 2 naming '$words'" "exit $rc: $(cat "$T/cli.err")" \
+		eval '[ $rc -eq 2 ] && grep -qF -- "$words" "$T/cli.err"'
+}
+TURN='{"text": "x"}'
+cli_exit2 "summary not an object" "summary must be an object" "{\"turns\": [$TURN], \"summary\": \"x\"}"
+cli_exit2 "summary without text" "summary must be an object with exactly 'when' and 'text'" \
+	"{\"turns\": [$TURN], \"summary\": {\"when\": \"x\"}}"
+cli_exit2 "summary with another key" "exactly 'when' and 'text'" \
+	"{\"turns\": [$TURN], \"summary\": {\"when\": \"x\", \"text\": \"y\", \"tool_calls\": []}}"
+cli_exit2 "summary.when empty" "summary.when must be a non-empty string" \
+	"{\"turns\": [$TURN], \"summary\": {\"when\": \"\", \"text\": \"y\"}}"
+cli_exit2 "summary.text a number" "summary.text must be a non-empty string" \
+	"{\"turns\": [$TURN], \"summary\": {\"when\": \"x\", \"text\": 5}}"
+cli_exit2 "call-id: a call without id" "turns[1].tool_calls[0].id must be a non-empty string" \
+	'{"turns": [{"text": "a"}, {"tool_calls": [{"name": "shell"}]}]}' --turn-by call-id
+cli_exit2 "call-id: an id used twice" "turns[1].tool_calls[0].id 'c1' is already used in turns[0]" \
+	'{"turns": [{"tool_calls": [{"id": "c1", "name": "a"}]}, {"tool_calls": [{"id": "c1", "name": "b"}]}]}' \
+	--turn-by call-id
+cli_exit2 "--max-context -1" "--max-context must be 0 (no limit) or more" "{\"turns\": [$TURN]}" --max-context -1
+cli_exit2 "--turn-by bogus" "invalid choice: 'bogus'" "{\"turns\": [$TURN]}" --turn-by bogus
+
+start mc0
+post m0 r0
+P=$($PY -c 'import json, sys; print(json.loads(open(sys.argv[1]).readlines()[-1])["prompt_tokens"])' "$LOG" 2>/dev/null)
+expect "log: an accepted request's prompt_tokens = the usage's = JSON of messages / 4" \
+	"L[-1]['prompt_tokens'] == s['usage']['prompt_tokens'] == len(json.dumps(json.load(open('$T/r0.json'))['messages'])) // 4"
+expect "log: summary false on an answer from the script" "L[-1]['summary'] is False"
+stop
+P=${P:-2}
+start mcP --max-context "$P"
+accepted "--max-context $P (the prompt's own count): accepted" r0
+stop
+start mcP1 --max-context $((P - 1))
+refused "--max-context $((P - 1)): one token over -> context_length_exceeded" r0 400 "'context_length_exceeded'" "'messages'" \
+	"This model's maximum context length is $((P - 1)) tokens. However, your messages resulted in $P tokens. Please reduce the length of the messages."
+stop
+start mc --max-context 200
+accepted "--max-context 200: a small prompt" r0
+refused "--max-context 200: the 300 KB prompt -> 400 context_length_exceeded" r1_big 400 "'context_length_exceeded'" "'messages'" \
+	"This model's maximum context length is 200 tokens. However, your messages resulted in "
+expect "--max-context: the refusal's count is the log's prompt_tokens, over 200" \
+	"err_msg().split('resulted in ')[1].split()[0] == str(L[-1]['prompt_tokens']) and L[-1]['prompt_tokens'] > 200"
+expect "--max-context: logged as a 400 with its error and prompt_tokens, no fault" \
+	"L[-1]['status'] == 400 and 'maximum context length is 200' in L[-1]['error'] and L[-1]['fault'] is None and 'tool_call_ids' not in L[-1]"
+accepted "--max-context 200: accepted again after a refusal" r1
+expect "--max-context: no accepted request over 200 in the log" \
+	"[x['status'] for x in L] == [200, 400, 200] and all(x['prompt_tokens'] <= 200 for x in L if x['status'] == 200)"
+stop
+start mcv --quirks vllm --max-context 200
+post mv r1_big
+expect "vllm --max-context: flat 400 with vLLM's wording and the log's count" \
+	"code == 400 and j['object'] == 'error' and j['code'] == 400 and j['type'] == 'BadRequestError' and j['message'] == f\"This model's maximum context length is 200 tokens. However, your request has {L[-1]['prompt_tokens']} input tokens. Please reduce the length of the input messages.\""
+accepted "vllm --max-context: a small prompt" r0
+stop
+start mcl --quirks llamacpp --max-context 200
+post ml r1_big
+expect "llamacpp --max-context: exceed_context_size_error, n_ctx 200, n_prompt_tokens = the log's" \
+	"code == 400 and j['error']['type'] == 'exceed_context_size_error' and j['error']['code'] == 400 and j['error']['n_ctx'] == 200 and j['error']['n_prompt_tokens'] == L[-1]['prompt_tokens'] > 200"
+accepted "llamacpp --max-context: a small prompt" r0
+expect "llamacpp: usage prompt_tokens = the log's prompt_tokens" "s['usage']['prompt_tokens'] == L[-1]['prompt_tokens']"
+stop
+
+start cid --script "$T/cid.json" --turn-by call-id
+post c0 cid_r0
+expect "call-id: no tool call in the request -> turn 0 with the script's fixed ids" \
+	"[c['id'] for c in s['calls']] == ['call_t0a', 'call_t0b'] and L[-1]['turn_index'] == 0 and L[-1]['tool_call_ids'] == ['call_t0a', 'call_t0b']"
+post c1 cid_r1
+expect "call-id: latest call call_t0b (turn 0) -> turn 1" \
+	"[c['id'] for c in s['calls']] == ['call_t1'] and L[-1]['turn_index'] == 1"
+post c2 cid_cut
+expect "call-id: a cut history (summary user message, one assistant message, call_t1) -> turn 2" \
+	"s['text'] == 'Counted.' and [c['id'] for c in s['calls']] == ['call_t2'] and names() == ['python'] and L[-1]['turn_index'] == 2 and L[-1]['n_messages'] == 4"
+post c2b cid_cut
+expect "call-id: the same request again (a retry) -> the same turn and ids" \
+	"code == 200 and [c['id'] for c in s['calls']] == ['call_t2'] and [x['turn_index'] for x in L[-2:]] == [2, 2]"
+post c3 cid_cut_text
+expect "call-id: a text answer after the latest call (call_t2) counts: turn 2 + 1 + 1 -> 4 (exhausted)" \
+	"s['text'] == '(script exhausted)' and L[-1]['turn_index'] == 4"
+post c4 cid_text_only
+expect "call-id: no tool call, one assistant message -> turn 1 (as by assistant count)" \
+	"[c['id'] for c in s['calls']] == ['call_t1'] and L[-1]['turn_index'] == 1"
+post c5 cid_old_unknown
+expect "call-id: only the latest call counts (an older unknown id is ignored) -> turn 2" \
+	"code == 200 and L[-1]['turn_index'] == 2"
+refused "call-id: a latest call id in no script turn" cid_unknown 400 "'invalid_value'" "'messages[2].tool_calls[0].id'" \
+	'fake_openai: tool call id "call_zzz" (messages[2].tool_calls[0].id, the latest in the request) is in no script turn (--turn-by call-id).'
+expect "call-id: the refusal is logged (400, error, turn_index null)" \
+	"L[-1]['status'] == 400 and 'call_zzz' in L[-1]['error'] and L[-1]['turn_index'] is None"
+refused "call-id: the last call of the latest message is the one looked up" cid_unknown_last 400 "'invalid_value'" "'messages[2].tool_calls[1].id'" \
+	'"call_zzz"'
+post s1 sum_ask
+expect "summary: a last user message containing 'when' -> the summary text, no calls, finish stop" \
+	"s['text'] == 'SUMMARY: listed the files, counted a.txt.' and s['calls'] == [] and s['finish'] == 'stop' and s['done']"
+expect "summary: log summary true, turn_index null, usage counted as usual" \
+	"L[-1]['summary'] is True and L[-1]['turn_index'] is None and L[-1]['tool_call_ids'] == [] and s['usage']['prompt_tokens'] == L[-1]['prompt_tokens'] and s['usage']['completion_tokens'] == len('SUMMARY: listed the files, counted a.txt.') // 4"
+post s2 sum_ask_parts
+expect "summary: the text parts of the last user message are searched" "s['text'].startswith('SUMMARY:') and L[-1]['summary'] is True"
+post s3 sum_ask_no_tools
+expect "summary: answered without tools in the request" "code == 200 and s['text'].startswith('SUMMARY:')"
+post s4 sum_not_last
+expect "summary: 'when' in an earlier user message only -> the script's turn (1)" \
+	"L[-1]['summary'] is False and L[-1]['turn_index'] == 1 and [c['id'] for c in s['calls']] == ['call_t1']"
+stop
+start sumdef --script "$T/cid.json"
+post sd sum_ask
+expect "summary with --turn-by assistants (the default) too" "s['text'].startswith('SUMMARY:') and L[-1]['summary'] is True"
+post sd2 cid_cut
+expect "default turn pick unchanged: one assistant message -> turn 1, even on a cut history" \
+	"[c['id'] for c in s['calls']] == ['call_t1'] and L[-1]['turn_index'] == 1"
 stop
 
 echo "$PASS passed, $FAIL failed"
