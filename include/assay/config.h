@@ -48,6 +48,15 @@ struct config {
 	int json;
 	size_t max_output_bytes; /* what the model sees of an output */
 	int max_output_tokens;   /* per model answer */
+	/* the conversation against the model's context window
+	 * (agent/context.c): shares of the window at which old tool
+	 * results are trimmed and the history compacted, the turns kept
+	 * whole, and the window itself when the model table has none */
+	struct {
+		double trim_at, compact_at;
+		int keep_turns;
+		long window; /* tokens; 0: the model table's */
+	} context;
 	/* sandbox limits */
 	long mem_mb;
 	long nproc;

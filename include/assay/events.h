@@ -39,6 +39,8 @@ enum event_type {
 	EV_STEP_RESUME,
 	EV_BUDGET_REACHED,
 	EV_BUDGET_DECISION,
+	EV_CONTEXT_TRIM,
+	EV_COMPACTION,
 	EV_IDLE,
 	EV_ERROR,
 	EV_RUN_END,
@@ -107,9 +109,12 @@ cJSON *ev_run_resume(const struct ev_run *run,
 cJSON *ev_user_message(const char *text);
 
 /* model_request: turn, request_hash, cached (bool), messages (count),
- * [replayed: true] (a resumed run re-sending a recorded turn). */
+ * [est_tokens] (the request's size, estimated; when > 0), [window] (the
+ * model's context window; when known), [replayed: true] (a resumed run
+ * re-sending a recorded turn). */
 cJSON *ev_model_request(int turn, const char *request_hash, int cached,
-                        int messages, int replayed);
+                        int messages, long est_tokens, long window,
+                        int replayed);
 
 /* text_delta: turn, text. */
 cJSON *ev_text_delta(int turn, const char *text);
@@ -128,7 +133,8 @@ struct ev_usage {
 	double cost_usd;       /* 0 when !priced */
 	int priced;            /* the model has a price (the model table) */
 	int known;             /* the provider reported usage */
-	int replayed; /* a recorded turn a resume replays: nothing billed */
+	int replayed;   /* a recorded turn a resume replays: nothing billed */
+	int compaction; /* of a compaction's summary request: "of" */
 	struct {
 		long input_tokens, output_tokens, cached_tokens;
 		double cost_usd; /* of the priced turns */
@@ -136,10 +142,10 @@ struct ev_usage {
 	} totals;                /* the run's so far */
 };
 
-/* usage: turn, input_tokens, output_tokens, cached_tokens,
- * [cache_write_tokens], [reasoning_tokens], cost_usd, priced (bool), known
- * (bool), [replayed: true], totals {input_tokens, output_tokens, cached_tokens,
- * cost_usd, [unpriced_turns]}. */
+/* usage: turn, [of "compaction"], input_tokens, output_tokens,
+ * cached_tokens, [cache_write_tokens], [reasoning_tokens], cost_usd, priced
+ * (bool), known (bool), [replayed: true], totals {input_tokens, output_tokens,
+ * cached_tokens, cost_usd, [unpriced_turns]}. */
 cJSON *ev_usage(const struct ev_usage *u);
 
 /* tool_call: id, name, arguments (a copy; NULL: no member). */
@@ -283,5 +289,34 @@ cJSON *ev_run_output(const char *path, int present, double bytes,
 /* run_end: status, exit_code, outputs, totals {turns, input_tokens,
  * output_tokens, cost_usd, duration_ms}, archive. Takes e->outputs. */
 cJSON *ev_run_end(const struct ev_run_end *e);
+
+/* context_trim: turn (the request it comes before), ids [call ids whose
+ * results became stubs], stubs [their stubs, in the same order], bytes
+ * (saved), est_before, est_after (tokens), window. */
+cJSON *ev_context_trim(int turn, const cJSON *ids, const cJSON *stubs,
+                       size_t bytes, long est_before, long est_after,
+                       long window);
+
+/* compaction, state "started": reason (threshold,
+ * context_length_exceeded, user), turn (the last one made), est_tokens,
+ * window, messages (the history's), keep_from (the first message kept),
+ * [left_out] (messages the summary request could not carry). */
+cJSON *ev_compaction_started(const char *reason, int turn, long est_tokens,
+                             long window, int messages, int keep_from,
+                             int left_out);
+struct ev_compaction {
+	const char *reason;
+	int turn;
+	const char *request_hash;
+	int cached;
+	int replaced, kept; /* messages */
+	long est_before, est_after, window;
+	const char *summary;
+};
+/* compaction, state "done": reason, turn, request_hash, cached,
+ * replaced, kept (messages), est_before, est_after, window, summary. */
+cJSON *ev_compaction_done(const struct ev_compaction *c);
+/* compaction, state "failed": reason, turn, message. */
+cJSON *ev_compaction_failed(const char *reason, int turn, const char *message);
 
 #endif

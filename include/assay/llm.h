@@ -61,6 +61,9 @@ struct llm_usage {
 #define LLM_ERR_RATE "provider_rate_limit"
 #define LLM_ERR_SERVER "provider_server"
 #define LLM_ERR_STREAM "provider_stream"
+/* the prompt is longer than the model's context window (the session
+ * compacts the conversation and asks again) */
+#define LLM_ERR_CONTEXT "provider_context"
 
 struct llm_result {
 	int ok;

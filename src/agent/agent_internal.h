@@ -50,6 +50,29 @@ struct budget {
 	const struct model_info *price; /* the run's model; NULL: none */
 };
 
+/* The conversation against the context window (context.c). */
+struct context {
+	long window;         /* tokens; 0 unknown: only a refusal compacts */
+	long last_in;        /* the last measured request's input tokens */
+	size_t last_bytes;   /* its canonical size */
+	size_t sent_bytes;   /* the request in flight's */
+	long est;            /* its estimate */
+	int compacting;      /* REQUESTING the summary */
+	int retry;           /* then the refused turn is asked again */
+	int recovered;       /* the turn in flight compacted after a refusal */
+	int no_compact;      /* a compaction failed: not again this turn */
+	int user;            /* /compact: the session waits after it */
+	int followed;        /* a re-execute redid the record's compaction
+	                        before this turn (1 + turn) */
+	char *reason;        /* threshold, context_length_exceeded, user */
+	char *hash;          /* the summary request's */
+	size_t sum_bytes;    /* its canonical size */
+	cJSON *sum_messages; /* its history */
+	long est_before;
+	int keep_from; /* the first message kept */
+	cJSON *files;  /* call id -> its exec/ output file's name */
+};
+
 /* Step mode (step.c): its switch, its frontend, the breakpoint waiting
  * and the one it let through (a pass is for that request or call only). */
 struct step_ctl {
@@ -101,6 +124,7 @@ struct session {
 	struct llm_result *cached; /* a recorded answer on its way */
 	uint64_t cached_timer;
 	struct budget budget;
+	struct context ctx;                /* context.c */
 	struct session_budget budget_wait; /* IDLE_BUDGET: what was hit */
 	char *budget_why;
 	char *prompt;    /* STARTING: the first user message, if any */
@@ -230,6 +254,57 @@ void *session_sbx_call(struct session *s, session_sbx_fn fn, void *ctx);
 void session_sbx_done(void *call, int rc, const char *err, struct buf *data,
                       cJSON *list);
 
+/* turn.c: the request the next turn would make (s->messages, the
+ * system prompt, the tools), as the provider gets it. */
+void session_llm_request(const struct session *s, struct llm_request *req);
+/* Emit the text streamed since the last text_delta. */
+void session_flush_delta(struct session *s);
+/* The provider's observer: streamed text (a text_delta every 30 ms),
+ * and a try given up for another (what it streamed is void). */
+void session_on_llm_text(void *arg, const char *text, size_t n);
+void session_on_llm_retry(void *arg, int attempt, long delay_ms,
+                          const char *category, const char *message,
+                          size_t discarded);
+
+/* context.c: the conversation against the model's context window. */
+/* The window from the configuration or the model table (after
+ * budget_prices). */
+void context_setup(struct session *s);
+void context_free(struct context *c);
+/* The tokens a request of bytes (canonical) is estimated at. */
+long context_estimate(const struct context *c, size_t bytes);
+/* Before a turn's request: trims s->messages (a context_trim event)
+ * when it passes trim_at; 1 when it passes compact_at too and a
+ * compaction was prepared (context_compact): the session requests the
+ * summary (s->ctx.sum_messages, hash) instead of the turn. */
+int context_before_request(struct session *s);
+/* Prepare a compaction (compaction started): the summary request's
+ * history and hash; keep_turns recent turns stay whole. -1 + *err
+ * when there is nothing older to replace. */
+int context_compact(struct session *s, const char *reason, int keep_turns,
+                    char **err);
+/* Its answer arrived: the measured size. */
+void context_answered(struct session *s, const struct llm_result *r);
+/* A failed turn: 1 when the provider refused the prompt as too long and
+ * a compaction was prepared to retry it (s->ctx.retry). */
+int context_refused(struct session *s, const struct llm_result *r);
+/* The summary arrived (from the provider, or cached): 0 when the
+ * history is now the summary and the kept turns (compaction done and
+ * its usage emitted); -1 when it failed (compaction failed emitted).
+ * r stays the caller's. */
+int context_summarized(struct session *s, struct llm_result *r, int cached);
+/* A compaction under way is given up (cancelled, the run ends). */
+void context_abandon(struct session *s, const char *why);
+/* A call's full stdout is in exec/<file> (path): its stub names it. */
+void context_output_file(struct session *s, const char *id, const char *path);
+/* What a recorded context_trim or compaction (done) did to the
+ * history, done again to *messages (resume rebuilds the same
+ * requests); other events change nothing. */
+void context_apply(cJSON **messages, const cJSON *ev);
+/* The user message that heads the history after a compaction. Caller
+ * frees. */
+char *context_summary_message(const char *summary, int replaced);
+
 /* messages.c: the neutral conversation the requests carry. */
 void messages_add_user(cJSON *messages, const char *text);
 void messages_add_assistant(cJSON *messages, const char *text,
@@ -294,6 +369,10 @@ int budget_request_fits(const struct budget *b, const struct config *c,
 /* Add a turn's usage to the totals; its usage event. */
 cJSON *budget_usage(struct budget *b, int turn, const struct llm_usage *u,
                     int replayed);
+/* The same for a compaction's summary request (the usage event's
+ * "of"), which is not a turn of its own. */
+cJSON *budget_usage_of(struct budget *b, int turn, const struct llm_usage *u,
+                       int replayed, int compaction);
 /* The counts of src (a resume's walk of the record) into dst, whose
  * model table and price stay. */
 void budget_take_totals(struct budget *dst, const struct budget *src);
@@ -375,6 +454,12 @@ void replay_request(struct replay *rp, struct session *s,
 char *replay_next_user(struct replay *rp);
 /* The content a tool result is replaced with by a fork, or NULL. */
 const char *replay_fork_result(struct replay *rp, const char *id);
+/* The recorded run's dir (its cache/ answers a re-executed
+ * compaction). */
+const char *replay_dir(const struct replay *rp);
+/* A re-execute still following its record: the compaction (done) the
+ * record made before its request of turn, or NULL. */
+const cJSON *replay_compaction_before(const struct replay *rp, int turn);
 /* Resume in place (the workspace is the run's: restore it, it is not
  * staged), not a re-execute. */
 int replay_in_place(const struct replay *rp);

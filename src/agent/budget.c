@@ -97,6 +97,12 @@ int budget_request_fits(const struct budget *b, const struct config *c,
 cJSON *budget_usage(struct budget *b, int turn, const struct llm_usage *u,
                     int replayed)
 {
+	return budget_usage_of(b, turn, u, replayed, 0);
+}
+
+cJSON *budget_usage_of(struct budget *b, int turn, const struct llm_usage *u,
+                       int replayed, int compaction)
+{
 	b->in_tokens += u->input_tokens;
 	b->out_tokens += u->output_tokens;
 	b->cached_tokens += u->cached_tokens;
@@ -122,6 +128,7 @@ cJSON *budget_usage(struct budget *b, int turn, const struct llm_usage *u,
 	    .replayed = replayed,
 	    .totals = {b->in_tokens, b->out_tokens, b->cached_tokens, b->cost,
 	               b->unpriced},
+	    .compaction = compaction,
 	};
 	return ev_usage(&e);
 }

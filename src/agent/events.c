@@ -13,10 +13,10 @@
  * | run_start | [forked_from {run_id, run_dir, mode "re-execute", [fork_at, replace]}] (before type), version, run_id, run_dir, provider, model, base_url (never the key), [instructions], [script], out, sandbox {backend, image, image_id}, ask, workspace, inputs [{src, dest}], outputs [path], limits {timeout_s, max_turns, max_tokens, max_cost, memory_mb, processes, cpu_s, file_size_mb, max_output_bytes, max_output_tokens, network}, [project {dir, files, hash, trust "untrusted"/"once"/"remembered"/"flag", applied ["FILE: KEY"], refused or trusted [{file, key, value, why, required}]}] |
  * | run_resume | run_id, run_dir, resumed_from {seq, status, dropped_bytes}, provider, model, base_url, sandbox {backend}, workspace, prompt |
  * | user_message | text |
- * | model_request | turn, request_hash, cached, messages, [replayed: true] |
+ * | model_request | turn, request_hash, cached, messages, [est_tokens], [window], [replayed: true] |
  * | text_delta | turn, text |
  * | assistant_message | turn, text, tool_calls [{id, name, arguments}], [finish_reason], [recovered: true] |
- * | usage | turn, input_tokens, output_tokens, cached_tokens, [cache_write_tokens], [reasoning_tokens], cost_usd (0 unless priced), priced (the model table has a price), known, [replayed: true], totals {input_tokens, output_tokens, cached_tokens, cost_usd, [unpriced_turns]} |
+ * | usage | turn, [of "compaction"], input_tokens, output_tokens, cached_tokens, [cache_write_tokens], [reasoning_tokens], cost_usd (0 unless priced), priced (the model table has a price), known, [replayed: true], totals {input_tokens, output_tokens, cached_tokens, cost_usd, [unpriced_turns]} |
  * | tool_call | id, name, arguments |
  * | approval_request | id, tool, command, cwd, reasons [text], kinds [name], rules?, no_always?, editable |
  * | approval | id, tool, decision (approved, edited, denied), by (user, rule, mode), mode, [choice], rule?, [rules], reasons [text], kinds [name], original, final?, feedback?, [saved {scope, [path]}], [note] |
@@ -31,6 +31,8 @@
  * | step_resume | action (continue, edit, skip, end), kind (exec, request), [id], [original], [final] |
  * | budget_reached | kind (cost, tokens, turns), spent, limit, why (an interactive run then waits: idle "budget") |
  * | budget_decision | kind, decision (raise, stop), limit (the new one) |
+ * | context_trim | turn, ids [call id], stubs [text], bytes, est_before, est_after, window |
+ * | compaction | state "started": reason (threshold, context_length_exceeded, user), turn, est_tokens, window, messages, keep_from, [left_out]; state "done": reason, turn, request_hash, cached, replaced, kept, est_before, est_after, window, summary; state "failed": reason, turn, message |
  * | idle | reason (ready, answered, failed, cancelled, budget) |
  * | error | category, message, [retry_in_ms]; a request being retried: category, message, retry_in_ms, attempt, discarded_bytes, turn |
  * | run_end | status (completed, failed, budget_exhausted, interrupted), exit_code, outputs [{path, present, bytes, copied_to or error}], totals {turns, input_tokens, output_tokens, cost_usd, [unpriced_turns], duration_ms}, archive? |
@@ -67,6 +69,8 @@ static const char *const event_names[EV__COUNT] = {
     [EV_STEP_RESUME] = "step_resume",
     [EV_BUDGET_REACHED] = "budget_reached",
     [EV_BUDGET_DECISION] = "budget_decision",
+    [EV_CONTEXT_TRIM] = "context_trim",
+    [EV_COMPACTION] = "compaction",
     [EV_IDLE] = "idle",
     [EV_ERROR] = "error",
     [EV_RUN_END] = "run_end",
@@ -227,13 +231,18 @@ cJSON *ev_user_message(const char *text)
 }
 
 cJSON *ev_model_request(int turn, const char *request_hash, int cached,
-                        int messages, int replayed)
+                        int messages, long est_tokens, long window,
+                        int replayed)
 {
 	cJSON *ev = ev_new(EV_MODEL_REQUEST);
 	cJSON_AddNumberToObject(ev, "turn", turn);
 	cJSON_AddStringToObject(ev, "request_hash", request_hash);
 	cJSON_AddBoolToObject(ev, "cached", cached);
 	cJSON_AddNumberToObject(ev, "messages", messages);
+	if (est_tokens > 0)
+		cJSON_AddNumberToObject(ev, "est_tokens", (double)est_tokens);
+	if (window > 0)
+		cJSON_AddNumberToObject(ev, "window", (double)window);
 	if (replayed)
 		cJSON_AddBoolToObject(ev, "replayed", 1);
 	return ev;
@@ -267,6 +276,8 @@ cJSON *ev_usage(const struct ev_usage *u)
 {
 	cJSON *ev = ev_new(EV_USAGE);
 	cJSON_AddNumberToObject(ev, "turn", u->turn);
+	if (u->compaction)
+		cJSON_AddStringToObject(ev, "of", "compaction");
 	cJSON_AddNumberToObject(ev, "input_tokens", (double)u->input_tokens);
 	cJSON_AddNumberToObject(ev, "output_tokens", (double)u->output_tokens);
 	cJSON_AddNumberToObject(ev, "cached_tokens", (double)u->cached_tokens);
@@ -597,5 +608,65 @@ cJSON *ev_run_end(const struct ev_run_end *e)
 		cJSON_AddNumberToObject(tot, "unpriced_turns", e->unpriced);
 	cJSON_AddNumberToObject(tot, "duration_ms", (double)e->duration_ms);
 	ev_add_string_or_null(ev, "archive", e->archive);
+	return ev;
+}
+
+cJSON *ev_context_trim(int turn, const cJSON *ids, const cJSON *stubs,
+                       size_t bytes, long est_before, long est_after,
+                       long window)
+{
+	cJSON *ev = ev_new(EV_CONTEXT_TRIM);
+	cJSON_AddNumberToObject(ev, "turn", turn);
+	ev_add_copy(ev, "ids", ids);
+	ev_add_copy(ev, "stubs", stubs);
+	cJSON_AddNumberToObject(ev, "bytes", (double)bytes);
+	cJSON_AddNumberToObject(ev, "est_before", (double)est_before);
+	cJSON_AddNumberToObject(ev, "est_after", (double)est_after);
+	cJSON_AddNumberToObject(ev, "window", (double)window);
+	return ev;
+}
+
+/* The fields every compaction event starts with. */
+static cJSON *ev_compaction(const char *state, const char *reason, int turn)
+{
+	cJSON *ev = ev_new(EV_COMPACTION);
+	cJSON_AddStringToObject(ev, "state", state);
+	cJSON_AddStringToObject(ev, "reason", reason ? reason : "");
+	cJSON_AddNumberToObject(ev, "turn", turn);
+	return ev;
+}
+
+cJSON *ev_compaction_started(const char *reason, int turn, long est_tokens,
+                             long window, int messages, int keep_from,
+                             int left_out)
+{
+	cJSON *ev = ev_compaction("started", reason, turn);
+	cJSON_AddNumberToObject(ev, "est_tokens", (double)est_tokens);
+	cJSON_AddNumberToObject(ev, "window", (double)window);
+	cJSON_AddNumberToObject(ev, "messages", messages);
+	cJSON_AddNumberToObject(ev, "keep_from", keep_from);
+	if (left_out)
+		cJSON_AddNumberToObject(ev, "left_out", left_out);
+	return ev;
+}
+
+cJSON *ev_compaction_done(const struct ev_compaction *c)
+{
+	cJSON *ev = ev_compaction("done", c->reason, c->turn);
+	cJSON_AddStringToObject(ev, "request_hash", c->request_hash);
+	cJSON_AddBoolToObject(ev, "cached", c->cached);
+	cJSON_AddNumberToObject(ev, "replaced", c->replaced);
+	cJSON_AddNumberToObject(ev, "kept", c->kept);
+	cJSON_AddNumberToObject(ev, "est_before", (double)c->est_before);
+	cJSON_AddNumberToObject(ev, "est_after", (double)c->est_after);
+	cJSON_AddNumberToObject(ev, "window", (double)c->window);
+	cJSON_AddStringToObject(ev, "summary", c->summary ? c->summary : "");
+	return ev;
+}
+
+cJSON *ev_compaction_failed(const char *reason, int turn, const char *message)
+{
+	cJSON *ev = ev_compaction("failed", reason, turn);
+	cJSON_AddStringToObject(ev, "message", message ? message : "");
 	return ev;
 }

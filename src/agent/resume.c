@@ -52,6 +52,32 @@ void replay_free(struct replay *rp)
 	free(rp);
 }
 
+const char *replay_dir(const struct replay *rp)
+{
+	return rp->rec.dir;
+}
+
+const cJSON *replay_compaction_before(const struct replay *rp, int turn)
+{
+	if (rp->mode != SESSION_REEXECUTE || rp->diverged)
+		return NULL;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, rp->rec.events)
+	{
+		if (event_type_of(e) != EV_COMPACTION ||
+		    strcmp(json_str(e, "state", ""), "done"))
+			continue;
+		int at = (int)json_num(e, "turn", -1);
+		/* a refused turn's compaction carries that turn's number */
+		if (!strcmp(json_str(e, "reason", ""),
+		            "context_length_exceeded"))
+			at--;
+		if (at == turn - 1)
+			return e;
+	}
+	return NULL;
+}
+
 int replay_in_place(const struct replay *rp)
 {
 	return rp->mode == SESSION_RESUME;
@@ -177,7 +203,8 @@ void replay_request(struct replay *rp, struct session *s,
 		return;
 	}
 	session_emit(s, ev_model_request(turn, hash, 1,
-	                                 cJSON_GetArraySize(req->messages), 0));
+	                                 cJSON_GetArraySize(req->messages),
+	                                 s->ctx.est, s->ctx.window, 0));
 	rp->cached_turns++;
 	act->what = REPLAY_CACHED;
 	act->turn = turn;
@@ -340,9 +367,9 @@ static void walk_take_answer(struct walk *w, int i, const char *hash,
                              cJSON *ans)
 {
 	struct replay *rp = w->rp;
-	session_emit(w->s,
-	             ev_model_request(w->turn, hash, 1,
-	                              cJSON_GetArraySize(w->messages), 1));
+	session_emit(w->s, ev_model_request(w->turn, hash, 1,
+	                                    cJSON_GetArraySize(w->messages), 0,
+	                                    0, 1));
 	if (!replay_recorded_answer(rp->rec.events, i, w->turn))
 		walk_emit_recovered(w, ans);
 	struct llm_usage none = {.known = 1};
@@ -481,6 +508,15 @@ static void walk_events(struct walk *w)
 			break;
 		case EV_TOOL_RESULT:
 			walk_result(w, e);
+			break;
+		case EV_EXEC_END:
+			context_output_file(w->s, json_str(e, "id", NULL),
+			                    json_str(e, "output_file", NULL));
+			break;
+		case EV_CONTEXT_TRIM:
+		case EV_COMPACTION:
+			/* what the run did to its history, done again */
+			context_apply(&w->messages, e);
 			break;
 		default:
 			break;

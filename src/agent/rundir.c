@@ -5,6 +5,9 @@
 #include "agent_internal.h"
 
 #include "assay/config.h"
+#include "assay/events.h"
+#include "assay/llm.h"
+#include "assay/sandbox.h"
 #include "assay/log.h"
 #include "assay/path.h"
 #include "assay/util.h"
@@ -105,4 +108,34 @@ void rundir_close(struct session *s)
 	/* a start that failed before run_start leaves nothing behind */
 	if (!s->tr.written && s->made_run_dir && s->run_dir)
 		rm_rf(s->run_dir);
+}
+
+void session_run_info(const struct session *s, struct ev_run *run)
+{
+	*run = (struct ev_run){
+	    .run_id = s->run_id,
+	    .run_dir = s->run_dir,
+	    .provider = llm_provider(s->llm),
+	    .model = llm_model(s->llm),
+	    .base_url = llm_base_url(s->llm),
+	    .backend = sbx_name(s->sbx),
+	    .image = sbx_image(s->sbx),
+	    .image_id = sbx_image_id(s->sbx),
+	    .workspace = sbx_workspace(s->sbx),
+	};
+}
+
+void session_emit_run_start(struct session *s, const struct ev_fork *fork)
+{
+	struct ev_run run;
+	session_run_info(s, &run);
+	/* what resume needs to ask the same questions again: copies of
+	 * the files, kept in the run dir */
+	char *instructions, *script;
+	record_copies(s, &instructions, &script);
+	run.instructions = instructions;
+	run.script = script;
+	session_emit(s, ev_run_start(&run, s->cfg, fork));
+	free(instructions);
+	free(script);
 }

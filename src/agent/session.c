@@ -21,8 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TEXT_DELTA_MS 30
-
 /* One sandbox operation in flight (session_sbx_call). */
 struct sbx_call {
 	struct session *s; /* NULL once the session is freed */
@@ -284,6 +282,7 @@ void session_free(struct session *s)
 	replay_free(s->replay);
 	step_free(&s->step);
 	budget_free(&s->budget);
+	context_free(&s->ctx);
 	free(s->budget_why);
 	outputs_free(s->outputs);
 	session_result_free(s->result);
@@ -397,59 +396,6 @@ void session_sbx_done(void *arg, int rc, const char *err, struct buf *data,
 		ending_check(s); /* ENDING waits for the last one */
 }
 
-/* --- text streaming ------------------------------------------------ */
-
-/* Emit the text streamed since the last text_delta. */
-static void session_flush_delta(struct session *s)
-{
-	if (s->delta_timer) {
-		loop_timer_cancel(s->loop, s->delta_timer);
-		s->delta_timer = 0;
-	}
-	if (!s->delta.len)
-		return;
-	/* hold back a split UTF-8 character for the next flush */
-	size_t n = utf8_complete_prefix(s->delta.data, s->delta.len);
-	if (!n)
-		return;
-	char *t = utf8_sanitize(s->delta.data, n, NULL);
-	buf_consume(&s->delta, n);
-	session_emit(s, ev_text_delta(s->turn, t));
-	free(t);
-}
-
-/* The coalescing timer of text_delta. */
-static void session_delta_timer(void *arg)
-{
-	struct session *s = arg;
-	s->delta_timer = 0;
-	session_flush_delta(s);
-}
-
-/* Streamed text: coalesced into a text_delta every TEXT_DELTA_MS. */
-static void session_on_llm_text(void *arg, const char *text, size_t n)
-{
-	struct session *s = arg;
-	buf_append(&s->turn_text, text, n);
-	buf_append(&s->delta, text, n);
-	if (!s->delta_timer)
-		s->delta_timer = loop_timer_add(s->loop, TEXT_DELTA_MS,
-		                                session_delta_timer, s);
-}
-
-/* The provider retries: what streamed so far is thrown away. */
-static void session_on_llm_retry(void *arg, int attempt, long delay_ms,
-                                 const char *category, const char *message,
-                                 size_t discarded)
-{
-	struct session *s = arg;
-	session_flush_delta(s);
-	buf_reset(&s->delta);
-	buf_reset(&s->turn_text);
-	session_emit(s, ev_error_retry(category, message, delay_ms, attempt,
-	                               discarded, s->turn));
-}
-
 /* --- the turn ------------------------------------------------------ */
 
 /* Emit user_message and add it to the conversation. */
@@ -471,6 +417,63 @@ static int session_next_user(struct session *s)
 	return 1;
 }
 
+static void session_cached_timer(void *arg);
+static void session_deliver(struct session *s, struct llm_result *r,
+                            int cached);
+
+/* Request the summary context_compact prepared: from the cache when this
+ * run or the one it re-executes already has it, else from the
+ * provider. */
+static void session_compact_request(struct session *s)
+{
+	session_set_state(s, SESSION_REQUESTING);
+	cJSON *c = cache_load(s->run_dir, s->ctx.hash);
+	if (!c && s->replay)
+		c = cache_load(replay_dir(s->replay), s->ctx.hash);
+	if (c) {
+		s->cached = cache_result(c);
+		cJSON_Delete(c);
+		s->cached_timer =
+		    loop_timer_add(s->loop, 0, session_cached_timer, s);
+		return;
+	}
+	struct llm_request req;
+	session_llm_request(s, &req);
+	req.messages = s->ctx.sum_messages;
+	char *err = NULL;
+	if (llm_start(s->llm, &req, &err) < 0) {
+		struct llm_result *f = xcalloc(1, sizeof *f);
+		f->error_category = LLM_ERR_SERVER;
+		f->error_message = err;
+		session_deliver(s, f, 0);
+	}
+}
+
+/* The summary arrived (or failed): the refused turn is asked again, the
+ * turn goes on, or (/compact) the session waits. */
+static void session_compacted(struct session *s, struct llm_result *r,
+                              int cached)
+{
+	int user = s->ctx.user, retry = s->ctx.retry;
+	s->ctx.user = s->ctx.retry = 0;
+	int rc = context_summarized(s, r, cached);
+	llm_result_free(r);
+	if (user) {
+		session_idle(s, SESSION_IDLE_READY);
+		return;
+	}
+	if (rc < 0 && retry) { /* the refusal stands */
+		if (s->interactive)
+			session_idle(s, SESSION_IDLE_FAILED);
+		else
+			session_wind_up(s, "failed", EXIT_PROVIDER);
+		return;
+	}
+	if (retry)
+		s->turn--; /* the same turn, asked again */
+	session_request_turn(s);
+}
+
 /* The answer of the turn (from the provider, or cached: then nothing
  * was billed): recorded, then its calls run or the run goes on. */
 static void session_deliver(struct session *s, struct llm_result *r, int cached)
@@ -482,6 +485,10 @@ static void session_deliver(struct session *s, struct llm_result *r, int cached)
 	session_flush_delta(s);
 	/* a cut character must not leak into the next turn */
 	buf_reset(&s->delta);
+	if (s->ctx.compacting) {
+		session_compacted(s, r, cached);
+		return;
+	}
 	if (!r->ok) {
 		session_emit(s,
 		             ev_error(r->error_category ? r->error_category
@@ -489,6 +496,11 @@ static void session_deliver(struct session *s, struct llm_result *r, int cached)
 		                      r->error_message ? r->error_message
 		                                       : "model request failed",
 		                      -1));
+		if (context_refused(s, r)) {
+			llm_result_free(r);
+			session_compact_request(s);
+			return;
+		}
 		llm_result_free(r);
 		if (s->interactive) /* the user may try again */
 			session_idle(s, SESSION_IDLE_FAILED);
@@ -497,6 +509,7 @@ static void session_deliver(struct session *s, struct llm_result *r, int cached)
 		return;
 	}
 	cache_save(s->run_dir, s->request_hash, r);
+	context_answered(s, r);
 	session_emit(s, ev_assistant_message(s->turn, r->text, r->tool_calls,
 	                                     r->finish_reason, 0));
 	struct llm_usage none = {.known = 1};
@@ -540,18 +553,6 @@ static void session_cached_timer(void *arg)
 	session_deliver(s, r, 1);
 }
 
-/* The request of the next turn as the provider gets it. */
-static struct llm_request session_llm_request(const struct session *s)
-{
-	return (struct llm_request){
-	    .model = llm_model(s->llm),
-	    .system = s->system_prompt,
-	    .messages = s->messages,
-	    .tools = s->tools,
-	    .max_output_tokens = s->cfg->max_output_tokens,
-	};
-}
-
 /* A re-execute answers from its record while the requests stay the
  * recorded ones; 1 when it did (the answer is on its way) or the turn
  * went to the next user message. */
@@ -589,7 +590,12 @@ void session_request_turn(struct session *s)
 		session_budget_spent(s, why, &hit);
 		return;
 	}
-	struct llm_request req = session_llm_request(s);
+	if (context_before_request(s)) {
+		session_compact_request(s);
+		return;
+	}
+	struct llm_request req;
+	session_llm_request(s, &req);
 	if (s->replay && session_replayed_turn(s, &req))
 		return;
 	if (step_before_request(&s->step, &req, s->turn + 1) == STEP_PAUSE) {
@@ -610,7 +616,8 @@ void session_request_turn(struct session *s)
 	free(s->request_hash);
 	s->request_hash = xstrdup(hash);
 	session_emit(s, ev_model_request(s->turn, hash, 0,
-	                                 cJSON_GetArraySize(s->messages), 0));
+	                                 cJSON_GetArraySize(s->messages),
+	                                 s->ctx.est, s->ctx.window, 0));
 	session_set_state(s, SESSION_REQUESTING);
 	char *err = NULL;
 	if (llm_start(s->llm, &req, &err) < 0) {
@@ -781,36 +788,6 @@ void tools_finished(struct session *s, const char *id, const char *content,
 
 /* --- starting ------------------------------------------------------ */
 
-void session_run_info(const struct session *s, struct ev_run *run)
-{
-	*run = (struct ev_run){
-	    .run_id = s->run_id,
-	    .run_dir = s->run_dir,
-	    .provider = llm_provider(s->llm),
-	    .model = llm_model(s->llm),
-	    .base_url = llm_base_url(s->llm),
-	    .backend = sbx_name(s->sbx),
-	    .image = sbx_image(s->sbx),
-	    .image_id = sbx_image_id(s->sbx),
-	    .workspace = sbx_workspace(s->sbx),
-	};
-}
-
-void session_emit_run_start(struct session *s, const struct ev_fork *fork)
-{
-	struct ev_run run;
-	session_run_info(s, &run);
-	/* what resume needs to ask the same questions again: copies of
-	 * the files, kept in the run dir */
-	char *instructions, *script;
-	record_copies(s, &instructions, &script);
-	run.instructions = instructions;
-	run.script = script;
-	session_emit(s, ev_run_start(&run, s->cfg, fork));
-	free(instructions);
-	free(script);
-}
-
 int session_prepare(struct session *s, char **err)
 {
 	if (rundir_check_layout(s->cfg, s->run_dir, err) < 0)
@@ -827,6 +804,7 @@ int session_prepare(struct session *s, char **err)
 		                           : EXIT_USAGE);
 	if (budget_prices(&s->budget, s->cfg, llm_model(s->llm), err) < 0)
 		return session_fail(s, EXIT_USAGE);
+	context_setup(s);
 	s->sbx = sbx_new(s->cfg, s->loop, s->run_dir, err);
 	if (!s->sbx)
 		return session_fail(s, EXIT_USAGE);
@@ -1018,6 +996,7 @@ void session_wind_up(struct session *s, const char *status, int code)
 		return;
 	step_clear(&s->step);
 	approval_cancel_all(s);
+	context_abandon(s, "the run ended first");
 	session_flush_delta(s);
 	if (s->next_timer)
 		loop_timer_cancel(s->loop, s->next_timer);
@@ -1072,6 +1051,14 @@ int session_send(struct session *s, const char *text, char **err)
 	if (!s->interactive || s->state != SESSION_IDLE)
 		return set_err(err, "the agent is busy: wait for it, or press "
 		                    "Ctrl-C to stop it");
+	if (!strcmp(text, "/compact")) {
+		if (context_compact(s, "user", s->cfg->context.keep_turns,
+		                    err) < 0)
+			return -1;
+		s->ctx.user = 1;
+		session_compact_request(s);
+		return 0;
+	}
 	session_say(s, text);
 	session_request_turn(s);
 	return 0;
@@ -1089,6 +1076,7 @@ int session_cancel(struct session *s)
 		 * conversation, and the same request can be made again */
 		if (s->llm)
 			llm_cancel(s->llm);
+		context_abandon(s, "cancelled by the user");
 		session_flush_delta(s);
 		buf_reset(&s->delta);
 		buf_reset(&s->turn_text);

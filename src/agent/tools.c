@@ -252,6 +252,7 @@ char *tool_run_end(struct tool_run *r, const struct sbx_exit *ex)
 	    .output_file_cut_at = r->out[0].file_max,
 	    .error = ex->error});
 	session_emit(s, ev);
+	context_output_file(s, r->id, r->out[0].path);
 	char *text = tool_run_text(r);
 	if (s->running == r)
 		s->running = NULL;
@@ -459,6 +460,61 @@ static void tools_read_done(void *arg, int rc, const char *err,
 	file_op_free(op);
 }
 
+/* read_file "@exec/NAME": a call's full output in the run dir's exec/,
+ * which a trimmed result's stub names (context.c). Only a plain file
+ * name of that directory, opened without following links. */
+static void tools_read_exec(struct session *s, const char *id, const char *name,
+                            long offset, long limit)
+{
+	size_t n = strlen(name);
+	int ok =
+	    n > 0 && n < 200 &&
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW"
+	                 "XYZ0123456789_.-") == n &&
+	    name[0] != '.' &&
+	    ((n > 7 && !strcmp(name + n - 7, ".stdout")) ||
+	     (n > 7 && !strcmp(name + n - 7, ".stderr")));
+	if (!ok) {
+		tools_fail(s, id,
+		           "read_file: @exec/%s is not a call's output: the "
+		           "names are those the elided results give "
+		           "(@exec/<file>.stdout)",
+		           name);
+		return;
+	}
+	char *path = xasprintf("%s/exec/%s", s->run_dir, name);
+	struct buf data;
+	buf_init(&data, 0);
+	char *err = NULL;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		err = xasprintf("@exec/%s: %s", name, strerror(errno));
+	char chunk[65536];
+	ssize_t got = 0;
+	while (fd >= 0 && data.len < READ_FILE_MAX &&
+	       (got = read(fd, chunk, sizeof chunk)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			err = xasprintf("@exec/%s: %s", name, strerror(errno));
+			break;
+		}
+		size_t room = READ_FILE_MAX - data.len;
+		buf_append(&data, chunk,
+		           (size_t)got < room ? (size_t)got : room);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	struct file_op *op = xcalloc(1, sizeof *op);
+	*op = (struct file_op){.s = s, .offset = offset, .limit = limit};
+	op->id = xstrdup(id);
+	op->rel = xasprintf("@exec/%s", name);
+	tools_read_done(op, err ? -1 : 0, err, &data, NULL);
+	free(err);
+	buf_free(&data);
+}
+
 /* write_file: the file was written, or why not. */
 static void tools_write_done(void *arg, int rc, const char *err,
                              struct buf *data, cJSON *list)
@@ -555,6 +611,12 @@ static void tools_run_file(struct session *s, const char *id, const char *name,
 		tools_fail(s, id, "%s: missing \"path\" (a string)", name);
 		return;
 	}
+	if (!strcmp(name, "read_file") && !strncmp(path, "@exec/", 6)) {
+		tools_read_exec(s, id, path + 6,
+		                (long)json_num(args, "offset", 1),
+		                (long)json_num(args, "limit", 0));
+		return;
+	}
 	if (!strcmp(name, "read_file")) {
 		struct file_op *op = file_op_new(s, id, name, path);
 		if (!op)
@@ -590,12 +652,13 @@ void tools_run(struct session *s, const cJSON *call)
 	const cJSON *args = cJSON_GetObjectItem(call, "arguments");
 	const char *bad = json_str(call, "arguments_error", NULL);
 	if (bad && json_bool(call, "cut_off", 0)) {
-		tools_fail(s, id,
-		           "%s: not run: %s. Retry with a shorter call: write a "
-		           "long file in parts (write_file the first part, then "
-		           "append the rest with shell, e.g. cat >> FILE <<'EOF'), "
-		           "or shorten the code",
-		           name, bad);
+		tools_fail(
+		    s, id,
+		    "%s: not run: %s. Retry with a shorter call: write a "
+		    "long file in parts (write_file the first part, then "
+		    "append the rest with shell, e.g. cat >> FILE <<'EOF'), "
+		    "or shorten the code",
+		    name, bad);
 		return;
 	}
 	if (bad) {

@@ -234,11 +234,12 @@ static void exp_on_usage(struct exp *x, const cJSON *e)
 		         json_num(e, "cost_usd", 0));
 	else
 		snprintf(cost, sizeof cost, "unknown");
-	char *s =
-	    xasprintf("turn %.0f: %.0f in, %.0f out (%.0f cached); cost %s",
-	              json_num(e, "turn", 0), json_num(e, "input_tokens", 0),
-	              json_num(e, "output_tokens", 0),
-	              json_num(e, "cached_tokens", 0), cost);
+	char *s = xasprintf(
+	    "%s %.0f: %.0f in, %.0f out (%.0f cached); cost %s",
+	    cJSON_GetObjectItem(e, "of") ? "compaction after turn" : "turn",
+	    json_num(e, "turn", 0), json_num(e, "input_tokens", 0),
+	    json_num(e, "output_tokens", 0), json_num(e, "cached_tokens", 0),
+	    cost);
 	x->ops->item(x, "tokens", s);
 	free(s);
 }
@@ -322,6 +323,39 @@ static void exp_on_assistant_message(struct exp *x, const cJSON *e)
 		x->ops->text(x, t);
 }
 
+/* The history trimmed (a note) or compacted (the summary, under its own
+ * heading: what the model was sent from then on). */
+static void exp_on_context(struct exp *x, const cJSON *e)
+{
+	const char *state = json_str(e, "state", NULL);
+	char *s = NULL;
+	if (!state) {
+		s = xasprintf("context: %d old tool results elided from the "
+		              "history sent (%.0f KB)",
+		              cJSON_GetArraySize(cJSON_GetObjectItem(e, "ids")),
+		              json_num(e, "bytes", 0) / 1024);
+		x->ops->note(x, s);
+	} else if (!strcmp(state, "done")) {
+		s = xasprintf("Compaction after turn %.0f (%s)",
+		              json_num(e, "turn", 0),
+		              exp_str_or(e, "reason", ""));
+		x->ops->heading(x, 3, s);
+		free(s);
+		s = xasprintf("%.0f earlier messages replaced by this summary "
+		              "(about %.0f -> %.0f tokens)",
+		              json_num(e, "replaced", 0),
+		              json_num(e, "est_before", 0),
+		              json_num(e, "est_after", 0));
+		x->ops->note(x, s);
+		x->ops->text(x, json_str(e, "summary", ""));
+	} else if (!strcmp(state, "failed")) {
+		s = xasprintf("compaction failed: %s",
+		              exp_str_or(e, "message", ""));
+		x->ops->note(x, s);
+	}
+	free(s);
+}
+
 /* A failure during the run, as a note. */
 static void exp_on_error(struct exp *x, const cJSON *e)
 {
@@ -345,6 +379,8 @@ static void (*const exp_handlers[EV__COUNT])(struct exp *, const cJSON *) = {
     [EV_TOOL_RESULT] = exp_on_tool_result,
     [EV_WORKSPACE_CHANGE] = exp_on_workspace_change,
     [EV_ERROR] = exp_on_error,
+    [EV_CONTEXT_TRIM] = exp_on_context,
+    [EV_COMPACTION] = exp_on_context,
     [EV_RUN_END] = exp_on_run_end,
 };
 

@@ -114,6 +114,46 @@ static void hl_model_request(struct headless *h, const cJSON *ev)
 	        hl_sgr(h, "\033[0m"));
 }
 
+/* The history was trimmed or compacted: one dim line each, so a long
+ * session says what it did to fit the model's context window. */
+static void hl_context(struct headless *h, const cJSON *ev)
+{
+	const char *state = json_str(ev, "state", NULL);
+	char *line;
+	if (!state)
+		line = xasprintf(
+		    "[context: %d old tool results elided (%.0f KB): "
+		    "about %.0f -> %.0f tokens of %.0f]",
+		    cJSON_GetArraySize(cJSON_GetObjectItem(ev, "ids")),
+		    json_num(ev, "bytes", 0) / 1024,
+		    json_num(ev, "est_before", 0), json_num(ev, "est_after", 0),
+		    json_num(ev, "window", 0));
+	else if (!strcmp(state, "started"))
+		line = xasprintf("[context: compacting the conversation (%s): "
+		                 "about %.0f tokens of %.0f]",
+		                 json_str(ev, "reason", ""),
+		                 json_num(ev, "est_tokens", 0),
+		                 json_num(ev, "window", 0));
+	else if (!strcmp(state, "done"))
+		line = xasprintf(
+		    "[context: compacted: %.0f messages replaced by "
+		    "a summary of %zu bytes%s, %.0f kept: about "
+		    "%.0f -> %.0f tokens]",
+		    json_num(ev, "replaced", 0),
+		    strlen(json_str(ev, "summary", "")),
+		    json_bool(ev, "cached", 0) ? " (cached)" : "",
+		    json_num(ev, "kept", 0), json_num(ev, "est_before", 0),
+		    json_num(ev, "est_after", 0));
+	else
+		line = xasprintf("[context: compaction failed: %s]",
+		                 json_str(ev, "message", ""));
+	hl_end_text(h);
+	fputs(hl_sgr(h, "\033[2m"), stderr);
+	hl_put(line);
+	fprintf(stderr, "%s\n", hl_sgr(h, "\033[0m"));
+	free(line);
+}
+
 /* A resumed run goes live: from which turn, and why. */
 static void hl_replay_live(struct headless *h, const cJSON *ev)
 {
@@ -282,6 +322,8 @@ static void (*const hl_handlers[EV__COUNT])(struct headless *,
     [EV_EXEC_END] = hl_exec_end,
     [EV_TOOL_RESULT] = hl_tool_result,
     [EV_ERROR] = hl_error,
+    [EV_CONTEXT_TRIM] = hl_context,
+    [EV_COMPACTION] = hl_context,
     [EV_ASSISTANT_MESSAGE] = hl_assistant_message,
     [EV_RUN_END] = hl_run_end,
 };

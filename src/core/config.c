@@ -48,6 +48,9 @@ void config_defaults(struct config *c)
 	c->max_turns = 50;
 	c->max_output_bytes = 16384;
 	c->max_output_tokens = 8192;
+	c->context.trim_at = 0.70;
+	c->context.compact_at = 0.85;
+	c->context.keep_turns = 4;
 	c->mem_mb = 4096;
 	c->nproc = 256;
 	c->cpu_s = 600;
@@ -215,6 +218,60 @@ static int apply_limits(struct config *c, const cJSON *obj, const char *origin,
 	return 0;
 }
 
+/* "context": {"trim_at", "compact_at", "keep_turns", "window"}. */
+static int apply_context(struct config *c, const cJSON *obj, const char *origin,
+                         char **err)
+{
+	if (!cJSON_IsObject(obj))
+		return set_err(err, "%s: \"context\" must be an object",
+		               origin);
+	const cJSON *v;
+	cJSON_ArrayForEach(v, obj)
+	{
+		const char *k = v->string;
+		int share = !strcmp(k, "trim_at") || !strcmp(k, "compact_at");
+		if (share && (!cJSON_IsNumber(v) || v->valuedouble <= 0.05 ||
+		              v->valuedouble > 1))
+			return set_err(err,
+			               "%s: \"context.%s\" must be a share of "
+			               "the context window, above 0.05 and at "
+			               "most 1 (e.g. 0.7)",
+			               origin, k);
+		double d = 0;
+		if (!strcmp(k, "trim_at"))
+			c->context.trim_at = v->valuedouble;
+		else if (!strcmp(k, "compact_at"))
+			c->context.compact_at = v->valuedouble;
+		else if (!strcmp(k, "keep_turns") || !strcmp(k, "window")) {
+			if (apply_number(&d, v, origin,
+			                 !strcmp(k, "window") ? 0 : 1, err) < 0)
+				return -1;
+			if (d > 1e9)
+				return set_err(err,
+				               "%s: \"context.%s\" is too "
+				               "large",
+				               origin, k);
+			if (!strcmp(k, "window"))
+				c->context.window = (long)d;
+			else
+				c->context.keep_turns = (int)d;
+		} else
+			return set_err(err,
+			               "%s: unknown key \"context.%s\" (known: "
+			               "trim_at, compact_at, keep_turns, "
+			               "window)",
+			               origin, k);
+	}
+	if (c->context.compact_at < c->context.trim_at)
+		return set_err(err,
+		               "%s: \"context.compact_at\" (%g) must not be "
+		               "below \"context.trim_at\" (%g): trimming comes "
+		               "first",
+		               origin, c->context.compact_at,
+		               c->context.trim_at);
+	return 0;
+}
+
 struct str_key {
 	const char *key;
 	size_t off;
@@ -327,6 +384,8 @@ int config_apply_key(struct config *c, const cJSON *v, const char *origin,
 	}
 	if (!strcmp(k, "limits"))
 		return apply_limits(c, v, origin, err);
+	if (!strcmp(k, "context"))
+		return apply_context(c, v, origin, err);
 	if (!strcmp(k, "inputs"))
 		return apply_inputs(c, v, origin, base_dir, err);
 	if (!strcmp(k, "outputs")) {

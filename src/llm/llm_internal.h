@@ -80,6 +80,12 @@ long llm_retry_delay(int retries, const char *retry_after_ms,
 double llm_retry_jitter(void);
 /* The LLM_ERR_* category of an HTTP status. */
 const char *llm_status_category(long status);
+/* Whether an error (HTTP status, 0 for one inside a stream; its body)
+ * says the prompt is longer than the model's context window, in any
+ * dialect: OpenAI's and the Responses API's code
+ * context_length_exceeded, vLLM's "maximum context length", llama.cpp's
+ * exceed_context_size_error, Anthropic's "prompt is too long". */
+int llm_context_exceeded(long status, const char *body);
 /* The human message inside an error body (error.message, flat
  * message, detail, or the sanitized start of the body). Never NULL. */
 char *llm_error_body_message(const char *body);
@@ -132,6 +138,7 @@ struct chat_stream {
 	char *error;       /* what went wrong, when feed/finish failed */
 	char *error_body;  /* the error JSON of an error event, if any */
 	int error_final;   /* retrying cannot help (a bound was passed) */
+	int error_context; /* the error says the prompt is too long */
 	cJSON *items;      /* reasoning items / thinking blocks to send back */
 	char *response_id; /* Responses API: the answer's resp_ id */
 	struct buf think;  /* Anthropic: the thinking block being streamed */

@@ -195,7 +195,10 @@ static void oai_http_error(struct openai *o, struct openai_try *t,
 	};
 	int retry =
 	    llm_retry_should(t->status, body, http_header(x, "x-should-retry"));
-	oai_failed(o, t, x, retry, llm_status_category(t->status),
+	oai_failed(o, t, x, retry,
+	           llm_context_exceeded(t->status, body)
+	               ? LLM_ERR_CONTEXT
+	               : llm_status_category(t->status),
 	           llm_http_error_message(&f));
 }
 
@@ -232,7 +235,8 @@ static void oai_done(struct http_xfer *x, int ok, const char *errmsg, void *arg)
 	const char *why = t->st.error ? t->st.error : errmsg;
 	int retry =
 	    !t->st.error_final && llm_retry_should(0, t->st.error_body, NULL);
-	oai_failed(o, t, x, retry, LLM_ERR_STREAM,
+	oai_failed(o, t, x, retry,
+	           t->st.error_context ? LLM_ERR_CONTEXT : LLM_ERR_STREAM,
 	           xasprintf("%s: stream from %s failed: %s", o->m->provider,
 	                     o->url, why ? why : "connection lost"));
 }

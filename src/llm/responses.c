@@ -258,6 +258,7 @@ static void resp_error(struct chat_stream *s, const cJSON *err, const char *raw)
 {
 	const char *code = json_str(err, "code", "");
 	const char *msg = json_str(err, "message", "no message");
+	s->error_context = !strcmp(code, "context_length_exceeded");
 	int final = !strcmp(code, "context_length_exceeded") ||
 	            !strcmp(code, "invalid_prompt") ||
 	            !strcmp(json_str(err, "type", ""), "invalid_request_error");

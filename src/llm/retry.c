@@ -146,6 +146,28 @@ double llm_retry_jitter(void)
 	return (double)(state >> 11) / 9007199254740992.0; /* 2^53 */
 }
 
+int llm_context_exceeded(long status, const char *body)
+{
+	static const char *const says[] = {
+	    "maximum context length", "context length",     "context window",
+	    "context size",           "prompt is too long", "too many tokens"};
+	if ((status != 0 && status != 400 && status != 413) || !body)
+		return 0;
+	cJSON *j = cJSON_Parse(body);
+	const char *scode = NULL;
+	long icode = 0;
+	if (cJSON_IsObject(j))
+		body_code(j, &scode, &icode);
+	int yes = scode && (!strcmp(scode, "context_length_exceeded") ||
+	                    !strcmp(scode, "exceed_context_size_error"));
+	char *msg = yes ? NULL : llm_error_body_message(body);
+	for (size_t i = 0; msg && !yes && i < sizeof says / sizeof *says; i++)
+		yes = strcasestr(msg, says[i]) != NULL;
+	free(msg);
+	cJSON_Delete(j);
+	return yes;
+}
+
 const char *llm_status_category(long status)
 {
 	if (status == 401 || status == 403 || status == 404)
@@ -241,9 +263,9 @@ static char *error_hint(const struct llm_http_fail *f, const char *msg,
 			               "another key");
 		return xstrdup("rate limited: wait and try again");
 	case 400:
-		if (scode && strcmp(scode, "context_length_exceeded") == 0)
-			return xstrdup("the conversation is too long for this "
-			               "model: start a new run");
+		if (llm_context_exceeded(f->status, f->body))
+			return xstrdup("the conversation is longer than the "
+			               "model's context window");
 		return xstrdup("the server rejected the request");
 	case 413:
 		return xstrdup("the request is too large for the server");

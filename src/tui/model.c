@@ -489,6 +489,70 @@ static void model_on_model_request(struct ui_model *m, const cJSON *ev,
 	(void)t;
 	m->turn = (int)json_num(ev, "turn", m->turn + 1);
 	m->phase = UI_REQUESTING;
+	m->ctx_tokens = json_num(ev, "est_tokens", m->ctx_tokens);
+	m->ctx_window = json_num(ev, "window", m->ctx_window);
+	m->dirty |= UI_DIRTY_STATUS;
+}
+
+/* Old results became stubs: said, so that nothing is hidden. */
+static void model_on_context_trim(struct ui_model *m, const cJSON *ev,
+                                  int64_t t)
+{
+	(void)t;
+	char *s = xasprintf(
+	    "context: %d old tool results elided from the "
+	    "history (%.0f KB; the record keeps them): about "
+	    "%.0f -> %.0f tokens of %.0f",
+	    cJSON_GetArraySize(cJSON_GetObjectItem(ev, "ids")),
+	    json_num(ev, "bytes", 0) / 1024, json_num(ev, "est_before", 0),
+	    json_num(ev, "est_after", 0), json_num(ev, "window", 0));
+	item_add(m, UI_ITEM_NOTICE, s);
+	free(s);
+	m->ctx_tokens = json_num(ev, "est_after", m->ctx_tokens);
+	m->dirty |= UI_DIRTY_STATUS;
+}
+
+/* A compaction: under way, its summary as a block of its own, or why
+ * it failed. */
+static void model_on_compaction(struct ui_model *m, const cJSON *ev, int64_t t)
+{
+	(void)t;
+	const char *state = json_str(ev, "state", "");
+	const char *reason = json_str(ev, "reason", "");
+	const char *why = !strcmp(reason, "user") ? "you asked (/compact)"
+	                  : !strcmp(reason, "context_length_exceeded")
+	                      ? "the provider refused the prompt as too long"
+	                      : "the conversation nears the context window";
+	char *s = NULL;
+	if (!strcmp(state, "started")) {
+		m->compacting = 1;
+		m->phase = UI_REQUESTING;
+		s = xasprintf("compacting the conversation (%s): about %.0f "
+		              "tokens of %.0f; the model writes a summary",
+		              why, json_num(ev, "est_tokens", 0),
+		              json_num(ev, "window", 0));
+		item_add(m, UI_ITEM_NOTICE, s);
+	} else if (!strcmp(state, "done")) {
+		m->compacting = 0;
+		s = xasprintf(
+		    "compacted: %.0f earlier messages replaced by the "
+		    "model's summary below%s (about %.0f -> %.0f "
+		    "tokens); the record keeps them all",
+		    json_num(ev, "replaced", 0),
+		    json_bool(ev, "cached", 0) ? " (from the cache)" : "",
+		    json_num(ev, "est_before", 0),
+		    json_num(ev, "est_after", 0));
+		item_add(m, UI_ITEM_NOTICE, s);
+		item_add(m, UI_ITEM_SUMMARY, json_str(ev, "summary", ""));
+		m->ctx_tokens = json_num(ev, "est_after", m->ctx_tokens);
+	} else {
+		m->compacting = 0;
+		s = xasprintf("compaction failed: %s",
+		              json_str(ev, "message", "?"));
+		item_add(m, UI_ITEM_ERROR, s);
+	}
+	free(s);
+	m->dirty |= UI_DIRTY_STATUS | UI_DIRTY_CONV;
 }
 
 /* Streamed text goes into the turn's assistant item. */
@@ -536,7 +600,12 @@ static void model_on_usage(struct ui_model *m, const cJSON *ev, int64_t t)
 	m->unpriced = (int)json_num(tot, "unpriced_turns", 0);
 	m->last_cost =
 	    json_bool(ev, "priced", 0) ? json_num(ev, "cost_usd", 0) : -1;
-	int turn = (int)json_num(ev, "turn", 0);
+	int compaction = cJSON_GetObjectItem(ev, "of") != NULL;
+	if (!compaction && !json_bool(ev, "replayed", 0) &&
+	    json_num(ev, "input_tokens", 0) > 0)
+		m->ctx_tokens = json_num(ev, "input_tokens", 0); /* measured */
+	m->dirty |= UI_DIRTY_STATUS;
+	int turn = compaction ? 0 : (int)json_num(ev, "turn", 0);
 	if (turn < 1 || turn >= 1000000)
 		return;
 	if (turn >= m->nturn_cost) {
@@ -637,6 +706,8 @@ static const model_handler model_handlers[EV__COUNT] = {
     [EV_EXEC_END] = model_on_exec_end,
     [EV_TOOL_RESULT] = model_on_tool_result,
     [EV_WORKSPACE_CHANGE] = model_on_workspace_change,
+    [EV_CONTEXT_TRIM] = model_on_context_trim,
+    [EV_COMPACTION] = model_on_compaction,
     [EV_ERROR] = model_on_error,
     [EV_IDLE] = model_on_idle,
     [EV_RUN_END] = model_on_run_end,

@@ -282,7 +282,7 @@ static void wrap_text(struct ui_rows *out, const char *label, enum ui_elem lel,
 
 /* The assistant's markdown as rows. */
 static void assistant_rows(struct ui_rows *out, const struct ui_item *it,
-                           int width)
+                           int width, const char *label)
 {
 	char *clean = term_clean(buf_str(&it->text), it->text.len,
 	                         TERM_CLEAN_NEWLINES | TERM_CLEAN_TABS);
@@ -293,7 +293,7 @@ static void assistant_rows(struct ui_rows *out, const struct ui_item *it,
 		buf_init(&b, 0);
 		if (i == 0) {
 			ui_st_elem(&b, UE_ASSISTANT_LABEL);
-			buf_puts(&b, "assistant: ");
+			buf_puts(&b, label);
 		}
 		buf_puts(&b, md.l[i].st);
 		if (i == md.n - 1 && it->streaming) {
@@ -350,7 +350,10 @@ struct ui_rows *ui_item_rows(struct ui *u, int i, int width)
 		          UE_USER, width);
 		break;
 	case UI_ITEM_ASSISTANT:
-		assistant_rows(&it->rows, it, width);
+		assistant_rows(&it->rows, it, width, "assistant: ");
+		break;
+	case UI_ITEM_SUMMARY:
+		assistant_rows(&it->rows, it, width, "summary: ");
 		break;
 	case UI_ITEM_CALL: {
 		char lead[16];
@@ -1039,6 +1042,8 @@ void ui_draw_status(struct ui *u)
 		phase = "waiting for approval";
 	else if (m->phase != UI_ENDED && ui_step_shown(u))
 		phase = "paused at a breakpoint";
+	else if (m->phase == UI_REQUESTING && m->compacting)
+		phase = "compacting";
 	/* the phase first: a notice may cover the figures, not it */
 	ui_replay_status(u, &b);
 	if (m->phase == UI_ENDED)
@@ -1049,6 +1054,9 @@ void ui_draw_status(struct ui *u)
 		buf_puts(&b, " STEP |");
 	buf_printf(&b, " %s/%s  in %s out %s", m->provider ? m->provider : "-",
 	           m->model_name ? m->model_name : "-", in, out);
+	if (m->ctx_window > 0 && m->ctx_tokens > 0)
+		buf_printf(&b, "  ctx %.0f%%",
+		           100 * m->ctx_tokens / m->ctx_window);
 	/* money: the run's and the last turn's; unknown without a price,
 	 * never shown as $0 */
 	if (m->cost > 0 || m->last_cost >= 0) {

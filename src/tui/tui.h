@@ -412,7 +412,8 @@ enum ui_item_kind {
 	UI_ITEM_NOTICE,
 	UI_ITEM_ERROR,
 	UI_ITEM_END,
-	UI_ITEM_IMAGE, /* an image made or changed: "created|updated PATH" */
+	UI_ITEM_IMAGE,   /* an image made or changed: "created|updated PATH" */
+	UI_ITEM_SUMMARY, /* a compaction's summary (the model's text) */
 };
 
 struct ui_item {
@@ -480,8 +481,12 @@ struct ui_model {
 	int max_turns;
 	int turn;
 	double in_tokens, out_tokens, cost;
-	double last_cost;  /* the last turn's; -1 unknown */
-	int unpriced;      /* turns of unknown cost (no price) */
+	double last_cost; /* the last turn's; -1 unknown */
+	int unpriced;     /* turns of unknown cost (no price) */
+	/* the conversation's size: the last request's (estimated, then
+	 * measured) against the model's context window (0 unknown) */
+	double ctx_tokens, ctx_window;
+	int compacting;    /* a compaction's summary is on its way */
 	double *turn_cost; /* [turn]: its cost, -1 unknown (turns from 1) */
 	int nturn_cost;
 	int64_t t0_mono;     /* now_ms() at event t = 0 */

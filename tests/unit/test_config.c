@@ -277,6 +277,44 @@ static void test_user_file(void **state)
 	assert_null(config_user_file());
 }
 
+/* "context": shares of the window, checked; compact_at never below
+ * trim_at; unknown keys named. */
+static void test_context_keys(void **state)
+{
+	(void)state;
+	struct config cfg, *c = &cfg;
+	config_defaults(c);
+	char *err = NULL;
+	assert_true(c->context.trim_at > 0.69 && c->context.trim_at < 0.71);
+	assert_int_equal(c->context.keep_turns, 4);
+	cJSON *j = cJSON_Parse("{\"context\": {\"trim_at\": 0.5, "
+	                       "\"compact_at\": 0.6, \"keep_turns\": 2, "
+	                       "\"window\": 32768}}");
+	assert_int_equal(config_apply_json(c, j, "t.json", &err), 0);
+	cJSON_Delete(j);
+	assert_true(c->context.compact_at > 0.59 &&
+	            c->context.compact_at < 0.61);
+	assert_int_equal(c->context.keep_turns, 2);
+	assert_int_equal(c->context.window, 32768);
+	static const char *const bad[][2] = {
+	    {"{\"context\": {\"trim_at\": 1.5}}",
+	     "share of the context window"},
+	    {"{\"context\": {\"compact_at\": 0.3}}", "must not be below"},
+	    {"{\"context\": {\"keep_turns\": 0}}", "keep_turns"},
+	    {"{\"context\": {\"trim\": 0.5}}", "unknown key \"context.trim\""},
+	    {"{\"context\": 3}", "\"context\" must be an object"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		j = cJSON_Parse(bad[i][0]);
+		assert_int_equal(config_apply_json(c, j, "t.json", &err), -1);
+		assert_non_null(strstr(err, bad[i][1]));
+		free(err);
+		err = NULL;
+		cJSON_Delete(j);
+	}
+	config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +333,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_strip_comments_keeps_strings,
 	                                    setup, teardown),
 	    cmocka_unit_test(test_user_file),
+	    cmocka_unit_test(test_context_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1318,6 +1318,7 @@ static void test_restart_async(void **state)
 	const char *mode = getenv("ASSAY_DOCKER_EXEC");
 	if (mode && !strcmp(mode, "exec"))
 		skip(); /* does not apply: no runner to stop */
+	setenv("ASSAY_LOG_STDERR", "1", 1); /* what the backend did, shown */
 	start(h);
 	free(run_out(h, "echo kept > k.txt"));
 	/* The command stops the runner, then shows it has (a sleep the
@@ -1346,8 +1347,12 @@ static void test_restart_async(void **state)
 	loop_timer_cancel(h->loop, w.timer);
 	assert_true(r.done);
 	assert_true(r.ex.cancelled);
-	fprintf(stderr, "restart: %d ticks of a 20 ms timer while it ran\n",
-	        w.ticks);
+	fprintf(stderr,
+	        "restart: %d ticks of a 20 ms timer while it ran (exit %d, "
+	        "signal %d, cancelled %d, error %s)\n",
+	        w.ticks, r.ex.exit_code, r.ex.signal, r.ex.cancelled,
+	        r.ex.error ? r.ex.error : "none");
+	unsetenv("ASSAY_LOG_STDERR");
 	/* the loop ran during the restart (how often its timer fired
 	 * depends on how long the restart took: a figure, printed) */
 	assert_true(w.ticks >= 1);

@@ -77,10 +77,14 @@ static void test_simple_events(void **state)
 static void test_model_request(void **state)
 {
 	(void)state;
-	check_json(ev_model_request(1, "ab12", 0, 2, 0),
+	check_json(ev_model_request(1, "ab12", 0, 2, 0, 0, 0),
 	           "{\"type\":\"model_request\",\"turn\":1,\"request_hash\":"
 	           "\"ab12\",\"cached\":false,\"messages\":2}");
-	check_json(ev_model_request(4, "ff", 1, 9, 1),
+	check_json(ev_model_request(2, "cd", 0, 4, 1500, 16000, 0),
+	           "{\"type\":\"model_request\",\"turn\":2,\"request_hash\":"
+	           "\"cd\",\"cached\":false,\"messages\":4,\"est_tokens\":"
+	           "1500,\"window\":16000}");
+	check_json(ev_model_request(4, "ff", 1, 9, 0, 0, 1),
 	           "{\"type\":\"model_request\",\"turn\":4,\"request_hash\":"
 	           "\"ff\",\"cached\":true,\"messages\":9,\"replayed\":true}");
 }

@@ -186,9 +186,58 @@ static void test_messages(void **state)
 	free(m);
 }
 
+/* A prompt over the context window, in each dialect the providers
+ * speak (the bodies of tests/fakes/, as the servers send them), and
+ * what is not one. */
+static void test_context_exceeded(void **state)
+{
+	(void)state;
+	static const char *const yes[] = {
+	    /* OpenAI, the Responses API */
+	    "{\"error\":{\"message\":\"This model's maximum context length "
+	    "is 16000 tokens.\",\"type\":\"invalid_request_error\","
+	    "\"param\":\"messages\",\"code\":\"context_length_exceeded\"}}",
+	    /* vLLM, flat */
+	    "{\"object\":\"error\",\"message\":\"This model's maximum "
+	    "context length is 8192 tokens. However, your request has 9000 "
+	    "input tokens.\",\"type\":\"BadRequestError\",\"code\":400}",
+	    /* llama.cpp */
+	    "{\"error\":{\"code\":400,\"message\":\"request (9000 tokens) "
+	    "exceeds the available context size (8192 tokens)\",\"type\":"
+	    "\"exceed_context_size_error\"}}",
+	    /* Anthropic */
+	    "{\"type\":\"error\",\"error\":{\"type\":"
+	    "\"invalid_request_error\",\"message\":\"prompt is too long: "
+	    "210000 tokens > 200000 maximum\"}}",
+	};
+	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+		assert_true(llm_context_exceeded(400, yes[i]));
+	assert_true(llm_context_exceeded(0, yes[0])); /* in a stream */
+	/* a rate limit on tokens is not a full window */
+	assert_false(llm_context_exceeded(
+	    429, "{\"error\":{\"message\":\"Rate limit reached: too many "
+	         "tokens per min\",\"code\":\"rate_limit_exceeded\"}}"));
+	assert_false(llm_context_exceeded(
+	    400, "{\"error\":{\"message\":\"Invalid 'messages[2].content'"
+	         "\",\"code\":\"invalid_value\"}}"));
+	assert_false(llm_context_exceeded(400, NULL));
+	/* the message says the window is passed, and no longer says to
+	 * start a new run (the session compacts) */
+	struct llm_http_fail f = {.provider = "openai",
+	                          .status = 400,
+	                          .url = "u",
+	                          .body = yes[0],
+	                          .key_env = "OPENAI_API_KEY",
+	                          .key_set = 1};
+	char *m = llm_http_error_message(&f);
+	assert_non_null(strstr(m, "longer than the model's context window"));
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_context_exceeded),
 	    cmocka_unit_test(test_classify_status),
 	    cmocka_unit_test(test_classify_body),
 	    cmocka_unit_test(test_should_retry_header),
