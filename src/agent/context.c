@@ -243,10 +243,11 @@ static cJSON *context_summary_input(struct session *s, int *left_out)
 	*left_out = 0;
 	if (c->window <= 0)
 		return msgs;
-	double fit = CONTEXT_SUMMARY_FIT * (double)c->window -
-	             (double)s->cfg->max_output_tokens;
-	if (fit < (double)c->window / 4)
-		fit = (double)c->window / 4;
+	/* room for the answer: the output limit, at most a quarter */
+	double reserve = (double)s->cfg->max_output_tokens;
+	if (reserve > (double)c->window / 4)
+		reserve = (double)c->window / 4;
+	double fit = CONTEXT_SUMMARY_FIT * (double)c->window - reserve;
 	if ((double)context_estimate(c, context_bytes(s, msgs)) <= fit)
 		return msgs;
 	int last = context_turn_start(msgs, 1);
@@ -258,31 +259,36 @@ static cJSON *context_summary_input(struct session *s, int *left_out)
 			free(stub);
 		}
 	}
-	/* whole turns from the start, while the rest does not fit */
+	/* the user's first messages (and an earlier summary) stay; whole
+	 * turns after them go, oldest first, while the rest does not fit */
+	int head = 0, n = cJSON_GetArraySize(msgs);
+	while (head < n &&
+	       strcmp(json_str(cJSON_GetArrayItem(msgs, head), "role", ""),
+	              "assistant"))
+		head++;
 	while ((double)context_estimate(c, context_bytes(s, msgs)) > fit) {
-		int n = cJSON_GetArraySize(msgs), cut = -1;
-		for (int i = 1; i < n - 2; i++)
-			if (!strcmp(json_str(cJSON_GetArrayItem(msgs, i),
-			                     "role", ""),
-			            "assistant")) {
-				cut = i;
-				break;
-			}
-		if (cut < 0)
-			break;
-		for (int i = 0; i < cut; i++)
-			cJSON_DeleteItemFromArray(msgs, 0);
-		*left_out += cut;
+		n = cJSON_GetArraySize(msgs);
+		int end = head + 1;
+		while (end < n && strcmp(json_str(cJSON_GetArrayItem(msgs, end),
+		                                  "role", ""),
+		                         "assistant"))
+			end++;
+		if (end >= context_turn_start(msgs, 1) || end >= n)
+			break; /* only the last turn is left */
+		for (int i = head; i < end; i++)
+			cJSON_DeleteItemFromArray(msgs, head);
+		*left_out += end - head;
 	}
 	if (*left_out) {
-		char *note = xasprintf("[assay: the first %d messages of the "
-		                       "session are left out here: they do not "
-		                       "fit the context window]",
-		                       *left_out);
+		char *note =
+		    xasprintf("[assay: %d messages after these are left "
+		              "out here: they do not fit the context "
+		              "window]",
+		              *left_out);
 		cJSON *m = cJSON_CreateObject();
 		cJSON_AddStringToObject(m, "role", "user");
 		cJSON_AddStringToObject(m, "content", note);
-		cJSON_InsertItemInArray(msgs, 0, m);
+		cJSON_InsertItemInArray(msgs, head, m);
 		free(note);
 	}
 	return msgs;

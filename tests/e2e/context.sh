@@ -167,4 +167,18 @@ check "... the rebuilt history matched the record: every recorded request hashed
 	test "$(jget "$tr" "sum(1 for e in x if e['type'] == 'replay_live' and 'differs' in e['reason'])")" -eq 0 -a \
 	"$(jget "$tr" "sum(1 for e in x if e['type'] == 'replay_live')")" -eq 1
 check "... the final answer arrived" grep -q "FINAL ANSWER: all 30 steps done" resumed.err
+
+# --- 5. a fork before the compaction: live from there, compacting anew --
+seq2=$(jget "$tr" "[e['seq'] for e in x if e['type'] == 'tool_result'][1]")
+set +e
+OPENAI_API_KEY=sk-e2e "$ASSAY" resume "$T/killed" --re-execute --fork-at "$seq2" \
+	--replace "turn 001: a different result" --run-dir "$T/fork" --base-url "$URL" \
+	--config "$T/cfg8.json" </dev/null >fork.out 2>fork.err
+CODE=$?
+set -e
+check "a fork at the second result (seq $seq2), before the compaction: exit $CODE" test "$CODE" -eq 0 ||
+	tail -5 fork.err
+check "... its history compacted as it grew ($(jget fork/transcript.jsonl "[(e['state'], e.get('cached')) for e in x if e['type'] == 'compaction']"))" \
+	test "$(jget fork/transcript.jsonl "sum(1 for e in x if e['type'] == 'compaction' and e['state'] == 'done')")" -ge 1
+check "... and the final answer arrived" grep -q "FINAL ANSWER: all 30 steps done" fork.err
 finish

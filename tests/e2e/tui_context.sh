@@ -56,4 +56,16 @@ check "... it sent no turn, only the summary request" \
 check "... the status bar shows the smaller history ($(pct)% after $before%)" test "$(pct)" -lt "$before"
 keys C-q
 check "Ctrl-Q: exit 0" test "$(wait_exit 20)" = 0
+
+# replay: the compaction is a step, and shows the same block
+seq=$(jget "$tr" "[e['seq'] for e in x if e['type'] == 'compaction' and e['state'] == 'done'][0]")
+tui_start 140 40 -- replay "$T/r1"
+check "replay opens" wait_for 'step 1: run_start' 20
+keys g
+type_text "$seq"
+keys Enter
+check "replay, at the compaction (step $seq): the summary block" wait_for 'summary: SUMMARY-BLOCK' 20
+check "... and the notice that it replaced earlier messages" screen_has 'compacted: [0-9]+ earlier messages replaced'
+keys q
+check "replay: q leaves (exit 0)" test "$(wait_exit 20)" = 0
 finish
