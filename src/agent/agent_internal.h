@@ -61,7 +61,7 @@ struct context {
 	int retry;           /* then the refused turn is asked again */
 	int recovered;       /* the turn in flight compacted after a refusal */
 	int no_compact;      /* a compaction failed: not again this turn */
-	int user;            /* /compact: the session waits after it */
+	int user;            /* /compact: 1 + the idle reason it returns to */
 	int followed;        /* a re-execute redid the record's compaction
 	                        before this turn (1 + turn) */
 	char *reason;        /* threshold, context_length_exceeded, user */

@@ -239,6 +239,15 @@ static cJSON *context_summary_input(struct session *s, int *left_out)
 {
 	struct context *c = &s->ctx;
 	cJSON *msgs = cJSON_Duplicate(s->messages, 1);
+	/* all of it is sent: no chain of responses stored at the provider
+	 * (responses_store), which would send only the ask */
+	cJSON *it;
+	cJSON_ArrayForEach(it, msgs)
+	{
+		cJSON_DeleteItemFromObjectCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(it, "provider_items"),
+		    "response_id");
+	}
 	messages_add_user(msgs, context_prompt);
 	*left_out = 0;
 	if (c->window <= 0)
@@ -398,20 +407,21 @@ static int context_follow(struct session *s)
 	    s->replay ? replay_compaction_before(s->replay, s->turn + 1) : NULL;
 	if (!e || c->followed == s->turn + 2)
 		return 0;
-	int n = cJSON_GetArraySize(s->messages);
-	int kept = (int)json_num(e, "kept", -1);
-	if (kept < 1 || kept >= n)
+	/* the same history so far: the same first message kept */
+	int keep = (int)json_num(e, "replaced", -1);
+	if (keep < 1 || keep >= cJSON_GetArraySize(s->messages))
 		return 0;
 	c->followed = s->turn + 2;
-	context_compact_from(s, json_str(e, "reason", "threshold"), n - kept);
+	/* a refusal lowered the record's window: so here */
+	if (json_num(e, "window", 0) > 0)
+		c->window = (long)json_num(e, "window", 0);
+	context_compact_from(s, json_str(e, "reason", "threshold"), keep);
 	return 1;
 }
 
 int context_before_request(struct session *s)
 {
 	struct context *c = &s->ctx;
-	if (context_follow(s))
-		return 1;
 	size_t bytes = context_bytes(s, NULL);
 	long est = context_estimate(c, bytes);
 	if (c->window > 0 &&
@@ -421,6 +431,10 @@ int context_before_request(struct session *s)
 	}
 	c->sent_bytes = bytes;
 	c->est = est;
+	/* a re-execute compacts where its record did, after the same
+	 * trim */
+	if (context_follow(s))
+		return 1;
 	if (c->window <= 0 ||
 	    (double)est <= s->cfg->context.compact_at * (double)c->window ||
 	    c->no_compact)
@@ -459,10 +473,9 @@ int context_refused(struct session *s, const struct llm_result *r)
 	    c->recovered)
 		return 0;
 	c->recovered = 1;
-	/* the window is smaller than the estimate thought: what was sent
-	 * is at least that large */
-	if (c->window <= 0 || c->est > c->window)
-		c->window = c->est > 0 ? c->est : c->window;
+	/* what was sent did not fit: the window is at most its size */
+	if (c->est > 0 && (c->window <= 0 || c->est < c->window))
+		c->window = c->est;
 	char *err = NULL;
 	if (context_compact(s, "context_length_exceeded", 1, &err) < 0) {
 		log_info("context: %s", err);
@@ -488,7 +501,7 @@ void context_abandon(struct session *s, const char *why)
 		return;
 	session_emit(s, ev_compaction_failed(c->reason, s->turn, why));
 	context_end(c);
-	c->retry = c->user = 0;
+	c->retry = c->user = c->recovered = 0;
 }
 
 int context_summarized(struct session *s, struct llm_result *r, int cached)
@@ -514,7 +527,7 @@ int context_summarized(struct session *s, struct llm_result *r, int cached)
 	cJSON *next = context_compacted(s->messages, keep, text);
 	size_t after_bytes = context_bytes(s, next);
 	/* the summary request was measured: its bytes per token serve */
-	if (!cached && r->usage.known && r->usage.input_tokens > 0) {
+	if (r->usage.known && r->usage.input_tokens > 0) {
 		c->last_in = r->usage.input_tokens;
 		c->last_bytes = c->sum_bytes;
 	}

@@ -515,8 +515,12 @@ static void walk_events(struct walk *w)
 			break;
 		case EV_CONTEXT_TRIM:
 		case EV_COMPACTION:
-			/* what the run did to its history, done again */
+			/* what the run did to its history, done again, with
+			 * the window it had then (a refusal lowers it) */
 			context_apply(&w->messages, e);
+			if (json_num(e, "window", 0) > 0)
+				w->s->ctx.window =
+				    (long)json_num(e, "window", 0);
 			break;
 		default:
 			break;

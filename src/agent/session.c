@@ -458,8 +458,8 @@ static void session_compacted(struct session *s, struct llm_result *r,
 	s->ctx.user = s->ctx.retry = 0;
 	int rc = context_summarized(s, r, cached);
 	llm_result_free(r);
-	if (user) {
-		session_idle(s, SESSION_IDLE_READY);
+	if (user) { /* the same wait as before (a failed turn stays one) */
+		session_idle(s, (enum session_idle)(user - 1));
 		return;
 	}
 	if (rc < 0 && retry) { /* the refusal stands */
@@ -1052,10 +1052,14 @@ int session_send(struct session *s, const char *text, char **err)
 		return set_err(err, "the agent is busy: wait for it, or press "
 		                    "Ctrl-C to stop it");
 	if (!strcmp(text, "/compact")) {
+		if (s->idle_why == SESSION_IDLE_BUDGET)
+			return set_err(err, "a budget is spent: raise it (the "
+			                    "Budget dialog) before compacting");
 		if (context_compact(s, "user", s->cfg->context.keep_turns,
 		                    err) < 0)
 			return -1;
-		s->ctx.user = 1;
+		s->ctx.user =
+		    1 + (int)s->idle_why; /* the wait it goes back to */
 		session_compact_request(s);
 		return 0;
 	}
