@@ -15,9 +15,7 @@
 # ends skipped after its docker checks, and fails under CI=true).
 # Skipped (77) when no Docker daemon answers (a failure under CI=true).
 source "$(dirname "$0")/lib.bash"
-command -v docker >/dev/null || skip "the docker CLI (used by this test to look) is not installed"
-docker version >/dev/null 2>&1 ||
-	skip "no Docker daemon answers at ${DOCKER_HOST:-the default socket} (scripts/setup-docker starts one)"
+need_docker
 image=${ASSAY_DOCKER_IMAGE:-assay-sandbox:latest}
 docker image inspect "$image" >/dev/null 2>&1 ||
 	{ echo "FAIL image $image is missing: scripts/sandbox-image/build-offline builds it"; exit 1; }

@@ -6,9 +6,7 @@
 # an attached stdin: the raw upgraded connection, here inside TLS) and
 # the file tools must work; a wrong CA must be a clear error (exit 3).
 source "$(dirname "$0")/lib.bash"
-command -v docker >/dev/null || skip "the docker CLI is not installed"
-docker version >/dev/null 2>&1 ||
-	skip "no Docker daemon answers (scripts/setup-docker starts one; its log: /run/assay-dockerd/dockerd.log)"
+need_docker
 command -v socat >/dev/null || skip "socat is not installed (scripts/setup-docker installs it)"
 command -v openssl >/dev/null || skip "openssl is not installed"
 sock=${DOCKER_HOST:-}; sock=${sock#unix://}

@@ -87,6 +87,14 @@ need_bwrap() {
 		skip "bubblewrap cannot create namespaces here"
 }
 
+# need_docker: the docker CLI (the tests look with it) and a daemon that
+# answers; else a skip (a failure under CI=true) naming what is missing
+need_docker() {
+	command -v docker >/dev/null || skip "the docker CLI (used by this test to look) is not installed"
+	docker version >/dev/null 2>&1 ||
+		skip "no Docker daemon answers at ${DOCKER_HOST:-the default socket} (scripts/setup-docker starts one; its log: ${ASSAY_DOCKERD_STATE:-/run/assay-dockerd}/dockerd.log)"
+}
+
 # start_fake SCRIPT [fake options...]: sets PORT, URL, FAKE_LOG
 start_fake() {
 	local script=$1

@@ -16,9 +16,7 @@
 # rewritten headers). No container or volume is left. Skipped (77) only
 # when no daemon answers.
 source "$(dirname "$0")/lib.bash"
-command -v docker >/dev/null || skip "the docker CLI (used by this test to look) is not installed"
-docker version >/dev/null 2>&1 ||
-	skip "no Docker daemon answers at ${DOCKER_HOST:-the default socket} (scripts/setup-docker starts one; its log: /run/assay-dockerd/dockerd.log)"
+need_docker
 image=${ASSAY_DOCKER_IMAGE:-assay-sandbox:latest}
 docker image inspect "$image" >/dev/null 2>&1 ||
 	{ echo "FAIL image $image is missing: scripts/sandbox-image/build-offline builds it"; exit 1; }

@@ -1159,12 +1159,13 @@ static char *daemon_unavailable(void)
 	harness_config(&h);
 	config_set(&h.cfg.sandbox, "docker");
 	char *why = NULL;
+	const char *state = getenv("ASSAY_DOCKERD_STATE");
 	if (harness_start(&h) < 0 &&
 	    strstr(h.start_err, "cannot reach the daemon"))
 		why = xasprintf("no Docker daemon: %s (scripts/setup-docker "
-		                "starts one; its log: "
-		                "/run/assay-dockerd/dockerd.log)",
-		                h.start_err);
+		                "starts one; its log: %s/dockerd.log)",
+		                h.start_err,
+		                state && *state ? state : "/run/assay-dockerd");
 	harness_free(&h);
 	return why;
 }
