@@ -1094,6 +1094,7 @@ static const char *const help_lines[][2] = {
     {"Tab / Shift-Tab", "move focus: input, Conversation, Tools, Workspace"},
     {"i, Esc", "back to the input box (from a pane)"},
     {"Enter", "send the message (input box)"},
+    {"/compact, Enter", "compact the conversation now (a summary)"},
     {"Alt-Enter, Ctrl-J", "new line in the message"},
     {"Up / Down", "history (first/last line), else move between lines"},
     {"Ctrl-A/E, Ctrl-U/K/W", "line start/end, delete to start/end/word"},
