@@ -291,11 +291,12 @@ cJSON *ev_run_output(const char *path, int present, double bytes,
 cJSON *ev_run_end(const struct ev_run_end *e);
 
 /* context_trim: turn (the request it comes before), ids [call ids whose
- * results became stubs], stubs [their stubs, in the same order], bytes
- * (saved), est_before, est_after (tokens), window. */
-cJSON *ev_context_trim(int turn, const cJSON *ids, const cJSON *stubs,
-                       size_t bytes, long est_before, long est_after,
-                       long window);
+ * results became stubs], at [their messages' indexes in the history],
+ * stubs [their stubs], all in the same order, bytes (saved), est_before,
+ * est_after (tokens), window. */
+cJSON *ev_context_trim(int turn, const cJSON *ids, const cJSON *at,
+                       const cJSON *stubs, size_t bytes, long est_before,
+                       long est_after, long window);
 
 /* compaction, state "started": reason (threshold,
  * context_length_exceeded, user), turn (the last one made), est_tokens,

@@ -170,18 +170,19 @@ static void context_elide(cJSON *m, const char *stub)
 }
 
 struct trim {
-	cJSON *ids, *stubs;
+	cJSON *ids, *at, *stubs;
 	size_t removed;
 };
 
-/* Stub message i; its bytes saved. */
-static void trim_one(struct trim *t, const struct context *c, cJSON *m)
+/* Stub message m (index i of the history); its bytes saved. */
+static void trim_one(struct trim *t, const struct context *c, cJSON *m, int i)
 {
 	char *stub = context_stub(c, m);
 	size_t was = strlen(json_str(m, "content", ""));
 	t->removed += was > strlen(stub) ? was - strlen(stub) : 0;
 	cJSON_AddItemToArray(
 	    t->ids, cJSON_CreateString(json_str(m, "tool_call_id", "")));
+	cJSON_AddItemToArray(t->at, cJSON_CreateNumber(i));
 	cJSON_AddItemToArray(t->stubs, cJSON_CreateString(stub));
 	context_elide(m, stub);
 	free(stub);
@@ -197,14 +198,15 @@ static long context_trim(struct session *s, long est)
 	if ((double)est <= limit)
 		return est;
 	size_t bytes = context_bytes(s, NULL);
-	struct trim t = {cJSON_CreateArray(), cJSON_CreateArray(), 0};
+	struct trim t = {cJSON_CreateArray(), cJSON_CreateArray(),
+	                 cJSON_CreateArray(), 0};
 	/* first every result older than the turns kept whole */
 	int keep = context_turn_start(s->messages, cfg->context.keep_turns);
 	int last = context_turn_start(s->messages, 1);
 	for (int i = 0; i < keep; i++) {
 		cJSON *m = cJSON_GetArrayItem(s->messages, i);
 		if (context_trimmable(m))
-			trim_one(&t, c, m);
+			trim_one(&t, c, m, i);
 	}
 	/* then, oldest first, those of the kept turns but the last, down
 	 * to the low-water mark */
@@ -214,13 +216,13 @@ static long context_trim(struct session *s, long est)
 			break;
 		cJSON *m = cJSON_GetArrayItem(s->messages, i);
 		if (context_trimmable(m))
-			trim_one(&t, c, m);
+			trim_one(&t, c, m, i);
 	}
 	long after = est;
 	if (cJSON_GetArraySize(t.ids) > 0) {
 		after = context_estimate(c, context_bytes(s, NULL));
 		session_emit(s,
-		             ev_context_trim(s->turn + 1, t.ids, t.stubs,
+		             ev_context_trim(s->turn + 1, t.ids, t.at, t.stubs,
 		                             t.removed, est, after, c->window));
 		log_info("context: %d results elided before turn %d (%zu "
 		         "bytes): about %ld -> %ld tokens of %ld",
@@ -228,6 +230,7 @@ static long context_trim(struct session *s, long est)
 		         after, c->window);
 	}
 	cJSON_Delete(t.ids);
+	cJSON_Delete(t.at);
 	cJSON_Delete(t.stubs);
 	return after;
 }
@@ -561,6 +564,7 @@ void context_apply(cJSON **messages, const cJSON *ev)
 {
 	if (event_type_of(ev) == EV_CONTEXT_TRIM) {
 		const cJSON *ids = cJSON_GetObjectItem(ev, "ids");
+		const cJSON *at = cJSON_GetObjectItem(ev, "at");
 		const cJSON *stubs = cJSON_GetObjectItem(ev, "stubs");
 		int n = cJSON_GetArraySize(ids);
 		for (int i = 0; i < n; i++) {
@@ -568,15 +572,17 @@ void context_apply(cJSON **messages, const cJSON *ev)
 			    cJSON_GetStringValue(cJSON_GetArrayItem(ids, i));
 			const char *stub =
 			    cJSON_GetStringValue(cJSON_GetArrayItem(stubs, i));
-			cJSON *m;
-			cJSON_ArrayForEach(m, *messages)
-			{
-				if (id && stub &&
-				    !strcmp(json_str(m, "role", ""), "tool") &&
-				    !strcmp(json_str(m, "tool_call_id", ""),
-				            id))
-					context_elide(m, stub);
-			}
+			/* the message it was (an id a model repeats names
+			 * more than one) */
+			const cJSON *k = cJSON_GetArrayItem(at, i);
+			cJSON *m =
+			    cJSON_IsNumber(k)
+			        ? cJSON_GetArrayItem(*messages, k->valueint)
+			        : NULL;
+			if (id && stub && m &&
+			    !strcmp(json_str(m, "role", ""), "tool") &&
+			    !strcmp(json_str(m, "tool_call_id", ""), id))
+				context_elide(m, stub);
 		}
 		return;
 	}

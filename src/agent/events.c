@@ -31,7 +31,7 @@
  * | step_resume | action (continue, edit, skip, end), kind (exec, request), [id], [original], [final] |
  * | budget_reached | kind (cost, tokens, turns), spent, limit, why (an interactive run then waits: idle "budget") |
  * | budget_decision | kind, decision (raise, stop), limit (the new one) |
- * | context_trim | turn, ids [call id], stubs [text], bytes, est_before, est_after, window |
+ * | context_trim | turn, ids [call id], at [message index], stubs [text], bytes, est_before, est_after, window |
  * | compaction | state "started": reason (threshold, context_length_exceeded, user), turn, est_tokens, window, messages, keep_from, [left_out]; state "done": reason, turn, request_hash, cached, replaced, kept, est_before, est_after, window, summary; state "failed": reason, turn, message |
  * | idle | reason (ready, answered, failed, cancelled, budget) |
  * | error | category, message, [retry_in_ms]; a request being retried: category, message, retry_in_ms, attempt, discarded_bytes, turn |
@@ -611,13 +611,14 @@ cJSON *ev_run_end(const struct ev_run_end *e)
 	return ev;
 }
 
-cJSON *ev_context_trim(int turn, const cJSON *ids, const cJSON *stubs,
-                       size_t bytes, long est_before, long est_after,
-                       long window)
+cJSON *ev_context_trim(int turn, const cJSON *ids, const cJSON *at,
+                       const cJSON *stubs, size_t bytes, long est_before,
+                       long est_after, long window)
 {
 	cJSON *ev = ev_new(EV_CONTEXT_TRIM);
 	cJSON_AddNumberToObject(ev, "turn", turn);
 	ev_add_copy(ev, "ids", ids);
+	ev_add_copy(ev, "at", at);
 	ev_add_copy(ev, "stubs", stubs);
 	cJSON_AddNumberToObject(ev, "bytes", (double)bytes);
 	cJSON_AddNumberToObject(ev, "est_before", (double)est_before);
