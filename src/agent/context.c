@@ -300,7 +300,17 @@ static cJSON *context_summary_input(struct session *s, int *left_out)
 		cJSON *m = cJSON_CreateObject();
 		cJSON_AddStringToObject(m, "role", "user");
 		cJSON_AddStringToObject(m, "content", note);
-		cJSON_InsertItemInArray(msgs, head, m);
+		/* (cJSON_InsertItemInArray, as Debian's cJSON has it, did
+		 * not insert here: the sanitizer build saw the note leak) */
+		cJSON *rest = cJSON_CreateArray();
+		while (cJSON_GetArraySize(msgs) > head)
+			cJSON_AddItemToArray(
+			    rest, cJSON_DetachItemFromArray(msgs, head));
+		cJSON_AddItemToArray(msgs, m);
+		while (cJSON_GetArraySize(rest) > 0)
+			cJSON_AddItemToArray(
+			    msgs, cJSON_DetachItemFromArray(rest, 0));
+		cJSON_Delete(rest);
 		free(note);
 	}
 	return msgs;
