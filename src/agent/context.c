@@ -188,16 +188,15 @@ static void trim_one(struct trim *t, const struct context *c, cJSON *m, int i)
 	free(stub);
 }
 
-/* Trim s->messages when the next request would pass trim_at; the
- * estimate after. */
-static long context_trim(struct session *s, long est)
+/* Trim s->messages when the next request (of *bytes, canonical) would
+ * pass trim_at; the estimate after, and *bytes the size after. */
+static long context_trim(struct session *s, size_t *bytes, long est)
 {
 	struct context *c = &s->ctx;
 	const struct config *cfg = s->cfg;
 	double limit = cfg->context.trim_at * (double)c->window;
 	if ((double)est <= limit)
 		return est;
-	size_t bytes = context_bytes(s, NULL);
 	struct trim t = {cJSON_CreateArray(), cJSON_CreateArray(),
 	                 cJSON_CreateArray(), 0};
 	/* first every result older than the turns kept whole */
@@ -212,7 +211,7 @@ static long context_trim(struct session *s, long est)
 	 * to the low-water mark */
 	double low = limit * CONTEXT_TRIM_LOW;
 	for (int i = keep < 0 ? 0 : keep; i < last; i++) {
-		if ((double)context_estimate(c, bytes - t.removed) <= low)
+		if ((double)context_estimate(c, *bytes - t.removed) <= low)
 			break;
 		cJSON *m = cJSON_GetArrayItem(s->messages, i);
 		if (context_trimmable(m))
@@ -220,7 +219,8 @@ static long context_trim(struct session *s, long est)
 	}
 	long after = est;
 	if (cJSON_GetArraySize(t.ids) > 0) {
-		after = context_estimate(c, context_bytes(s, NULL));
+		*bytes = context_bytes(s, NULL);
+		after = context_estimate(c, *bytes);
 		session_emit(s,
 		             ev_context_trim(s->turn + 1, t.ids, t.at, t.stubs,
 		                             t.removed, est, after, c->window));
@@ -439,8 +439,7 @@ int context_before_request(struct session *s)
 	long est = context_estimate(c, bytes);
 	if (c->window > 0 &&
 	    (double)est > s->cfg->context.trim_at * (double)c->window) {
-		est = context_trim(s, est);
-		bytes = context_bytes(s, NULL);
+		est = context_trim(s, &bytes, est);
 	}
 	c->sent_bytes = bytes;
 	c->est = est;
