@@ -168,6 +168,10 @@ const char dk_fileop_script[] =
  * a shepherd (a fork of the runner, a subreaper too) that kills all
  * its descendants once the command exits, so what a command orphans
  * stays in its tree whatever session or environment it gives itself.
+ * The shepherd keeps killing for up to 10 s (a killed process can take
+ * long to die on a loaded machine: a bound counted in rounds of the
+ * scan gave up after a fraction of a second and reported a command
+ * that succeeded as killed); only past that does it kill itself.
  * When a command is killed, or its shepherd died of a signal (it was
  * killed, or could not clean up), the runner also kills every process
  * under it that no live shepherd owns and every orphan of the
@@ -301,17 +305,20 @@ const char dk_runner_script[] =
     "                os.WEXITSTATUS(st)\n"
     "            break\n"
     "    root = str(os.getpid())\n"
-    "    for _ in range(100):\n"
+    "    end = time.monotonic() + 10\n"
+    "    while True:\n"
     "        try:\n"
-    "            os.waitpid(-1, os.WNOHANG)\n"
+    "            while os.waitpid(-1, os.WNOHANG)[0]:\n"
+    "                pass\n"
     "        except ChildProcessError:\n"
     "            break\n"
     "        v = under(root)\n"
     "        if not v:\n"
     "            break\n"
+    "        if time.monotonic() > end:\n"
+    "            os.kill(os.getpid(), signal.SIGKILL)\n"
     "        kill_all(v)\n"
-    "    else:\n"
-    "        os.kill(os.getpid(), signal.SIGKILL)\n"
+    "        time.sleep(0.002)\n"
     "    os._exit(rc & 255)\n"
     "def run(i, p):\n"
     "    f = [x.decode('utf-8', 'surrogateescape') for x in p.split(b'\\0')]\n"
