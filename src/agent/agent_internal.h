@@ -4,6 +4,7 @@
 #define ASSAY_AGENT_INTERNAL_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <stdio.h>
 #include <cjson/cJSON.h>
 
@@ -34,10 +35,14 @@ struct llm_usage;
 
 /* The event stream's bookkeeping (transcript.c). */
 struct transcript {
-	FILE *file;       /* transcript.jsonl, appended to */
-	uint64_t seq;     /* the last event's seq */
-	int64_t t0;       /* t = 0 (a resumed run goes on from its last t) */
-	uint64_t written; /* events this session emitted */
+	int fd;              /* transcript.jsonl, appended to; -1 closed */
+	off_t good;          /* its size after the last whole line */
+	int failed;          /* errno of a write that failed: nothing more */
+	int failed_cut;      /* and the partial line could not be taken back */
+	uint64_t failed_seq; /* the first event not recorded */
+	uint64_t seq;        /* the last event's seq */
+	int64_t t0;          /* t = 0 (a resumed run goes on from its last t) */
+	uint64_t written;    /* events this session emitted */
 };
 
 /* Usage so far (budget.c). */
@@ -138,6 +143,7 @@ struct session {
 	struct tool_run *running;
 	struct session_result *result; /* waiting for the archive */
 	uint64_t next_timer;           /* the state's next step */
+	uint64_t record_timer;         /* the transcript failed: end the run */
 	struct pykernel *py;           /* the python tool's kernel */
 	int py_generation;             /* kernels started so far */
 	int py_lost;               /* a kernel died: the next cell says so */
@@ -323,7 +329,12 @@ void transcript_continue(struct transcript *t, uint64_t last_seq,
  * stamped event (caller deletes). */
 cJSON *transcript_stamp(struct transcript *t, cJSON *ev);
 /* Append one stamped event and flush. */
-void transcript_write(struct transcript *t, const cJSON *ev);
+/* 0, or -1 when it could not be written (t->failed says why; the
+ * file keeps its whole lines and nothing more is written). */
+int transcript_write(struct transcript *t, const cJSON *ev);
+/* A loop timer's callback once a write failed: tells the frontends and
+ * ends the run (exit 1). */
+void session_record_failed(void *arg);
 void transcript_close(struct transcript *t);
 
 /* cache.c: cache/<hash>.json. */

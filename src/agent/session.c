@@ -265,7 +265,8 @@ void session_free(struct session *s)
 	/* stopping the sandbox below may still report the command it
 	 * kills: nothing may react to that any more */
 	s->freeing = 1;
-	uint64_t timers[] = {s->delta_timer, s->next_timer, s->cached_timer};
+	uint64_t timers[] = {s->delta_timer, s->next_timer, s->cached_timer,
+	                     s->record_timer};
 	for (size_t i = 0; i < sizeof timers / sizeof *timers; i++)
 		if (timers[i])
 			loop_timer_cancel(s->loop, timers[i]);
@@ -352,7 +353,10 @@ int session_fail(struct session *s, int code)
 void session_emit(struct session *s, cJSON *ev)
 {
 	cJSON *out = transcript_stamp(&s->tr, ev);
-	transcript_write(&s->tr, out);
+	if (transcript_write(&s->tr, out) < 0 && !s->record_timer &&
+	    s->tr.failed_seq == (uint64_t)json_num(out, "seq", 0))
+		s->record_timer =
+		    loop_timer_add(s->loop, 0, session_record_failed, s);
 	for (size_t i = 0; i < s->nobs; i++)
 		s->obs[i].fn(s->obs[i].arg, out);
 	cJSON_Delete(out);

@@ -1,29 +1,45 @@
 /* transcript.c: the run's event stream on its way out. Each event is
- * stamped (seq, t), made valid UTF-8, appended to transcript.jsonl and
- * flushed at once (a crash loses at most the event in flight). */
+ * stamped (seq, t), made valid UTF-8 and appended to transcript.jsonl
+ * with one write (a crash loses at most the event in flight). A write
+ * that fails (the disk is full) is taken back to the last whole line,
+ * so the file stays a valid record of the events before it; nothing
+ * more is written, and the session ends the run (session.c). */
 #include "agent_internal.h"
 
+#include "assay/events.h"
 #include "assay/json.h"
+#include "assay/log.h"
 #include "assay/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void transcript_init(struct transcript *t)
 {
 	memset(t, 0, sizeof *t);
+	t->fd = -1;
 	t->t0 = now_ms();
 }
 
 int transcript_open(struct transcript *t, const char *run_dir, char **err)
 {
 	char *p = xasprintf("%s/transcript.jsonl", run_dir);
-	t->file = fopen(p, "ae");
-	if (!t->file)
+	t->fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	struct stat st;
+	if (t->fd < 0 || fstat(t->fd, &st) < 0) {
 		set_err(err, "cannot create %s: %s", p, strerror(errno));
+		if (t->fd >= 0)
+			close(t->fd);
+		t->fd = -1;
+	} else {
+		t->good = st.st_size;
+	}
 	free(p);
-	return t->file ? 0 : -1;
+	return t->fd >= 0 ? 0 : -1;
 }
 
 void transcript_continue(struct transcript *t, uint64_t last_seq,
@@ -35,9 +51,9 @@ void transcript_continue(struct transcript *t, uint64_t last_seq,
 
 void transcript_close(struct transcript *t)
 {
-	if (t->file)
-		fclose(t->file);
-	t->file = NULL;
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
 }
 
 /* Replace a string that is not valid UTF-8 by its sanitised copy
@@ -94,13 +110,56 @@ cJSON *transcript_stamp(struct transcript *t, cJSON *ev)
 	return out;
 }
 
-void transcript_write(struct transcript *t, const cJSON *ev)
+int transcript_write(struct transcript *t, const cJSON *ev)
 {
-	if (!t->file)
-		return;
-	char *line = json_print(ev);
-	fputs(line, t->file);
-	fputc('\n', t->file);
-	fflush(t->file);
+	if (t->fd < 0)
+		return t->failed ? -1 : 0;
+	char *text = json_print(ev);
+	size_t n = strlen(text);
+	char *line = xmalloc(n + 1);
+	memcpy(line, text, n);
+	line[n++] = '\n';
+	free(text);
+	size_t off = 0;
+	while (off < n) {
+		ssize_t w = write(t->fd, line + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
 	free(line);
+	if (off == n) {
+		t->good += (off_t)n;
+		return 0;
+	}
+	t->failed = errno ? errno : ENOSPC;
+	t->failed_seq = (uint64_t)json_num(ev, "seq", 0);
+	if (ftruncate(t->fd, t->good) < 0)
+		t->failed_cut = 1; /* a partial line may remain */
+	close(t->fd);
+	t->fd = -1;
+	return -1;
+}
+
+/* The transcript could not be written (its disk is full): the run
+ * cannot go on unrecorded. Said to the frontends, then ended; what
+ * the transcript holds is whole and can be resumed from. */
+void session_record_failed(void *arg)
+{
+	struct session *s = arg;
+	s->record_timer = 0;
+	const struct transcript *t = &s->tr;
+	char *msg = xasprintf(
+	    "cannot write %s/transcript.jsonl: %s; the run stops here: "
+	    "the transcript holds every event before seq %llu%s; free "
+	    "space on its filesystem, then `assay resume %s` goes on",
+	    s->run_dir, strerror(t->failed), (unsigned long long)t->failed_seq,
+	    t->failed_cut ? " (its last line may be cut short)" : "",
+	    s->run_dir);
+	log_error("%s", msg);
+	session_emit(s, ev_error("internal", msg, -1));
+	free(msg);
+	session_wind_up(s, "failed", EXIT_FAILED);
 }
