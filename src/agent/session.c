@@ -319,6 +319,8 @@ enum session_state session_state(const struct session *s)
 
 int session_exit_code(const struct session *s)
 {
+	if (s->tr.failed && s->exit_code == EXIT_OK)
+		return EXIT_FAILED; /* even its run_end was not recorded */
 	return s->exit_code;
 }
 
