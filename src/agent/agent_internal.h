@@ -328,9 +328,9 @@ void transcript_continue(struct transcript *t, uint64_t last_seq,
 /* seq and t first, every string valid UTF-8; takes ev, returns the
  * stamped event (caller deletes). */
 cJSON *transcript_stamp(struct transcript *t, cJSON *ev);
-/* Append one stamped event and flush. */
-/* 0, or -1 when it could not be written (t->failed says why; the
- * file keeps its whole lines and nothing more is written). */
+/* Append the event just stamped: 0, or -1 when this write failed
+ * (t->failed says why; the file keeps its whole lines and nothing
+ * more is written: later calls return 0). */
 int transcript_write(struct transcript *t, const cJSON *ev);
 /* A loop timer's callback once a write failed: tells the frontends and
  * ends the run (exit 1). */

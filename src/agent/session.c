@@ -355,8 +355,7 @@ int session_fail(struct session *s, int code)
 void session_emit(struct session *s, cJSON *ev)
 {
 	cJSON *out = transcript_stamp(&s->tr, ev);
-	if (transcript_write(&s->tr, out) < 0 && !s->record_timer &&
-	    s->tr.failed_seq == (uint64_t)json_num(out, "seq", 0))
+	if (transcript_write(&s->tr, out) < 0)
 		s->record_timer =
 		    loop_timer_add(s->loop, 0, session_record_failed, s);
 	for (size_t i = 0; i < s->nobs; i++)

@@ -113,12 +113,10 @@ cJSON *transcript_stamp(struct transcript *t, cJSON *ev)
 int transcript_write(struct transcript *t, const cJSON *ev)
 {
 	if (t->fd < 0)
-		return t->failed ? -1 : 0;
+		return 0; /* not open, or failed before (already said) */
 	char *text = json_print(ev);
-	size_t n = strlen(text);
-	char *line = xmalloc(n + 1);
-	memcpy(line, text, n);
-	line[n++] = '\n';
+	char *line = xasprintf("%s\n", text);
+	size_t n = strlen(line);
 	free(text);
 	size_t off = 0;
 	while (off < n) {
@@ -135,7 +133,7 @@ int transcript_write(struct transcript *t, const cJSON *ev)
 		return 0;
 	}
 	t->failed = errno ? errno : ENOSPC;
-	t->failed_seq = (uint64_t)json_num(ev, "seq", 0);
+	t->failed_seq = t->seq; /* ev was the last one stamped */
 	if (ftruncate(t->fd, t->good) < 0)
 		t->failed_cut = 1; /* a partial line may remain */
 	close(t->fd);
