@@ -12,6 +12,8 @@
 struct config_input {
 	char *src;  /* host path */
 	char *dest; /* workspace-relative; default input/<basename> */
+	int copy;   /* "copy": true: a writable copy in the workspace, not a
+	             * read-only mount of the original */
 };
 
 /* How the loosening settings of the project files are taken (set before

@@ -72,6 +72,9 @@ struct ev_run {
 	/* run_start: the files the run reads (their kept copies are in
 	 * the run dir); NULL: not given, no member */
 	const char *instructions, *script;
+	/* run_start: the inputs as the sandbox took them
+	 * (sbx_inputs_record; copied); NULL: those of the configuration */
+	const cJSON *inputs;
 };
 
 /* The run a re-execute forks (run_start's forked_from). */

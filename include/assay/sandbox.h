@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cjson/cJSON.h>
+
+struct path_mounts;
 #include "buf.h"
 
 struct loop;
@@ -112,6 +114,13 @@ const char *sbx_workspace(const struct sbx *s);
 /* The image and its id, for run_start ("" when the backend has none). */
 const char *sbx_image(const struct sbx *s);
 const char *sbx_image_id(const struct sbx *s);
+/* The configured inputs as run_start records them, once started:
+ * [{src (as given), dest, mode "mount" or "copy", and for a mount path
+ * (links resolved), kind "file"/"dir", [bytes], mtime}]. Caller frees. */
+cJSON *sbx_inputs_record(const struct sbx *s);
+/* The mounted inputs (assay/path.h), for whatever opens workspace
+ * files on the host; empty when none. */
+const struct path_mounts *sbx_mounts(const struct sbx *s);
 
 /* Create the sandbox and stage cfg's inputs (stage_inputs 0: an empty
  * workspace, for a resume that restores one). rc SBX_OK (err may hold

@@ -182,8 +182,10 @@ cJSON *ev_run_start(const struct ev_run *run, const struct config *cfg,
 	cJSON_AddStringToObject(ev, "ask", cfg->ask);
 	cJSON_AddStringToObject(ev, "workspace",
 	                        run->workspace ? run->workspace : "/workspace");
-	cJSON *in = cJSON_AddArrayToObject(ev, "inputs");
-	for (size_t i = 0; i < cfg->n_inputs; i++) {
+	cJSON *in =
+	    run->inputs ? cJSON_Duplicate(run->inputs, 1) : cJSON_CreateArray();
+	cJSON_AddItemToObject(ev, "inputs", in);
+	for (size_t i = 0; !run->inputs && i < cfg->n_inputs; i++) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "src", cfg->inputs[i].src);
 		cJSON_AddStringToObject(o, "dest", cfg->inputs[i].dest);

@@ -532,8 +532,17 @@ static void record_recorded_inputs(struct config *c, const cJSON *rs)
 	cJSON_ArrayForEach(it, cJSON_GetObjectItem(rs, "inputs"))
 	{
 		const char *dest = json_str(it, "dest", NULL);
-		if (dest)
-			config_add_input(c, json_str(it, "src", ""), dest);
+		if (!dest)
+			continue;
+		/* a copy is in the workspace already; a mount is bound again
+		 * from its resolved path, once its hash is checked
+		 * (inputs.c) */
+		int mount = !strcmp(json_str(it, "mode", "copy"), "mount");
+		config_add_input(c,
+		                 mount ? json_str(it, "path", "")
+		                       : json_str(it, "src", ""),
+		                 dest);
+		c->inputs[c->n_inputs - 1].copy = !mount;
 	}
 }
 

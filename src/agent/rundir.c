@@ -135,7 +135,10 @@ void session_emit_run_start(struct session *s, const struct ev_fork *fork)
 	record_copies(s, &instructions, &script);
 	run.instructions = instructions;
 	run.script = script;
+	cJSON *inputs = sbx_inputs_record(s->sbx);
+	run.inputs = inputs;
 	session_emit(s, ev_run_start(&run, s->cfg, fork));
+	cJSON_Delete(inputs);
 	free(instructions);
 	free(script);
 }

@@ -86,6 +86,7 @@ void config_add_input(struct config *c, const char *src, const char *dest)
 	c->inputs = xrealloc(c->inputs, (c->n_inputs + 1) * sizeof *c->inputs);
 	c->inputs[c->n_inputs].src = xstrdup(src);
 	c->inputs[c->n_inputs].dest = xstrdup(dest);
+	c->inputs[c->n_inputs].copy = 0;
 	c->n_inputs++;
 }
 
@@ -153,15 +154,17 @@ static int apply_inputs(struct config *c, const cJSON *arr, const char *origin,
 			const char *dest = json_str(it, "dest", NULL);
 			if (dest)
 				config_set(&in.dest, dest);
+			in.copy = json_bool(it, "copy", 0);
 		} else {
 			return set_err(
 			    err,
 			    "%s: each of \"inputs\" is \"SRC[:DEST]\" "
-			    "or {\"src\":..,\"dest\":..}",
+			    "or {\"src\":..,\"dest\":..,\"copy\":true}",
 			    origin);
 		}
 		char *abs = config_resolve_src(in.src, base_dir);
 		config_add_input(c, abs, in.dest);
+		c->inputs[c->n_inputs - 1].copy = in.copy;
 		free(abs);
 		free(in.src);
 		free(in.dest);

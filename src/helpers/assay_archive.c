@@ -16,6 +16,10 @@
  *       under ("" for the workspace).
  *   assay-archive fetch DIR REL DEST
  *       copies REL (confined to DIR, never through a link) to DEST.
+ *   create, list and fetch may take `--mounts JSON` before their
+ *   arguments (after the command): the mounted inputs of the workspace
+ *   (assay/path.h), left out of the archive and read from their
+ *   sources by list and fetch, as the sandbox sees them.
  *   assay-archive stage WORKSPACE OUTDIR SRC DEST...
  *       copies the inputs SRC (to DEST; "" for input/<name>) into
  *       WORKSPACE, leaving OUTDIR ("" for none) out.
@@ -128,6 +132,32 @@ static int done_rc(int rc, char *err)
 	return rc == SBX_TRUNCATED ? 3 : 1;
 }
 
+/* The mounted inputs of the workspace (--mounts JSON before the
+ * arguments of create, list and fetch): mapped or left out as the
+ * sandbox does (hostfs.c). */
+static struct path_mounts mounts;
+
+/* Take `--mounts JSON` off the front of argv (*argc, *argv moved past
+ * it). -1 when it is malformed. */
+static int take_mounts(int *argc, char ***argv)
+{
+	if (*argc < 4 || strcmp((*argv)[2], "--mounts"))
+		return 0;
+	cJSON *j = cJSON_Parse((*argv)[3]);
+	char *err = NULL;
+	int rc = path_mounts_from_json(&mounts, j, &err);
+	cJSON_Delete(j);
+	if (rc < 0) {
+		fprintf(stderr, "%s\n", err);
+		free(err);
+		return -1;
+	}
+	(*argv)[3] = (*argv)[1]; /* the command moves up two */
+	*argv += 2;
+	*argc -= 2;
+	return 0;
+}
+
 static int open_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -143,7 +173,7 @@ static int create(const char *out, const char *dir)
 	if (fd < 0)
 		return 1;
 	char *err = NULL;
-	int rc = sbx_host_export_tar(fd, out, &err);
+	int rc = sbx_host_export_tar(fd, &mounts, out, &err);
 	close(fd);
 	return done_rc(rc, err);
 }
@@ -183,8 +213,8 @@ static int list(const char *dir, const char *rel, const char *recs,
 	setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
 	struct list_out o = {0};
 	int truncated = 0;
-	cJSON *arr = sbx_host_list(fd, rel, atoi(recs), (size_t)max, &truncated,
-	                           list_print, &o, &err);
+	cJSON *arr = sbx_host_list(fd, &mounts, rel, atoi(recs), (size_t)max,
+	                           &truncated, list_print, &o, &err);
 	close(fd);
 	int rc = arr ? SBX_OK : SBX_FAILED;
 	cJSON_Delete(arr);
@@ -258,7 +288,7 @@ static int fetch(const char *dir, const char *rel, const char *dest)
 	if (fd < 0)
 		return 1;
 	char *err = NULL;
-	int rc = sbx_host_fetch(fd, rel, dest, &err);
+	int rc = sbx_host_fetch(fd, &mounts, rel, dest, &err);
 	close(fd);
 	return done(rc, err);
 }
@@ -976,7 +1006,7 @@ out:
 int main(int argc, char **argv)
 {
 	char *err = NULL;
-	if (argc < 2)
+	if (argc < 2 || take_mounts(&argc, &argv) < 0)
 		return usage();
 	const char *cmd = argv[1];
 	/* the host workspace's own work: no limits (trees can be big) */

@@ -102,7 +102,8 @@ out:
 	return rc;
 }
 
-int sbx_host_export_tar(int root_fd, const char *path, char **err)
+int sbx_host_export_tar(int root_fd, const struct path_mounts *m,
+                        const char *path, char **err)
 {
 	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
 	struct tar_ctx c = {0};
@@ -127,6 +128,8 @@ int sbx_host_export_tar(int root_fd, const char *path, char **err)
 	                     .recursive = 1,
 	                     .max_depth = 256,
 	                     .max_held = 1000000,
+	                     .mounts = m,
+	                     .skip_mounts = 1,
 	                     .err = err};
 	if (sbx_walk(&w, root_fd, "") < 0)
 		goto out;

@@ -52,8 +52,69 @@ static char **read_names(struct sbx_walk *w, DIR *d, size_t *count)
 	return names;
 }
 
-/* One level of the walk; takes ownership of fd. Returns <0, 0 or 2. */
-static int walk_level(struct sbx_walk *w, int fd, const char *prefix, int depth)
+/* The entry path is a mount point (w->mounts): the mount, with st
+ * the stat of its source; NULL when it is not one (or the source is
+ * gone: then nothing is visited). *gone says the latter. */
+static const struct path_mount *
+walk_mount_at(struct sbx_walk *w, const char *path, struct stat *st, int *gone)
+{
+	const char *rest = NULL;
+	int i = path_mount_find(w->mounts, path, &rest);
+	*gone = 0;
+	if (i < 0 || *rest)
+		return NULL;
+	const struct path_mount *m = &w->mounts->v[i];
+	if (w->skip_mounts || stat(m->src, st) < 0 ||
+	    (m->dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))) {
+		*gone = 1;
+		return NULL;
+	}
+	return m;
+}
+
+static int walk_level(struct sbx_walk *w, int fd, const char *prefix, int depth,
+                      const struct path_mount *in, size_t in_len);
+
+/* Visit one entry of a level (path is prefix/name), then descend into
+ * it when it is a directory the visitor wants entered: the mount's
+ * source when the entry is a mount point. Returns <0, 0 or 2. */
+static int walk_entry(struct sbx_walk *w, int dfd, const char *name,
+                      const char *path, struct stat *st, int depth,
+                      const struct path_mount *in, size_t in_len)
+{
+	if (in && path_mount_hidden(in, path + in_len))
+		return 0;
+	int gone = 0;
+	const struct path_mount *m =
+	    in || !w->mounts ? NULL : walk_mount_at(w, path, st, &gone);
+	if (gone)
+		return 0;
+	/* a mount is visited by its source's path (dirfd AT_FDCWD) */
+	int v = m ? w->visit(w, AT_FDCWD, m->src, path, st)
+	          : w->visit(w, dfd, name, path, st);
+	if (v < 0 || v == 2)
+		return v;
+	if (v != 0 || !S_ISDIR(st->st_mode) || !w->recursive)
+		return 0;
+	if (depth + 1 >= w->max_depth) {
+		w->truncated = 1;
+		return 0;
+	}
+	int cfd = m ? open(m->src, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+	            : openat(dfd, name,
+	                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (cfd < 0)
+		return 0;
+	if (m)
+		return walk_level(w, cfd, path, depth + 1, m, strlen(path) + 1);
+	return walk_level(w, cfd, path, depth + 1, in, in_len);
+}
+
+/* One level of the walk; takes ownership of fd. in: the mount whose
+ * source is being walked (in_len: where a path's part below it
+ * starts), or NULL. Returns <0, 0 or 2. */
+static int walk_level(struct sbx_walk *w, int fd, const char *prefix, int depth,
+                      const struct path_mount *in, size_t in_len)
 {
 	DIR *d = fdopendir(fd);
 	if (!d) {
@@ -71,23 +132,8 @@ static int walk_level(struct sbx_walk *w, int fd, const char *prefix, int depth)
 			char *path = *prefix
 			                 ? xasprintf("%s/%s", prefix, names[i])
 			                 : xstrdup(names[i]);
-			int v = w->visit(w, dirfd(d), names[i], path, &st);
-			if (v < 0 || v == 2)
-				rc = v;
-			else if (v == 0 && S_ISDIR(st.st_mode) &&
-			         w->recursive) {
-				if (depth + 1 >= w->max_depth) {
-					w->truncated = 1;
-				} else {
-					int cfd =
-					    openat(dirfd(d), names[i],
-					           O_RDONLY | O_DIRECTORY |
-					               O_NOFOLLOW | O_CLOEXEC);
-					if (cfd >= 0)
-						rc = walk_level(w, cfd, path,
-						                depth + 1);
-				}
-			}
+			rc = walk_entry(w, dirfd(d), names[i], path, &st, depth,
+			                in, in_len);
 			free(path);
 		}
 		free(names[i]);
@@ -106,15 +152,20 @@ int sbx_walk(struct sbx_walk *w, int dirfd, const char *prefix)
 		               *prefix ? prefix : ".", strerror(errno));
 	if (w->max_depth <= 0)
 		w->max_depth = 64;
-	return walk_level(w, fd, prefix, 0) < 0 ? -1 : 0;
+	/* a walk that starts in a mount's source (dirfd is it) */
+	const char *rest = NULL;
+	int mi = *prefix ? path_mount_find(w->mounts, prefix, &rest) : -1;
+	const struct path_mount *in = mi >= 0 ? &w->mounts->v[mi] : NULL;
+	size_t in_len = in ? strlen(in->rel) + 1 : 0;
+	return walk_level(w, fd, prefix, 0, in, in_len) < 0 ? -1 : 0;
 }
 
 /* Open rel for reading if it is a regular file beneath the root. */
-static int open_regular(int root_fd, const char *rel, struct stat *st,
-                        char **err)
+static int open_regular(int root_fd, const struct path_mounts *m,
+                        const char *rel, struct stat *st, char **err)
 {
-	int fd = path_open_beneath(root_fd, rel,
-	                           O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, err);
+	int fd = path_open_mapped(root_fd, m, rel,
+	                          O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, err);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, st) < 0) {
@@ -130,12 +181,12 @@ static int open_regular(int root_fd, const char *rel, struct stat *st,
 	return -1;
 }
 
-int sbx_host_read(int root_fd, const char *rel, size_t max, struct buf *out,
-                  char **err)
+int sbx_host_read(int root_fd, const struct path_mounts *m, const char *rel,
+                  size_t max, struct buf *out, char **err)
 {
 	buf_init(out, 0);
 	struct stat st;
-	int fd = open_regular(root_fd, rel, &st, err);
+	int fd = open_regular(root_fd, m, rel, &st, err);
 	if (fd < 0)
 		return -1;
 	int rc = 0;
@@ -187,13 +238,19 @@ static int write_all(int fd, const void *data, size_t n)
 	return 0;
 }
 
-int sbx_host_write(int root_fd, const char *rel, const void *data, size_t n,
-                   char **err)
+int sbx_host_write(int root_fd, const struct path_mounts *m, const char *rel,
+                   const void *data, size_t n, char **err)
 {
 	static unsigned seq;
 	if (!strcmp(rel, "."))
 		return set_err(err, "the workspace itself is a directory: "
 		                    "give a file path");
+	int mi = path_mount_find(m, rel, NULL);
+	if (mi >= 0) {
+		free(*err);
+		*err = path_mount_readonly(&m->v[mi], rel);
+		return -1;
+	}
 	char *dir = xstrdup(rel);
 	char *slash = strrchr(dir, '/');
 	const char *base = rel + (slash ? slash - dir + 1 : 0);
@@ -310,13 +367,13 @@ static int list_visit(struct sbx_walk *w, int dirfd, const char *name,
 	return 0;
 }
 
-cJSON *sbx_host_list(int root_fd, const char *rel, int recursive, size_t max,
-                     int *truncated, void (*fn)(void *arg, cJSON *entry),
-                     void *arg, char **err)
+cJSON *sbx_host_list(int root_fd, const struct path_mounts *m, const char *rel,
+                     int recursive, size_t max, int *truncated,
+                     void (*fn)(void *arg, cJSON *entry), void *arg, char **err)
 {
 	*truncated = 0;
 	int fd =
-	    path_open_beneath(root_fd, rel, O_RDONLY | O_DIRECTORY, 0, err);
+	    path_open_mapped(root_fd, m, rel, O_RDONLY | O_DIRECTORY, 0, err);
 	if (fd < 0)
 		return NULL;
 	struct list_ctx c = {cJSON_CreateArray(), 0, max, fn, arg};
@@ -325,6 +382,7 @@ cJSON *sbx_host_list(int root_fd, const char *rel, int recursive, size_t max,
 	                     .recursive = recursive,
 	                     .max_depth = 64,
 	                     .max_held = max + 4096,
+	                     .mounts = m,
 	                     .err = err};
 	int rc = sbx_walk(&w, fd, strcmp(rel, ".") ? rel : "");
 	close(fd);
@@ -372,7 +430,7 @@ static int copy_out(int in, const struct stat *st, const char *dest, char **err)
 
 struct fetch_ctx {
 	int dest_fd;
-	const char *rel; /* prefix of walk paths, stripped on the host */
+	size_t strip; /* walk paths start with the fetched path and a '/' */
 };
 
 /* Mirror one entry of a fetched directory on the host: directories
@@ -381,41 +439,41 @@ static int fetch_visit(struct sbx_walk *w, int dirfd, const char *name,
                        const char *path, const struct stat *st)
 {
 	struct fetch_ctx *c = w->arg;
+	const char *sub = path + c->strip;
 	if (S_ISDIR(st->st_mode))
-		return path_mkdirs_beneath(c->dest_fd, path, w->err) < 0 ? -1
-		                                                         : 0;
+		return path_mkdirs_beneath(c->dest_fd, sub, w->err) < 0 ? -1
+		                                                        : 0;
 	if (!S_ISREG(st->st_mode))
 		return 0; /* links and specials stay behind */
 	int in =
 	    openat(dirfd, name,
 	           O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (in < 0)
-		return set_err(w->err, "%s/%s: %s", c->rel, path,
-		               strerror(errno));
+		return set_err(w->err, "%s: %s", path, strerror(errno));
 	struct stat ist;
 	int rc = 0;
 	if (fstat(in, &ist) < 0 || !S_ISREG(ist.st_mode)) {
 		close(in);
 		return 0;
 	}
-	int out = path_open_beneath(c->dest_fd, path,
+	int out = path_open_beneath(c->dest_fd, sub,
 	                            O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW,
 	                            (ist.st_mode & 0777) | S_IRUSR, w->err);
 	if (out < 0)
 		rc = -1;
 	else if (sbx_copy_data(in, out) < 0)
-		rc =
-		    set_err(w->err, "%s/%s: %s", c->rel, path, strerror(errno));
+		rc = set_err(w->err, "%s: %s", path, strerror(errno));
 	if (out >= 0)
 		close(out);
 	close(in);
 	return rc;
 }
 
-int sbx_host_fetch(int root_fd, const char *rel, const char *dest, char **err)
+int sbx_host_fetch(int root_fd, const struct path_mounts *m, const char *rel,
+                   const char *dest, char **err)
 {
-	int fd = path_open_beneath(root_fd, rel,
-	                           O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, err);
+	int fd = path_open_mapped(root_fd, m, rel,
+	                          O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, err);
 	if (fd < 0)
 		return -1;
 	struct stat st;
@@ -434,14 +492,16 @@ int sbx_host_fetch(int root_fd, const char *rel, const char *dest, char **err)
 				             strerror(errno));
 		}
 		if (rc == 0) {
-			struct fetch_ctx c = {dfd, rel};
+			struct fetch_ctx c = {
+			    dfd, strcmp(rel, ".") ? strlen(rel) + 1 : 0};
 			struct sbx_walk w = {.visit = fetch_visit,
 			                     .arg = &c,
 			                     .recursive = 1,
 			                     .max_depth = 64,
 			                     .max_held = 1000000,
+			                     .mounts = m,
 			                     .err = err};
-			rc = sbx_walk(&w, fd, "");
+			rc = sbx_walk(&w, fd, strcmp(rel, ".") ? rel : "");
 		}
 		if (dfd >= 0)
 			close(dfd);

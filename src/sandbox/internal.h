@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <cjson/cJSON.h>
 #include "assay/buf.h"
+#include "assay/path.h"
 #include "assay/strv.h"
 #include "assay/sandbox.h"
 
@@ -72,6 +73,10 @@ struct sbx {
 	char *workspace; /* host directory, or NULL (remote) */
 	char *image;     /* for run_start */
 	char *image_id;
+	/* the inputs mounted read-only, not copied (mounts.c); their
+	 * table as JSON for the helper's --mounts, or NULL when none */
+	struct path_mounts mounts;
+	char *mounts_json;
 	void *priv; /* the backend's */
 	struct sbx_job *jobs;
 	int stopping, stopped;
@@ -233,6 +238,12 @@ struct sbx_walk {
 	int max_depth;   /* deeper directories are not entered */
 	size_t max_held; /* names held in memory at once, all levels */
 	size_t held;
+	/* mount points (sandbox/ mounted inputs) are visited and entered
+	 * as their sources (visit gets dirfd AT_FDCWD and the source's
+	 * path as name), their hidden paths left out; or, with
+	 * skip_mounts, left out (the archive) */
+	const struct path_mounts *mounts;
+	int skip_mounts;
 	int truncated; /* a limit cut the walk short */
 	char **err;
 };
@@ -242,16 +253,18 @@ struct sbx_walk {
 int sbx_walk(struct sbx_walk *w, int dirfd, const char *prefix);
 
 /* File operations on the host workspace opened as root_fd; rel is
- * normalised and every open is confined beneath root_fd. */
+ * normalised and every open is confined beneath root_fd, or beneath
+ * a mount's source for a path in a mounted input (m: the mounts, may
+ * be NULL; they are read-only). */
 
 /* Read at most max bytes into *out (initialised here): SBX_OK, or
  * SBX_TRUNCATED when cut at max (*err says so), or SBX_FAILED. */
-int sbx_host_read(int root_fd, const char *rel, size_t max, struct buf *out,
-                  char **err);
+int sbx_host_read(int root_fd, const struct path_mounts *m, const char *rel,
+                  size_t max, struct buf *out, char **err);
 /* Replace rel atomically (temporary file + rename in the same
  * directory), creating parent directories. */
-int sbx_host_write(int root_fd, const char *rel, const void *data, size_t n,
-                   char **err);
+int sbx_host_write(int root_fd, const struct path_mounts *m, const char *rel,
+                   const void *data, size_t n, char **err);
 /* One entry of a listing as the list op reports it. */
 cJSON *sbx_host_entry(const char *path, const struct stat *st);
 /* Entries under rel as {"path","type","size","mtime"} (path relative
@@ -259,21 +272,39 @@ cJSON *sbx_host_entry(const char *path, const struct stat *st);
  * siblings sorted, at most max of them (*truncated set if cut). Each
  * goes to fn (which takes it) when fn is set, else into the array
  * returned. NULL (and *err) on failure. */
-cJSON *sbx_host_list(int root_fd, const char *rel, int recursive, size_t max,
-                     int *truncated, void (*fn)(void *arg, cJSON *entry),
-                     void *arg, char **err);
+cJSON *sbx_host_list(int root_fd, const struct path_mounts *m, const char *rel,
+                     int recursive, size_t max, int *truncated,
+                     void (*fn)(void *arg, cJSON *entry), void *arg,
+                     char **err);
 /* Copy rel (a file, or a directory of files) to the host path dest. */
-int sbx_host_fetch(int root_fd, const char *rel, const char *dest, char **err);
+int sbx_host_fetch(int root_fd, const struct path_mounts *m, const char *rel,
+                   const char *dest, char **err);
 /* Write the tree under root_fd to path as a gzipped pax tar archive
- * (symlinks stored as links), through a temporary file: SBX_OK, or
+ * (symlinks stored as links; the mounts m left out: the run did not
+ * make them), through a temporary file: SBX_OK, or
  * SBX_TRUNCATED when the walk's limits left entries out (*err says
  * so; the archive is written), or SBX_FAILED. */
-int sbx_host_export_tar(int root_fd, const char *path, char **err);
+int sbx_host_export_tar(int root_fd, const struct path_mounts *m,
+                        const char *path, char **err);
 /* Copy the inputs into a host workspace directory (files and
  * directories; the originals are never touched). out_dir (may be
  * NULL) is never copied in. */
 int sbx_stage_inputs(const struct config_input *in, size_t n,
                      const char *out_dir, const char *workspace, char **err);
+
+/* ---- mounted inputs (mounts.c) ---- */
+
+/* The mount table from the configured inputs that are not copies
+ * (s->mounts, s->mounts_json), and their placeholders in the host
+ * workspace ws_fd: an empty file (mode 0444) or directory at each
+ * mount point, made here unless one is there already. 0, or -1 and
+ * *err naming the input and what to do. */
+int sbx_mounts_prepare(struct sbx *s, int ws_fd, char **err);
+/* Whether the configured input i is mounted (not staged as a copy). */
+int sbx_input_mounted(const struct sbx *s, size_t i);
+/* Remove the placeholders this sandbox made (once its commands are
+ * gone), leaving whatever else is there. */
+void sbx_mounts_release(struct sbx *s);
 
 /* ---- the local backend's /etc (etc.c) ---- */
 

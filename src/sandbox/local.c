@@ -115,6 +115,19 @@ static int prepare_workspace(struct sbx *s, char **err)
 	return 0;
 }
 
+/* The inputs mounted instead of copied, with their places in the
+ * workspace (mounts.c); bwrap binds them (local_build_base). */
+static int local_mounts(struct sbx *s, char **err)
+{
+	int fd = open(s->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return set_err(err, "workspace %s: %s", s->workspace,
+		               strerror(errno));
+	int rc = sbx_mounts_prepare(s, fd, err);
+	close(fd);
+	return rc;
+}
+
 /* ---- start ---- */
 
 /* A start in flight: preparations, the probe, the staging. */
@@ -209,17 +222,20 @@ static void local_stage(struct local_start *st)
 {
 	struct sbx *s = st->s;
 	const struct config *cfg = s->cfg;
-	if (!st->stage_inputs || !cfg->n_inputs) {
-		local_start_ready(st);
-		return;
-	}
 	struct strv a = {0};
 	strv_pushv(&a, 3, "stage", s->workspace,
-	               cfg->out_dir ? cfg->out_dir : "");
-	for (size_t i = 0; i < cfg->n_inputs; i++) {
+	           cfg->out_dir ? cfg->out_dir : "");
+	for (size_t i = 0; st->stage_inputs && i < cfg->n_inputs; i++) {
 		const struct config_input *in = &cfg->inputs[i];
+		if (sbx_input_mounted(s, i))
+			continue; /* bound, not copied */
 		strv_push(&a, in->src ? in->src : "");
 		strv_push(&a, in->dest ? in->dest : "");
+	}
+	if (a.n == 3) {
+		strv_free(&a);
+		local_start_ready(st);
+		return;
 	}
 	struct sbx_child_spec cs = {
 	    .in_fd = -1, .out_fd = -1, .on_exit = local_staged, .arg = st};
@@ -278,7 +294,7 @@ static void local_start_step(void *arg)
 		              "docker");
 		goto fail;
 	}
-	if (prepare_workspace(s, &err) < 0)
+	if (prepare_workspace(s, &err) < 0 || local_mounts(s, &err) < 0)
 		goto fail;
 	st->mpl = xasprintf("%s/mplconfig", s->run_dir);
 	if (mkdir_p(st->mpl, &err) < 0)
@@ -344,7 +360,8 @@ static void local_read_file(struct sbx *s, const char *rel, size_t max,
 		return;
 	char *err = NULL;
 	struct buf b;
-	int rc = sbx_host_read(fd, rel, max, &b, &err); /* bounded by max */
+	int rc = sbx_host_read(fd, &s->mounts, rel, max, &b,
+	                       &err); /* bounded by max */
 	sbx_later(s, fn, arg, rc, err, rc < 0 ? NULL : &b, NULL);
 	buf_free(&b);
 }
@@ -357,7 +374,8 @@ static void local_write_file(struct sbx *s, const char *rel, const void *data,
 	if (fd < 0)
 		return;
 	char *err = NULL;
-	int rc = sbx_host_write(fd, rel, data, n, &err); /* n is the caller's */
+	int rc = sbx_host_write(fd, &s->mounts, rel, data, n,
+	                        &err); /* n is the caller's */
 	sbx_later(s, fn, arg, rc < 0 ? SBX_FAILED : SBX_OK, err, NULL, NULL);
 }
 
@@ -408,7 +426,14 @@ static int local_op_run(struct sbx *s, struct local_op *op, char *const *args,
 	                            .on_exit = on_exit,
 	                            .arg = op};
 	char *err = NULL;
-	op->child = sbx_archive_spawn(s->loop, args, 0, &cs, &err);
+	struct strv a = {0};
+	strv_push(&a, args[0]);
+	if (s->mounts_json) /* the helper maps and skips them too */
+		strv_pushv(&a, 2, "--mounts", s->mounts_json);
+	for (size_t i = 1; args[i]; i++)
+		strv_push(&a, args[i]);
+	op->child = sbx_archive_spawn(s->loop, a.v, 0, &cs, &err);
+	strv_free(&a);
 	if (op->child)
 		return 0;
 	sbx_job_end(&op->job, SBX_FAILED, err, NULL, NULL);
@@ -471,8 +496,8 @@ static void local_list(struct sbx *s, const char *rel, int recursive,
 	size_t inline_max = max < LOCAL_LIST_INLINE ? max : LOCAL_LIST_INLINE;
 	int truncated = 0;
 	char *err = NULL;
-	cJSON *list = sbx_host_list(fd, rel, recursive, inline_max, &truncated,
-	                            NULL, NULL, &err);
+	cJSON *list = sbx_host_list(fd, &s->mounts, rel, recursive, inline_max,
+	                            &truncated, NULL, NULL, &err);
 	if (!list || !truncated || max <= LOCAL_LIST_INLINE) {
 		if (list && truncated)
 			set_err(&err, "listing of %s stopped at %zu entries",
@@ -553,6 +578,7 @@ static void local_cg_retry(void *arg)
 		return;
 	}
 	lp->stop_phase = 3;
+	sbx_mounts_release(s); /* no command holds a mount now */
 	sbx_stopped(s, SBX_OK, NULL);
 }
 

@@ -65,8 +65,7 @@ static void local_add_etc_bind(struct strv *a, const char *name)
 }
 
 /* /usr read-only, the merged-/usr links, and the /etc snapshot. */
-static void add_system_dirs(struct strv *a, const struct local *lp,
-                            int network)
+static void add_system_dirs(struct strv *a, const struct local *lp, int network)
 {
 	strv_pushv(a, 3, "--ro-bind", "/usr", "/usr");
 	for (size_t i = 0; i < sizeof usr_links / sizeof *usr_links; i++) {
@@ -105,8 +104,7 @@ static void add_env(struct strv *a)
 	snprintf(threads, sizeof threads, "%ld", ncpu < 4 ? ncpu : 4);
 	const char *user = getuid() == 0 ? "root" : "sandbox";
 	strv_push(a, "--clearenv");
-	strv_pushv(a, 3, "--setenv", "PATH",
-	               "/usr/bin:/bin:/usr/local/bin");
+	strv_pushv(a, 3, "--setenv", "PATH", "/usr/bin:/bin:/usr/local/bin");
 	strv_pushv(a, 3, "--setenv", "HOME", "/workspace");
 	strv_pushv(a, 3, "--setenv", "USER", user);
 	strv_pushv(a, 3, "--setenv", "LOGNAME", user);
@@ -117,8 +115,7 @@ static void add_env(struct strv *a)
 	strv_pushv(a, 3, "--setenv", "MPLBACKEND", "Agg");
 	strv_pushv(a, 3, "--setenv", "MPLCONFIGDIR", LOCAL_MPL_DIR);
 	/* fontconfig's cache too: kept for the run, out of the workspace */
-	strv_pushv(a, 3, "--setenv", "XDG_CACHE_HOME",
-	               LOCAL_MPL_DIR "/cache");
+	strv_pushv(a, 3, "--setenv", "XDG_CACHE_HOME", LOCAL_MPL_DIR "/cache");
 	strv_pushv(a, 3, "--setenv", "PYTHONUNBUFFERED", "1");
 	/* bytecode of /usr is used as shipped; scripts in the workspace
 	 * leave no __pycache__ behind */
@@ -151,7 +148,7 @@ void local_build_base(struct sbx *s, struct local *lp, const char *mpl)
 	if (s->cfg->network)
 		strv_push(a, "--share-net");
 	strv_pushv(a, 6, "--die-with-parent", "--new-session", "--cap-drop",
-	               "ALL", "--hostname", "assay");
+	           "ALL", "--hostname", "assay");
 	add_system_dirs(a, lp, s->cfg->network);
 	strv_pushv(a, 4, "--proc", "/proc", "--dev", "/dev");
 	push_size(a, s->cfg->mem_mb);
@@ -160,6 +157,20 @@ void local_build_base(struct sbx *s, struct local *lp, const char *mpl)
 	strv_pushv(a, 2, "--tmpfs", "/dev/shm");
 	strv_pushv(a, 3, "--bind", mpl, LOCAL_MPL_DIR);
 	strv_pushv(a, 3, "--bind", s->workspace, "/workspace");
+	/* the inputs, read-only over their placeholders (mounts.c); what
+	 * a directory input must not show is covered by an empty,
+	 * read-only tmpfs */
+	for (size_t i = 0; i < s->mounts.n; i++) {
+		const struct path_mount *m = &s->mounts.v[i];
+		char *at = xasprintf("/workspace/%s", m->rel);
+		strv_pushv(a, 3, "--ro-bind", m->src, at);
+		for (size_t k = 0; k < m->hide.n; k++) {
+			char *h = xasprintf("%s/%s", at, m->hide.v[k]);
+			strv_pushv(a, 4, "--tmpfs", h, "--remount-ro", h);
+			free(h);
+		}
+		free(at);
+	}
 	/* Once every mount point exists: only /workspace, /tmp, /dev/shm
 	 * and the matplotlib cache stay writable. */
 	strv_pushv(a, 4, "--remount-ro", "/dev", "--remount-ro", "/");
@@ -176,7 +187,7 @@ void local_build_argv(const struct local *lp, struct strv *a,
 	strv_push(a, "--");
 	if (lp->limits_script)
 		strv_pushv(a, 4, "/bin/bash", "-c", lp->limits_script,
-		               "assay-sandbox");
+		           "assay-sandbox");
 	if (r->argv) {
 		for (size_t i = 0; r->argv[i]; i++)
 			strv_push(a, r->argv[i]);

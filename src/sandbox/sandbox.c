@@ -355,6 +355,9 @@ static void sbx_release(struct sbx *s)
 		job_cut(s, j, "released");
 	if (s->ops && s->ops->destroy)
 		s->ops->destroy(s);
+	sbx_mounts_release(s); /* the commands are gone */
+	path_mounts_free(&s->mounts);
+	free(s->mounts_json);
 	struct sbx_stop_wait *w;
 	while ((w = s->stop_waits)) {
 		s->stop_waits = w->next;

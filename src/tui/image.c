@@ -301,8 +301,8 @@ static int open_req(const struct ui_img_req *r, struct img_key *k, char **err)
 	} else {
 		if (r->dirfd < 0 || !r->rel)
 			return set_err(err, "no file given");
-		fd = path_open_beneath(
-		    r->dirfd, r->rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, err);
+		fd = path_open_mapped(r->dirfd, r->mounts, r->rel,
+		                      O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, err);
 		if (fd < 0)
 			return -1;
 	}
@@ -712,12 +712,12 @@ int ui_img_probe_fd(int fd, int *w, int *h, long long *bytes, char **err)
 	return 0;
 }
 
-int ui_img_probe(int dirfd, const char *rel, int *w, int *h, long long *bytes,
-                 char **err)
+int ui_img_probe(int dirfd, const struct path_mounts *mounts, const char *rel,
+                 int *w, int *h, long long *bytes, char **err)
 {
 	char *e = NULL;
-	int fd = path_open_beneath(dirfd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY,
-	                           0, &e);
+	int fd = path_open_mapped(dirfd, mounts, rel,
+	                          O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &e);
 	if (fd < 0) {
 		set_err(err, "image: %s", e);
 		free(e);

@@ -26,12 +26,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct path_mounts;
+
 struct loop;
 
 enum ui_gfx { UI_GFX_OFF, UI_GFX_BLOCKS, UI_GFX_SIXEL, UI_GFX_KITTY };
 
 struct ui_img_req {
-	int dirfd;              /* the host workspace dir (O_DIRECTORY) */
+	int dirfd; /* the host workspace dir (O_DIRECTORY) */
+	const struct path_mounts *mounts; /* its mounted inputs, or NULL */
 	const char *rel;        /* path relative to it: opened RESOLVE_BENEATH
 	                           (with fd >= 0: only the name for messages) */
 	int fd;                 /* or an open fd (>= 0 wins, e.g. a memfd);
@@ -101,8 +104,8 @@ void ui_img_unref(struct ui_img *img);
  * signature and IHDR, no decode): 0 with *w, *h and *bytes (the file
  * size), also for sizes over the preview limits (rendering then fails
  * with a message), or -1 + *err ("not a PNG", missing file, ...). */
-int ui_img_probe(int dirfd, const char *rel, int *w, int *h, long long *bytes,
-                 char **err);
+int ui_img_probe(int dirfd, const struct path_mounts *mounts, const char *rel,
+                 int *w, int *h, long long *bytes, char **err);
 int ui_img_probe_fd(int fd, int *w, int *h, long long *bytes, char **err);
 
 /* The assay-image helper: $ASSAY_IMAGE_BIN, else beside the running

@@ -53,6 +53,7 @@ void ui_model_free(struct ui_model *m)
 	free(m->backend);
 	free(m->ask);
 	free(m->workspace);
+	path_mounts_free(&m->mounts);
 	free(m->run_dir);
 	free(m->run_id);
 	free(m->end_status);
@@ -365,6 +366,29 @@ static void model_on_workspace_change(struct ui_model *m, const cJSON *ev,
 }
 
 /* The run's figures for the status bar; the frontend may watch it. */
+/* The mounted inputs of run_start's "inputs" (mode "mount"). */
+static void model_mounts(struct ui_model *m, const cJSON *inputs)
+{
+	path_mounts_free(&m->mounts);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, inputs)
+	{
+		const char *dest = json_str(it, "dest", NULL);
+		const char *path = json_str(it, "path", NULL);
+		char *rel = NULL, *err = NULL;
+		if (strcmp(json_str(it, "mode", ""), "mount") || !dest ||
+		    !path || path[0] != '/' ||
+		    path_normalize(dest, &rel, &err) < 0 || !strcmp(rel, ".")) {
+			free(rel);
+			free(err);
+			continue;
+		}
+		path_mount_add(&m->mounts, rel, path,
+		               !strcmp(json_str(it, "kind", ""), "dir"));
+		free(rel);
+	}
+}
+
 static void model_on_run_start(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	m->t0_mono = now_ms() - t;
@@ -375,6 +399,7 @@ static void model_on_run_start(struct ui_model *m, const cJSON *ev, int64_t t)
 	set_str(&m->ask, json_str(ev, "ask", ""));
 	set_str(&m->workspace, json_str(ev, "workspace", NULL));
 	set_str(&m->run_dir, json_str(ev, "run_dir", NULL));
+	model_mounts(m, cJSON_GetObjectItem(ev, "inputs"));
 	set_str(&m->run_id, json_str(ev, "run_id", ""));
 	m->max_turns =
 	    (int)json_num(cJSON_GetObjectItem(ev, "limits"), "max_turns", 0);

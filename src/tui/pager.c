@@ -222,8 +222,8 @@ void ui_pager_open_file(struct ui *u, const char *rel)
 		ui_notice(u, "files can be opened with the local sandbox only");
 		return;
 	}
-	int fd =
-	    path_open_beneath(u->ws_fd, rel, O_RDONLY | O_CLOEXEC, 0, &err);
+	int fd = path_open_mapped(u->ws_fd, &u->m.mounts, rel,
+	                          O_RDONLY | O_CLOEXEC, 0, &err);
 	if (fd < 0) {
 		char *clean = term_clean(err, strlen(err), 0);
 		ui_notice(u, "%s", clean);

@@ -413,8 +413,8 @@ static void preview_load(struct ui *u)
 	p->node_size = n ? n->size : -1;
 	char *err = NULL;
 	if (u->ws_fd >= 0) {
-		if (ui_img_probe(u->ws_fd, p->rel, &p->src_w, &p->src_h,
-		                 &p->bytes, &err) == 0)
+		if (ui_img_probe(u->ws_fd, &u->m.mounts, p->rel, &p->src_w,
+		                 &p->src_h, &p->bytes, &err) == 0)
 			p->have_probe = 1;
 		else
 			preview_set_msg(p, "%s",
@@ -659,6 +659,7 @@ static void preview_request(struct ui *u)
 	preview_erase_placed(u);
 	struct ui_img_req r = {
 	    .dirfd = u->ws_fd,
+	    .mounts = &u->m.mounts,
 	    .rel = p->rel,
 	    .fd = p->fd,
 	    .mode = p->tc.mode,

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "assay/buf.h"
+#include "assay/path.h"
 
 struct config;
 
@@ -476,6 +477,9 @@ enum {
 };
 
 struct ui_model {
+	/* the inputs mounted into the workspace (run_start's inputs of
+	 * mode "mount"): their files are read from their sources */
+	struct path_mounts mounts;
 	char *provider, *model_name, *backend, *ask, *workspace, *run_dir,
 	    *run_id;
 	int max_turns;

@@ -320,8 +320,9 @@ fake in3 "$T/inputs.json"
 OPENAI_API_KEY=dummy run in3 inputs --trust-project --provider openai --base-url "$URL" --model fake-model -- "read the keys"
 check "inputs outside, --trust-project: exit 0 (got $CODE), no 'untrusted project' line" \
 	sh -c "test $CODE -eq 0 && ! grep -q 'untrusted project' '$T/in3.err'"
-check "... both are staged in the workspace" \
-	sh -c "grep -qx '$SSH_SECRET' '$T/in3/workspace/input/keys/id_ed25519' && grep -qx '$SSH_SECRET' '$T/in3/workspace/input/linked/id_ed25519'" 2>/dev/null
+check "... both are mounted (run_start: mode mount, links resolved to outside/)" \
+	test "$(start "[(i['mode'], i.get('path', '').startswith('$(realpath "$T")/outside')) for i in s['inputs'] if i['dest'] != 'input/mine.csv']")" = \
+	"[('mount', True), ('mount', True)]"
 check "... run_start: the inputs, trust flag, both trusted" \
 	test "$(start 'sorted(i["dest"] for i in s["inputs"])'):$(start 's["project"]["trust"]'):$(proj_keys trusted)" = \
 	"['input/keys', 'input/linked', 'input/mine.csv']:flag:['inputs', 'inputs']"

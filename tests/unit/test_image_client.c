@@ -581,17 +581,17 @@ static void test_hostile(void **state)
 	int w, h;
 	long long bytes;
 	char *err = NULL;
-	assert_int_equal(ui_img_probe(dir_fd, "huge.png", &w, &h, &bytes, &err),
-	                 0);
+	assert_int_equal(
+	    ui_img_probe(dir_fd, NULL, "huge.png", &w, &h, &bytes, &err), 0);
 	assert_int_equal(w, 100000);
 	assert_int_equal(h, 100000);
-	assert_int_equal(ui_img_probe(dir_fd, "fake.png", &w, &h, &bytes, &err),
-	                 -1);
+	assert_int_equal(
+	    ui_img_probe(dir_fd, NULL, "fake.png", &w, &h, &bytes, &err), -1);
 	assert_non_null(strstr(err, "not a PNG"));
 	free(err);
 	err = NULL;
-	assert_int_equal(ui_img_probe(dir_fd, "pipe.png", &w, &h, &bytes, &err),
-	                 -1);
+	assert_int_equal(
+	    ui_img_probe(dir_fd, NULL, "pipe.png", &w, &h, &bytes, &err), -1);
 	free(err);
 	ui_imgcache_free(c);
 }
