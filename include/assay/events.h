@@ -34,6 +34,7 @@ enum event_type {
 	EV_TOOL_RESULT,
 	EV_WORKSPACE_CHANGE,
 	EV_PYTHON_SESSION,
+	EV_INPUT_HASHES,
 	EV_REPLAY_LIVE,
 	EV_STEP_PAUSE,
 	EV_STEP_RESUME,
@@ -230,6 +231,9 @@ cJSON *ev_workspace_change(const char *path, const char *kind, double size);
 /* python_session: state (started, ended), generation, and with a hello
  * python, executable, packages (a copy; none: []), startup_ms; then
  * [reason]. */
+/* inputs: [{dest, kind, bytes, [files], mtime, sha256, cached}]
+ * (copied). */
+cJSON *ev_input_hashes(const cJSON *inputs);
 cJSON *ev_python_session(const char *state, int generation, const cJSON *hello,
                          int64_t startup_ms, const char *reason);
 

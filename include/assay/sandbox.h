@@ -118,6 +118,18 @@ const char *sbx_image_id(const struct sbx *s);
  * [{src (as given), dest, mode "mount" or "copy", and for a mount path
  * (links resolved), kind "file"/"dir", [bytes], mtime}]. Caller frees. */
 cJSON *sbx_inputs_record(const struct sbx *s);
+/* How far hashing an input has come (bytes of total). */
+typedef void (*sbx_hash_progress_fn)(void *arg, const char *dest, double done,
+                                     double total);
+/* The SHA-256 of every configured input, read where the sandbox reads
+ * it on the host, in a helper process, through the user's cache
+ * ($XDG_CACHE_HOME/assay/input-hashes.json: a file unchanged in path,
+ * size, mtime and inode is not read again). Once started. list: [{dest,
+ * kind "file"/"dir", bytes, [files], mtime, sha256, cached}] in the
+ * inputs' order; progress (may be NULL) while a big one is read. It
+ * drains at sbx_stop. */
+void sbx_hash_inputs(struct sbx *s, sbx_hash_progress_fn progress,
+                     sbx_done_fn fn, void *arg);
 /* The mounted inputs (assay/path.h), for whatever opens workspace
  * files on the host; empty when none. */
 const struct path_mounts *sbx_mounts(const struct sbx *s);

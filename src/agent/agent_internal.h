@@ -134,6 +134,8 @@ struct session {
 	char *budget_why;
 	char *prompt;    /* STARTING: the first user message, if any */
 	int64_t boot_ms; /* when the sandbox start (or restore) began */
+	/* what a resume does once its inputs are checked (inputs.c) */
+	void (*inputs_then)(struct session *s);
 	int interactive;
 	enum session_idle idle_why;
 
@@ -235,6 +237,8 @@ void session_run_info(const struct session *s, struct ev_run *run);
 /* run_start (fork: a re-execute's forked_from, or NULL), with copies
  * of the instructions and script kept in the run dir. */
 void session_emit_run_start(struct session *s, const struct ev_fork *fork);
+/* A run that did not get going ends with why (taken; session_error). */
+void session_start_failed(struct session *s, char *why, int code);
 /* A refusal before anything started: the exit code, then -1. */
 int session_fail(struct session *s, int code);
 /* Shared by session_start and session_resume once the run dir is open:
@@ -474,6 +478,17 @@ const cJSON *replay_compaction_before(const struct replay *rp, int turn);
 /* Resume in place (the workspace is the run's: restore it, it is not
  * staged), not a re-execute. */
 int replay_in_place(const struct replay *rp);
+/* The recorded run being resumed or re-executed. */
+const struct record *replay_record(const struct replay *rp);
+
+/* --- inputs.c: the inputs by content -------------------------------- */
+/* Once the run is announced: hash its inputs (input_hashes follows). */
+void inputs_hash(struct session *s);
+/* Resume in place with mounted inputs: check that each is the file the
+ * run had (its hash, else its size and mtime) and call then(s); a
+ * changed one ends the start with exit 2. 0 when there is nothing to
+ * check (the caller goes on itself). */
+int inputs_verify(struct session *s, void (*then)(struct session *s));
 /* The message of a workspace that cannot be restored from path (why:
  * the sandbox's reason; NULL: the backend cannot load archives).
  * Caller frees. */

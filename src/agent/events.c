@@ -64,6 +64,7 @@ static const char *const event_names[EV__COUNT] = {
     [EV_TOOL_RESULT] = "tool_result",
     [EV_WORKSPACE_CHANGE] = "workspace_change",
     [EV_PYTHON_SESSION] = "python_session",
+    [EV_INPUT_HASHES] = "input_hashes",
     [EV_REPLAY_LIVE] = "replay_live",
     [EV_STEP_PAUSE] = "step_pause",
     [EV_STEP_RESUME] = "step_resume",
@@ -448,6 +449,13 @@ cJSON *ev_workspace_change(const char *path, const char *kind, double size)
 	cJSON_AddStringToObject(ev, "path", path);
 	cJSON_AddStringToObject(ev, "kind", kind);
 	cJSON_AddNumberToObject(ev, "size", size);
+	return ev;
+}
+
+cJSON *ev_input_hashes(const cJSON *inputs)
+{
+	cJSON *ev = ev_new(EV_INPUT_HASHES);
+	cJSON_AddItemToObject(ev, "inputs", cJSON_Duplicate(inputs, 1));
 	return ev;
 }
 

@@ -518,16 +518,30 @@ static int record_need_inputs(const struct session *s, const struct record *r,
 	return -1;
 }
 
-/* In place nothing is staged: the workspace holds the inputs. Their
- * places (not their host paths) are part of the system prompt, so the
- * recorded ones are what the rebuilt requests must name. */
-static void record_recorded_inputs(struct config *c, const cJSON *rs)
+/* The source the user gave now (--input SRC:DEST) for dest, or NULL. */
+static const char *record_given(const struct config_input *in, size_t n,
+                                const char *dest)
 {
-	for (size_t i = 0; i < c->n_inputs; i++) {
-		free(c->inputs[i].src);
-		free(c->inputs[i].dest);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (in[i].dest && !strcmp(in[i].dest, dest))
+			return in[i].src;
+	return NULL;
+}
+
+/* In place nothing is staged: the workspace holds the copied inputs,
+ * and the mounted ones are bound again, from the file given now for
+ * the same place or else the recorded path (their content is checked
+ * against the record before the run goes on: inputs.c). Their places
+ * (not their host paths) are part of the system prompt, so the
+ * recorded ones are what the rebuilt requests must name. -1 when a
+ * mounted input is missing. */
+static int record_recorded_inputs(struct config *c, const cJSON *rs, char **err)
+{
+	struct config_input *given = c->inputs;
+	size_t n_given = c->n_inputs;
+	c->inputs = NULL;
 	c->n_inputs = 0;
+	int rc = 0;
 	const cJSON *it;
 	cJSON_ArrayForEach(it, cJSON_GetObjectItem(rs, "inputs"))
 	{
@@ -538,12 +552,27 @@ static void record_recorded_inputs(struct config *c, const cJSON *rs)
 		 * from its resolved path, once its hash is checked
 		 * (inputs.c) */
 		int mount = !strcmp(json_str(it, "mode", "copy"), "mount");
-		config_add_input(c,
-		                 mount ? json_str(it, "path", "")
-		                       : json_str(it, "src", ""),
-		                 dest);
+		const char *now = record_given(given, n_given, dest);
+		const char *src = !mount ? json_str(it, "src", "")
+		                  : now  ? now
+		                         : json_str(it, "path", "");
+		struct stat st;
+		if (mount && rc == 0 && stat(src, &st) < 0)
+			rc = set_err(
+			    err,
+			    "input %s (%s) is missing: put it back, or "
+			    "pass --input FILE:%s with the file the run "
+			    "had",
+			    dest, src, dest);
+		config_add_input(c, src, dest);
 		c->inputs[c->n_inputs - 1].copy = !mount;
 	}
+	for (size_t i = 0; i < n_given; i++) {
+		free(given[i].src);
+		free(given[i].dest);
+	}
+	free(given);
+	return rc;
 }
 
 int record_resume_check(struct session *s, const struct record *r,
@@ -561,8 +590,9 @@ int record_resume_check(struct session *s, const struct record *r,
 		               "recorded run never turns it on by itself: pass "
 		               "--network to go on with it (or --re-execute "
 		               "without it)");
-	if (mode == SESSION_RESUME)
-		record_recorded_inputs(s->cfg, rs);
+	if (mode == SESSION_RESUME &&
+	    record_recorded_inputs(s->cfg, rs, err) < 0)
+		return -1;
 	if (mode == SESSION_REEXECUTE && record_need_inputs(s, r, err) < 0)
 		return -1;
 	const char *ins = json_str(rs, "instructions", "");

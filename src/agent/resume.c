@@ -83,6 +83,11 @@ int replay_in_place(const struct replay *rp)
 	return rp->mode == SESSION_RESUME;
 }
 
+const struct record *replay_record(const struct replay *rp)
+{
+	return &rp->rec;
+}
+
 /* The hash the recorded run would have given this request. */
 static void replay_hash(const struct replay *rp, const struct session *s,
                         const struct llm_request *req, char out[65])

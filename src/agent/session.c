@@ -816,8 +816,7 @@ int session_prepare(struct session *s, char **err)
 	return 0;
 }
 
-/* A run that did not get going ends with why (session_error). */
-static void session_start_failed(struct session *s, char *why, int code)
+void session_start_failed(struct session *s, char *why, int code)
 {
 	log_warn("start: %s", why);
 	free(s->error);
@@ -887,6 +886,7 @@ static void session_announce(struct session *s)
 		quiet = replay_announce(s->replay, s);
 	else
 		session_emit_run_start(s, NULL);
+	inputs_hash(s); /* input_hashes when they are in */
 	session_set_state(s, SESSION_LISTING);
 	scan_workspace(s, quiet); /* the staged inputs, or the resumed */
 	session_go_on_later(s);   /* session_begin, once it is listed */
@@ -926,7 +926,9 @@ static void session_restored(struct session *s, void *ctx, int rc,
 	free(path);
 }
 
-/* sbx_start completed: restore a resumed workspace, or announce. */
+static void session_sandbox_ready(struct session *s);
+
+/* sbx_start completed: the inputs checked (resume), then ready. */
 static void session_sandbox_started(struct session *s, void *ctx, int rc,
                                     const char *err, struct buf *data,
                                     cJSON *list)
@@ -944,6 +946,14 @@ static void session_sandbox_started(struct session *s, void *ctx, int rc,
 	}
 	log_info("sandbox: %s up in %lld ms", sbx_name(s->sbx),
 	         (long long)(now_ms() - s->boot_ms));
+	if (!inputs_verify(s, session_sandbox_ready))
+		session_sandbox_ready(s);
+}
+
+/* The sandbox is up and its inputs are the run's: restore a resumed
+ * workspace, or announce. */
+static void session_sandbox_ready(struct session *s)
+{
 	unsigned caps = sbx_caps(s->sbx);
 	if (s->replay && replay_in_place(s->replay)) {
 		/* the workspace the run left: restored from its archive,

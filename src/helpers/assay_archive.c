@@ -16,7 +16,9 @@
  *       under ("" for the workspace).
  *   assay-archive fetch DIR REL DEST
  *       copies REL (confined to DIR, never through a link) to DEST.
- *   create, list and fetch may take `--mounts JSON` before their
+ *   assay-archive hash CACHE SRC...
+ *       the SHA-256 of each input, cached (archive_hash.c).
+ *   create, list, fetch and hash may take `--mounts JSON` before their
  *   arguments (after the command): the mounted inputs of the workspace
  *   (assay/path.h), left out of the archive and read from their
  *   sources by list and fetch, as the sandbox sees them.
@@ -56,6 +58,7 @@
 #include "assay/config.h"
 #include "assay/http.h"
 #include "assay/util.h"
+#include "helpers/archive_hash.h"
 #include "sandbox/docker_internal.h"
 #include "sandbox/internal.h"
 
@@ -107,7 +110,8 @@ static int usage(void)
 	                "       assay-archive repack OUT.tar.gz STRIP < TAR\n"
 	                "       assay-archive members ARCHIVE.tar.gz DIR MAX "
 	                "NAME...\n"
-	                "       assay-archive restore ARCHIVE.tar.gz > TAR\n");
+	                "       assay-archive restore ARCHIVE.tar.gz > TAR\n"
+	                "       assay-archive hash CACHE SRC...\n");
 	return 2;
 }
 
@@ -133,7 +137,7 @@ static int done_rc(int rc, char *err)
 }
 
 /* The mounted inputs of the workspace (--mounts JSON before the
- * arguments of create, list and fetch): mapped or left out as the
+ * arguments of create, list, fetch and hash): mapped or left out as the
  * sandbox does (hostfs.c). */
 static struct path_mounts mounts;
 
@@ -1044,6 +1048,8 @@ int main(int argc, char **argv)
 		return members(argv[2], argv[3], argv[4], argv + 5, argc - 5);
 	else if (!strcmp(cmd, "http"))
 		return http(argc - 2, argv + 2);
+	else if (!strcmp(cmd, "hash") && argc >= 3)
+		return archive_hash(argv[2], argv + 3, argc - 3, &mounts);
 	else
 		return usage();
 	return done(rc, err);

@@ -1,0 +1,156 @@
+/* inputs.c: the run's inputs known by content. Once a run is announced
+ * their SHA-256 is taken in a helper (sbx_hash_inputs, cached by path,
+ * size, mtime and inode) and recorded as input_hashes; a resume in
+ * place, which mounts the recorded files again, first checks that each
+ * is still the file the run had, and stops (exit 2) naming the input,
+ * its old and new hash, and the option that fixes it. */
+#include "agent/agent_internal.h"
+#include "assay/config.h"
+#include "assay/events.h"
+#include "assay/json.h"
+#include "assay/log.h"
+#include "assay/sandbox.h"
+#include "assay/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* input_hashes arrived (or the hashing failed: the run goes on, and a
+ * resume checks sizes and mtimes only). */
+static void inputs_hashed(struct session *s, void *ctx, int rc, const char *err,
+                          struct buf *data, cJSON *list)
+{
+	(void)ctx;
+	(void)data;
+	if (rc < 0) {
+		log_warn("inputs: not hashed: %s", err ? err : "failed");
+		return;
+	}
+	if (session_state(s) != SESSION_DONE)
+		session_emit(s, ev_input_hashes(list));
+}
+
+void inputs_hash(struct session *s)
+{
+	if (!s->cfg->n_inputs)
+		return;
+	sbx_hash_inputs(s->sbx, NULL, session_sbx_done,
+	                session_sbx_call(s, inputs_hashed, NULL));
+}
+
+/* The entry of arr whose dest is dest, or NULL. */
+static const cJSON *by_dest(const cJSON *arr, const char *dest)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, arr)
+	{
+		if (!strcmp(json_str(it, "dest", ""), dest))
+			return it;
+	}
+	return NULL;
+}
+
+/* The recorded run's last input_hashes, or NULL. */
+static const cJSON *recorded_hashes(const struct record *r)
+{
+	const cJSON *found = NULL, *ev;
+	cJSON_ArrayForEach(ev, r->events)
+	{
+		if (event_type_of(ev) == EV_INPUT_HASHES)
+			found = cJSON_GetObjectItem(ev, "inputs");
+	}
+	return found;
+}
+
+/* Why the input now at path (now, from the helper) is not the one the
+ * run had (rec: run_start's entry; hashed: input_hashes' or NULL), or
+ * NULL. */
+static char *input_changed(const cJSON *rec, const cJSON *hashed,
+                           const cJSON *now, const char *path, const char *run)
+{
+	const char *dest = json_str(rec, "dest", "?");
+	const char *was = json_str(hashed, "sha256", NULL);
+	const char *is = json_str(now, "sha256", "?");
+	char *why = NULL;
+	if (was && strcmp(was, is))
+		why = xasprintf("its SHA-256 was %s and is now %s", was, is);
+	else if (!was && !strcmp(json_str(rec, "kind", ""), "file") &&
+	         (json_num(rec, "bytes", -1) != json_num(now, "bytes", -2) ||
+	          fabs(json_num(rec, "mtime", 0) - json_num(now, "mtime", 0)) >
+	              0.002))
+		why = xasprintf("its size or modification time changed (the "
+		                "run recorded no hash; it is now %s)",
+		                is);
+	if (!why)
+		return NULL;
+	char *msg = xasprintf(
+	    "input %s (%s) is not the file the run had: %s. Put the original "
+	    "back, or give the run its file again with `assay resume %s "
+	    "--input FILE:%s`; to go on with the new data, start over with "
+	    "`assay resume %s --re-execute --input %s:%s`",
+	    dest, path, why, run, dest, run, path, dest);
+	free(why);
+	return msg;
+}
+
+/* Where the resumed run reads input rec: what --input gave for its
+ * place, else the recorded path. */
+static const char *input_path(const struct config *cfg, const cJSON *rec)
+{
+	const char *dest = json_str(rec, "dest", "");
+	for (size_t i = 0; i < cfg->n_inputs; i++)
+		if (!strcmp(cfg->inputs[i].dest, dest))
+			return cfg->inputs[i].src;
+	return json_str(rec, "path", "?");
+}
+
+/* The hashes for a resume in place: compare, then go on or stop. */
+static void inputs_verified(struct session *s, void *ctx, int rc,
+                            const char *err, struct buf *data, cJSON *list)
+{
+	(void)ctx;
+	(void)data;
+	if (session_state(s) != SESSION_STARTING)
+		return;
+	if (rc < 0) {
+		session_start_failed(
+		    s,
+		    xasprintf("cannot check the run's inputs: %s",
+		              err ? err : "hashing failed"),
+		    EXIT_SANDBOX);
+		return;
+	}
+	const struct record *r = replay_record(s->replay);
+	const cJSON *hashes = recorded_hashes(r), *rec;
+	cJSON_ArrayForEach(rec, cJSON_GetObjectItem(r->run_start, "inputs"))
+	{
+		if (strcmp(json_str(rec, "mode", ""), "mount"))
+			continue;
+		const char *dest = json_str(rec, "dest", "");
+		char *why = input_changed(rec, by_dest(hashes, dest),
+		                          by_dest(list, dest),
+		                          input_path(s->cfg, rec), r->dir);
+		if (why) {
+			session_start_failed(s, why, EXIT_USAGE);
+			return;
+		}
+	}
+	log_info("inputs: the mounted inputs are the run's");
+	s->inputs_then(s);
+}
+
+int inputs_verify(struct session *s, void (*then)(struct session *s))
+{
+	if (!s->replay || !replay_in_place(s->replay))
+		return 0;
+	int mounted = 0;
+	for (size_t i = 0; i < s->cfg->n_inputs; i++)
+		mounted |= !s->cfg->inputs[i].copy;
+	if (!mounted)
+		return 0;
+	s->inputs_then = then;
+	sbx_hash_inputs(s->sbx, NULL, session_sbx_done,
+	                session_sbx_call(s, inputs_verified, NULL));
+	return 1;
+}
