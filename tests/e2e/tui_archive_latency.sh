@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# The TUI stays responsive while a run's final workspace archive is
-# written (issue 12, "What it must show" 3), in tmux at 120x40:
-# - the scripted model's one command writes MB (300) of random bytes,
-#   which gzip cannot shrink, so workspace.tar.gz takes seconds;
+# The TUI stays responsive while a run with a big input ends: its
+# output is copied out and its workspace archive written (issue 12,
+# "What it must show" 3; issue 15, 3), in tmux at 120x40:
+# - a 2 GB input (INPUT_MB, allocated, not sparse) is mounted and
+#   hashed while the run starts;
+# - the scripted model's one command writes MB (500) of random bytes,
+#   which gzip cannot shrink, to the declared output noise.bin, so the
+#   copy to the out dir and workspace.tar.gz take seconds;
 # - --max-turns 1 is reached right after that call: the Budget dialog
 #   asks, s stops the run (budget exhausted), and the workbench stays
 #   open while the archive is written;
-# - while the archive is in progress (its temporary file exists and
-#   grows, or the assay-archive helper runs for this run dir), keys are
+# - while the hash, the copy or the archive is in progress (the
+#   archive's temporary file exists and grows, or an assay-archive
+#   helper hashes the input, copies or archives this run dir), keys are
 #   typed into the message box one at a time and each one's echo is
 #   timed by polling capture-pane through one tmux control-mode client
 #   (as tests/bench/tui_latency.py does: no process start per probe).
@@ -20,20 +25,25 @@
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/tui_helpers.bash"
 need_bwrap
-MB=${ASSAY_ARCHIVE_TEST_MB:-300}
+MB=${ASSAY_ARCHIVE_TEST_MB:-500}
+INPUT_MB=${ASSAY_INPUT_TEST_MB:-2048}
 LIMIT_MS=100
 MIN_PROBES=10
 RUN=$T/run
+fallocate -l "${INPUT_MB}M" "$T/big.bin" 2>/dev/null ||
+	head -c "${INPUT_MB}M" /dev/zero >"$T/big.bin"
+touch -d '1 hour ago' "$T/big.bin"
 
 cat >"$T/noise.json" <<EOF
 {"turns": [
   {"text": "Writing $MB MB of noise.", "tool_calls": [{"name": "shell",
-    "arguments": {"command": "head -c ${MB}M /dev/urandom > noise.bin && echo written",
+    "arguments": {"command": "wc -c < input/big.bin && head -c ${MB}M /dev/urandom > noise.bin && echo written",
                   "timeout_s": 600}}]}
 ]}
 EOF
 tui_start 120 40 -- --provider script --script "$T/noise.json" \
-	--run-dir "$RUN" --max-turns 1 --timeout 600 "make noise"
+	--run-dir "$RUN" --max-turns 1 --timeout 600 --input "$T/big.bin" \
+	--output noise.bin --out "$T/out" "make noise"
 check "the workbench comes up" wait_for 'Conversation' 20
 # the control client below must not resize the window
 tm set -g window-size manual
@@ -46,13 +56,13 @@ keys s
 # Probes keys while the archive of $RUN is written; prints one line of
 # figures and writes the verdict's numbers to $T/probe.json.
 tm_sock=$TM_BASE-$TM_N
-$PY - "$tm_sock" "$T/tmux.conf" "$RUN" "$T/probe.json" <<'PY' || true
+$PY - "$tm_sock" "$T/tmux.conf" "$RUN" "$T/probe.json" "$T/big.bin" <<'PY' || true
 import json, os, random, re, subprocess, sys, time
 
-sock, conf, run, out = sys.argv[1:5]
+sock, conf, run, out, big = sys.argv[1:6]
 INPUT_ROW = 40 - 3  # the message box's first text row at 120x40
 PROBE_TIMEOUT = 3.0  # a key not echoed by then: the loop is blocked
-WINDOW_S, MAX_PROBES = 5.0, 150
+WINDOW_S, MAX_PROBES = 20.0, 800
 
 
 class Tmux:
@@ -93,8 +103,9 @@ def typed(row):
 
 
 def helper_running():
-    """An assay-archive process is creating this run's archive (the
-    helper lists and reads the workspace too: those do not count)."""
+    """An assay-archive process is creating this run's archive, copying
+    its output or hashing its input (the helper lists and reads the
+    workspace too: those do not count)."""
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -103,7 +114,9 @@ def helper_running():
         except OSError:
             continue
         if len(argv) > 2 and argv[0].endswith(b"assay-archive") and \
-                argv[1] == b"create" and run.encode() in argv[2]:
+                argv[1] in (b"create", b"fetch", b"hash") and \
+                any(run.encode() in a or a == big.encode()
+                    for a in argv[2:]):
             return True
     return False
 
@@ -197,11 +210,12 @@ during = [x for x in p if x["before"]["on"] and x["after"]["on"]]
 lat = sorted(x["ms"] for x in during if x["ms"] is not None)
 late = ["%.0f ms" % x["late_ms"] for x in p if "late_ms" in x]
 print("archive seen %.2f s after the start; %d probes, %d with the "
-      "archive in progress at both ends; echo p50 %s ms, max %s ms; %d "
+      "archive in progress at both ends; echo p50 %s ms, p99 %s ms, max %s ms; %d "
       "not echoed within %.0f s%s; the archive went on %.1f s after "
       "the probes" % (
           res["wait_s"], len(p), len(during),
           "%.1f" % lat[len(lat) // 2] if lat else "-",
+          "%.1f" % lat[len(lat) * 99 // 100] if lat else "-",
           "%.1f" % lat[-1] if lat else "-",
           len([x for x in p if x["ms"] is None]), PROBE_TIMEOUT,
           " (shown after %s)" % ", ".join(late) if late else "",
@@ -221,6 +235,10 @@ check "at least $MIN_PROBES keys were typed while it was written ($n)" \
 	test "$n" -ge "$MIN_PROBES"
 check "the archive grew during the measurement" \
 	test "$(probe 'len(during) > 0 and (during[-1]["after"]["size"] > during[0]["before"]["size"] or during[0]["before"]["size"] < 0)')" = True
+check "the input was mounted whole" \
+	sh -c "cat '$RUN'/exec/*.stdout | grep -qx $((INPUT_MB * 1048576))"
+check "its hash was recorded" \
+	test "$(jget "$RUN/transcript.jsonl" "[len(e['inputs'][0]['sha256']) for e in x if e['type'] == 'input_hashes']")" = "[64]"
 check "the status bar says the run is ending" \
 	test "$(probe '"ending: saving the workspace" in r.get("status", "")')" = True
 blocked=$(probe 'len([x for x in p if x["ms"] is None])')
@@ -241,5 +259,8 @@ check "run_end names the archive" \
 size=$(stat -c %s "$RUN/workspace.tar.gz" 2>/dev/null || echo 0)
 check "the archive holds the noise (${size} bytes)" \
 	test "$size" -gt $((MB * 1000 * 1000))
+check "... and not the input" test "$size" -lt $(((MB + 100) * 1048576))
+check "the output was delivered whole" \
+	test "$(stat -c %s "$T/out/noise.bin" 2>/dev/null)" = $((MB * 1048576))
 check "no process left behind" test -z "$(leftovers)"
 finish
