@@ -18,10 +18,12 @@
  *       copies REL (confined to DIR, never through a link) to DEST.
  *   assay-archive hash CACHE SRC...
  *       the SHA-256 of each input, cached (archive_hash.c).
- *   create, list, fetch and hash may take `--mounts JSON` before their
- *   arguments (after the command): the mounted inputs of the workspace
- *   (assay/path.h), left out of the archive and read from their
- *   sources by list and fetch, as the sandbox sees them.
+ *   create, list, fetch, hash and repack may take `--mounts JSON`
+ *   before their arguments (after the command): the mounted inputs of
+ *   the workspace (assay/path.h), left out of the archive (create,
+ *   repack: their mount points), read from their sources by list and
+ *   fetch as the sandbox sees them, and their hidden paths left out of
+ *   a directory's hash.
  *   assay-archive stage WORKSPACE OUTDIR SRC DEST...
  *       copies the inputs SRC (to DEST; "" for input/<name>) into
  *       WORKSPACE, leaving OUTDIR ("" for none) out.
@@ -39,7 +41,7 @@
  *       refusing absolute paths, "..", and links out (docker fetch).
  *   assay-archive repack OUT.tar.gz STRIP
  *       a tar on stdin to OUT without the leading STRIP/ (docker
- *       persist).
+ *       persist), without the mounted inputs' places (--mounts).
  *   assay-archive members ARCHIVE.tar.gz DIR MAX NAME...
  *       the regular files NAME... of a persisted workspace, each of at
  *       most MAX bytes, into the empty directory DIR (export); a name
@@ -137,7 +139,7 @@ static int done_rc(int rc, char *err)
 }
 
 /* The mounted inputs of the workspace (--mounts JSON before the
- * arguments of create, list, fetch and hash): mapped or left out as the
+ * arguments of create, list, fetch, hash and repack): mapped or left out as the
  * sandbox does (hostfs.c). */
 static struct path_mounts mounts;
 
@@ -1041,7 +1043,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(cmd, "extract") && argc == 4)
 		rc = dk_tar_extract(0, argv[3], argv[2], &err);
 	else if (!strcmp(cmd, "repack") && argc == 4)
-		rc = dk_tar_repack(0, argv[3], argv[2], &err);
+		rc = dk_tar_repack(0, argv[3], argv[2], &mounts, &err);
 	else if (!strcmp(cmd, "restore") && argc == 3)
 		return restore(argv[2]);
 	else if (!strcmp(cmd, "members") && argc >= 6)

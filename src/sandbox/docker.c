@@ -14,6 +14,7 @@
 #include "assay/json.h"
 #include "assay/log.h"
 #include "assay/loop.h"
+#include "assay/path.h"
 #include "assay/util.h"
 #include "sandbox/docker_internal.h"
 
@@ -82,8 +83,18 @@ static void docker_read_file(struct sbx *s, const char *rel, size_t max,
 static void docker_write_file(struct sbx *s, const char *rel, const void *data,
                               size_t n, sbx_done_fn fn, void *arg)
 {
-	if (!not_running(s, fn, arg))
+	char *norm = NULL, *perr = NULL;
+	int k = path_normalize(rel, &norm, &perr) == 0
+	            ? path_mount_find(&s->mounts, norm, NULL)
+	            : -1;
+	if (k >= 0) /* the bind is read-only: say so as the local one does */
+		sbx_later(s, fn, arg, SBX_FAILED,
+		          path_mount_readonly(&s->mounts.v[k], norm), NULL,
+		          NULL);
+	else if (!not_running(s, fn, arg))
 		dk_write_file(s, rel, data, n, fn, arg);
+	free(norm);
+	free(perr);
 }
 
 static void docker_list(struct sbx *s, const char *rel, int recursive,
@@ -121,6 +132,48 @@ static void remove_retry(void *arg)
 	docker_remove(s);
 }
 
+/* The named workspace volume is gone (or not): the stop is over. */
+static void on_volume_removed(void *arg, long status, cJSON *reply,
+                              const char *err)
+{
+	struct sbx *s = arg;
+	struct docker *d = dk_of(s);
+	(void)reply;
+	d->remove_call = NULL;
+	char *why = NULL;
+	if (status != 204 && status != 404) {
+		why = xasprintf("docker: cannot remove volume %s: %s (the next "
+		                "run removes it)",
+		                d->volume, err ? err : "no answer");
+		log_warn("%s", why);
+	}
+	free(d->volume);
+	d->volume = NULL;
+	sbx_stopped(s, why ? SBX_FAILED : SBX_OK, why);
+	free(why);
+}
+
+/* After the container: its named workspace volume (a volume with a
+ * name outlives its container), then the stop is over. */
+static void volume_remove(struct sbx *s)
+{
+	struct docker *d = dk_of(s);
+	if (!d->volume) {
+		sbx_stopped(s, SBX_OK, NULL);
+		return;
+	}
+	char *q = dk_escape(d->volume);
+	char *path = xasprintf("/volumes/%s", q);
+	char *err = NULL;
+	d->remove_call = dk_json_call(&d->api, "DELETE", path, NULL,
+	                              DK_REMOVE_MS, on_volume_removed, s, &err);
+	if (!d->remove_call)
+		on_volume_removed(s, 0, NULL, err ? err : "no request");
+	free(err);
+	free(path);
+	free(q);
+}
+
 /* The daemon's answer to the DELETE: the stop is over. */
 static void on_removed(void *arg, long status, cJSON *reply, const char *err)
 {
@@ -138,7 +191,7 @@ static void on_removed(void *arg, long status, cJSON *reply, const char *err)
 		free(d->id);
 		d->id = NULL; /* nothing left for the release to remove */
 		d->created = 0;
-		sbx_stopped(s, SBX_OK, NULL);
+		volume_remove(s);
 		return;
 	}
 	char *why = xasprintf("docker: cannot remove container %s: %s (the "
@@ -251,6 +304,18 @@ static void docker_destroy(struct sbx *s)
 		free(why);
 	}
 	free(path);
+	if (d->volume && d->api.http) {
+		char *q = dk_escape(d->volume), *why = NULL;
+		char *vp = xasprintf("/volumes/%s", q);
+		long st = dk_json(&d->api, "DELETE", vp, NULL, NULL, &why);
+		if (st != 204 && st != 404)
+			log_warn("docker: cannot remove volume %s: %s (the "
+			         "next run removes it)",
+			         d->volume, why ? why : "no answer");
+		free(why);
+		free(vp);
+		free(q);
+	}
 	d->stopped = 1;
 	dk_runner_free(s);
 	http_free(d->api.http);
@@ -258,6 +323,7 @@ static void docker_destroy(struct sbx *s)
 	free(d->api.version);
 	free(d->id);
 	free(d->name);
+	free(d->volume);
 	free(d->chunk);
 	free(d);
 	s->priv = NULL;

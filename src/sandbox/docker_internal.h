@@ -184,8 +184,13 @@ struct dk_start;
 
 struct docker {
 	struct dk_api api;
-	char *id;    /* container */
-	char *name;  /* assay-<run>-<pid> */
+	char *id;   /* container */
+	char *name; /* assay-<run>-<pid> */
+	/* with mounted inputs: the workspace volume's name (<name>-ws), so
+	 * it can be seen a second time, without the inputs bound into it,
+	 * at DK_WS_BARE (what the archive reads); removed after the
+	 * container */
+	char *volume;
 	int created; /* a create was sent: name may exist on the daemon */
 	struct dk_exec *execs;
 	unsigned seq; /* exec tags */
@@ -204,6 +209,9 @@ struct docker {
 	uint64_t stop_timer; /* the stop's first step */
 	int remove_tries;
 };
+
+/* Where the workspace volume is seen without the mounted inputs. */
+#define DK_WS_BARE "/.assay-ws"
 
 static inline struct docker *dk_of(struct sbx *s)
 {
@@ -357,10 +365,13 @@ void dk_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
 /* Load a persisted workspace.tar.gz into /workspace (assay-archive
  * restore checks it and writes a clean tar, PUT archive). */
 void dk_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
-/* Stage the configured inputs: assay-archive packs, PUT archive. NULL
- * (and no *err) when there is nothing to stage. */
-struct dk_xfer *dk_stage(struct sbx *s, void (*done)(void *arg, char *err),
-                         void *arg, char **err);
+/* Stage the configured inputs that are not bound (all 0, a resume:
+ * only those the run had bound, which the restored workspace lacks):
+ * assay-archive packs, PUT archive. NULL (and no *err) when there is
+ * nothing to stage. */
+struct dk_xfer *dk_stage(struct sbx *s, int all,
+                         void (*done)(void *arg, char *err), void *arg,
+                         char **err);
 /* A tar stream (from fd) handed to `assay-archive extract`, waited
  * for: for the tests, which feed it hostile tars. */
 int dk_extract_fd(int fd, const char *name, const char *dest, char **err);
@@ -369,6 +380,6 @@ int dk_extract_fd(int fd, const char *name, const char *dest, char **err);
 int dk_tar_pack(int out_fd, char *const *specs, int n, char **err);
 int dk_tar_extract(int in_fd, const char *name, const char *dest, char **err);
 int dk_tar_repack(int in_fd, const char *strip, const char *out_path,
-                  char **err);
+                  const struct path_mounts *skip, char **err);
 
 #endif

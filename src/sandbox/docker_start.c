@@ -179,10 +179,47 @@ static cJSON *make_labels(struct sbx *s, const struct dk_owner *me)
 	return l;
 }
 
+/* One entry of HostConfig.Mounts at /workspace/rel, read-only. */
+static cJSON *ro_mount(cJSON *mounts, const char *type, const char *src,
+                       const char *rel)
+{
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "Type", type);
+	if (src)
+		cJSON_AddStringToObject(m, "Source", src);
+	char *target =
+	    rel ? xasprintf("/workspace/%s", rel) : xstrdup(DK_WS_BARE);
+	cJSON_AddStringToObject(m, "Target", target);
+	free(target);
+	cJSON_AddBoolToObject(m, "ReadOnly", 1);
+	cJSON_AddItemToArray(mounts, m);
+	return m;
+}
+
+/* The mounted inputs: each bound read-only at its place, what the
+ * sandbox must not see of a directory under an empty read-only tmpfs,
+ * and the workspace volume once more, bare, for the archive. */
+static void input_mounts(struct sbx *s, cJSON *mounts)
+{
+	ro_mount(mounts, "volume", dk_of(s)->volume, NULL);
+	for (size_t i = 0; i < s->mounts.n; i++) {
+		const struct path_mount *pm = &s->mounts.v[i];
+		ro_mount(mounts, "bind", pm->src, pm->rel);
+		for (size_t k = 0; k < pm->hide.n; k++) {
+			char *rel = xasprintf("%s/%s", pm->rel, pm->hide.v[k]);
+			cJSON *t = ro_mount(mounts, "tmpfs", NULL, rel);
+			cJSON *to = cJSON_AddObjectToObject(t, "TmpfsOptions");
+			cJSON_AddNumberToObject(to, "SizeBytes", 4096);
+			free(rel);
+		}
+	}
+}
+
 /* The container create body: limits, mounts, labels (see docker.c). */
 static char *container_body(struct sbx *s, long ncpu)
 {
 	const struct config *cfg = s->cfg;
+	struct docker *d = dk_of(s);
 	struct dk_owner me;
 	owner_self(&me);
 	cJSON *o = cJSON_CreateObject();
@@ -222,10 +259,14 @@ static char *container_body(struct sbx *s, long ncpu)
 	cJSON *mounts = cJSON_AddArrayToObject(hc, "Mounts");
 	cJSON *m = cJSON_CreateObject();
 	cJSON_AddStringToObject(m, "Type", "volume");
+	if (d->volume)
+		cJSON_AddStringToObject(m, "Source", d->volume);
 	cJSON_AddStringToObject(m, "Target", "/workspace");
 	cJSON *vo = cJSON_AddObjectToObject(m, "VolumeOptions");
 	cJSON_AddItemToObject(vo, "Labels", make_labels(s, &me));
 	cJSON_AddItemToArray(mounts, m);
+	if (d->volume)
+		input_mounts(s, mounts);
 	cJSON *cap = cJSON_AddArrayToObject(hc, "CapDrop");
 	cJSON_AddItemToArray(cap, cJSON_CreateString("ALL"));
 	cJSON *sec = cJSON_AddArrayToObject(hc, "SecurityOpt");
@@ -374,9 +415,8 @@ static void start_on_started(void *arg, long status, cJSON *reply,
 	}
 	dk_of(st->s)->started = 1;
 	char *why = NULL;
-	st->stage = st->stage_inputs
-	                ? dk_stage(st->s, start_on_staged, st, &why)
-	                : NULL;
+	st->stage =
+	    dk_stage(st->s, st->stage_inputs, start_on_staged, st, &why);
 	if (why)
 		start_end(st, why);
 	else if (!st->stage)
@@ -409,6 +449,28 @@ static void start_on_created(void *arg, long status, cJSON *reply,
 	free(path);
 }
 
+/* Whether the inputs can be bound from this machine's files: the
+ * daemon is reached through a unix socket and says it runs on this
+ * host (a socket forwarded from elsewhere, or assay in a container of
+ * its own, names another). Otherwise they are copied in. */
+static int binds_possible(struct sbx *s, const char *daemon_host)
+{
+	struct docker *d = dk_of(s);
+	if (!s->cfg->n_inputs)
+		return 0;
+	char me[256] = "";
+	if (gethostname(me, sizeof me) < 0)
+		me[0] = '\0';
+	me[sizeof me - 1] = '\0';
+	if (d->api.ep.unix_path && *me && !strcmp(me, daemon_host))
+		return 1;
+	log_info("docker: the inputs are copied into the container: the "
+	         "daemon at %s runs on %s, not here (%s)",
+	         d->api.ep.host, *daemon_host ? daemon_host : "an unknown host",
+	         me);
+	return 0;
+}
+
 /* The daemon's CPU count sets the threads per command and the CPU
  * limit: create the container. */
 static void start_on_info(void *arg, long status, cJSON *reply, const char *err)
@@ -422,6 +484,14 @@ static void start_on_info(void *arg, long status, cJSON *reply, const char *err)
 	d->threads =
 	    ncpu > 0 && ncpu < DK_MAX_THREADS ? (int)ncpu : DK_MAX_THREADS;
 	d->name = container_name(s);
+	char *why = NULL;
+	if (binds_possible(s, json_str(reply, "Name", "")) &&
+	    sbx_mounts_prepare(s, -1, &why) < 0) {
+		start_end(st, why);
+		return;
+	}
+	if (s->mounts.n)
+		d->volume = xasprintf("%s-ws", d->name);
 	char *body = container_body(s, ncpu);
 	char *q = dk_escape(d->name);
 	char *path = xasprintf("/containers/create?name=%s", q);

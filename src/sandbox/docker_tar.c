@@ -5,6 +5,7 @@
  *   extract  a tar stream from GET .../archive into a host directory,
  *            refusing anything that could land outside it;
  *   repack   a tar stream into workspace.tar.gz. */
+#include "assay/path.h"
 #include "assay/util.h"
 #include "sandbox/docker_internal.h"
 
@@ -460,9 +461,11 @@ out:
 /* ---- repack ---- */
 
 /* Copy a tar stream to path as .tar.gz, without the leading
- * "strip/" of every name (entries elsewhere are dropped). */
+ * "strip/" of every name (entries elsewhere are dropped), and without
+ * the mounted inputs' places (skip: their mount points, which the
+ * daemon made in the workspace volume). */
 int dk_tar_repack(int in_fd, const char *strip, const char *out_path,
-                  char **err)
+                  const struct path_mounts *skip, char **err)
 {
 	char *tmp = xasprintf("%s.tmp.%d", out_path, (int)getpid());
 	struct archive *in = archive_read_new();
@@ -487,12 +490,15 @@ int dk_tar_repack(int in_fd, const char *strip, const char *out_path,
 		if (!p || strncmp(p, strip, n) || p[n] != '/' || !p[n + 1] ||
 		    !entry_inside(p, strip))
 			continue;
+		if (path_mount_find(skip, p + n + 1, NULL) >= 0)
+			continue;
 		char *rel = xstrdup(p + n + 1);
 		archive_entry_set_pathname(e, rel);
 		free(rel);
 		const char *hl = archive_entry_hardlink(e);
 		if (hl) {
-			if (strncmp(hl, strip, n) || hl[n] != '/')
+			if (strncmp(hl, strip, n) || hl[n] != '/' ||
+			    path_mount_find(skip, hl + n + 1, NULL) >= 0)
 				continue;
 			char *h = xstrdup(hl + n + 1);
 			archive_entry_set_hardlink(e, h);

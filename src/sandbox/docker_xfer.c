@@ -268,9 +268,15 @@ void dk_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 		return;
 	}
 	struct dk_xjob *xj = xcalloc(1, sizeof *xj);
+	/* with inputs bound into the workspace, the archive reads the
+	 * volume where it is seen without them (their mount points, made
+	 * by the daemon, are left out) */
 	char *args[] = {"repack", (char *)path, "workspace", NULL};
+	char *bare[] = {"repack",     "--mounts",     s->mounts_json,
+	                (char *)path, DK_WS_BARE + 1, NULL};
 	char *err = NULL;
-	xj->x = dk_xfer_get(s, "/workspace", args, path, xjob_done, xj, &err);
+	xj->x = dk_xfer_get(s, d->volume ? DK_WS_BARE : "/workspace",
+	                    d->volume ? bare : args, path, xjob_done, xj, &err);
 	xjob_begin(s, xj, "the archive", fn, arg, err);
 }
 
@@ -291,23 +297,27 @@ void dk_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 	xjob_begin(s, xj, "the restore", fn, arg, err);
 }
 
-struct dk_xfer *dk_stage(struct sbx *s, void (*done)(void *arg, char *err),
-                         void *arg, char **err)
+struct dk_xfer *dk_stage(struct sbx *s, int all,
+                         void (*done)(void *arg, char *err), void *arg,
+                         char **err)
 {
 	const struct config *cfg = s->cfg;
-	if (!cfg->n_inputs)
-		return NULL;
 	char **args = xcalloc(4 + 2 * cfg->n_inputs, sizeof *args);
 	size_t n = 0;
 	args[n++] = "pack";
 	args[n++] = "--skip";
 	args[n++] = s->run_dir;
 	for (size_t i = 0; i < cfg->n_inputs; i++) {
+		/* bound, not copied; on a resume only what the run had
+		 * bound (a copy is in the restored workspace) */
+		if (sbx_input_mounted(s, i) || (!all && cfg->inputs[i].copy))
+			continue;
 		args[n++] = cfg->inputs[i].src;
 		args[n++] = cfg->inputs[i].dest;
 	}
 	struct dk_xfer *x =
-	    dk_xfer_put(s, args, "stage the inputs", done, arg, err);
+	    n > 3 ? dk_xfer_put(s, args, "stage the inputs", done, arg, err)
+	          : NULL;
 	free(args);
 	return x;
 }

@@ -297,8 +297,9 @@ int sbx_stage_inputs(const struct config_input *in, size_t n,
 /* The mount table from the configured inputs that are not copies
  * (s->mounts, s->mounts_json), and their placeholders in the host
  * workspace ws_fd: an empty file (mode 0444) or directory at each
- * mount point, made here unless one is there already. 0, or -1 and
- * *err naming the input and what to do. */
+ * mount point, made here unless one is there already (ws_fd -1: no
+ * host workspace, the docker daemon makes them). 0, or -1 and *err
+ * naming the input and what to do. */
 int sbx_mounts_prepare(struct sbx *s, int ws_fd, char **err);
 /* Whether the configured input i is mounted (not staged as a copy). */
 int sbx_input_mounted(const struct sbx *s, size_t i);

@@ -262,7 +262,8 @@ int sbx_mounts_prepare(struct sbx *s, int ws_fd, char **err)
 	if (copies_clear(s, err) < 0)
 		return -1;
 	for (size_t i = 0; i < s->mounts.n; i++) {
-		if (placeholder_make(ws_fd, &s->mounts.v[i], err) < 0)
+		if (ws_fd >= 0 &&
+		    placeholder_make(ws_fd, &s->mounts.v[i], err) < 0)
 			return -1;
 		log_info("input %s mounted read-only at %s", s->mounts.v[i].src,
 		         s->mounts.v[i].rel);

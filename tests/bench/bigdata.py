@@ -12,7 +12,12 @@ others only stat it ("warm"). Both are printed. Printed: wall time
 children), and the ratios. Goals: wall <= 1.5x, disk <= 1.2x, peak RSS
 < 20 MiB.
 
-usage: bigdata.py [ASSAY_BIN] [-n RUNS] [--mb MB]  (assay-peak beside it)
+With --sandbox docker (a local daemon, the image built) the same for the
+docker backend, whose inputs are bound read-only into the container.
+Goal there: wall <= 2x.
+
+usage: bigdata.py [ASSAY_BIN] [-n RUNS] [--mb MB] [--sandbox local|docker]
+       (assay-peak beside ASSAY_BIN)
 """
 import os
 import shutil
@@ -55,15 +60,14 @@ def make_input(path, mb):
 
 def main():
     args = sys.argv[1:]
-    runs, mb = 7, 2048
-    for flag in ("-n", "--mb"):
+    opts = {"-n": "7", "--mb": "2048", "--sandbox": "local"}
+    for flag in opts:
         if flag in args:
             i = args.index(flag)
-            if flag == "-n":
-                runs = int(args[i + 1])
-            else:
-                mb = int(args[i + 1])
+            opts[flag] = args[i + 1]
             del args[i:i + 2]
+    runs, mb, sandbox = int(opts["-n"]), int(opts["--mb"]), opts["--sandbox"]
+    goal = 2.0 if sandbox == "docker" else 1.5
     assay = args[0] if args else os.path.join(headless.SRC, "build", "assay")
     headless.PEAK = os.path.join(os.path.dirname(assay), "assay-peak")
     tmp = tempfile.mkdtemp(prefix="assay-bigdata.")
@@ -76,7 +80,8 @@ def main():
 
         def one(name, inputs):
             run_dir = os.path.join(tmp, name)
-            argv = [assay, "run", "--provider", "script", "--script",
+            argv = [assay, "run", "--sandbox", sandbox, "--provider",
+                    "script", "--script",
                     os.path.join(HERE, "echo.json"), "--ask", "none",
                     "--run-dir", run_dir, "--out", os.path.join(tmp, "out")]
             for i in inputs:
@@ -103,14 +108,15 @@ def main():
                   f"{med(v, 2):.0f} KiB, peak RSS "
                   f"{max(x[1] for x in v) / 1024:.1f} MiB")
 
-        print(f"runs: {runs} of each, interleaved (after 1 warm-up and 1 cold)")
+        print(f"sandbox {sandbox}; runs: {runs} of each, interleaved (after "
+              f"1 warm-up and 1 cold)")
         print(f"input: {mb} MiB of random bytes, mounted read-only")
         line("no input        ", none)
         line(f"{mb} MiB, cached", withi)
         line(f"{mb} MiB, cold  ", [cold])
         wr = sorted(w[0] / n[0] for w, n in zip(withi, none))
         print(f"ratio wall (cached): median {statistics.median(wr):.2f}x "
-              f"(min {wr[0]:.2f}, max {wr[-1]:.2f}; goal <= 1.5x)")
+              f"(min {wr[0]:.2f}, max {wr[-1]:.2f}; goal <= {goal}x)")
         print(f"ratio wall (cold, the first run that sees the file): "
               f"{cold[0] / med(none, 0):.2f}x")
         print(f"ratio run-dir disk: {med(withi, 2) / med(none, 2):.2f}x "

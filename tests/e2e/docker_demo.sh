@@ -8,10 +8,7 @@
 # exit 3 (daemon unreachable, image missing, API version refused).
 # Skipped (77) only when no Docker daemon answers.
 source "$(dirname "$0")/lib.bash"
-need_docker
-image=${ASSAY_DOCKER_IMAGE:-assay-sandbox:latest}
-docker image inspect "$image" >/dev/null 2>&1 ||
-	{ echo "FAIL image $image is missing: scripts/sandbox-image/build-offline builds it"; exit 1; }
+need_docker_image
 cd "$T"
 P=dk$$- # run directory names, which label the containers
 

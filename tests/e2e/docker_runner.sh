@@ -15,10 +15,7 @@
 # ends skipped after its docker checks, and fails under CI=true).
 # Skipped (77) when no Docker daemon answers (a failure under CI=true).
 source "$(dirname "$0")/lib.bash"
-need_docker
-image=${ASSAY_DOCKER_IMAGE:-assay-sandbox:latest}
-docker image inspect "$image" >/dev/null 2>&1 ||
-	{ echo "FAIL image $image is missing: scripts/sandbox-image/build-offline builds it"; exit 1; }
+need_docker_image
 cd "$T"
 P=dkr$$-
 printf 'name,value\n' >numbers.csv

@@ -4,10 +4,7 @@
 # (through the assay-archive helper) and embeds exactly its bytes.
 # Skipped (77) only when no Docker daemon answers.
 source "$(dirname "$0")/lib.bash"
-need_docker
-image=${ASSAY_DOCKER_IMAGE:-assay-sandbox:latest}
-docker image inspect "$image" >/dev/null 2>&1 ||
-	{ echo "FAIL image $image is missing: scripts/sandbox-image/build-offline builds it"; exit 1; }
+need_docker_image
 cd "$T"
 
 # a scripted model whose first call draws a PNG of random pixels (so

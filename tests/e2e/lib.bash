@@ -101,6 +101,15 @@ need_docker() {
 		skip "no Docker daemon answers at ${DOCKER_HOST:-the default socket} (scripts/setup-docker starts one; its log: ${ASSAY_DOCKERD_STATE:-/run/assay-dockerd}/dockerd.log)"
 }
 
+# need_docker_image: need_docker, and the sandbox image ($image) on
+# the daemon, else a failure saying how to build it
+need_docker_image() {
+	need_docker
+	image=${ASSAY_DOCKER_IMAGE:-assay-sandbox:latest}
+	docker image inspect "$image" >/dev/null 2>&1 ||
+		{ echo "FAIL image $image is missing: scripts/sandbox-image/build-offline builds it"; exit 1; }
+}
+
 # start_fake SCRIPT [fake options...]: sets PORT, URL, FAKE_LOG
 start_fake() {
 	local script=$1

@@ -16,10 +16,7 @@
 # rewritten headers). No container or volume is left. Skipped (77) only
 # when no daemon answers.
 source "$(dirname "$0")/lib.bash"
-need_docker
-image=${ASSAY_DOCKER_IMAGE:-assay-sandbox:latest}
-docker image inspect "$image" >/dev/null 2>&1 ||
-	{ echo "FAIL image $image is missing: scripts/sandbox-image/build-offline builds it"; exit 1; }
+need_docker_image
 cd "$T"
 P=dkres$$- # run directory names, which label the containers
 
@@ -39,6 +36,11 @@ cat >script.json <<'JSON'
 ]}
 JSON
 echo "the input" >data.txt
+# a copied input (a bound one is bound again, after its hash check:
+# mounted_inputs_docker.sh): resume must not stage it again
+cat >copy.json <<JSON
+{"inputs": [{"src": "$T/data.txt", "dest": "input/data.txt", "copy": true}]}
+JSON
 # request 3 (turn 3) sends its first event, then stalls for 60 s
 start_fake script.json --fault 'stall@3:60'
 export OPENAI_API_KEY=sk-resume-docker
@@ -46,7 +48,7 @@ R=$T/${P}run
 tr=$R/transcript.jsonl
 outs=(--output output/one.txt --output output/two.txt --output output/three.txt)
 "$ASSAY" run --sandbox docker --provider openai --base-url "$URL" --model fake-model \
-	--input data.txt "${outs[@]}" --run-dir "$R" --out "$T/out" "make three files" \
+	--config copy.json "${outs[@]}" --run-dir "$R" --out "$T/out" "make three files" \
 	</dev/null 2>run.err &
 pid=$!
 # inside turn 3's request: the server has it (and stalls after its
