@@ -35,6 +35,7 @@ enum event_type {
 	EV_WORKSPACE_CHANGE,
 	EV_PYTHON_SESSION,
 	EV_INPUT_HASHES,
+	EV_PROGRESS, /* shown to the frontends, never recorded */
 	EV_REPLAY_LIVE,
 	EV_STEP_PAUSE,
 	EV_STEP_RESUME,
@@ -228,12 +229,16 @@ cJSON *ev_tool_result_forked(const char *id, const char *content, int is_error,
 /* workspace_change: path, kind (created, modified, deleted), size. */
 cJSON *ev_workspace_change(const char *path, const char *kind, double size);
 
-/* python_session: state (started, ended), generation, and with a hello
- * python, executable, packages (a copy; none: []), startup_ms; then
- * [reason]. */
 /* inputs: [{dest, kind, bytes, [files], mtime, sha256, cached}]
  * (copied). */
 cJSON *ev_input_hashes(const cJSON *inputs);
+/* progress (shown, never recorded): what ("hashing"), subject (an
+ * input's dest), done and total bytes, elapsed_ms since it began. */
+cJSON *ev_progress(const char *what, const char *subject, double done,
+                   double total, int64_t elapsed_ms);
+/* python_session: state (started, ended), generation, and with a hello
+ * python, executable, packages (a copy; none: []), startup_ms; then
+ * [reason]. */
 cJSON *ev_python_session(const char *state, int generation, const cJSON *hello,
                          int64_t startup_ms, const char *reason);
 

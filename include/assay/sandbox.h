@@ -126,9 +126,10 @@ typedef void (*sbx_hash_progress_fn)(void *arg, const char *dest, double done,
  * ($XDG_CACHE_HOME/assay/input-hashes.json: a file unchanged in path,
  * size, mtime and inode is not read again). Once started. list: [{dest,
  * kind "file"/"dir", bytes, [files], mtime, sha256, cached}] in the
- * inputs' order; progress (may be NULL) while a big one is read. It
+ * inputs' order; progress(parg, ...) (may be NULL) while a big one is
+ * read. It
  * drains at sbx_stop. */
-void sbx_hash_inputs(struct sbx *s, sbx_hash_progress_fn progress,
+void sbx_hash_inputs(struct sbx *s, sbx_hash_progress_fn progress, void *parg,
                      sbx_done_fn fn, void *arg);
 /* The mounted inputs (assay/path.h), for whatever opens workspace
  * files on the host; empty when none. */

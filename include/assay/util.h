@@ -41,6 +41,10 @@ int64_t now_ms(void);
 /* Wall clock milliseconds since the epoch. */
 int64_t wall_ms(void);
 
+/* A byte count for people: "512 B", "12 kB", "340 MB", "1.2 GB"
+ * (powers of 1000). */
+void bytes_human(double n, char out[16]);
+
 /* Lowercase hex sha256 of data into out (65 bytes). */
 void sha256_hex(const void *data, size_t len, char out[65]);
 

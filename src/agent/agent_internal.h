@@ -136,6 +136,7 @@ struct session {
 	int64_t boot_ms; /* when the sandbox start (or restore) began */
 	/* what a resume does once its inputs are checked (inputs.c) */
 	void (*inputs_then)(struct session *s);
+	int64_t inputs_t0; /* hashing began (inputs.c) */
 	int interactive;
 	enum session_idle idle_why;
 

@@ -10,7 +10,7 @@
  *
  * | type | fields |
  * |---|---|
- * | run_start | [forked_from {run_id, run_dir, mode "re-execute", [fork_at, replace]}] (before type), version, run_id, run_dir, provider, model, base_url (never the key), [instructions], [script], out, sandbox {backend, image, image_id}, ask, workspace, inputs [{src, dest}], outputs [path], limits {timeout_s, max_turns, max_tokens, max_cost, memory_mb, processes, cpu_s, file_size_mb, max_output_bytes, max_output_tokens, network}, [project {dir, files, hash, trust "untrusted"/"once"/"remembered"/"flag", applied ["FILE: KEY"], refused or trusted [{file, key, value, why, required}]}] |
+ * | run_start | [forked_from {run_id, run_dir, mode "re-execute", [fork_at, replace]}] (before type), version, run_id, run_dir, provider, model, base_url (never the key), [instructions], [script], out, sandbox {backend, image, image_id}, ask, workspace, inputs [{src, dest, mode "mount"/"copy", and for a mount: path (links resolved), kind "file"/"dir", [bytes], mtime}], outputs [path], limits {timeout_s, max_turns, max_tokens, max_cost, memory_mb, processes, cpu_s, file_size_mb, max_output_bytes, max_output_tokens, network}, [project {dir, files, hash, trust "untrusted"/"once"/"remembered"/"flag", applied ["FILE: KEY"], refused or trusted [{file, key, value, why, required}]}] |
  * | run_resume | run_id, run_dir, resumed_from {seq, status, dropped_bytes}, provider, model, base_url, sandbox {backend}, workspace, prompt |
  * | user_message | text |
  * | model_request | turn, request_hash, cached, messages, [est_tokens], [window], [replayed: true] |
@@ -25,6 +25,8 @@
  * | exec_end | id, exit_code, signal, timed_out, cancelled, duration_ms, stdout_bytes, stderr_bytes, output_file, [output_file_cut_at], [error] |
  * | tool_result | id, content, is_error, [forked: true, original] |
  * | workspace_change | path, kind (created, modified, deleted), size |
+ * | input_hashes | inputs [{dest, kind "file"/"dir", bytes, [files], mtime, sha256, cached}]: after run_start once the helper has read them (a directory's sha256 is that of its manifest, without what the sandbox does not see of it) |
+ * | progress | what ("hashing"), subject, done, total, elapsed_ms: shown to the frontends while slow work goes on, never recorded (no seq, not in the transcript nor in --json) |
  * | python_session | state (started, ended), generation, [python, executable, packages, startup_ms], [reason] |
  * | replay_live | turn, reason, [recorded_hash], [request_hash], cached_turns |
  * | step_pause | kind "request", turn, messages, est_input_tokens, tools [name]; or kind "exec", turn, id, tool, command |
@@ -65,6 +67,7 @@ static const char *const event_names[EV__COUNT] = {
     [EV_WORKSPACE_CHANGE] = "workspace_change",
     [EV_PYTHON_SESSION] = "python_session",
     [EV_INPUT_HASHES] = "input_hashes",
+    [EV_PROGRESS] = "progress",
     [EV_REPLAY_LIVE] = "replay_live",
     [EV_STEP_PAUSE] = "step_pause",
     [EV_STEP_RESUME] = "step_resume",
@@ -456,6 +459,18 @@ cJSON *ev_input_hashes(const cJSON *inputs)
 {
 	cJSON *ev = ev_new(EV_INPUT_HASHES);
 	cJSON_AddItemToObject(ev, "inputs", cJSON_Duplicate(inputs, 1));
+	return ev;
+}
+
+cJSON *ev_progress(const char *what, const char *subject, double done,
+                   double total, int64_t elapsed_ms)
+{
+	cJSON *ev = ev_new(EV_PROGRESS);
+	cJSON_AddStringToObject(ev, "what", what);
+	cJSON_AddStringToObject(ev, "subject", subject);
+	cJSON_AddNumberToObject(ev, "done", done);
+	cJSON_AddNumberToObject(ev, "total", total);
+	cJSON_AddNumberToObject(ev, "elapsed_ms", (double)elapsed_ms);
 	return ev;
 }
 

@@ -31,12 +31,30 @@ static void inputs_hashed(struct session *s, void *ctx, int rc, const char *err,
 		session_emit(s, ev_input_hashes(list));
 }
 
+/* How far the helper has read: shown to the frontends (not recorded),
+ * which say so once it takes long. */
+static void inputs_progress(void *arg, const char *dest, double done,
+                            double total)
+{
+	struct session *s = arg;
+	cJSON *ev =
+	    ev_progress("hashing", dest, done, total, now_ms() - s->inputs_t0);
+	session_show(s, ev);
+	cJSON_Delete(ev);
+}
+
+/* Hash the inputs (a verify: then compare, in inputs_verified). */
+static void inputs_hash_start(struct session *s, session_sbx_fn done)
+{
+	s->inputs_t0 = now_ms();
+	sbx_hash_inputs(s->sbx, inputs_progress, s, session_sbx_done,
+	                session_sbx_call(s, done, NULL));
+}
+
 void inputs_hash(struct session *s)
 {
-	if (!s->cfg->n_inputs)
-		return;
-	sbx_hash_inputs(s->sbx, NULL, session_sbx_done,
-	                session_sbx_call(s, inputs_hashed, NULL));
+	if (s->cfg->n_inputs)
+		inputs_hash_start(s, inputs_hashed);
 }
 
 /* The entry of arr whose dest is dest, or NULL. */
@@ -150,7 +168,6 @@ int inputs_verify(struct session *s, void (*then)(struct session *s))
 	if (!mounted)
 		return 0;
 	s->inputs_then = then;
-	sbx_hash_inputs(s->sbx, NULL, session_sbx_done,
-	                session_sbx_call(s, inputs_verified, NULL));
+	inputs_hash_start(s, inputs_verified);
 	return 1;
 }

@@ -18,8 +18,9 @@
 struct headless {
 	int json;
 	int color;
-	int in_text; /* the last thing printed was streamed text */
-	int cached;  /* the turn's answer came from the cache */
+	int in_text;         /* the last thing printed was streamed text */
+	int cached;          /* the turn's answer came from the cache */
+	int64_t progress_ms; /* the last progress line (elapsed_ms) */
 };
 
 /* A terminal-safe copy of an untrusted string (paths, errors, ids). */
@@ -309,6 +310,29 @@ static void hl_run_end(struct headless *h, const cJSON *ev)
 	}
 }
 
+/* Slow work (hashing a big input) once it has taken a second: a line
+ * a second, and the last when it is done. */
+static void hl_progress(struct headless *h, const cJSON *ev)
+{
+	double done = json_num(ev, "done", 0), total = json_num(ev, "total", 0);
+	int64_t ms = (int64_t)json_num(ev, "elapsed_ms", 0);
+	int last = total > 0 && done >= total;
+	if (ms < 1000 || (!last && ms - h->progress_ms < 1000))
+		return;
+	h->progress_ms = last ? 0 : ms;
+	char d[16], t[16], r[16];
+	bytes_human(done, d);
+	bytes_human(total, t);
+	bytes_human(done * 1000 / (double)(ms > 0 ? ms : 1), r);
+	char *what = hl_clean(json_str(ev, "what", ""));
+	char *subject = hl_clean(json_str(ev, "subject", ""));
+	hl_end_text(h);
+	fprintf(stderr, "  %s %s: %s of %s (%.0f%%), %s/s\n", what, subject, d,
+	        t, total > 0 ? 100 * done / total : 0, r);
+	free(what);
+	free(subject);
+}
+
 /* What each event type prints; a type without an entry prints nothing. */
 static void (*const hl_handlers[EV__COUNT])(struct headless *,
                                             const cJSON *) = {
@@ -326,12 +350,15 @@ static void (*const hl_handlers[EV__COUNT])(struct headless *,
     [EV_COMPACTION] = hl_context,
     [EV_ASSISTANT_MESSAGE] = hl_assistant_message,
     [EV_RUN_END] = hl_run_end,
+    [EV_PROGRESS] = hl_progress,
 };
 
 /* The session's observer: one event, as a JSON line or as progress. */
 static void hl_on_event(void *arg, const cJSON *ev)
 {
 	struct headless *h = arg;
+	if (h->json && event_type_of(ev) == EV_PROGRESS)
+		return; /* stdout is the transcript's events */
 	if (h->json) {
 		char *line = json_print(ev);
 		puts(line);

@@ -152,6 +152,17 @@ static void sha256_block(uint32_t h[8], const unsigned char *p)
 	h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
 }
 
+void bytes_human(double n, char out[16])
+{
+	static const char *unit[] = {"B", "kB", "MB", "GB", "TB"};
+	int u = 0;
+	while (n >= 1000 && u < 4) {
+		n /= 1000;
+		u++;
+	}
+	snprintf(out, 16, u && n < 10 ? "%.1f %s" : "%.0f %s", n, unit[u]);
+}
+
 void sha256_hex(const void *data, size_t len, char out[65])
 {
 	uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,

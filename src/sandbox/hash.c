@@ -24,7 +24,7 @@ struct hash_op {
 	struct strv dest; /* the inputs' places, in the helper's order */
 	cJSON *out;       /* the answers, with dest */
 	sbx_hash_progress_fn progress;
-	void *arg;
+	void *parg;
 };
 
 static void hash_op_free(struct hash_op *op)
@@ -55,7 +55,7 @@ static void hash_out(void *arg, const char *data, size_t n)
 		const char *p = json_str(e, "progress", NULL);
 		size_t k = (size_t)cJSON_GetArraySize(op->out);
 		if (p && op->progress && k < op->dest.n)
-			op->progress(op->arg, op->dest.v[k],
+			op->progress(op->parg, op->dest.v[k],
 			             json_num(e, "done", 0),
 			             json_num(e, "total", 0));
 		if (!p && k < op->dest.n) {
@@ -94,13 +94,13 @@ static const char *input_source(const struct sbx *s, size_t i, size_t *k)
 	return s->cfg->inputs[i].src;
 }
 
-void sbx_hash_inputs(struct sbx *s, sbx_hash_progress_fn progress,
+void sbx_hash_inputs(struct sbx *s, sbx_hash_progress_fn progress, void *parg,
                      sbx_done_fn fn, void *arg)
 {
 	struct hash_op *op = xcalloc(1, sizeof *op);
 	op->s = s;
 	op->progress = progress;
-	op->arg = arg;
+	op->parg = parg;
 	op->out = cJSON_CreateArray();
 	sbx_listing_init(&op->lines, HASH_LINES_MAX);
 	sbx_job_begin(s, &op->job, "the inputs' hashes", 1, fn, arg,

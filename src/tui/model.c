@@ -58,6 +58,7 @@ void ui_model_free(struct ui_model *m)
 	free(m->run_id);
 	free(m->end_status);
 	free(m->last_idle_reason);
+	free(m->progress);
 	free(m->last_image);
 	for (int i = 0; i < m->nitems; i++) {
 		buf_free(&m->items[i].text);
@@ -711,6 +712,24 @@ static void model_on_idle(struct ui_model *m, const cJSON *ev, int64_t t)
 	m->dirty |= UI_DIRTY_CONV;
 }
 
+/* Slow work: named in the status bar after its first second, until it
+ * is done. */
+static void model_on_progress(struct ui_model *m, const cJSON *ev, int64_t t)
+{
+	(void)t;
+	double done = json_num(ev, "done", 0), total = json_num(ev, "total", 0);
+	double ms = json_num(ev, "elapsed_ms", 0);
+	free(m->progress);
+	m->progress = NULL;
+	if (ms < 1000 || (total > 0 && done >= total))
+		return;
+	char r[16];
+	bytes_human(done * 1000 / (ms > 0 ? ms : 1), r);
+	m->progress = xasprintf("%s %s: %.0f%%, %s/s", json_str(ev, "what", ""),
+	                        json_str(ev, "subject", ""),
+	                        total > 0 ? 100 * done / total : 0, r);
+}
+
 typedef void (*model_handler)(struct ui_model *m, const cJSON *ev, int64_t t);
 
 /* What each event type does to the model; the others (and types this
@@ -736,6 +755,7 @@ static const model_handler model_handlers[EV__COUNT] = {
     [EV_ERROR] = model_on_error,
     [EV_IDLE] = model_on_idle,
     [EV_RUN_END] = model_on_run_end,
+    [EV_PROGRESS] = model_on_progress,
 };
 
 void ui_model_event(struct ui_model *m, const cJSON *ev)

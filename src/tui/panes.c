@@ -1035,8 +1035,10 @@ void ui_draw_status(struct ui *u)
 		phase = m->end_status ? m->end_status : "ended";
 		break;
 	}
-	if (m->phase != UI_ENDED && u->s &&
-	    session_state(u->s) == SESSION_ENDING)
+	if (m->phase != UI_ENDED && m->progress)
+		phase = m->progress; /* sanitized below with the whole bar */
+	else if (m->phase != UI_ENDED && u->s &&
+	         session_state(u->s) == SESSION_ENDING)
 		phase = "ending: saving the workspace";
 	else if (m->phase != UI_ENDED && ui_approval_shown(u))
 		phase = "waiting for approval";

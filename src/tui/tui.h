@@ -490,7 +490,10 @@ struct ui_model {
 	/* the conversation's size: the last request's (estimated, then
 	 * measured) against the model's context window (0 unknown) */
 	double ctx_tokens, ctx_window;
-	int compacting;    /* a compaction's summary is on its way */
+	int compacting; /* a compaction's summary is on its way */
+	/* slow work the status bar names once it takes a second ("hashing
+	 * input/x: 61%, 1.4 GB/s"), NULL when none */
+	char *progress;
 	double *turn_cost; /* [turn]: its cost, -1 unknown (turns from 1) */
 	int nturn_cost;
 	int64_t t0_mono;     /* now_ms() at event t = 0 */

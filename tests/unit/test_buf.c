@@ -138,6 +138,23 @@ static void test_sha256(void **state)
 	                         "590ce20f1bde7090ef7970686ec6738a");
 }
 
+static void test_bytes_human(void **state)
+{
+	(void)state;
+	char out[16];
+	const struct {
+		double n;
+		const char *s;
+	} cases[] = {{0, "0 B"},          {999, "999 B"},
+	             {1000, "1.0 kB"},    {12345, "12 kB"},
+	             {340e6, "340 MB"},   {2147483648.0, "2.1 GB"},
+	             {9.99e15, "9990 TB"}};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		bytes_human(cases[i].n, out);
+		assert_string_equal(out, cases[i].s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -148,6 +165,7 @@ int main(void)
 	    cmocka_unit_test(test_utf8),
 	    cmocka_unit_test(test_utf8_decode),
 	    cmocka_unit_test(test_sha256),
+	    cmocka_unit_test(test_bytes_human),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -444,7 +444,7 @@ static void test_file_tools_and_symlinks(void **state)
 	free(o);
 }
 
-/* Inputs go in with the staging rules of the local backend; declared
+/* Copied inputs go in with the staging rules of the local backend; declared
  * outputs come out (files and directories); the workspace persists as
  * a .tar.gz. */
 static void test_stage_fetch_export(void **state)
@@ -465,6 +465,9 @@ static void test_stage_fetch_export(void **state)
 	config_add_input(&h->cfg, csv, "input/data.csv");
 	config_add_input(&h->cfg, tree, "input/tree");
 	config_add_input(&h->cfg, big, "blobs/big.bin");
+	/* copies (bound inputs: tests/e2e/mounted_inputs_docker.sh) */
+	for (size_t i = 0; i < h->cfg.n_inputs; i++)
+		h->cfg.inputs[i].copy = 1;
 	start(h);
 	char *o = run_out(h, "cat input/data.csv input/tree/sub/n.txt "
 	                     "input/tree/sub/lnk; test -L input/tree/sub/lnk "

@@ -216,6 +216,29 @@ static void test_tree_and_end(void **state)
 	ui_model_free(&m);
 }
 
+/* progress (never recorded): named after its first second, gone when
+ * the work is done */
+static void test_progress(void **state)
+{
+	(void)state;
+	struct ui_model m;
+	start(&m);
+	ev(&m,
+	   "{\"type\":\"progress\",\"what\":\"hashing\",\"subject\":"
+	   "\"input/big.bin\",\"done\":1e8,\"total\":2e9,\"elapsed_ms\":500}");
+	assert_null(m.progress);
+	ev(&m, "{\"type\":\"progress\",\"what\":\"hashing\",\"subject\":"
+	       "\"input/"
+	       "big.bin\",\"done\":1.4e9,\"total\":2e9,\"elapsed_ms\":1000}");
+	assert_non_null(m.progress);
+	assert_string_equal(m.progress, "hashing input/big.bin: 70%, 1.4 GB/s");
+	ev(&m,
+	   "{\"type\":\"progress\",\"what\":\"hashing\",\"subject\":"
+	   "\"input/big.bin\",\"done\":2e9,\"total\":2e9,\"elapsed_ms\":1400}");
+	assert_null(m.progress);
+	ui_model_free(&m);
+}
+
 static void test_approvals(void **state)
 {
 	(void)state;
@@ -272,6 +295,7 @@ int main(void)
 	    cmocka_unit_test(test_ring_is_bounded),
 	    cmocka_unit_test(test_tree_and_end),
 	    cmocka_unit_test(test_approvals),
+	    cmocka_unit_test(test_progress),
 	    cmocka_unit_test(test_tree_sync_marks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
