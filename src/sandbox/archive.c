@@ -102,9 +102,42 @@ out:
 	return rc;
 }
 
+/* Sum the regular files' sizes (the archive's data, before gzip). */
+static int size_visit(struct sbx_walk *w, int dirfd, const char *name,
+                      const char *path, const struct stat *st)
+{
+	(void)dirfd, (void)name, (void)path;
+	if (S_ISREG(st->st_mode))
+		*(double *)w->arg += (double)st->st_size;
+	return 0;
+}
+
+/* Refuse before writing a byte when the workspace's files are larger
+ * than the free space where the archive goes: a disk filled by the
+ * archive would cost the transcript its last lines too. Counted before
+ * compression, so it errs on the safe side. */
+static int sbx_archive_room(int root_fd, const struct path_mounts *m,
+                            const char *path, char **err)
+{
+	double bytes = 0;
+	struct sbx_walk w = {.visit = size_visit,
+	                     .arg = &bytes,
+	                     .recursive = 1,
+	                     .max_depth = 256,
+	                     .max_held = 1000000,
+	                     .mounts = m,
+	                     .skip_mounts = 1,
+	                     .err = err};
+	if (sbx_walk(&w, root_fd, "") < 0)
+		return -1;
+	return sbx_room(path, bytes, "the workspace", err);
+}
+
 int sbx_host_export_tar(int root_fd, const struct path_mounts *m,
                         const char *path, char **err)
 {
+	if (sbx_archive_room(root_fd, m, path, err) < 0)
+		return SBX_FAILED;
 	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
 	struct tar_ctx c = {0};
 	int rc = -1, opened = 0;

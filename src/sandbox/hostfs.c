@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define HOSTFS_CHUNK 65536
@@ -469,6 +470,40 @@ static int fetch_visit(struct sbx_walk *w, int dirfd, const char *name,
 	return rc;
 }
 
+int sbx_room(const char *path, double bytes, const char *what, char **err)
+{
+	/* the nearest directory that exists: path and its parents may not */
+	char *dir = xstrdup(path);
+	struct statvfs vfs;
+	int known = 0;
+	for (;;) {
+		char *slash = strrchr(dir, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+		if (statvfs(*dir ? dir : "/", &vfs) == 0) {
+			known = 1;
+			break;
+		}
+	}
+	if (!known && statvfs(".", &vfs) == 0)
+		known = 1;
+	double room = known ? (double)vfs.f_bavail * (double)vfs.f_frsize : 0;
+	int rc = 0;
+	if (known && bytes > room) {
+		char b[16], r[16];
+		bytes_human(bytes, b);
+		bytes_human(room, r);
+		rc = set_err(err,
+		             "%s: %s holds %s and %s has %s free: nothing was "
+		             "written; free space there (what the run made is "
+		             "kept in the sandbox's workspace)",
+		             path, what, b, *dir ? dir : "/", r);
+	}
+	free(dir);
+	return rc;
+}
+
 int sbx_host_fetch(int root_fd, const struct path_mounts *m, const char *rel,
                    const char *dest, char **err)
 {
@@ -481,7 +516,9 @@ int sbx_host_fetch(int root_fd, const struct path_mounts *m, const char *rel,
 	if (fstat(fd, &st) < 0) {
 		rc = set_err(err, "%s: %s", rel, strerror(errno));
 	} else if (S_ISREG(st.st_mode)) {
-		rc = copy_out(fd, &st, dest, err);
+		rc = sbx_room(dest, (double)st.st_size, rel, err);
+		if (rc == 0)
+			rc = copy_out(fd, &st, dest, err);
 	} else if (S_ISDIR(st.st_mode)) {
 		int dfd = -1;
 		rc = mkdir_p(dest, err);

@@ -3,7 +3,8 @@
 # a clear error (exit 1) that names the transcript and how to go on,
 # the transcript keeps only whole lines (every event before the one that
 # did not fit), no partial workspace archive is left, and once space is
-# freed `assay resume` goes on to a completed run.
+# freed `assay resume` goes on to a completed run. Then a workspace and
+# an output that cannot fit are refused before anything is written.
 source "$(dirname "$0")/lib.bash"
 need_bwrap
 [ "$(id -u)" = 0 ] || skip "mounting the small tmpfs needs root"
@@ -55,4 +56,31 @@ check "with space freed, resume goes on (exit 0, got $rcode)" test "$rcode" -eq 
 check "... to a completed run_end" \
 	test "$(jget "$tr" '[e["status"] for e in x if e["type"]=="run_end"]')" = "['completed']"
 check "... and the transcript is whole" whole "$tr"
+
+# a workspace (elsewhere) and an output larger than the run dir's free
+# space: refused before a byte is written, each saying how much is
+# needed and free; no partial archive or output; the transcript whole
+rm -rf "$T/rd/run" "$T/out"
+mkdir -p ws
+cat >big.json <<'JSON'
+{"turns": [
+ {"text": "Big.", "tool_calls": [{"name": "shell", "arguments": {"command": "head -c 12000000 /dev/urandom > big.bin && echo ok"}}]},
+ {"text": "Done.", "tool_calls": []}
+]}
+JSON
+set +e
+"$ASSAY" run --provider script --script big.json --ask none --workspace "$T/ws" \
+	--run-dir "$T/rd/big" --out "$T/rd/out" --output big.bin "big" </dev/null >big.out 2>big.err
+bcode=$?
+set -e
+check "an archive and an output that cannot fit: the run says so (exit $bcode)" test "$bcode" -eq 1
+check "... the archive: how much the workspace holds and how much is free" \
+	grep -q "$T/rd/big/workspace.tar.gz: the workspace holds 12 MB and $T/rd/big has .* free: nothing was written" big.err
+check "... the output likewise" \
+	grep -q "$T/rd/out/big.bin: big.bin holds 12 MB and $T/rd/out has .* free: nothing was written" big.err
+check "... no partial archive, no partial output" \
+	sh -c "test -z \"\$(find '$T/rd' -name 'workspace.tar*' -o -name 'big.bin*')\""
+check "... the transcript is whole, ending in run_end" \
+	sh -c "$PY -c 'import json,sys; x=[json.loads(l) for l in open(sys.argv[1])]; assert x[-1][\"type\"] == \"run_end\"' '$T/rd/big/transcript.jsonl'"
+check "... and the workspace is kept" test "$(stat -c %s ws/big.bin)" = 12000000
 finish
