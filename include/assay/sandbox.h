@@ -118,6 +118,13 @@ const char *sbx_image_id(const struct sbx *s);
  * [{src (as given), dest, mode "mount" or "copy", and for a mount path
  * (links resolved), kind "file"/"dir", [bytes], mtime}]. Caller frees. */
 cJSON *sbx_inputs_record(const struct sbx *s);
+/* Slow work of the sandbox's own as it goes (the workspace archive):
+ * what ("saving"), subject ("the workspace"), bytes done of total, ms
+ * since it began. Set it once, after sbx_new; NULL turns it off. */
+typedef void (*sbx_progress_fn)(void *arg, const char *what,
+                                const char *subject, double done, double total,
+                                int64_t elapsed_ms);
+void sbx_set_progress(struct sbx *s, sbx_progress_fn fn, void *arg);
 /* How far hashing an input has come (bytes of total). */
 typedef void (*sbx_hash_progress_fn)(void *arg, const char *dest, double done,
                                      double total);

@@ -231,6 +231,9 @@ void session_emit(struct session *s, cJSON *ev);
 /* Show an event to the observers only, unrecorded (a resumed run's
  * history, already in the transcript). */
 void session_show(struct session *s, const cJSON *ev);
+/* A progress event shown (sbx_progress_fn; arg: the session). */
+void session_show_progress(void *arg, const char *what, const char *subject,
+                           double done, double total, int64_t elapsed_ms);
 /* What run_start and run_resume say about this run. */
 struct ev_run;
 struct ev_fork;

@@ -3,7 +3,8 @@
  * size, mtime and inode) and recorded as input_hashes; a resume in
  * place, which mounts the recorded files again, first checks that each
  * is still the file the run had, and stops (exit 2) naming the input,
- * its old and new hash, and the option that fixes it. */
+ * its old and new hash, and the option that fixes it. Here too: slow
+ * work shown to the frontends as it goes (progress, never recorded). */
 #include "agent/agent_internal.h"
 #include "assay/config.h"
 #include "assay/events.h"
@@ -31,16 +32,23 @@ static void inputs_hashed(struct session *s, void *ctx, int rc, const char *err,
 		session_emit(s, ev_input_hashes(list));
 }
 
+void session_show_progress(void *arg, const char *what, const char *subject,
+                           double done, double total, int64_t elapsed_ms)
+{
+	struct session *s = arg;
+	cJSON *ev = ev_progress(what, subject, done, total, elapsed_ms);
+	session_show(s, ev);
+	cJSON_Delete(ev);
+}
+
 /* How far the helper has read: shown to the frontends (not recorded),
  * which say so once it takes long. */
 static void inputs_progress(void *arg, const char *dest, double done,
                             double total)
 {
 	struct session *s = arg;
-	cJSON *ev =
-	    ev_progress("hashing", dest, done, total, now_ms() - s->inputs_t0);
-	session_show(s, ev);
-	cJSON_Delete(ev);
+	session_show_progress(s, "hashing", dest, done, total,
+	                      now_ms() - s->inputs_t0);
 }
 
 /* Hash the inputs (a verify: then compare, in inputs_verified). */

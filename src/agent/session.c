@@ -813,6 +813,7 @@ int session_prepare(struct session *s, char **err)
 	s->sbx = sbx_new(s->cfg, s->loop, s->run_dir, err);
 	if (!s->sbx)
 		return session_fail(s, EXIT_USAGE);
+	sbx_set_progress(s->sbx, session_show_progress, s);
 	return 0;
 }
 

@@ -6,6 +6,8 @@
  *   assay-archive create OUT.tar.gz DIR
  *       writes DIR (symlinks stored, never followed) to OUT atomically;
  *       exit 3 when written without entries beyond the walk's limits.
+ *       Progress lines {"progress","done","total"} on stdout, at most
+ *       two a second.
  *   assay-archive list DIR REL RECURSIVE MAX
  *       the entries under REL (confined to DIR) as one JSON object a
  *       line on stdout, as the local sandbox's list reports them; exit
@@ -172,6 +174,15 @@ static int open_dir(const char *dir)
 	return fd;
 }
 
+/* create's progress: a JSON line on stdout (the sandbox relays it). */
+static void create_progress(double done, double total)
+{
+	printf(
+	    "{\"progress\":\"the workspace\",\"done\":%.0f,\"total\":%.0f}\n",
+	    done, total);
+	fflush(stdout);
+}
+
 /* create OUT DIR: see the top of the file. */
 static int create(const char *out, const char *dir)
 {
@@ -179,7 +190,7 @@ static int create(const char *out, const char *dir)
 	if (fd < 0)
 		return 1;
 	char *err = NULL;
-	int rc = sbx_host_export_tar(fd, &mounts, out, &err);
+	int rc = sbx_host_export_tar(fd, &mounts, out, create_progress, &err);
 	close(fd);
 	return done_rc(rc, err);
 }

@@ -20,6 +20,9 @@
 
 struct tar_ctx {
 	struct archive *a;
+	sbx_tar_progress_fn progress; /* or NULL */
+	double done, total;
+	int64_t said_ms;
 	struct archive_entry *e;
 	dev_t self_dev; /* the archive being written, if inside the tree */
 	ino_t self_ino;
@@ -49,6 +52,11 @@ static int tar_data(struct sbx_walk *w, struct tar_ctx *c, int fd,
 		if (archive_write_data(c->a, c->chunk, (size_t)r) < 0)
 			return tar_fail(w, c, path);
 		left -= r;
+		c->done += (double)r;
+		if (c->progress && now_ms() - c->said_ms >= 500) {
+			c->said_ms = now_ms();
+			c->progress(c->done, c->total);
+		}
 	}
 	return 0;
 }
@@ -117,7 +125,7 @@ static int size_visit(struct sbx_walk *w, int dirfd, const char *name,
  * archive would cost the transcript its last lines too. Counted before
  * compression, so it errs on the safe side. */
 static int sbx_archive_room(int root_fd, const struct path_mounts *m,
-                            const char *path, char **err)
+                            const char *path, double *total, char **err)
 {
 	double bytes = 0;
 	struct sbx_walk w = {.visit = size_visit,
@@ -130,16 +138,18 @@ static int sbx_archive_room(int root_fd, const struct path_mounts *m,
 	                     .err = err};
 	if (sbx_walk(&w, root_fd, "") < 0)
 		return -1;
+	*total = bytes;
 	return sbx_room(path, bytes, "the workspace", err);
 }
 
 int sbx_host_export_tar(int root_fd, const struct path_mounts *m,
-                        const char *path, char **err)
+                        const char *path, sbx_tar_progress_fn progress,
+                        char **err)
 {
-	if (sbx_archive_room(root_fd, m, path, err) < 0)
+	struct tar_ctx c = {.progress = progress, .said_ms = now_ms()};
+	if (sbx_archive_room(root_fd, m, path, &c.total, err) < 0)
 		return SBX_FAILED;
 	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-	struct tar_ctx c = {0};
 	int rc = -1, opened = 0;
 	c.a = archive_write_new();
 	c.e = archive_entry_new();
@@ -166,6 +176,8 @@ int sbx_host_export_tar(int root_fd, const struct path_mounts *m,
 	                     .err = err};
 	if (sbx_walk(&w, root_fd, "") < 0)
 		goto out;
+	if (c.progress && c.done > 0)
+		c.progress(c.done, c.total); /* the whole */
 	if (archive_write_close(c.a) != ARCHIVE_OK) {
 		set_err(err, "archive %s: %s", tmp, archive_error_string(c.a));
 		goto out;

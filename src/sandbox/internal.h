@@ -77,6 +77,8 @@ struct sbx {
 	 * table as JSON for the helper's --mounts, or NULL when none */
 	struct path_mounts mounts;
 	char *mounts_json;
+	sbx_progress_fn progress; /* sbx_set_progress, or NULL */
+	void *progress_arg;
 	void *priv; /* the backend's */
 	struct sbx_job *jobs;
 	int stopping, stopped;
@@ -290,8 +292,12 @@ int sbx_host_fetch(int root_fd, const struct path_mounts *m, const char *rel,
  * make them), through a temporary file: SBX_OK, or
  * SBX_TRUNCATED when the walk's limits left entries out (*err says
  * so; the archive is written), or SBX_FAILED. */
+/* The archive's progress: bytes of the files' data written, of
+ * total (what the room check counted). */
+typedef void (*sbx_tar_progress_fn)(double done, double total);
 int sbx_host_export_tar(int root_fd, const struct path_mounts *m,
-                        const char *path, char **err);
+                        const char *path, sbx_tar_progress_fn progress,
+                        char **err);
 /* Copy the inputs into a host workspace directory (files and
  * directories; the originals are never touched). out_dir (may be
  * NULL) is never copied in. */

@@ -24,6 +24,7 @@
  * (v1 pids hierarchy or the v2 root) carries the cap instead. */
 #include "assay/sandbox.h"
 #include "assay/config.h"
+#include "assay/json.h"
 #include "assay/log.h"
 #include "assay/loop.h"
 #include "assay/path.h"
@@ -41,7 +42,8 @@
 #define LOCAL_DRAIN_MS 10000 /* file operations may finish at stop */
 #define LOCAL_CG_TRIES 200   /* the cgroup empties after the reap */
 #define LOCAL_CG_RETRY_MS 5
-#define LOCAL_LIST_INLINE 2000 /* entries walked in-process at most */
+#define LOCAL_LIST_INLINE 2000       /* entries walked in-process at most */
+#define LOCAL_PROGRESS_LINES 1000000 /* the archive helper's, at most */
 
 /* The /etc snapshot. Building it costs a few milliseconds of copies
  * and as many to delete, on every run; so it lives in the user's cache
@@ -386,6 +388,7 @@ struct local_op {
 	char *rel;
 	size_t max;
 	char *tmp_base; /* export: path, whose temporary the helper names */
+	int64_t t0;     /* export: when it began (progress) */
 	struct sbx_listing listing; /* list: the entries so far */
 };
 
@@ -552,6 +555,26 @@ static void local_fetch(struct sbx *s, const char *rel, const char *dest,
 	local_op_run(s, op, args, NULL, local_op_done);
 }
 
+/* The archive helper's progress lines, to sbx_set_progress's hook. */
+static void local_export_out(void *arg, const char *data, size_t n)
+{
+	struct local_op *op = arg;
+	struct sbx *s = op->job.s;
+	if (sbx_listing_feed(&op->listing, data, n) < 0) {
+		sbx_child_kill(op->child);
+		return;
+	}
+	cJSON *e;
+	while ((e = cJSON_DetachItemFromArray(op->listing.list, 0))) {
+		if (s->progress)
+			s->progress(s->progress_arg, "saving",
+			            json_str(e, "progress", "the workspace"),
+			            json_num(e, "done", 0),
+			            json_num(e, "total", 0), now_ms() - op->t0);
+		cJSON_Delete(e);
+	}
+}
+
 /* The archive, by `assay-archive create` (a big tree takes seconds). */
 static void local_export_tar(struct sbx *s, const char *path, sbx_done_fn fn,
                              void *arg)
@@ -560,8 +583,10 @@ static void local_export_tar(struct sbx *s, const char *path, sbx_done_fn fn,
 		return;
 	struct local_op *op = local_op_new(s, "the archive", 0, fn, arg);
 	op->tmp_base = xstrdup(path);
+	op->t0 = now_ms();
+	sbx_listing_init(&op->listing, LOCAL_PROGRESS_LINES);
 	char *args[] = {"create", (char *)path, s->workspace, NULL};
-	local_op_run(s, op, args, NULL, local_op_done);
+	local_op_run(s, op, args, local_export_out, local_op_done);
 }
 
 /* ---- stop ---- */

@@ -373,6 +373,12 @@ static void sbx_release(struct sbx *s)
 	free(s);
 }
 
+void sbx_set_progress(struct sbx *s, sbx_progress_fn fn, void *arg)
+{
+	s->progress = fn;
+	s->progress_arg = arg;
+}
+
 void sbx_free(struct sbx *s)
 {
 	if (!s || s->releasing)

@@ -239,8 +239,8 @@ check "the input was mounted whole" \
 	sh -c "cat '$RUN'/exec/*.stdout | grep -qx $((INPUT_MB * 1048576))"
 check "its hash was recorded" \
 	test "$(jget "$RUN/transcript.jsonl" "[len(e['inputs'][0]['sha256']) for e in x if e['type'] == 'input_hashes']")" = "[64]"
-check "the status bar says the run is ending, or that the input is being hashed" \
-	test "$(probe 'any(x in r.get("status", "") for x in ("ending: saving the workspace", "hashing input/big.bin: "))')" = True
+check "the status bar says the run is ending (the workspace being saved), or that the input is being hashed" \
+	test "$(probe 'any(x in r.get("status", "") for x in ("ending: saving the workspace", "saving the workspace: ", "hashing input/big.bin: "))')" = True
 blocked=$(probe 'len([x for x in p if x["ms"] is None])')
 check "no key waited for the archive (not echoed within 3 s: $blocked)" \
 	test "$blocked" = 0
