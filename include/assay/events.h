@@ -232,8 +232,9 @@ cJSON *ev_workspace_change(const char *path, const char *kind, double size);
 /* inputs: [{dest, kind, bytes, [files], mtime, sha256, cached}]
  * (copied). */
 cJSON *ev_input_hashes(const cJSON *inputs);
-/* progress (shown, never recorded): what ("hashing"), subject (an
- * input's dest), done and total bytes, elapsed_ms since it began. */
+/* progress (shown, never recorded): what ("hashing", "saving"),
+ * subject (an input's dest, "the workspace"), done and total bytes,
+ * elapsed_ms since it began. */
 cJSON *ev_progress(const char *what, const char *subject, double done,
                    double total, int64_t elapsed_ms);
 /* python_session: state (started, ended), generation, and with a hello
