@@ -327,8 +327,11 @@ static void hl_progress(struct headless *h, const cJSON *ev)
 	char *what = hl_clean(json_str(ev, "what", ""));
 	char *subject = hl_clean(json_str(ev, "subject", ""));
 	hl_end_text(h);
-	fprintf(stderr, "  %s %s: %s of %s (%.0f%%), %s/s\n", what, subject, d,
-	        t, total > 0 ? 100 * done / total : 0, r);
+	if (total > 0)
+		fprintf(stderr, "  %s %s: %s of %s (%.0f%%), %s/s\n", what,
+		        subject, d, t, 100 * done / total, r);
+	else /* how much there is is not known ahead */
+		fprintf(stderr, "  %s %s: %s, %s/s\n", what, subject, d, r);
 	free(what);
 	free(subject);
 }

@@ -43,7 +43,8 @@
  *       refusing absolute paths, "..", and links out (docker fetch).
  *   assay-archive repack OUT.tar.gz STRIP
  *       a tar on stdin to OUT without the leading STRIP/ (docker
- *       persist), without the mounted inputs' places (--mounts).
+ *       persist), without the mounted inputs' places (--mounts);
+ *       progress lines on stdout as create's (total 0 until the end).
  *   assay-archive members ARCHIVE.tar.gz DIR MAX NAME...
  *       the regular files NAME... of a persisted workspace, each of at
  *       most MAX bytes, into the empty directory DIR (export); a name
@@ -1054,7 +1055,8 @@ int main(int argc, char **argv)
 	else if (!strcmp(cmd, "extract") && argc == 4)
 		rc = dk_tar_extract(0, argv[3], argv[2], &err);
 	else if (!strcmp(cmd, "repack") && argc == 4)
-		rc = dk_tar_repack(0, argv[3], argv[2], &mounts, &err);
+		rc = dk_tar_repack(0, argv[3], argv[2], &mounts,
+		                   create_progress, &err);
 	else if (!strcmp(cmd, "restore") && argc == 3)
 		return restore(argv[2]);
 	else if (!strcmp(cmd, "members") && argc >= 6)

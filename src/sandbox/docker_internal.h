@@ -380,6 +380,7 @@ int dk_extract_fd(int fd, const char *name, const char *dest, char **err);
 int dk_tar_pack(int out_fd, char *const *specs, int n, char **err);
 int dk_tar_extract(int in_fd, const char *name, const char *dest, char **err);
 int dk_tar_repack(int in_fd, const char *strip, const char *out_path,
-                  const struct path_mounts *skip, char **err);
+                  const struct path_mounts *skip, sbx_tar_progress_fn progress,
+                  char **err);
 
 #endif

@@ -465,8 +465,11 @@ out:
  * the mounted inputs' places (skip: their mount points, which the
  * daemon made in the workspace volume). */
 int dk_tar_repack(int in_fd, const char *strip, const char *out_path,
-                  const struct path_mounts *skip, char **err)
+                  const struct path_mounts *skip, sbx_tar_progress_fn progress,
+                  char **err)
 {
+	double done = 0;
+	int64_t said = now_ms();
 	char *tmp = xasprintf("%s.tmp.%d", out_path, (int)getpid());
 	struct archive *in = archive_read_new();
 	struct archive *out = archive_write_new();
@@ -512,9 +515,15 @@ int dk_tar_repack(int in_fd, const char *strip, const char *out_path,
 		size_t size;
 		la_int64_t off;
 		while ((r = archive_read_data_block(in, &buf, &size, &off)) ==
-		       ARCHIVE_OK)
+		       ARCHIVE_OK) {
 			if (archive_write_data(out, buf, size) < 0)
 				break;
+			done += (double)size;
+			if (progress && now_ms() - said >= 500) {
+				said = now_ms();
+				progress(done, 0); /* the total is not known */
+			}
+		}
 		if (r != ARCHIVE_EOF) {
 			set_err(err, "archive: %s", archive_error_string(in));
 			goto out;
@@ -532,6 +541,8 @@ int dk_tar_repack(int in_fd, const char *strip, const char *out_path,
 		set_err(err, "archive: %s: %s", out_path, strerror(errno));
 		goto out;
 	}
+	if (progress && done > 0)
+		progress(done, done); /* the whole */
 	rc = 0;
 out:
 	archive_read_free(in);

@@ -6,6 +6,7 @@
  * neither the bytes nor libarchive pass through assay, and a workspace
  * of gigabytes never stalls the loop. */
 #include "assay/config.h"
+#include "assay/json.h"
 #include "assay/log.h"
 #include "assay/loop.h"
 #include "assay/util.h"
@@ -28,6 +29,8 @@ enum {
 	XF_CUT = 6,    /* the transfer broke after a good answer */
 };
 
+#define XF_PROGRESS_LINES 1000000 /* repack's, at most */
+
 struct dk_xfer {
 	struct sbx *s;
 	struct sbx_child *http, *tar;
@@ -35,6 +38,10 @@ struct dk_xfer {
 	char *subject;  /* what the errors name: a path or an action */
 	char *tmp_base; /* the tar side's output, "%s.tmp.<pid>" meanwhile */
 	int http_code, tar_ok;
+	/* repack's progress lines (a GET of the workspace), to the
+	 * sandbox's progress hook */
+	struct sbx_listing progress;
+	int64_t t0;
 	char *http_err, *tar_err;
 	void (*done)(void *arg, char *err);
 	void *arg;
@@ -54,6 +61,7 @@ void dk_xfer_free(struct dk_xfer *x)
 	}
 	sbx_child_free(x->http);
 	sbx_child_free(x->tar);
+	sbx_listing_free(&x->progress);
 	free(x->subject);
 	free(x->tmp_base);
 	free(x->http_err);
@@ -123,6 +131,24 @@ static void xfer_tar_exit(void *arg, struct sbx_child *c)
 	xfer_side_done(arg, c);
 }
 
+/* repack's stdout: how much of the workspace is saved. */
+static void xfer_tar_out(void *arg, const char *data, size_t n)
+{
+	struct dk_xfer *x = arg;
+	struct sbx *s = x->s;
+	if (sbx_listing_feed(&x->progress, data, n) < 0)
+		return; /* not progress: ignored (the archive goes on) */
+	cJSON *e;
+	while ((e = cJSON_DetachItemFromArray(x->progress.list, 0))) {
+		if (s->progress)
+			s->progress(s->progress_arg, "saving",
+			            json_str(e, "progress", "the workspace"),
+			            json_num(e, "done", 0),
+			            json_num(e, "total", 0), now_ms() - x->t0);
+		cJSON_Delete(e);
+	}
+}
+
 /* `assay-archive http ... METHOD URL` for the daemon of s. */
 static void http_args(struct sbx *s, struct strv *a, const char *method,
                       const char *url)
@@ -157,6 +183,12 @@ static struct dk_xfer *xfer_start(struct sbx *s, struct dk_xfer *x,
 	fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
 	struct sbx_child_spec a = {.in_fd = -1, .out_fd = p[1], .arg = x};
 	struct sbx_child_spec b = {.in_fd = p[0], .out_fd = -1, .arg = x};
+	if (x->get && !strcmp(second[0], "repack")) {
+		b.out_fd = SBX_CHILD_PIPE;
+		b.on_out = xfer_tar_out;
+		sbx_listing_init(&x->progress, XF_PROGRESS_LINES);
+		x->t0 = now_ms();
+	}
 	a.on_exit = x->get ? xfer_http_exit : xfer_tar_exit;
 	b.on_exit = x->get ? xfer_tar_exit : xfer_http_exit;
 	struct sbx_child *ca = sbx_archive_spawn(s->loop, first, 1, &a, err);

@@ -723,11 +723,15 @@ static void model_on_progress(struct ui_model *m, const cJSON *ev, int64_t t)
 	m->progress = NULL;
 	if (ms < 1000 || (total > 0 && done >= total))
 		return;
-	char r[16];
+	char r[16], d[16];
 	bytes_human(done * 1000 / (ms > 0 ? ms : 1), r);
-	m->progress = xasprintf("%s %s: %.0f%%, %s/s", json_str(ev, "what", ""),
-	                        json_str(ev, "subject", ""),
-	                        total > 0 ? 100 * done / total : 0, r);
+	bytes_human(done, d);
+	const char *what = json_str(ev, "what", ""),
+	           *subject = json_str(ev, "subject", "");
+	m->progress = total > 0
+	                  ? xasprintf("%s %s: %.0f%%, %s/s", what, subject,
+	                              100 * done / total, r)
+	                  : xasprintf("%s %s: %s, %s/s", what, subject, d, r);
 }
 
 typedef void (*model_handler)(struct ui_model *m, const cJSON *ev, int64_t t);

@@ -236,6 +236,16 @@ static void test_progress(void **state)
 	   "{\"type\":\"progress\",\"what\":\"hashing\",\"subject\":"
 	   "\"input/big.bin\",\"done\":2e9,\"total\":2e9,\"elapsed_ms\":1400}");
 	assert_null(m.progress);
+	/* a total not known ahead (the docker archive): bytes so far */
+	ev(&m,
+	   "{\"type\":\"progress\",\"what\":\"saving\",\"subject\":"
+	   "\"the workspace\",\"done\":3e8,\"total\":0,\"elapsed_ms\":2000}");
+	assert_string_equal(m.progress,
+	                    "saving the workspace: 300 MB, 150 MB/s");
+	ev(&m,
+	   "{\"type\":\"progress\",\"what\":\"saving\",\"subject\":"
+	   "\"the workspace\",\"done\":4e8,\"total\":4e8,\"elapsed_ms\":2500}");
+	assert_null(m.progress);
 	ui_model_free(&m);
 }
 
