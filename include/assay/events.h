@@ -233,8 +233,9 @@ cJSON *ev_workspace_change(const char *path, const char *kind, double size);
  * (copied). */
 cJSON *ev_input_hashes(const cJSON *inputs);
 /* progress (shown, never recorded): what ("hashing", "saving"),
- * subject (an input's dest, "the workspace"), done and total bytes,
- * elapsed_ms since it began. */
+ * subject (an input's dest, "the workspace"), done and total bytes
+ * (total 0: not known yet; done -1: the work failed), elapsed_ms since
+ * it began. */
 cJSON *ev_progress(const char *what, const char *subject, double done,
                    double total, int64_t elapsed_ms);
 /* python_session: state (started, ended), generation, and with a hello

@@ -119,13 +119,16 @@ const char *sbx_image_id(const struct sbx *s);
  * (links resolved), kind "file"/"dir", [bytes], mtime}]. Caller frees. */
 cJSON *sbx_inputs_record(const struct sbx *s);
 /* Slow work of the sandbox's own as it goes (the workspace archive):
- * what ("saving"), subject ("the workspace"), bytes done of total, ms
- * since it began. Set it once, after sbx_new; NULL turns it off. */
+ * what ("saving"), subject ("the workspace"), bytes done of total (0:
+ * not known yet; done == total: the end), ms since it began; work
+ * that failed after showing progress ends with done -1. Set it once,
+ * after sbx_new; NULL turns it off. */
 typedef void (*sbx_progress_fn)(void *arg, const char *what,
                                 const char *subject, double done, double total,
                                 int64_t elapsed_ms);
 void sbx_set_progress(struct sbx *s, sbx_progress_fn fn, void *arg);
-/* How far hashing an input has come (bytes of total). */
+/* How far hashing an input has come (bytes of total; -1: the hashing
+ * failed after showing progress). */
 typedef void (*sbx_hash_progress_fn)(void *arg, const char *dest, double done,
                                      double total);
 /* The SHA-256 of every configured input, read where the sandbox reads

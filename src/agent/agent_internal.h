@@ -137,6 +137,9 @@ struct session {
 	/* what a resume does once its inputs are checked (inputs.c) */
 	void (*inputs_then)(struct session *s);
 	int64_t inputs_t0; /* hashing began (inputs.c) */
+	/* a resume's hashes, taken to check its inputs: recorded as
+	 * input_hashes once the run is announced, not taken again */
+	cJSON *inputs_checked;
 	int interactive;
 	enum session_idle idle_why;
 

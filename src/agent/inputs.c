@@ -61,8 +61,13 @@ static void inputs_hash_start(struct session *s, session_sbx_fn done)
 
 void inputs_hash(struct session *s)
 {
-	if (s->cfg->n_inputs)
+	if (s->inputs_checked) { /* taken for the resume's check */
+		session_emit(s, ev_input_hashes(s->inputs_checked));
+		cJSON_Delete(s->inputs_checked);
+		s->inputs_checked = NULL;
+	} else if (s->cfg->n_inputs) {
 		inputs_hash_start(s, inputs_hashed);
+	}
 }
 
 /* The entry of arr whose dest is dest, or NULL. */
@@ -163,6 +168,7 @@ static void inputs_verified(struct session *s, void *ctx, int rc,
 		}
 	}
 	log_info("inputs: the mounted inputs are the run's");
+	s->inputs_checked = cJSON_Duplicate(list, 1);
 	s->inputs_then(s);
 }
 

@@ -292,6 +292,7 @@ void session_free(struct session *s)
 	cJSON_Delete(s->tools);
 	cJSON_Delete(s->pending);
 	cJSON_Delete(s->end.outputs);
+	cJSON_Delete(s->inputs_checked);
 	snapshot_free(s->snapshot);
 	buf_free(&s->turn_text);
 	buf_free(&s->delta);
@@ -927,30 +928,6 @@ static void session_restored(struct session *s, void *ctx, int rc,
 	free(path);
 }
 
-static void session_sandbox_ready(struct session *s);
-
-/* sbx_start completed: the inputs checked (resume), then ready. */
-static void session_sandbox_started(struct session *s, void *ctx, int rc,
-                                    const char *err, struct buf *data,
-                                    cJSON *list)
-{
-	(void)ctx;
-	(void)data;
-	(void)list;
-	if (s->state != SESSION_STARTING)
-		return; /* ended meanwhile: ENDING stops it */
-	if (rc < 0) {
-		session_start_failed(
-		    s, xstrdup(err ? err : "the sandbox did not start"),
-		    EXIT_SANDBOX);
-		return;
-	}
-	log_info("sandbox: %s up in %lld ms", sbx_name(s->sbx),
-	         (long long)(now_ms() - s->boot_ms));
-	if (!inputs_verify(s, session_sandbox_ready))
-		session_sandbox_ready(s);
-}
-
 /* The sandbox is up and its inputs are the run's: restore a resumed
  * workspace, or announce. */
 static void session_sandbox_ready(struct session *s)
@@ -978,6 +955,28 @@ static void session_sandbox_ready(struct session *s)
 		}
 	}
 	session_announce(s);
+}
+
+/* sbx_start completed: the inputs checked (resume), then ready. */
+static void session_sandbox_started(struct session *s, void *ctx, int rc,
+                                    const char *err, struct buf *data,
+                                    cJSON *list)
+{
+	(void)ctx;
+	(void)data;
+	(void)list;
+	if (s->state != SESSION_STARTING)
+		return; /* ended meanwhile: ENDING stops it */
+	if (rc < 0) {
+		session_start_failed(
+		    s, xstrdup(err ? err : "the sandbox did not start"),
+		    EXIT_SANDBOX);
+		return;
+	}
+	log_info("sandbox: %s up in %lld ms", sbx_name(s->sbx),
+	         (long long)(now_ms() - s->boot_ms));
+	if (!inputs_verify(s, session_sandbox_ready))
+		session_sandbox_ready(s);
 }
 
 void session_boot(struct session *s, int stage_inputs)

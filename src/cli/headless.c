@@ -317,7 +317,9 @@ static void hl_progress(struct headless *h, const cJSON *ev)
 	double done = json_num(ev, "done", 0), total = json_num(ev, "total", 0);
 	int64_t ms = (int64_t)json_num(ev, "elapsed_ms", 0);
 	int last = total > 0 && done >= total;
-	if (ms < 1000 || (!last && ms - h->progress_ms < 1000))
+	if (done < 0) /* failed: its error says so */
+		h->progress_ms = 0;
+	if (done < 0 || ms < 1000 || (!last && ms - h->progress_ms < 1000))
 		return;
 	h->progress_ms = last ? 0 : ms;
 	char d[16], t[16], r[16];

@@ -26,6 +26,7 @@
 #include "assay/json.h"
 #include "assay/path.h"
 #include "assay/util.h"
+#include "sandbox/internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -57,9 +58,17 @@ struct entry {
 	char *target; /* L */
 };
 
+/* An object's members sorted by name, for lookups in O(log n): a
+ * directory of 100,000 files against a cache of 20,000 entries. */
+struct index {
+	cJSON **v;
+	size_t n;
+};
+
 struct hash {
 	cJSON *cache; /* entries read at the start (never NULL) */
-	cJSON *add;   /* entries to merge back: new ones, refreshed ones */
+	struct index cache_ix;
+	cJSON *add; /* entries to merge back: new ones, refreshed ones */
 	time_t now;
 	unsigned char *buf;
 	EVP_MD_CTX *md;
@@ -80,6 +89,31 @@ static void hex(const unsigned char *d, unsigned n, char out[65])
 	out[2 * (n < 32 ? n : 32)] = '\0';
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(cJSON *const *)a)->string,
+	              (*(cJSON *const *)b)->string);
+}
+
+static void index_build(struct index *ix, const cJSON *obj)
+{
+	ix->n = 0;
+	for (const cJSON *e = obj->child; e; e = e->next)
+		ix->n++;
+	ix->v = xcalloc(ix->n ? ix->n : 1, sizeof *ix->v);
+	size_t i = 0;
+	for (cJSON *e = obj->child; e; e = e->next)
+		ix->v[i++] = e;
+	qsort(ix->v, ix->n, sizeof *ix->v, by_name);
+}
+
+static cJSON *index_find(const struct index *ix, const char *name)
+{
+	cJSON key = {.string = (char *)name}, *k = &key;
+	cJSON **hit = bsearch(&k, ix->v, ix->n, sizeof *ix->v, by_name);
+	return hit ? *hit : NULL;
+}
+
 static char *cache_key(const struct stat *st)
 {
 	return xasprintf("%lld:%lld.%09ld:%llu:%llu", (long long)st->st_size,
@@ -92,7 +126,7 @@ static char *cache_key(const struct stat *st)
 static int cache_get(struct hash *h, const char *path, const struct stat *st,
                      char out[65])
 {
-	const cJSON *e = cJSON_GetObjectItemCaseSensitive(h->cache, path);
+	const cJSON *e = index_find(&h->cache_ix, path);
 	char *key = cache_key(st);
 	const char *sha = json_str(e, "sha256", "");
 	int hit = !strcmp(json_str(e, "key", ""), key) && strlen(sha) == 64;
@@ -116,8 +150,7 @@ static void cache_put(struct hash *h, const char *path, const struct stat *st,
 	cJSON_AddStringToObject(e, "key", key);
 	free(key);
 	cJSON_AddStringToObject(e, "sha256", sha);
-	cJSON_DeleteItemFromObjectCaseSensitive(h->add, path);
-	cJSON_AddItemToObject(h->add, path, e);
+	cJSON_AddItemToObject(h->add, path, e); /* a twice-seen path: merged */
 }
 
 /* The entries object of the cache file, or an empty one. */
@@ -126,10 +159,11 @@ static cJSON *cache_read(const char *file)
 	size_t len = 0;
 	char *err = NULL;
 	char *text = read_file_max(file, CACHE_MAX, &len, &err);
+	int had = text != NULL;
 	cJSON *root = text ? cJSON_ParseWithLength(text, len) : NULL;
 	free(text);
 	cJSON *ent = cJSON_DetachItemFromObjectCaseSensitive(root, "entries");
-	if (text && (!cJSON_IsObject(ent) || json_num(root, "version", 0) != 1))
+	if (had && (!cJSON_IsObject(ent) || json_num(root, "version", 0) != 1))
 		fprintf(stderr,
 		        "hash: the cache %s is not one assay wrote; "
 		        "it is started afresh\n",
@@ -185,14 +219,27 @@ static void cache_write(struct hash *h, const char *file)
 		        err ? err : strerror(errno));
 		goto out;
 	}
+	/* the file as it is now (another assay may have written it), less
+	 * what this run learnt anew, then that, once per path */
 	cJSON *ent = cache_read(file);
-	for (cJSON *e = h->add->child; e; e = e->next) {
-		cJSON *c = cJSON_Duplicate(e, 1);
+	struct index add;
+	index_build(&add, h->add);
+	cJSON *e = ent->child;
+	while (e) {
+		cJSON *next = e->next;
+		if (index_find(&add, e->string))
+			cJSON_Delete(cJSON_DetachItemViaPointer(ent, e));
+		e = next;
+	}
+	for (size_t i = 0; i < add.n; i++) {
+		if (i + 1 < add.n && !by_name(&add.v[i], &add.v[i + 1]))
+			continue; /* the same file met twice: one hash */
+		cJSON *c = cJSON_Duplicate(add.v[i], 1);
 		cJSON_DeleteItemFromObjectCaseSensitive(c, "used");
 		cJSON_AddNumberToObject(c, "used", (double)h->now);
-		cJSON_DeleteItemFromObjectCaseSensitive(ent, e->string);
-		cJSON_AddItemToObject(ent, e->string, c);
+		cJSON_AddItemToObject(ent, add.v[i]->string, c);
 	}
+	free(add.v);
 	cache_trim(ent);
 	cJSON *root = cJSON_CreateObject();
 	cJSON_AddNumberToObject(root, "version", 1);
@@ -210,6 +257,17 @@ out:
 	free(dir);
 }
 
+/* o (taken) as one line on stdout, at once: the sandbox reads it as
+ * it comes. */
+static void put_line(cJSON *o)
+{
+	char *s = cJSON_PrintUnformatted(o);
+	printf("%s\n", s);
+	fflush(stdout);
+	free(s);
+	cJSON_Delete(o);
+}
+
 static void progress(struct hash *h, int force)
 {
 	int64_t t = now_ms();
@@ -221,11 +279,7 @@ static void progress(struct hash *h, int force)
 	cJSON_AddStringToObject(o, "progress", h->src);
 	cJSON_AddNumberToObject(o, "done", h->done);
 	cJSON_AddNumberToObject(o, "total", h->total);
-	char *s = cJSON_PrintUnformatted(o);
-	printf("%s\n", s);
-	fflush(stdout);
-	free(s);
-	cJSON_Delete(o);
+	put_line(o);
 }
 
 /* The SHA-256 of the open file fd (path, stat st) into out; through
@@ -500,17 +554,10 @@ static int hash_one(struct hash *h, const char *src,
 	cJSON_AddNumberToObject(o, "bytes", bytes);
 	if (S_ISDIR(st.st_mode))
 		cJSON_AddNumberToObject(o, "files", files);
-	cJSON_AddNumberToObject(o, "mtime",
-	                        (double)st.st_mtim.tv_sec +
-	                            (double)(st.st_mtim.tv_nsec / 1000000) /
-	                                1000.0);
+	cJSON_AddNumberToObject(o, "mtime", sbx_mtime(&st));
 	cJSON_AddStringToObject(o, "sha256", sha);
 	cJSON_AddBoolToObject(o, "cached", h->all_cached);
-	char *line = cJSON_PrintUnformatted(o);
-	printf("%s\n", line);
-	fflush(stdout);
-	free(line);
-	cJSON_Delete(o);
+	put_line(o);
 	return 0;
 }
 
@@ -519,6 +566,7 @@ int archive_hash(const char *cache, char **srcs, int n,
 {
 	struct hash h = {.now = time(NULL)};
 	h.cache = *cache ? cache_read(cache) : cJSON_CreateObject();
+	index_build(&h.cache_ix, h.cache);
 	h.add = cJSON_CreateObject();
 	h.buf = xmalloc(HASH_CHUNK);
 	h.md = EVP_MD_CTX_new();
@@ -534,6 +582,7 @@ int archive_hash(const char *cache, char **srcs, int n,
 	free(err);
 	EVP_MD_CTX_free(h.md);
 	free(h.buf);
+	free(h.cache_ix.v);
 	cJSON_Delete(h.cache);
 	cJSON_Delete(h.add);
 	return rc < 0 ? 1 : 0;

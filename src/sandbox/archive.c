@@ -110,6 +110,23 @@ out:
 	return rc;
 }
 
+/* The walk of both passes over the workspace: every entry, the
+ * mounted inputs left out (the run did not make them). */
+static struct sbx_walk
+workspace_walk(int (*visit)(struct sbx_walk *, int, const char *, const char *,
+                            const struct stat *),
+               void *arg, const struct path_mounts *m, char **err)
+{
+	return (struct sbx_walk){.visit = visit,
+	                         .arg = arg,
+	                         .recursive = 1,
+	                         .max_depth = 256,
+	                         .max_held = 1000000,
+	                         .mounts = m,
+	                         .skip_mounts = 1,
+	                         .err = err};
+}
+
 /* Sum the regular files' sizes (the archive's data, before gzip). */
 static int size_visit(struct sbx_walk *w, int dirfd, const char *name,
                       const char *path, const struct stat *st)
@@ -128,14 +145,7 @@ static int sbx_archive_room(int root_fd, const struct path_mounts *m,
                             const char *path, double *total, char **err)
 {
 	double bytes = 0;
-	struct sbx_walk w = {.visit = size_visit,
-	                     .arg = &bytes,
-	                     .recursive = 1,
-	                     .max_depth = 256,
-	                     .max_held = 1000000,
-	                     .mounts = m,
-	                     .skip_mounts = 1,
-	                     .err = err};
+	struct sbx_walk w = workspace_walk(size_visit, &bytes, m, err);
 	if (sbx_walk(&w, root_fd, "") < 0)
 		return -1;
 	*total = bytes;
@@ -166,14 +176,7 @@ int sbx_host_export_tar(int root_fd, const struct path_mounts *m,
 		c.self_dev = self.st_dev;
 		c.self_ino = self.st_ino;
 	}
-	struct sbx_walk w = {.visit = tar_visit,
-	                     .arg = &c,
-	                     .recursive = 1,
-	                     .max_depth = 256,
-	                     .max_held = 1000000,
-	                     .mounts = m,
-	                     .skip_mounts = 1,
-	                     .err = err};
+	struct sbx_walk w = workspace_walk(tar_visit, &c, m, err);
 	if (sbx_walk(&w, root_fd, "") < 0)
 		goto out;
 	if (c.progress && c.done > 0)

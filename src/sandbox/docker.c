@@ -132,6 +132,15 @@ static void remove_retry(void *arg)
 	docker_remove(s);
 }
 
+/* The path that removes the named workspace volume. */
+static char *volume_path(const struct docker *d)
+{
+	char *q = dk_escape(d->volume);
+	char *p = xasprintf("/volumes/%s", q);
+	free(q);
+	return p;
+}
+
 /* The named workspace volume is gone (or not): the stop is over. */
 static void on_volume_removed(void *arg, long status, cJSON *reply,
                               const char *err)
@@ -162,16 +171,13 @@ static void volume_remove(struct sbx *s)
 		sbx_stopped(s, SBX_OK, NULL);
 		return;
 	}
-	char *q = dk_escape(d->volume);
-	char *path = xasprintf("/volumes/%s", q);
-	char *err = NULL;
+	char *path = volume_path(d), *err = NULL;
 	d->remove_call = dk_json_call(&d->api, "DELETE", path, NULL,
 	                              DK_REMOVE_MS, on_volume_removed, s, &err);
 	if (!d->remove_call)
 		on_volume_removed(s, 0, NULL, err ? err : "no request");
 	free(err);
 	free(path);
-	free(q);
 }
 
 /* The daemon's answer to the DELETE: the stop is over. */
@@ -305,8 +311,7 @@ static void docker_destroy(struct sbx *s)
 	}
 	free(path);
 	if (d->volume && d->api.http) {
-		char *q = dk_escape(d->volume), *why = NULL;
-		char *vp = xasprintf("/volumes/%s", q);
+		char *vp = volume_path(d), *why = NULL;
 		long st = dk_json(&d->api, "DELETE", vp, NULL, NULL, &why);
 		if (st != 204 && st != 404)
 			log_warn("docker: cannot remove volume %s: %s (the "
@@ -314,7 +319,6 @@ static void docker_destroy(struct sbx *s)
 			         d->volume, why ? why : "no answer");
 		free(why);
 		free(vp);
-		free(q);
 	}
 	d->stopped = 1;
 	dk_runner_free(s);

@@ -67,12 +67,18 @@ static void proc_start(int pid, char *out, size_t n)
 		}
 }
 
+/* This machine's name, "unknown" when it has none. */
+static void host_name(char *out, size_t n)
+{
+	if (gethostname(out, n) < 0)
+		snprintf(out, n, "unknown");
+	out[n - 1] = '\0';
+}
+
 /* Who we are, as the labels record it. */
 static void owner_self(struct dk_owner *o)
 {
-	if (gethostname(o->host, sizeof o->host) < 0)
-		snprintf(o->host, sizeof o->host, "unknown");
-	o->host[sizeof o->host - 1] = '\0';
+	host_name(o->host, sizeof o->host);
 	read_line("/proc/sys/kernel/random/boot_id", o->boot, sizeof o->boot);
 	proc_start((int)getpid(), o->pstart, sizeof o->pstart);
 }
@@ -458,11 +464,10 @@ static int binds_possible(struct sbx *s, const char *daemon_host)
 	struct docker *d = dk_of(s);
 	if (!s->cfg->n_inputs)
 		return 0;
-	char me[256] = "";
-	if (gethostname(me, sizeof me) < 0)
-		me[0] = '\0';
-	me[sizeof me - 1] = '\0';
-	if (d->api.ep.unix_path && *me && !strcmp(me, daemon_host))
+	char me[256];
+	host_name(me, sizeof me);
+	if (d->api.ep.unix_path && strcmp(me, "unknown") &&
+	    !strcmp(me, daemon_host))
 		return 1;
 	log_info("docker: the inputs are copied into the container: the "
 	         "daemon at %s runs on %s, not here (%s)",

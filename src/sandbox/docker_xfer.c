@@ -6,7 +6,6 @@
  * neither the bytes nor libarchive pass through assay, and a workspace
  * of gigabytes never stalls the loop. */
 #include "assay/config.h"
-#include "assay/json.h"
 #include "assay/log.h"
 #include "assay/loop.h"
 #include "assay/util.h"
@@ -117,6 +116,8 @@ static void xfer_side_done(struct dk_xfer *x, struct sbx_child *c)
 	void (*done)(void *, char *) = x->done;
 	void *arg = x->arg;
 	char *err = xfer_error(x);
+	if (err)
+		sbx_progress_cut(x->s, &x->progress, "saving");
 	dk_xfer_free(x);
 	done(arg, err);
 }
@@ -135,18 +136,7 @@ static void xfer_tar_exit(void *arg, struct sbx_child *c)
 static void xfer_tar_out(void *arg, const char *data, size_t n)
 {
 	struct dk_xfer *x = arg;
-	struct sbx *s = x->s;
-	if (sbx_listing_feed(&x->progress, data, n) < 0)
-		return; /* not progress: ignored (the archive goes on) */
-	cJSON *e;
-	while ((e = cJSON_DetachItemFromArray(x->progress.list, 0))) {
-		if (s->progress)
-			s->progress(s->progress_arg, "saving",
-			            json_str(e, "progress", "the workspace"),
-			            json_num(e, "done", 0),
-			            json_num(e, "total", 0), now_ms() - x->t0);
-		cJSON_Delete(e);
-	}
+	sbx_progress_feed(x->s, &x->progress, "saving", x->t0, data, n);
 }
 
 /* `assay-archive http ... METHOD URL` for the daemon of s. */

@@ -25,6 +25,7 @@ struct hash_op {
 	cJSON *out;       /* the answers, with dest */
 	sbx_hash_progress_fn progress;
 	void *parg;
+	int shown; /* progress was relayed */
 };
 
 static void hash_op_free(struct hash_op *op)
@@ -54,10 +55,12 @@ static void hash_out(void *arg, const char *data, size_t n)
 	while ((e = cJSON_DetachItemFromArray(op->lines.list, 0))) {
 		const char *p = json_str(e, "progress", NULL);
 		size_t k = (size_t)cJSON_GetArraySize(op->out);
-		if (p && op->progress && k < op->dest.n)
+		if (p && op->progress && k < op->dest.n) {
+			op->shown = 1;
 			op->progress(op->parg, op->dest.v[k],
 			             json_num(e, "done", 0),
 			             json_num(e, "total", 0));
+		}
 		if (!p && k < op->dest.n) {
 			cJSON_DeleteItemFromObject(e, "src");
 			cJSON_AddStringToObject(e, "dest", op->dest.v[k]);
@@ -77,6 +80,8 @@ static void hash_done(void *arg, struct sbx_child *c)
 	if (!whole && !err)
 		err = xstrdup("hashing the inputs: the helper's answer is "
 		              "incomplete");
+	if (!whole && op->shown)
+		op->progress(op->parg, "", -1, 0); /* no frontend shows it on */
 	sbx_child_free(c);
 	op->child = NULL;
 	sbx_job_end(&op->job, whole ? SBX_OK : SBX_FAILED, err, NULL,

@@ -335,6 +335,12 @@ static const char *hostfs_type_name(mode_t m)
 	return "other";
 }
 
+double sbx_mtime(const struct stat *st)
+{
+	return (double)st->st_mtim.tv_sec +
+	       (double)(st->st_mtim.tv_nsec / 1000000) / 1000.0;
+}
+
 cJSON *sbx_host_entry(const char *path, const struct stat *st)
 {
 	cJSON *e = cJSON_CreateObject();
@@ -342,10 +348,7 @@ cJSON *sbx_host_entry(const char *path, const struct stat *st)
 	cJSON_AddStringToObject(e, "type", hostfs_type_name(st->st_mode));
 	cJSON_AddNumberToObject(e, "size",
 	                        S_ISDIR(st->st_mode) ? 0 : (double)st->st_size);
-	cJSON_AddNumberToObject(e, "mtime",
-	                        (double)st->st_mtim.tv_sec +
-	                            (double)(st->st_mtim.tv_nsec / 1000000) /
-	                                1000.0);
+	cJSON_AddNumberToObject(e, "mtime", sbx_mtime(st));
 	return e;
 }
 
@@ -473,21 +476,19 @@ static int fetch_visit(struct sbx_walk *w, int dirfd, const char *name,
 int sbx_room(const char *path, double bytes, const char *what, char **err)
 {
 	/* the nearest directory that exists: path and its parents may not */
-	char *dir = xstrdup(path);
+	char *dir = xstrdup(path), *slash;
+	const char *where = ".";
 	struct statvfs vfs;
 	int known = 0;
-	for (;;) {
-		char *slash = strrchr(dir, '/');
-		if (!slash)
-			break;
+	while (!known && (slash = strrchr(dir, '/'))) {
 		*slash = '\0';
-		if (statvfs(*dir ? dir : "/", &vfs) == 0) {
-			known = 1;
-			break;
-		}
+		where = *dir ? dir : "/";
+		known = statvfs(where, &vfs) == 0;
 	}
-	if (!known && statvfs(".", &vfs) == 0)
-		known = 1;
+	if (!known) {
+		where = ".";
+		known = statvfs(where, &vfs) == 0;
+	}
 	double room = known ? (double)vfs.f_bavail * (double)vfs.f_frsize : 0;
 	int rc = 0;
 	if (known && bytes > room) {
@@ -498,7 +499,7 @@ int sbx_room(const char *path, double bytes, const char *what, char **err)
 		             "%s: %s holds %s and %s has %s free: nothing was "
 		             "written; free space there (what the run made is "
 		             "kept in the sandbox's workspace)",
-		             path, what, b, *dir ? dir : "/", r);
+		             path, what, b, where, r);
 	}
 	free(dir);
 	return rc;

@@ -216,6 +216,16 @@ void sbx_listing_init(struct sbx_listing *l, size_t max);
  * JSON objects, one a line, at most max of them. */
 int sbx_listing_feed(struct sbx_listing *l, const char *data, size_t n);
 void sbx_listing_free(struct sbx_listing *l);
+/* A helper's progress lines ({"progress": subject, "done", "total"},
+ * fed to l as they come) to the sandbox's progress hook as what; t0:
+ * when the work began. Anything else stops the relaying, never the
+ * work. */
+void sbx_progress_feed(struct sbx *s, struct sbx_listing *l, const char *what,
+                       int64_t t0, const char *data, size_t n);
+/* The work whose progress l relayed failed: its end (done -1), so no
+ * frontend goes on showing it. */
+void sbx_progress_cut(struct sbx *s, const struct sbx_listing *l,
+                      const char *what);
 /* The docker fileop's NUL-separated "%y %s %T@ %P" records of the tree
  * under prefix ("" for the root) as the sorted listing, at most max
  * entries (*truncated set when cut, or when full: the records were
@@ -275,6 +285,9 @@ int sbx_host_write(int root_fd, const struct path_mounts *m, const char *rel,
                    const void *data, size_t n, char **err);
 /* One entry of a listing as the list op reports it. */
 cJSON *sbx_host_entry(const char *path, const struct stat *st);
+/* A file's mtime as the listings, run_start and input_hashes record
+ * it: seconds, to the millisecond. */
+double sbx_mtime(const struct stat *st);
 /* Entries under rel as {"path","type","size","mtime"} (path relative
  * to the root; mtime in seconds with a fraction), pre-order with
  * siblings sorted, at most max of them (*truncated set if cut). Each

@@ -64,6 +64,29 @@ int sbx_listing_feed(struct sbx_listing *l, const char *data, size_t n)
 	return l->bad ? -1 : 0;
 }
 
+void sbx_progress_feed(struct sbx *s, struct sbx_listing *l, const char *what,
+                       int64_t t0, const char *data, size_t n)
+{
+	if (sbx_listing_feed(l, data, n) < 0)
+		return; /* not progress: no more of it (the work goes on) */
+	cJSON *e;
+	while ((e = cJSON_DetachItemFromArray(l->list, 0))) {
+		if (s->progress)
+			s->progress(s->progress_arg, what,
+			            json_str(e, "progress", ""),
+			            json_num(e, "done", 0),
+			            json_num(e, "total", 0), now_ms() - t0);
+		cJSON_Delete(e);
+	}
+}
+
+void sbx_progress_cut(struct sbx *s, const struct sbx_listing *l,
+                      const char *what)
+{
+	if (l->n && s->progress)
+		s->progress(s->progress_arg, what, "", -1, 0, 0);
+}
+
 /* ---- docker's records, sorted (in the helper) ---- */
 
 /* Pre-order with siblings in strcmp order, as the local walk. */

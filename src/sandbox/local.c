@@ -24,7 +24,6 @@
  * (v1 pids hierarchy or the v2 root) carries the cap instead. */
 #include "assay/sandbox.h"
 #include "assay/config.h"
-#include "assay/json.h"
 #include "assay/log.h"
 #include "assay/loop.h"
 #include "assay/path.h"
@@ -537,6 +536,8 @@ static void local_op_done(void *arg, struct sbx_child *c)
 	char *err = rc == SBX_OK ? NULL : sbx_child_error(c, "archive");
 	if (rc == SBX_OK)
 		sbx_child_log(c, "archive");
+	else
+		sbx_progress_cut(op->job.s, &op->listing, "saving");
 	sbx_child_free(c);
 	op->child = NULL;
 	sbx_job_end(&op->job, rc, err, NULL, NULL);
@@ -559,20 +560,7 @@ static void local_fetch(struct sbx *s, const char *rel, const char *dest,
 static void local_export_out(void *arg, const char *data, size_t n)
 {
 	struct local_op *op = arg;
-	struct sbx *s = op->job.s;
-	if (sbx_listing_feed(&op->listing, data, n) < 0) {
-		sbx_child_kill(op->child);
-		return;
-	}
-	cJSON *e;
-	while ((e = cJSON_DetachItemFromArray(op->listing.list, 0))) {
-		if (s->progress)
-			s->progress(s->progress_arg, "saving",
-			            json_str(e, "progress", "the workspace"),
-			            json_num(e, "done", 0),
-			            json_num(e, "total", 0), now_ms() - op->t0);
-		cJSON_Delete(e);
-	}
+	sbx_progress_feed(op->job.s, &op->listing, "saving", op->t0, data, n);
 }
 
 /* The archive, by `assay-archive create` (a big tree takes seconds). */

@@ -331,11 +331,7 @@ cJSON *sbx_inputs_record(const struct sbx *s)
 			if (!m->dir)
 				cJSON_AddNumberToObject(o, "bytes",
 				                        (double)st.st_size);
-			cJSON_AddNumberToObject(
-			    o, "mtime",
-			    (double)st.st_mtim.tv_sec +
-			        (double)(st.st_mtim.tv_nsec / 1000000) /
-			            1000.0);
+			cJSON_AddNumberToObject(o, "mtime", sbx_mtime(&st));
 		}
 	}
 	return arr;

@@ -721,8 +721,8 @@ static void model_on_progress(struct ui_model *m, const cJSON *ev, int64_t t)
 	double ms = json_num(ev, "elapsed_ms", 0);
 	free(m->progress);
 	m->progress = NULL;
-	if (ms < 1000 || (total > 0 && done >= total))
-		return;
+	if (ms < 1000 || done < 0 || (total > 0 && done >= total))
+		return; /* not yet worth naming, or over */
 	char r[16], d[16];
 	bytes_human(done * 1000 / (ms > 0 ? ms : 1), r);
 	bytes_human(done, d);

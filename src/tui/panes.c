@@ -1035,7 +1035,9 @@ void ui_draw_status(struct ui *u)
 		phase = m->end_status ? m->end_status : "ended";
 		break;
 	}
-	if (m->phase != UI_ENDED && m->progress)
+	/* slow work is named unless a person is asked something */
+	if (m->phase != UI_ENDED && m->progress && !ui_approval_shown(u) &&
+	    !ui_step_shown(u))
 		phase = m->progress; /* sanitized below with the whole bar */
 	else if (m->phase != UI_ENDED && u->s &&
 	         session_state(u->s) == SESSION_ENDING)

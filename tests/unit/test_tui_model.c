@@ -236,6 +236,14 @@ static void test_progress(void **state)
 	   "{\"type\":\"progress\",\"what\":\"hashing\",\"subject\":"
 	   "\"input/big.bin\",\"done\":2e9,\"total\":2e9,\"elapsed_ms\":1400}");
 	assert_null(m.progress);
+	/* work that failed after showing progress ends with done -1 */
+	ev(&m, "{\"type\":\"progress\",\"what\":\"hashing\",\"subject\":"
+	       "\"input/"
+	       "big.bin\",\"done\":1.4e9,\"total\":2e9,\"elapsed_ms\":1000}");
+	assert_non_null(m.progress);
+	ev(&m, "{\"type\":\"progress\",\"what\":\"hashing\",\"subject\":"
+	       "\"\",\"done\":-1,\"total\":0,\"elapsed_ms\":0}");
+	assert_null(m.progress);
 	/* a total not known ahead (the docker archive): bytes so far */
 	ev(&m,
 	   "{\"type\":\"progress\",\"what\":\"saving\",\"subject\":"
