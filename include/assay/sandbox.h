@@ -13,6 +13,7 @@
 
 struct path_mounts;
 #include "buf.h"
+#include "strv.h"
 
 struct loop;
 struct config;
@@ -87,6 +88,9 @@ enum sbx_cap {
 	/* the backend drives a Docker Engine daemon (DOCKER_HOST &
 	 * co): sbx_docker_probe says whether it can */
 	SBX_CAP_DOCKER = 1u << 2,
+	/* after a call, only what changed may be persisted: a delta over
+	 * the whole archive (sbx_export_delta) */
+	SBX_CAP_DELTA = 1u << 3,
 };
 
 /* ---- the sandbox ---- */
@@ -198,6 +202,33 @@ void sbx_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
  * backend with SBX_CAP_IMPORT_TAR (else SBX_FAILED): SBX_OK or
  * SBX_FAILED. */
 void sbx_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
+
+/* ---- deltas: what one call changed, over the whole archive
+ * (src/sandbox/layers.c) ---- */
+
+/* What changed since the archive the delta goes over, by workspace
+ * path: regular files and links whose content is taken, directories
+ * made, and what is gone (the top of each tree deleted). */
+struct sbx_delta {
+	struct strv files, dirs, gone;
+};
+/* Persist only d as the delta at path (sbx_delta_next), through a
+ * temporary file: path is whole or absent. Only with SBX_CAP_DELTA
+ * (else SBX_FAILED). SBX_FAILED also when a file changed again or
+ * went meanwhile: the caller then writes the whole archive. */
+void sbx_export_delta(struct sbx *s, const char *path,
+                      const struct sbx_delta *d, sbx_done_fn fn, void *arg);
+/* The deltas over the whole archive as it is, oldest first, into paths
+ * (may be NULL), their total size on disk in *bytes (may be NULL):
+ * their count, or -1 and *err. */
+int sbx_deltas(const char *archive, struct strv *paths, int64_t *bytes,
+               char **err);
+/* Where the next delta over archive goes (stale deltas, over an older
+ * archive, are removed): NULL and *err when there is no whole archive
+ * yet or the delta directory cannot be made. */
+char *sbx_delta_next(const char *archive, char **err);
+/* Remove every delta (a whole archive was written over them). */
+void sbx_deltas_clear(const char *archive);
 
 /* ---- for the command line, without a loop (blocking) ---- */
 

@@ -157,8 +157,17 @@ struct session {
 	struct {
 		int running;    /* a listing is on its way */
 		int again;      /* another is wanted after it */
-	} scan;                 /* scan.c */
-	struct sbx_call *calls; /* sandbox operations in flight */
+		int cut;        /* snapshot is of a listing cut at its limit */
+		double asked;   /* wall clock (s) when the listing was asked */
+		uint64_t timer; /* a held listing's start */
+		/* the held listing's taker (scan_hold) */
+		void (*then)(struct session *s, struct snapshot *now);
+	} scan; /* scan.c */
+	struct {
+		struct snapshot *now; /* held until the result is in */
+		int whole_next;       /* the last snapshot failed */
+	} persist;                    /* persist.c */
+	struct sbx_call *calls;       /* sandbox operations in flight */
 	int ncalls;
 
 	/* approvals (approval.c): the policy, one entry per call of the
@@ -433,6 +442,23 @@ void outputs_free(struct outputs *o);
 /* scan.c: list the workspace into s->snapshot; quiet: without
  * workspace_change events (a resumed workspace is already known). */
 void scan_workspace(struct session *s, int quiet);
+/* List the workspace for fn, which gets the snapshot (NULL when the
+ * listing failed or was cut) without events: it hands it to scan_take
+ * or frees it. */
+void scan_hold(struct session *s,
+               void (*fn)(struct session *s, struct snapshot *now));
+/* now (may be NULL: nothing) becomes the session's snapshot, what
+ * changed since the last as workspace_change events unless quiet. */
+void scan_take(struct session *s, struct snapshot *now, int quiet);
+
+/* persist.c: after a call that may change files, a backend without a
+ * host workspace persists it before the result is recorded: a delta
+ * of what changed over the whole archive where it can, else the whole
+ * archive. Then session_result_in. */
+void persist_result(struct session *s);
+/* The result waiting in s->result joins the record and the
+ * conversation (session.c). */
+void session_result_in(struct session *s);
 
 /* --- resume.c: a recorded run followed ------------------------------
  * Resume decides, the session acts: each hook fills a struct
@@ -564,12 +590,20 @@ void tools_finished(struct session *s, const char *id, const char *content,
 struct snapshot;
 typedef void (*snapshot_change_fn)(void *arg, const char *path,
                                    const char *kind, double size);
-struct snapshot *snapshot_new(const cJSON *list);
+/* taken: the wall clock (seconds) when the listing was asked for. */
+struct snapshot *snapshot_new(const cJSON *list, double taken);
 void snapshot_free(struct snapshot *sn);
 /* Calls fn for each file created, modified or deleted from old to now
  * (old may be NULL: everything is created). */
 void snapshot_diff(struct snapshot *old, const struct snapshot *now,
                    snapshot_change_fn fn, void *arg);
+
+/* What changed from old to now as a delta (assay/sandbox.h): files
+ * and links new or changed (or written so soon after old's listing
+ * that a change may not show), directories new, and the top of each
+ * tree gone. The number of paths in d. */
+size_t snapshot_delta(struct snapshot *old, const struct snapshot *now,
+                      struct sbx_delta *d);
 
 /* Whether the snapshot holds a file at path (workspace-relative). */
 int snapshot_has(const struct snapshot *sn, const char *path);

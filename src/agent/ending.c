@@ -52,6 +52,9 @@ static void ending_archived(struct session *s, void *ctx, int rc,
 		                         err ? err : "the archive failed", -1));
 		free(s->end.archive);
 		s->end.archive = NULL;
+	} else {
+		/* the per-call deltas are in it (persist.c) */
+		sbx_deltas_clear(s->end.archive);
 	}
 	ending_stop(s);
 }

@@ -431,6 +431,7 @@ static int record_no_links(const char *dir, char **err)
 	                                    "cache",
 	                                    "workspace",
 	                                    "workspace.tar.gz",
+	                                    "workspace.d",
 	                                    RECORD_LOCK,
 	                                    RECORD_INSTRUCTIONS,
 	                                    RECORD_SCRIPT};

@@ -2,16 +2,20 @@
  * after every call that may change files the sandbox's workspace is
  * listed (sbx_list, never blocking the loop); what changed since the
  * last listing becomes workspace_change events. One listing runs at a
- * time: a scan asked for meanwhile follows it. */
+ * time: a scan asked for meanwhile follows it. A listing may be held
+ * (scan_hold): the per-call snapshot of persist.c reads what changed
+ * before the events are emitted (scan_take). */
 #include "agent_internal.h"
 
 #include "assay/events.h"
 #include "assay/log.h"
+#include "assay/loop.h"
 #include "assay/util.h"
 
 #include <stdlib.h>
 
 #define SCAN_MAX_ENTRIES 100000
+#define SCAN_HOLD_MS 15 /* > snapshot_delta's margin */
 
 /* snapshot_diff's callback: one change, one event. */
 static void scan_emit_change(void *arg, const char *path, const char *kind,
@@ -20,16 +24,21 @@ static void scan_emit_change(void *arg, const char *path, const char *kind,
 	session_emit(arg, ev_workspace_change(path, kind, size));
 }
 
-static void scan_start(struct session *s, int quiet);
+/* What a listing is for (its ctx): events, none (quiet), or held for
+ * the caller of scan_hold. */
+static char scan_quiet, scan_held;
+
+static void scan_start(struct session *s, void *why);
 
 /* A listing arrived: diff it against the last one (unless quiet), keep
- * it, and start the scan that was asked for meanwhile. */
+ * it, and start the scan that was asked for meanwhile; a held one goes
+ * to whoever asked for it instead. */
 static void scan_listed(struct session *s, void *ctx, int rc, const char *err,
                         struct buf *data, cJSON *list)
 {
-	int quiet = ctx != NULL;
 	(void)data;
 	s->scan.running = 0;
+	struct snapshot *now = NULL;
 	if (rc < 0) {
 		char *msg =
 		    xasprintf("workspace scan: %s", err ? err : "failed");
@@ -37,27 +46,39 @@ static void scan_listed(struct session *s, void *ctx, int rc, const char *err,
 		session_emit(s, ev_error("sandbox", msg, -1));
 		free(msg);
 	} else {
-		struct snapshot *now = snapshot_new(list);
-		if (!quiet)
-			snapshot_diff(s->snapshot, now, scan_emit_change, s);
-		snapshot_free(s->snapshot);
-		s->snapshot = now;
+		now = snapshot_new(list, s->scan.asked);
+	}
+	if (ctx == &scan_held) {
+		void (*fn)(struct session *, struct snapshot *) = s->scan.then;
+		s->scan.then = NULL;
+		if (rc != SBX_OK) { /* a cut listing is no delta's base */
+			snapshot_free(now);
+			now = NULL;
+		}
+		if (now)
+			s->scan.cut = 0;
+		fn(s, now);
+		return;
+	}
+	if (now) {
+		s->scan.cut = rc == SBX_TRUNCATED;
+		scan_take(s, now, ctx == &scan_quiet);
 	}
 	if (s->scan.again) {
 		s->scan.again = 0;
-		scan_start(s, 0);
+		scan_start(s, NULL);
 		return;
 	}
 	session_scanned(s);
 }
 
 /* Ask the sandbox for the whole tree. */
-static void scan_start(struct session *s, int quiet)
+static void scan_start(struct session *s, void *why)
 {
 	s->scan.running = 1;
-	/* ctx only carries the flag: non-NULL is quiet */
+	s->scan.asked = (double)wall_ms() / 1000;
 	sbx_list(s->sbx, ".", 1, SCAN_MAX_ENTRIES, session_sbx_done,
-	         session_sbx_call(s, scan_listed, quiet ? (void *)s : NULL));
+	         session_sbx_call(s, scan_listed, why));
 }
 
 void scan_workspace(struct session *s, int quiet)
@@ -68,5 +89,37 @@ void scan_workspace(struct session *s, int quiet)
 		s->scan.again = 1; /* the next listing sees this change too */
 		return;
 	}
-	scan_start(s, quiet);
+	scan_start(s, quiet ? &scan_quiet : NULL);
+}
+
+static void scan_held_now(void *arg)
+{
+	struct session *s = arg;
+	s->scan.timer = 0;
+	scan_start(s, &scan_held);
+}
+
+void scan_hold(struct session *s,
+               void (*fn)(struct session *s, struct snapshot *now))
+{
+	if (s->scan.running) { /* not while calls run: never, in fact */
+		fn(s, NULL);
+		return;
+	}
+	s->scan.then = fn;
+	s->scan.running = 1;
+	/* a tick of the kernel's clock after the call, whatever it wrote
+	 * is older than the listing by more than snapshot_delta's margin:
+	 * not taken again by the next delta */
+	s->scan.timer = loop_timer_add(s->loop, SCAN_HOLD_MS, scan_held_now, s);
+}
+
+void scan_take(struct session *s, struct snapshot *now, int quiet)
+{
+	if (!now)
+		return;
+	if (!quiet)
+		snapshot_diff(s->snapshot, now, scan_emit_change, s);
+	snapshot_free(s->snapshot);
+	s->snapshot = now;
 }

@@ -266,7 +266,7 @@ void session_free(struct session *s)
 	 * kills: nothing may react to that any more */
 	s->freeing = 1;
 	uint64_t timers[] = {s->delta_timer, s->next_timer, s->cached_timer,
-	                     s->record_timer};
+	                     s->record_timer, s->scan.timer};
 	for (size_t i = 0; i < sizeof timers / sizeof *timers; i++)
 		if (timers[i])
 			loop_timer_cancel(s->loop, timers[i]);
@@ -294,6 +294,7 @@ void session_free(struct session *s)
 	cJSON_Delete(s->end.outputs);
 	cJSON_Delete(s->inputs_checked);
 	snapshot_free(s->snapshot);
+	snapshot_free(s->persist.now);
 	buf_free(&s->turn_text);
 	buf_free(&s->delta);
 	free(s->obs);
@@ -696,9 +697,12 @@ static void session_skip_pending(struct session *s)
 }
 
 /* The result joins the record and the conversation; the workspace is
- * scanned and the state goes on (but an ending run only records it). */
-static void session_result_in(struct session *s)
+ * scanned (or its held listing taken) and the state goes on (but an
+ * ending run only records it). */
+void session_result_in(struct session *s)
 {
+	struct snapshot *held = s->persist.now;
+	s->persist.now = NULL;
 	struct session_result *r = s->result;
 	s->result = NULL;
 	if (r->original)
@@ -710,31 +714,17 @@ static void session_result_in(struct session *s)
 	messages_add_tool(s->messages, r->id, r->name, r->content, r->is_error);
 	int changes = r->changes;
 	session_result_free(r);
-	if (s->state == SESSION_ENDING)
+	if (s->state == SESSION_ENDING) {
+		snapshot_free(held);
 		return;
-	if (changes)
+	}
+	if (held)
+		scan_take(s, held, 0);
+	else if (changes)
 		scan_workspace(s, 0);
 	if (s->state == SESSION_EXECUTING)
 		session_set_state(s, SESSION_TOOL_CALLS_READY);
 	session_go_on_later(s);
-}
-
-/* The workspace archive a result waited for is written (or failed). */
-static void session_persisted(struct session *s, void *ctx, int rc,
-                              const char *err, struct buf *data, cJSON *list)
-{
-	(void)ctx;
-	(void)data;
-	(void)list;
-	if (rc < 0) {
-		char *msg = xasprintf("persisting the workspace: %s",
-		                      err ? err : "failed");
-		log_warn("%s", msg);
-		session_emit(s, ev_error("sandbox", msg, -1));
-		free(msg);
-	}
-	if (s->result)
-		session_result_in(s);
 }
 
 /* Whether a call's result may be taken in this state. */
@@ -776,14 +766,10 @@ static void session_take_result(struct session *s, const char *id,
 	int persist =
 	    r->changes && (sbx_caps(s->sbx) & SBX_CAP_IMPORT_TAR) &&
 	    (s->state == SESSION_EXECUTING || s->state == SESSION_CANCELLING);
-	if (!persist) { /* an ending run archives at its end */
+	if (persist)
+		persist_result(s);
+	else /* an ending run archives at its end */
 		session_result_in(s);
-		return;
-	}
-	char *path = xasprintf("%s/workspace.tar.gz", s->run_dir);
-	sbx_export_tar(s->sbx, path, session_sbx_done,
-	               session_sbx_call(s, session_persisted, NULL));
-	free(path);
 }
 
 void tools_finished(struct session *s, const char *id, const char *content,

@@ -13,12 +13,15 @@
 struct snap_entry {
 	char *path;
 	double size, mtime;
-	int seen; /* present in the newer listing (during a diff) */
+	char type; /* f file, d directory, l link */
+	int seen;  /* present in the newer listing (during a diff): 2 with
+	              another type */
 };
 
 struct snapshot {
 	struct snap_entry *e;
 	size_t n;
+	double taken;  /* wall clock, seconds, when the listing was asked */
 	size_t *index; /* open addressing: entry number + 1, 0 = empty */
 	size_t cap;    /* a power of two, > 2n */
 };
@@ -48,15 +51,24 @@ static struct snap_entry *snapshot_find(const struct snapshot *sn,
 	}
 }
 
+/* The file at path, or NULL. */
+static struct snap_entry *snapshot_file(const struct snapshot *sn,
+                                        const char *path)
+{
+	struct snap_entry *e = snapshot_find(sn, path);
+	return e && e->type == 'f' ? e : NULL;
+}
+
 int snapshot_has(const struct snapshot *sn, const char *path)
 {
-	return snapshot_find(sn, path) != NULL;
+	return snapshot_file(sn, path) != NULL;
 }
 
 /* Files of a sandbox listing ({"path","type","size","mtime"}...). */
-struct snapshot *snapshot_new(const cJSON *list)
+struct snapshot *snapshot_new(const cJSON *list, double taken)
 {
 	struct snapshot *sn = xcalloc(1, sizeof *sn);
+	sn->taken = taken;
 	size_t n = (size_t)cJSON_GetArraySize(list);
 	sn->e = xcalloc(n ? n : 1, sizeof *sn->e);
 	sn->cap = 16;
@@ -66,13 +78,17 @@ struct snapshot *snapshot_new(const cJSON *list)
 	const cJSON *it;
 	cJSON_ArrayForEach(it, list)
 	{
-		if (strcmp(json_str(it, "type", ""), "file"))
-			continue;
+		const char *type = json_str(it, "type", "");
+		char t = !strcmp(type, "file")   ? 'f'
+		         : !strcmp(type, "dir")  ? 'd'
+		         : !strcmp(type, "link") ? 'l'
+		                                 : 0;
 		const char *path = json_str(it, "path", NULL);
-		if (!path || snapshot_find(sn, path))
+		if (!t || !path || snapshot_find(sn, path))
 			continue;
 		struct snap_entry *e = &sn->e[sn->n++];
 		e->path = xstrdup(path);
+		e->type = t;
 		e->size = json_num(it, "size", 0);
 		e->mtime = json_num(it, "mtime", 0);
 		size_t i = snapshot_hash(path) & (sn->cap - 1);
@@ -101,7 +117,9 @@ void snapshot_diff(struct snapshot *old, const struct snapshot *now,
 		old->e[i].seen = 0;
 	for (size_t i = 0; i < now->n; i++) {
 		const struct snap_entry *e = &now->e[i];
-		struct snap_entry *o = snapshot_find(old, e->path);
+		if (e->type != 'f')
+			continue;
+		struct snap_entry *o = snapshot_file(old, e->path);
 		if (o)
 			o->seen = 1;
 		if (!o)
@@ -110,6 +128,50 @@ void snapshot_diff(struct snapshot *old, const struct snapshot *now,
 			fn(arg, e->path, "modified", e->size);
 	}
 	for (size_t i = 0; old && i < old->n; i++)
-		if (!old->e[i].seen)
+		if (old->e[i].type == 'f' && !old->e[i].seen)
 			fn(arg, old->e[i].path, "deleted", 0);
+}
+
+/* Whether the entry's parent directory was in old and is gone from now
+ * (or is no longer a directory): then the parent's removal covers it. */
+static int parent_gone(const struct snapshot *old, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return 0;
+	char *parent = xasprintf("%.*s", (int)(slash - path), path);
+	const struct snap_entry *p = snapshot_find(old, parent);
+	free(parent);
+	return p && p->type == 'd' && p->seen != 1;
+}
+
+size_t snapshot_delta(struct snapshot *old, const struct snapshot *now,
+                      struct sbx_delta *d)
+{
+	for (size_t i = 0; i < old->n; i++)
+		old->e[i].seen = 0;
+	/* a file rewritten just after the old listing read it, within
+	 * the same tick of the kernel's coarse clock (4 ms at HZ 250),
+	 * keeps its size and mtime: one whose mtime is that close to the
+	 * listing is taken again (the host's clock: the container's with
+	 * a local daemon) */
+	double racy = old->taken - 0.01;
+	for (size_t i = 0; i < now->n; i++) {
+		const struct snap_entry *e = &now->e[i];
+		struct snap_entry *o = snapshot_find(old, e->path);
+		if (o)
+			o->seen = o->type == e->type ? 1 : 2;
+		int same = o && o->seen == 1;
+		if (e->type == 'd') {
+			if (!same)
+				strv_push(&d->dirs, e->path);
+		} else if (!same || o->size != e->size ||
+		           o->mtime != e->mtime || e->mtime >= racy) {
+			strv_push(&d->files, e->path);
+		}
+	}
+	for (size_t i = 0; i < old->n; i++)
+		if (!old->e[i].seen && !parent_gone(old, old->e[i].path))
+			strv_push(&d->gone, old->e[i].path);
+	return d->files.n + d->dirs.n + d->gone.n;
 }

@@ -45,6 +45,12 @@
  *       a tar on stdin to OUT without the leading STRIP/ (docker
  *       persist), without the mounted inputs' places (--mounts);
  *       progress lines on stdout as create's (total 0 until the end).
+ *   assay-archive delta [http options] PREFIX ROOT OUT.tar.gz
+ *       what one call changed, as a delta over the whole archive
+ *       (archive_delta.c): stdin holds NUL-ended records, a kind byte
+ *       and a workspace path (f: a file or link, read with a GET of
+ *       PREFIX + ROOT/path; d: a directory made; x: gone). Progress
+ *       lines as repack's.
  *   assay-archive members ARCHIVE.tar.gz DIR MAX NAME...
  *       the regular files NAME... of a persisted workspace, each of at
  *       most MAX bytes, into the empty directory DIR (export); a name
@@ -56,6 +62,8 @@
  *       without "..", no entry under a symbolic link of the archive,
  *       hard links only to earlier files, no device node, no setuid or
  *       setgid file. Headers are rewritten (no owners, xattrs or ACLs).
+ *       Deltas beside it (workspace.d/, layers.c) are folded into it
+ *       first; members folds them into a private copy.
  *
  * Exit 0 on success; else a one-line reason on stderr and exit 1. The
  * stream commands run under resource limits: they read what a
@@ -63,6 +71,7 @@
 #include "assay/config.h"
 #include "assay/http.h"
 #include "assay/util.h"
+#include "helpers/archive_delta.h"
 #include "helpers/archive_hash.h"
 #include "sandbox/docker_internal.h"
 #include "sandbox/internal.h"
@@ -116,7 +125,9 @@ static int usage(void)
 	                "       assay-archive members ARCHIVE.tar.gz DIR MAX "
 	                "NAME...\n"
 	                "       assay-archive restore ARCHIVE.tar.gz > TAR\n"
-	                "       assay-archive hash CACHE SRC...\n");
+	                "       assay-archive hash CACHE SRC...\n"
+	                "       assay-archive delta [--unix SOCK] ... PREFIX "
+	                "ROOT OUT.tar.gz\n");
 	return 2;
 }
 
@@ -390,7 +401,7 @@ static long hx_read(char *b, size_t n, void *arg)
 }
 
 /* http [options] GET|PUT URL: see the top of the file. */
-static int http(int argc, char **argv)
+int archive_http(int argc, char **argv)
 {
 	struct http_request r = {.body_size = -1};
 	int i = 0;
@@ -624,7 +635,7 @@ static int members(const char *archive, const char *dir, const char *maxs,
 	char *err = NULL, *end = NULL;
 	struct member ms[MEMBERS_MAX] = {0};
 	struct archive *in = NULL, *out = NULL;
-	int rc = -1, r;
+	int rc = -1, r, fd = -1;
 	errno = 0;
 	long long max = strtoll(maxs, &end, 10);
 	if (errno || !*maxs || *end || max < 0) {
@@ -658,10 +669,20 @@ static int members(const char *archive, const char *dir, const char *maxs,
 	    out, ARCHIVE_EXTRACT_SECURE_NODOTDOT |
 	             ARCHIVE_EXTRACT_SECURE_SYMLINKS |
 	             ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
-	if (archive_read_open_filename(in, archive, MEMBERS_CHUNK) !=
-	    ARCHIVE_OK) {
+	/* a killed docker run's deltas are folded into a private copy
+	 * (the run may be someone else's to write) */
+	char *folded = xasprintf("%s/.assay-fold.tar.gz", dir);
+	int nf = archive_fold(archive, folded, &err);
+	fd = nf < 0 ? -1 : open(nf ? folded : archive, O_RDONLY | O_CLOEXEC);
+	if (nf > 0)
+		unlink(folded);
+	free(folded);
+	if (nf < 0)
+		goto out;
+	if (fd < 0 ||
+	    archive_read_open_fd(in, fd, MEMBERS_CHUNK) != ARCHIVE_OK) {
 		set_err(&err, "members: %s: %s", archive,
-		        archive_error_string(in));
+		        fd < 0 ? strerror(errno) : archive_error_string(in));
 		goto out;
 	}
 	if (chdir(dir) < 0) {
@@ -701,6 +722,8 @@ out:
 		free(ms[i].why_owned);
 	archive_read_free(in);
 	archive_write_free(out);
+	if (fd >= 0)
+		close(fd);
 	return done(rc, err);
 }
 
@@ -989,8 +1012,15 @@ static int restore(const char *archive)
 	char *err = NULL;
 	struct restore r = {.archive = archive, .err = &err};
 	struct archive *out = NULL;
-	int rc = -1;
-	int fd = open(archive, O_RDONLY | O_CLOEXEC);
+	int rc = -1, fd = -1;
+	/* the deltas a killed docker run left are folded into its whole
+	 * archive (a resume in place holds the run dir's lock) */
+	int nf = archive_fold(archive, archive, &err);
+	if (nf < 0)
+		goto out;
+	if (nf > 0)
+		sbx_deltas_clear(archive);
+	fd = open(archive, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		set_err(&err, "restore: %s: %s", archive, strerror(errno));
 		goto out;
@@ -1062,7 +1092,10 @@ int main(int argc, char **argv)
 	else if (!strcmp(cmd, "members") && argc >= 6)
 		return members(argv[2], argv[3], argv[4], argv + 5, argc - 5);
 	else if (!strcmp(cmd, "http"))
-		return http(argc - 2, argv + 2);
+		return archive_http(argc - 2, argv + 2);
+	else if (!strcmp(cmd, "delta"))
+		return archive_delta(argc - 2, argv + 2, &mounts,
+		                     create_progress);
 	else if (!strcmp(cmd, "hash") && argc >= 3)
 		return archive_hash(argv[2], argv + 3, argc - 3, &mounts);
 	else

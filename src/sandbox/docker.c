@@ -335,7 +335,7 @@ static void docker_destroy(struct sbx *s)
 
 const struct sbx_ops sbx_docker_ops = {
     .name = "docker",
-    .caps = SBX_CAP_IMPORT_TAR | SBX_CAP_DOCKER,
+    .caps = SBX_CAP_IMPORT_TAR | SBX_CAP_DOCKER | SBX_CAP_DELTA,
     .start = dk_start,
     .exec = docker_exec,
     .cancel = docker_cancel,
@@ -346,6 +346,7 @@ const struct sbx_ops sbx_docker_ops = {
     .fetch = dk_fetch,
     .export_tar = dk_export_tar,
     .import_tar = dk_import_tar,
+    .export_delta = dk_export_delta,
     .stop = docker_stop,
     .destroy = docker_destroy,
 };

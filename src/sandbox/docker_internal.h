@@ -362,6 +362,13 @@ struct dk_xfer *dk_xfer_put(struct sbx *s, char *const *args, const char *what,
 /* Kill and reap both children (removing what they left), no callback. */
 void dk_xfer_free(struct dk_xfer *x);
 void dk_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
+/* Persist only what changed (docker_delta.c): `assay-archive delta`
+ * reads each changed file from the archive API into the delta. */
+void dk_export_delta(struct sbx *s, const char *path, const struct sbx_delta *d,
+                     sbx_done_fn fn, void *arg);
+/* The options of `assay-archive http` that reach the daemon of s
+ * (--unix, TLS files), appended to a. */
+void dk_http_opts(struct sbx *s, struct strv *a);
 /* Load a persisted workspace.tar.gz into /workspace (assay-archive
  * restore checks it and writes a clean tar, PUT archive). */
 void dk_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);

@@ -139,12 +139,9 @@ static void xfer_tar_out(void *arg, const char *data, size_t n)
 	sbx_progress_feed(x->s, &x->progress, "saving", x->t0, data, n);
 }
 
-/* `assay-archive http ... METHOD URL` for the daemon of s. */
-static void http_args(struct sbx *s, struct strv *a, const char *method,
-                      const char *url)
+void dk_http_opts(struct sbx *s, struct strv *a)
 {
 	const struct dk_endpoint *ep = &dk_of(s)->api.ep;
-	strv_push(a, "http");
 	if (ep->unix_path)
 		strv_pushv(a, 2, "--unix", ep->unix_path);
 	if (ep->ca)
@@ -155,6 +152,14 @@ static void http_args(struct sbx *s, struct strv *a, const char *method,
 		strv_pushv(a, 2, "--key", ep->key);
 	if (ep->tls && !ep->verify)
 		strv_push(a, "--insecure");
+}
+
+/* `assay-archive http ... METHOD URL` for the daemon of s. */
+static void http_args(struct sbx *s, struct strv *a, const char *method,
+                      const char *url)
+{
+	strv_push(a, "http");
+	dk_http_opts(s, a);
 	strv_pushv(a, 2, method, url);
 }
 

@@ -52,6 +52,10 @@ struct sbx_ops {
 	/* NULL without SBX_CAP_IMPORT_TAR. */
 	void (*import_tar)(struct sbx *s, const char *path, sbx_done_fn fn,
 	                   void *arg);
+	/* NULL without SBX_CAP_DELTA. */
+	void (*export_delta)(struct sbx *s, const char *path,
+	                     const struct sbx_delta *d, sbx_done_fn fn,
+	                     void *arg);
 	/* Begin stopping: kill the commands now (their on_exit follows
 	 * from the loop), let the file operations drain (sbx_drain),
 	 * release, then report with sbx_stopped. Called once. */

@@ -512,3 +512,18 @@ void sbx_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 		                    s->ops->name),
 		          NULL, NULL);
 }
+
+void sbx_export_delta(struct sbx *s, const char *path,
+                      const struct sbx_delta *d, sbx_done_fn fn, void *arg)
+{
+	if (refused(s, fn, arg))
+		return;
+	if (s->ops->export_delta)
+		s->ops->export_delta(s, path, d, fn, arg);
+	else
+		sbx_later(s, fn, arg, SBX_FAILED,
+		          xasprintf("sandbox '%s' persists whole archives "
+		                    "only",
+		                    s->ops->name),
+		          NULL, NULL);
+}

@@ -165,3 +165,35 @@ jget() {
 x=[json.loads(l) for l in open(sys.argv[1])]
 print(eval(sys.argv[2]))' "$1" "$2"
 }
+
+# ws_files RUN: the paths a run's persisted workspace holds, its whole
+# workspace.tar.gz with the deltas of workspace.d (those over it as it
+# is: src/sandbox/layers.c) folded over it, oldest first, as restore does
+ws_files() {
+	$PY - "$1" <<'PYEOF'
+import glob, json, os, sys, tarfile
+run = sys.argv[1]
+base = run + "/workspace.tar.gz"
+st = os.stat(base)
+tag = "%x-%x" % (st.st_size, st.st_mtime_ns)
+layers = [base] + sorted(p for p in glob.glob(run + "/workspace.d/*.tar.gz")
+                         if os.path.basename(p)[7:] == tag + ".tar.gz")
+files = {}
+for i, p in enumerate(layers):
+    with tarfile.open(p) as t:
+        for m in t.getmembers():
+            if m.name == "/.assay-delta":
+                for g in json.load(t.extractfile(m))["gone"]:
+                    for k in [k for k in files if k == g or k.startswith(g + "/")]:
+                        del files[k]
+                continue
+            name = m.name.rstrip("/")
+            if i and not m.isdir():
+                for k in [k for k in files if k.startswith(name + "/")]:
+                    del files[k]
+            files[name] = m
+for k in sorted(files):
+    print(k)
+PYEOF
+}
+ws_has() { ws_files "$1" | grep -qx "$2"; }

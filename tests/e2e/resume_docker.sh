@@ -64,9 +64,11 @@ check "the run was killed during turn 3's request (no answer to it)" \
 	test "$(jget "$tr" '[(e["type"],e["turn"]) for e in x if e["type"] in ("model_request","assistant_message")][-1]')" = "('model_request', 3)"
 check "the killed run left its container behind (what resume must sweep)" \
 	test "$(left ${P}run)" -gt 0
-check "the workspace was persisted after each call: both files in workspace.tar.gz" \
-	sh -c "tar -tzf '$R/workspace.tar.gz' | grep -qx output/one.txt &&
-	       tar -tzf '$R/workspace.tar.gz' | grep -qx output/two.txt"
+check "the workspace was persisted after each call: the first call's file in it" \
+	ws_has "$R" output/one.txt
+check "... and the second's (whole archive, then deltas)" ws_has "$R" output/two.txt
+check "... the second call's snapshot is a delta holding only its file" \
+	test "$(tar -tzf "$R"/workspace.d/000001-*.tar.gz 2>/dev/null | tr '\n' ' ')" = "/.assay-delta output/two.txt "
 cp -a "$R" "$T/pristine" # the run as the kill left it, for the hostile cases
 echo "changed since" >data.txt # resume must not stage the inputs again
 
@@ -142,7 +144,7 @@ pid=$!
 mid_call() {
 	[ "$(grep -c '"type":"exec_start"' "$R2/transcript.jsonl" 2>/dev/null)" = 2 ] &&
 		grep -qx started "$R2/exec/"*.stdout 2>/dev/null &&
-		tar -tzf "$R2/workspace.tar.gz" 2>/dev/null | grep -qx output/two.txt
+		ws_files "$R2" 2>/dev/null | grep -qx output/two.txt
 }
 for _ in $(seq 1200); do mid_call && break; sleep 0.05; done
 kill -9 "$pid"
@@ -150,7 +152,7 @@ wait "$pid" 2>/dev/null || true
 check "mid-call: killed while turn 2's second call ran (one of its two results recorded)" \
 	test "$(jget "$R2/transcript.jsonl" 'len([e for e in x if e["type"]=="tool_result"])')" = 2
 check "mid-call: the archive holds the first call's file" \
-	sh -c "tar -tzf '$R2/workspace.tar.gz' | grep -qx output/two.txt"
+	ws_has "$R2" output/two.txt
 n=$(requests)
 set +e
 "$ASSAY" resume "$R2" --base-url "$URL" --out "$T/outmid" </dev/null 2>midres.err

@@ -1,0 +1,146 @@
+/* persist.c: the per-call snapshot of a workspace that lives in the
+ * sandbox (docker). After every call that may change files the
+ * workspace is persisted before the call's result is recorded, so a
+ * killed run is resumed from a workspace that holds every recorded
+ * result's effect. The run dir's first snapshot is the whole archive;
+ * after it, where the backend can (SBX_CAP_DELTA), a call's snapshot
+ * is a delta of what the call changed (snapshot_delta of the listing
+ * before and after it; src/sandbox/layers.c names the files), so a
+ * call that writes 10 KB costs a 10 KB archive. The whole archive is
+ * written again when the deltas together outgrow it, when too much
+ * changed at once, or when a snapshot failed; the run's end writes it
+ * too. */
+#include "agent_internal.h"
+
+#include "assay/events.h"
+#include "assay/log.h"
+#include "assay/util.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#define PERSIST_DELTA_PATHS 2000 /* changed paths a delta holds at most */
+#define PERSIST_DELTAS 200       /* deltas over one whole archive */
+
+static char *persist_archive(const struct session *s)
+{
+	return xasprintf("%s/workspace.tar.gz", s->run_dir);
+}
+
+/* The snapshot is written (or failed, said): the result goes in. */
+static void persist_finish(struct session *s)
+{
+	if (s->result) {
+		session_result_in(s);
+		return;
+	}
+	snapshot_free(s->persist.now);
+	s->persist.now = NULL;
+}
+
+static void persist_whole_done(struct session *s, void *ctx, int rc,
+                               const char *err, struct buf *data, cJSON *list)
+{
+	(void)ctx;
+	(void)data;
+	(void)list;
+	char *archive = persist_archive(s);
+	if (rc < 0) {
+		char *msg = xasprintf("persisting the workspace: %s",
+		                      err ? err : "failed");
+		log_warn("%s", msg);
+		session_emit(s, ev_error("sandbox", msg, -1));
+		free(msg);
+		s->persist.whole_next = 1;
+	} else {
+		sbx_deltas_clear(archive); /* stale: the archive is new */
+		s->persist.whole_next = 0;
+	}
+	free(archive);
+	persist_finish(s);
+}
+
+/* The whole workspace, as the archive. */
+static void persist_whole(struct session *s, const char *why)
+{
+	if (why)
+		log_info("persist: the whole workspace (%s)", why);
+	char *archive = persist_archive(s);
+	sbx_export_tar(s->sbx, archive, session_sbx_done,
+	               session_sbx_call(s, persist_whole_done, NULL));
+	free(archive);
+}
+
+static void persist_delta_done(struct session *s, void *ctx, int rc,
+                               const char *err, struct buf *data, cJSON *list)
+{
+	(void)ctx;
+	(void)data;
+	(void)list;
+	if (rc < 0) { /* a file went meanwhile, say: the whole then */
+		log_warn("persist: the delta failed (%s)",
+		         err ? err : "failed");
+		persist_whole(s, "the delta failed");
+		return;
+	}
+	persist_finish(s);
+}
+
+/* Why this call's snapshot cannot be a delta, or NULL (then *next is
+ * where it goes and d what it holds). */
+static const char *persist_no_delta(struct session *s, struct snapshot *now,
+                                    struct sbx_delta *d, char **next,
+                                    char **err)
+{
+	if (!now)
+		return "the listing failed or was cut";
+	if (s->persist.whole_next)
+		return "the last snapshot failed";
+	if (!s->snapshot || s->scan.cut)
+		return "no listing to compare with";
+	char *archive = persist_archive(s);
+	struct stat st;
+	int64_t bytes = 0;
+	int n = sbx_deltas(archive, NULL, &bytes, err);
+	const char *why = NULL;
+	if (stat(archive, &st) < 0)
+		why = "no whole archive yet";
+	else if (n < 0 || n >= PERSIST_DELTAS || bytes > st.st_size)
+		why = "the deltas outgrew the archive";
+	else if (snapshot_delta(s->snapshot, now, d) > PERSIST_DELTA_PATHS)
+		why = "too much changed";
+	else if (d->files.n + d->dirs.n + d->gone.n &&
+	         !(*next = sbx_delta_next(archive, err)))
+		why = *err;
+	free(archive);
+	return why;
+}
+
+/* The listing after the call: what goes into its snapshot. */
+static void persist_listed(struct session *s, struct snapshot *now)
+{
+	s->persist.now = now;
+	struct sbx_delta d = {0};
+	char *next = NULL, *err = NULL;
+	const char *why = persist_no_delta(s, now, &d, &next, &err);
+	if (why)
+		persist_whole(s, why);
+	else if (!next) /* nothing changed */
+		persist_finish(s);
+	else
+		sbx_export_delta(s->sbx, next, &d, session_sbx_done,
+		                 session_sbx_call(s, persist_delta_done, NULL));
+	free(next);
+	free(err);
+	strv_free(&d.files);
+	strv_free(&d.dirs);
+	strv_free(&d.gone);
+}
+
+void persist_result(struct session *s)
+{
+	if (sbx_caps(s->sbx) & SBX_CAP_DELTA)
+		scan_hold(s, persist_listed);
+	else
+		persist_whole(s, NULL);
+}

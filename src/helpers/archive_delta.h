@@ -1,0 +1,21 @@
+/* archive_delta.h: `assay-archive delta` and the fold of deltas into
+ * their whole archive (archive_delta.c). */
+#ifndef ASSAY_ARCHIVE_DELTA_H
+#define ASSAY_ARCHIVE_DELTA_H
+
+#include "assay/path.h"
+
+/* delta [HTTP OPTIONS] PREFIX ROOT OUT, argv from the options on:
+ * the records on stdin into the delta OUT (through a temporary). m:
+ * the mounted inputs, never written. Exit status: 0, 2 for a bad
+ * command line, or 1 with the reason on stderr. */
+int archive_delta(int argc, char **argv, const struct path_mounts *m,
+                  void (*progress)(double done, double total));
+/* Fold the deltas over archive (sbx_deltas) into one whole archive at
+ * out_path (through a temporary; out_path may be archive): the number
+ * of deltas folded (0: none, nothing written), or -1 and *err. */
+int archive_fold(const char *archive, const char *out_path, char **err);
+/* `assay-archive http` (assay_archive.c): argv from its options on. */
+int archive_http(int argc, char **argv);
+
+#endif

@@ -1,0 +1,174 @@
+/* layers.c: a persisted workspace as a whole archive and the deltas
+ * over it. A backend whose workspace lives in the sandbox (docker)
+ * persists it after every call that may change files; after the first
+ * whole archive, each call's snapshot holds only what changed (the
+ * post-call scan knows), as RUN/workspace.d/SEQ-SIZE-MTIME.tar.gz.
+ * SIZE and MTIME (hex, bytes and nanoseconds) name the whole archive
+ * the delta goes over: a new whole archive (renamed into place) makes
+ * the older deltas stale whatever moment a crash picks, and they are
+ * removed. Readers fold the deltas into the archive first
+ * (`assay-archive restore` and `members`, src/helpers/archive_delta.c).
+ * No libarchive here: assay itself only names the files. */
+#include "assay/sandbox.h"
+#include "assay/strv.h"
+#include "assay/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DELTA_DIR "workspace.d"
+#define DELTA_EXT ".tar.gz"
+
+/* RUN/workspace.d for the archive RUN/workspace.tar.gz. */
+static char *delta_dir(const char *archive)
+{
+	const char *slash = strrchr(archive, '/');
+	if (!slash)
+		return xstrdup(DELTA_DIR);
+	return xasprintf("%.*s/%s", (int)(slash - archive), archive, DELTA_DIR);
+}
+
+/* The tag of the archive's deltas ("SIZE-MTIME"), or NULL when there
+ * is no archive. */
+static char *delta_tag(const char *archive)
+{
+	struct stat st;
+	if (stat(archive, &st) < 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	unsigned long long ns =
+	    (unsigned long long)st.st_mtim.tv_sec * 1000000000ull +
+	    (unsigned long long)st.st_mtim.tv_nsec;
+	return xasprintf("%llx-%llx", (unsigned long long)st.st_size, ns);
+}
+
+/* A delta's sequence number when name is one of tag's, else 0. */
+static unsigned delta_seq(const char *name, const char *tag)
+{
+	char *end = NULL;
+	unsigned long seq = strtoul(name, &end, 10);
+	if (!seq || seq > 999999 || end != name + 6 || *end != '-')
+		return 0;
+	size_t tl = strlen(tag);
+	if (strncmp(end + 1, tag, tl) || strcmp(end + 1 + tl, DELTA_EXT))
+		return 0;
+	return (unsigned)seq;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The deltas of dir in order (names sort by their sequence number:
+ * six digits); stale ones (not over the archive as it is) removed
+ * when prune. */
+static int delta_scan(const char *archive, struct strv *paths, int64_t *bytes,
+                      int prune, unsigned *last, char **err)
+{
+	char *dir = delta_dir(archive);
+	char *tag = delta_tag(archive);
+	DIR *d = opendir(dir);
+	int n = 0;
+	*last = 0;
+	if (bytes)
+		*bytes = 0;
+	if (!d) {
+		int e = errno;
+		free(dir);
+		free(tag);
+		if (e == ENOENT)
+			return 0;
+		return set_err(err, "%s: %s", archive, strerror(e));
+	}
+	struct strv found = {0};
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		unsigned seq = tag ? delta_seq(de->d_name, tag) : 0;
+		char *p = xasprintf("%s/%s", dir, de->d_name);
+		if (!seq) {
+			/* over an older archive, or a temporary a kill left */
+			if (prune)
+				unlink(p);
+			free(p);
+			continue;
+		}
+		struct stat st;
+		if (bytes && stat(p, &st) == 0)
+			*bytes += st.st_size;
+		if (seq > *last)
+			*last = seq;
+		strv_take(&found, p);
+	}
+	closedir(d);
+	if (found.n)
+		qsort(found.v, found.n, sizeof *found.v, cmp_str);
+	for (size_t i = 0; i < found.n; i++, n++)
+		if (paths)
+			strv_push(paths, found.v[i]);
+	strv_free(&found);
+	free(dir);
+	free(tag);
+	return n;
+}
+
+int sbx_deltas(const char *archive, struct strv *paths, int64_t *bytes,
+               char **err)
+{
+	unsigned last;
+	return delta_scan(archive, paths, bytes, 0, &last, err);
+}
+
+char *sbx_delta_next(const char *archive, char **err)
+{
+	char *tag = delta_tag(archive);
+	if (!tag) {
+		set_err(err, "%s: no whole archive to go over", archive);
+		return NULL;
+	}
+	unsigned last;
+	if (delta_scan(archive, NULL, NULL, 1, &last, err) < 0) {
+		free(tag);
+		return NULL;
+	}
+	if (last >= 999999) {
+		free(tag);
+		set_err(err, "%s: too many deltas", archive);
+		return NULL;
+	}
+	char *dir = delta_dir(archive);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		set_err(err, "%s: %s", dir, strerror(errno));
+		free(dir);
+		free(tag);
+		return NULL;
+	}
+	char *p = xasprintf("%s/%06u-%s%s", dir, last + 1, tag, DELTA_EXT);
+	free(dir);
+	free(tag);
+	return p;
+}
+
+void sbx_deltas_clear(const char *archive)
+{
+	char *dir = delta_dir(archive);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *p = xasprintf("%s/%s", dir, de->d_name);
+		unlink(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+	free(dir);
+}
