@@ -193,7 +193,8 @@ void sbx_list(struct sbx *s, const char *rel, int recursive, size_t max,
  * SBX_FAILED. */
 void sbx_fetch(struct sbx *s, const char *rel, const char *dest, sbx_done_fn fn,
                void *arg);
-/* Persist the whole workspace as a .tar.gz at path (through a
+/* Persist the whole workspace as a compressed tar at path (zstd for
+ * a .zst name: sbx_archive_new; through a
  * temporary file: path is whole or untouched): SBX_OK, SBX_TRUNCATED
  * (written without what lies beyond the walk's limits) or SBX_FAILED. */
 void sbx_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
@@ -203,8 +204,23 @@ void sbx_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
  * SBX_FAILED. */
 void sbx_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
 
-/* ---- deltas: what one call changed, over the whole archive
- * (src/sandbox/layers.c) ---- */
+/* ---- the persisted workspace: the whole archive and the deltas
+ * over it (src/sandbox/layers.c) ---- */
+
+/* The whole archive run_dir holds: RUN/workspace.tar.zst, or
+ * RUN/workspace.tar.gz (a run recorded before zstd, or by a libarchive
+ * without it); the newer when both are there (a crash between writing
+ * one and removing the other). NULL when there is neither. */
+char *sbx_archive_find(const char *run_dir);
+/* Where a new whole archive of run_dir goes: RUN/workspace.tar.zst
+ * where libarchive writes zstd, else RUN/workspace.tar.gz. */
+char *sbx_archive_new(const char *run_dir);
+/* sbx_archive_find's, or when there is none, sbx_archive_new's: the
+ * name to load or to name in a message. */
+char *sbx_archive_path(const char *run_dir);
+/* A whole archive was written at path: the one under the other name
+ * and every delta are older, and go. */
+void sbx_archive_written(const char *path);
 
 /* What changed since the archive the delta goes over, by workspace
  * path: regular files and links whose content is taken, directories

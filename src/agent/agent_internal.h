@@ -166,6 +166,7 @@ struct session {
 	struct {
 		struct snapshot *now; /* held until the result is in */
 		int whole_next;       /* the last snapshot failed */
+		char *writing;        /* the whole archive being written */
 	} persist;                    /* persist.c */
 	struct sbx_call *calls;       /* sandbox operations in flight */
 	int ncalls;

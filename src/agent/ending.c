@@ -54,7 +54,7 @@ static void ending_archived(struct session *s, void *ctx, int rc,
 		s->end.archive = NULL;
 	} else {
 		/* the per-call deltas are in it (persist.c) */
-		sbx_deltas_clear(s->end.archive);
+		sbx_archive_written(s->end.archive);
 	}
 	ending_stop(s);
 }
@@ -65,7 +65,7 @@ static void ending_delivered(struct session *s, cJSON *outputs, int missing)
 	s->end.outputs = outputs;
 	s->end.missing = missing;
 	s->end.stage = ENDING_ARCHIVE;
-	s->end.archive = xasprintf("%s/workspace.tar.gz", s->run_dir);
+	s->end.archive = sbx_archive_new(s->run_dir);
 	sbx_export_tar(s->sbx, s->end.archive, session_sbx_done,
 	               session_sbx_call(s, ending_archived, NULL));
 }

@@ -22,11 +22,6 @@
 #define PERSIST_DELTA_PATHS 2000 /* changed paths a delta holds at most */
 #define PERSIST_DELTAS 200       /* deltas over one whole archive */
 
-static char *persist_archive(const struct session *s)
-{
-	return xasprintf("%s/workspace.tar.gz", s->run_dir);
-}
-
 /* The snapshot is written (or failed, said): the result goes in. */
 static void persist_finish(struct session *s)
 {
@@ -44,7 +39,8 @@ static void persist_whole_done(struct session *s, void *ctx, int rc,
 	(void)ctx;
 	(void)data;
 	(void)list;
-	char *archive = persist_archive(s);
+	char *archive = s->persist.writing;
+	s->persist.writing = NULL;
 	if (rc < 0) {
 		char *msg = xasprintf("persisting the workspace: %s",
 		                      err ? err : "failed");
@@ -53,7 +49,7 @@ static void persist_whole_done(struct session *s, void *ctx, int rc,
 		free(msg);
 		s->persist.whole_next = 1;
 	} else {
-		sbx_deltas_clear(archive); /* stale: the archive is new */
+		sbx_archive_written(archive); /* the deltas are in it */
 		s->persist.whole_next = 0;
 	}
 	free(archive);
@@ -65,10 +61,10 @@ static void persist_whole(struct session *s, const char *why)
 {
 	if (why)
 		log_info("persist: the whole workspace (%s)", why);
-	char *archive = persist_archive(s);
-	sbx_export_tar(s->sbx, archive, session_sbx_done,
+	free(s->persist.writing);
+	s->persist.writing = sbx_archive_new(s->run_dir);
+	sbx_export_tar(s->sbx, s->persist.writing, session_sbx_done,
 	               session_sbx_call(s, persist_whole_done, NULL));
-	free(archive);
 }
 
 static void persist_delta_done(struct session *s, void *ctx, int rc,
@@ -98,12 +94,12 @@ static const char *persist_no_delta(struct session *s, struct snapshot *now,
 		return "the last snapshot failed";
 	if (!s->snapshot || s->scan.cut)
 		return "no listing to compare with";
-	char *archive = persist_archive(s);
+	char *archive = sbx_archive_find(s->run_dir);
 	struct stat st;
 	int64_t bytes = 0;
-	int n = sbx_deltas(archive, NULL, &bytes, err);
+	int n = archive ? sbx_deltas(archive, NULL, &bytes, err) : 0;
 	const char *why = NULL;
-	if (stat(archive, &st) < 0)
+	if (!archive || stat(archive, &st) < 0)
 		why = "no whole archive yet";
 	else if (n < 0 || n >= PERSIST_DELTAS || bytes > st.st_size)
 		why = "the deltas outgrew the archive";

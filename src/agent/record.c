@@ -425,10 +425,17 @@ int session_record_config(const char *run, struct config *cfg, char **err)
  * be a link someone planted to make it write elsewhere. */
 static int record_no_links(const char *dir, char **err)
 {
-	static const char *const names[] = {
-	    "transcript.jsonl",  "assay.log",        "exec",        "cache",
-	    "workspace",         "workspace.tar.gz", "workspace.d", RECORD_LOCK,
-	    RECORD_INSTRUCTIONS, RECORD_SCRIPT};
+	static const char *const names[] = {"transcript.jsonl",
+	                                    "assay.log",
+	                                    "exec",
+	                                    "cache",
+	                                    "workspace",
+	                                    "workspace.tar.gz",
+	                                    "workspace.tar.zst",
+	                                    "workspace.d",
+	                                    RECORD_LOCK,
+	                                    RECORD_INSTRUCTIONS,
+	                                    RECORD_SCRIPT};
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
 		char *p = xasprintf("%s/%s", dir, names[i]);
 		struct stat st;

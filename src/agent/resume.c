@@ -853,7 +853,7 @@ int replay_announce(struct replay *rp, struct session *s)
  * the run persisted after every call: missing, nothing to resume. */
 static int replay_no_archive(struct replay *rp, char **err)
 {
-	char *path = xasprintf("%s/workspace.tar.gz", rp->rec.dir);
+	char *path = sbx_archive_path(rp->rec.dir);
 	struct stat st;
 	int e = stat(path, &st) < 0 ? errno : 0;
 	int missing = e || !S_ISREG(st.st_mode);

@@ -295,6 +295,7 @@ void session_free(struct session *s)
 	cJSON_Delete(s->inputs_checked);
 	snapshot_free(s->snapshot);
 	snapshot_free(s->persist.now);
+	free(s->persist.writing);
 	buf_free(&s->turn_text);
 	buf_free(&s->delta);
 	free(s->obs);
@@ -901,7 +902,7 @@ static void session_restored(struct session *s, void *ctx, int rc,
 	(void)list;
 	if (s->state != SESSION_STARTING)
 		return; /* ended meanwhile */
-	char *path = xasprintf("%s/workspace.tar.gz", s->run_dir);
+	char *path = sbx_archive_path(s->run_dir);
 	if (rc < 0) {
 		session_start_failed(
 		    s, replay_restore_error(path, sbx_name(s->sbx), err),
@@ -924,8 +925,7 @@ static void session_sandbox_ready(struct session *s)
 		 * or the host directory as it is */
 		if (caps & SBX_CAP_IMPORT_TAR) {
 			s->boot_ms = now_ms();
-			char *path =
-			    xasprintf("%s/workspace.tar.gz", s->run_dir);
+			char *path = sbx_archive_path(s->run_dir);
 			sbx_import_tar(
 			    s->sbx, path, session_sbx_done,
 			    session_sbx_call(s, session_restored, NULL));

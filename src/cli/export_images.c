@@ -129,32 +129,34 @@ static int exp_plain_name(const char *p)
 
 /* Why the helper did not write name: its "NAME<TAB>why" line, or
  * NULL. */
-static char *exp_helper_says(const struct buf *report, const char *name)
+static char *exp_helper_says(const struct buf *report, const char *name,
+                             const char *archive)
 {
+	const char *base = strrchr(archive, '/');
 	size_t len = strlen(name);
 	for (const char *l = buf_str(report); *l;) {
 		const char *nl = strchr(l, '\n');
 		size_t ll = nl ? (size_t)(nl - l) : strlen(l);
 		if (ll > len && !strncmp(l, name, len) && l[len] == '\t')
-			return xasprintf("%.*s (workspace.tar.gz)",
-			                 (int)(ll - len - 1), l + len + 1);
+			return xasprintf("%.*s (%s)", (int)(ll - len - 1),
+			                 l + len + 1,
+			                 base ? base + 1 : archive);
 		l += ll + (nl ? 1 : 0);
 	}
 	return NULL;
 }
 
 /* The images not found in a workspace directory, from the run's
- * workspace.tar.gz: extracted by the helper into a private temporary
+ * workspace archive: extracted by the helper into a private temporary
  * directory, then read from there like a workspace. */
 static void exp_images_from_archive(struct exp *x, struct exp_img *im)
 {
-	char *archive = xasprintf("%s/workspace.tar.gz", x->run_dir);
+	char *archive = sbx_archive_find(x->run_dir);
 	char **names = xcalloc(EXP_IMAGES_MAX, sizeof *names);
 	char *err = NULL, *dir = NULL;
 	struct buf report;
 	buf_init(&report, EXP_HELPER_OUT);
 	int n = 0;
-	struct stat st;
 	for (int i = 0; i < x->n_images; i++) {
 		if (im[i].data || !exp_safe_rel(x->images[i]))
 			continue;
@@ -169,13 +171,13 @@ static void exp_images_from_archive(struct exp *x, struct exp_img *im)
 	}
 	if (!n)
 		goto out;
-	if (stat(archive, &st) < 0) {
+	if (!archive) {
 		for (int i = 0; i < x->n_images; i++)
 			if (!im[i].data && im[i].why == exp_not_here)
 				exp_img_why(
 				    &im[i],
 				    "not in the workspace, and the run "
-				    "has no workspace.tar.gz to read it "
+				    "has no workspace archive to read it "
 				    "from",
 				    NULL);
 		goto out;
@@ -210,7 +212,7 @@ static void exp_images_from_archive(struct exp *x, struct exp_img *im)
 			free(owned);
 			continue;
 		}
-		char *said = exp_helper_says(&report, x->images[i]);
+		char *said = exp_helper_says(&report, x->images[i], archive);
 		if (said) {
 			free(owned);
 			owned = said;

@@ -35,13 +35,13 @@
 
 /* ---- writing ---- */
 
-/* The archive out writes to path: pax, gzip (the extension decides
- * when there is more than one). */
+/* The archive out writes to path: pax, zstd or gzip (the extension
+ * decides: sbx_archive_filter). */
 static struct archive *layer_create(const char *path, char **err)
 {
 	struct archive *a = archive_write_new();
 	if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
-	    archive_write_add_filter_gzip(a) != ARCHIVE_OK ||
+	    sbx_archive_filter(a, path) != ARCHIVE_OK ||
 	    archive_write_open_filename(a, path) != ARCHIVE_OK) {
 		set_err(err, "archive: %s: %s", path, archive_error_string(a));
 		archive_write_free(a);
@@ -403,6 +403,7 @@ static struct archive *layer_open(const char *path, char **err)
 	struct archive *in = archive_read_new();
 	archive_read_support_format_tar(in);
 	archive_read_support_filter_gzip(in);
+	archive_read_support_filter_zstd(in);
 	archive_read_support_filter_none(in);
 	if (archive_read_open_filename(in, path, DELTA_CHUNK) != ARCHIVE_OK) {
 		set_err(err, "fold: %s: %s", path, archive_error_string(in));

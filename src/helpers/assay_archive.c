@@ -664,6 +664,7 @@ static int members(const char *archive, const char *dir, const char *maxs,
 	out = archive_write_disk_new();
 	archive_read_support_format_tar(in);
 	archive_read_support_filter_gzip(in);
+	archive_read_support_filter_zstd(in);
 	archive_read_support_filter_none(in);
 	archive_write_disk_set_options(
 	    out, ARCHIVE_EXTRACT_SECURE_NODOTDOT |
@@ -671,7 +672,8 @@ static int members(const char *archive, const char *dir, const char *maxs,
 	             ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
 	/* a killed docker run's deltas are folded into a private copy
 	 * (the run may be someone else's to write) */
-	char *folded = xasprintf("%s/.assay-fold.tar.gz", dir);
+	char *folded = xasprintf("%s/.assay-fold%s", dir,
+	                         sbx_archive_zstd() ? ".tar.zst" : ".tar.gz");
 	int nf = archive_fold(archive, folded, &err);
 	fd = nf < 0 ? -1 : open(nf ? folded : archive, O_RDONLY | O_CLOEXEC);
 	if (nf > 0)
@@ -973,6 +975,7 @@ static int restore_pass(struct restore *r, int fd, struct archive *out)
 	r->writing = out != NULL;
 	archive_read_support_format_tar(in);
 	archive_read_support_filter_gzip(in);
+	archive_read_support_filter_zstd(in);
 	archive_read_support_filter_none(in);
 	if (lseek(fd, 0, SEEK_SET) < 0 ||
 	    archive_read_open_fd(in, fd, MEMBERS_CHUNK) != ARCHIVE_OK) {

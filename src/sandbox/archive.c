@@ -1,7 +1,8 @@
-/* archive.c: persists a host workspace as a .tar.gz (pax restricted,
- * gzip) with libarchive. Symlinks are stored as symlinks and never
- * followed; fifos, sockets and devices are left out; the archive is
- * written to a temporary file and renamed into place. */
+/* archive.c: persists a host workspace as a compressed tar (pax
+ * restricted, zstd or gzip by its name) with libarchive. Symlinks are
+ * stored as symlinks and never followed; fifos, sockets and devices are
+ * left out; the archive is written to a temporary file and renamed into
+ * place. */
 #include "assay/log.h"
 #include "assay/util.h"
 #include "sandbox/internal.h"
@@ -127,7 +128,28 @@ workspace_walk(int (*visit)(struct sbx_walk *, int, const char *, const char *,
 	                         .err = err};
 }
 
-/* Sum the regular files' sizes (the archive's data, before gzip). */
+int sbx_archive_filter(struct archive *a, const char *path)
+{
+	/* the name's, or its temporary's (NAME.tmp.PID) */
+	const char *base = strrchr(path, '/');
+	if (strstr(base ? base : path, ".tar.zst"))
+		return archive_write_add_filter_zstd(a);
+	return archive_write_add_filter_gzip(a);
+}
+
+int sbx_archive_zstd(void)
+{
+	static int known = -1;
+	if (known < 0) {
+		struct archive *a = archive_write_new();
+		known = archive_write_add_filter_zstd(a) == ARCHIVE_OK;
+		archive_write_free(a);
+	}
+	return known;
+}
+
+/* Sum the regular files' sizes (the archive's data, before
+ * compression). */
 static int size_visit(struct sbx_walk *w, int dirfd, const char *name,
                       const char *path, const struct stat *st)
 {
@@ -164,7 +186,7 @@ int sbx_host_export_tar(int root_fd, const struct path_mounts *m,
 	c.a = archive_write_new();
 	c.e = archive_entry_new();
 	c.chunk = xmalloc(ARCHIVE_CHUNK);
-	if (archive_write_add_filter_gzip(c.a) != ARCHIVE_OK ||
+	if (sbx_archive_filter(c.a, path) != ARCHIVE_OK ||
 	    archive_write_set_format_pax_restricted(c.a) != ARCHIVE_OK ||
 	    archive_write_open_filename(c.a, tmp) != ARCHIVE_OK) {
 		set_err(err, "archive %s: %s", tmp, archive_error_string(c.a));

@@ -460,7 +460,7 @@ out:
 
 /* ---- repack ---- */
 
-/* Copy a tar stream to path as .tar.gz, without the leading
+/* Copy a tar stream to path as a compressed tar, without the leading
  * "strip/" of every name (entries elsewhere are dropped), and without
  * the mounted inputs' places (skip: their mount points, which the
  * daemon made in the workspace volume). */
@@ -479,7 +479,7 @@ int dk_tar_repack(int in_fd, const char *strip, const char *out_path,
 	archive_read_support_format_tar(in);
 	archive_read_support_filter_none(in);
 	if (archive_write_set_format_pax_restricted(out) != ARCHIVE_OK ||
-	    archive_write_add_filter_gzip(out) != ARCHIVE_OK ||
+	    sbx_archive_filter(out, out_path) != ARCHIVE_OK ||
 	    archive_write_open_filename(out, tmp) != ARCHIVE_OK) {
 		set_err(err, "archive: %s: %s", tmp, archive_error_string(out));
 		goto out;

@@ -304,7 +304,14 @@ cJSON *sbx_host_list(int root_fd, const struct path_mounts *m, const char *rel,
 /* Copy rel (a file, or a directory of files) to the host path dest. */
 int sbx_host_fetch(int root_fd, const struct path_mounts *m, const char *rel,
                    const char *dest, char **err);
-/* Write the tree under root_fd to path as a gzipped pax tar archive
+/* Give a, an archive being written to path, its compression: zstd
+ * when the file's name has ".tar.zst" (NAME.tar.zst or its temporary
+ * NAME.tar.zst.tmp.PID), else gzip (sbx_archive_new picks the name). */
+struct archive;
+int sbx_archive_filter(struct archive *a, const char *path);
+/* Whether this libarchive writes zstd. */
+int sbx_archive_zstd(void);
+/* Write the tree under root_fd to path as a compressed pax tar archive
  * (symlinks stored as links; the mounts m left out: the run did not
  * make them), through a temporary file: SBX_OK, or
  * SBX_TRUNCATED when the walk's limits left entries out (*err says

@@ -2,14 +2,16 @@
  * over it. A backend whose workspace lives in the sandbox (docker)
  * persists it after every call that may change files; after the first
  * whole archive, each call's snapshot holds only what changed (the
- * post-call scan knows), as RUN/workspace.d/SEQ-SIZE-MTIME.tar.gz.
+ * post-call scan knows), as RUN/workspace.d/SEQ-SIZE-MTIME.tar.zst
+ * (.tar.gz over a .tar.gz archive).
  * SIZE and MTIME (hex, bytes and nanoseconds) name the whole archive
  * the delta goes over: a new whole archive (renamed into place) makes
  * the older deltas stale whatever moment a crash picks, and they are
  * removed. Readers fold the deltas into the archive first
  * (`assay-archive restore` and `members`, src/helpers/archive_delta.c).
- * No libarchive here: assay itself only names the files. */
+ * Here the files are only named (libarchive is the helper's). */
 #include "assay/sandbox.h"
+#include "sandbox/internal.h"
 #include "assay/strv.h"
 #include "assay/util.h"
 
@@ -22,9 +24,68 @@
 #include <unistd.h>
 
 #define DELTA_DIR "workspace.d"
-#define DELTA_EXT ".tar.gz"
+#define ARCHIVE_BASE "workspace"
+#define EXT_ZST ".tar.zst"
+#define EXT_GZ ".tar.gz"
 
-/* RUN/workspace.d for the archive RUN/workspace.tar.gz. */
+/* mtime of a regular file path, in ns, or -1 */
+static long long file_mtime(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	return (long long)st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec;
+}
+
+char *sbx_archive_find(const char *run_dir)
+{
+	char *zst = xasprintf("%s/" ARCHIVE_BASE EXT_ZST, run_dir);
+	char *gz = xasprintf("%s/" ARCHIVE_BASE EXT_GZ, run_dir);
+	long long tz = file_mtime(zst), tg = file_mtime(gz);
+	char *pick = tz < 0 && tg < 0 ? NULL : tz >= tg ? zst : gz;
+	if (pick != zst)
+		free(zst);
+	if (pick != gz)
+		free(gz);
+	return pick;
+}
+
+char *sbx_archive_new(const char *run_dir)
+{
+	return xasprintf("%s/" ARCHIVE_BASE "%s", run_dir,
+	                 sbx_archive_zstd() ? EXT_ZST : EXT_GZ);
+}
+
+char *sbx_archive_path(const char *run_dir)
+{
+	char *p = sbx_archive_find(run_dir);
+	return p ? p : sbx_archive_new(run_dir);
+}
+
+/* Whether archive's name ends in EXT_ZST. */
+static int archive_zst(const char *archive)
+{
+	size_t n = strlen(archive), z = strlen(EXT_ZST);
+	return n > z && !strcmp(archive + n - z, EXT_ZST);
+}
+
+/* The extension of archive: EXT_ZST or EXT_GZ. */
+static const char *archive_ext(const char *archive)
+{
+	return archive_zst(archive) ? EXT_ZST : EXT_GZ;
+}
+
+void sbx_archive_written(const char *path)
+{
+	int zst = archive_zst(path);
+	size_t n = strlen(path) - strlen(zst ? EXT_ZST : EXT_GZ);
+	char *other = xasprintf("%.*s%s", (int)n, path, zst ? EXT_GZ : EXT_ZST);
+	unlink(other);
+	free(other);
+	sbx_deltas_clear(path);
+}
+
+/* RUN/workspace.d for the archive RUN/workspace.tar.zst. */
 static char *delta_dir(const char *archive)
 {
 	const char *slash = strrchr(archive, '/');
@@ -54,7 +115,8 @@ static unsigned delta_seq(const char *name, const char *tag)
 	if (!seq || seq > 999999 || end != name + 6 || *end != '-')
 		return 0;
 	size_t tl = strlen(tag);
-	if (strncmp(end + 1, tag, tl) || strcmp(end + 1 + tl, DELTA_EXT))
+	if (strncmp(end + 1, tag, tl) ||
+	    (strcmp(end + 1 + tl, EXT_ZST) && strcmp(end + 1 + tl, EXT_GZ)))
 		return 0;
 	return (unsigned)seq;
 }
@@ -149,7 +211,8 @@ char *sbx_delta_next(const char *archive, char **err)
 		free(tag);
 		return NULL;
 	}
-	char *p = xasprintf("%s/%06u-%s%s", dir, last + 1, tag, DELTA_EXT);
+	char *p =
+	    xasprintf("%s/%06u-%s%s", dir, last + 1, tag, archive_ext(archive));
 	free(dir);
 	free(tag);
 	return p;

@@ -87,7 +87,7 @@ check "safe calls ran unasked: approved by mode, no reasons" \
 check "the files are intact (the model read them after the attempts)" \
 	test "$(jget "$TR" "[e['content'] for e in x if e['type'] == 'tool_result'][-2]")" = \
 	"$(printf 'precious\nalso\nday,kwh\n1,42\n[exit code 0]')"
-mkdir -p "$T/ws1" && tar -xzf "$T/r1/workspace.tar.gz" -C "$T/ws1"
+mkdir -p "$T/ws1" && tar -xf "$(ws_archive "$T/r1")" -C "$T/ws1"
 check "the persisted workspace still has keep/, and not the input (mounted, not made by the run)" \
 	sh -c "test -f '$T/ws1/keep/a.txt' && test -f '$T/ws1/keep/b.txt' && ! test -e '$T/ws1/input/data.csv'"
 check "nothing was fetched or leaked" sh -c "! test -e '$T/ws1/stolen.txt' && ! test -e '$T/ws1/leaked.txt'"

@@ -15,9 +15,9 @@ check "transcript starts with run_start" \
 	test "$(jget "$T/run/transcript.jsonl" 'x[0]["type"]')" = run_start
 check "transcript ends with run_end completed" \
 	test "$(jget "$T/run/transcript.jsonl" 'x[-1]["status"]')" = completed
-check "workspace persisted" test -s "$T/run/workspace.tar.gz"
+check "workspace persisted (zstd)" test -s "$T/run/workspace.tar.zst"
 check "archive holds the report" \
-	sh -c "tar -tzf '$T/run/workspace.tar.gz' | grep -q output/anomaly_report.md"
+	sh -c "tar -tf '$T/run/workspace.tar.zst' | grep -q output/anomaly_report.md"
 check "progress shows tool calls" grep -q '> shell' "$T/stderr"
 check "summary lists the outputs" grep -q 'output output/anomalies.csv ->' "$T/stderr"
 finish

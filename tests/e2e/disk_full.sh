@@ -75,7 +75,7 @@ bcode=$?
 set -e
 check "an archive and an output that cannot fit: the run says so (exit $bcode)" test "$bcode" -eq 1
 check "... the archive: how much the workspace holds and how much is free" \
-	grep -q "$T/rd/big/workspace.tar.gz: the workspace holds 12 MB and $T/rd/big has .* free: nothing was written" big.err
+	grep -q "$T/rd/big/workspace.tar.zst: the workspace holds 12 MB and $T/rd/big has .* free: nothing was written" big.err
 check "... the output likewise" \
 	grep -q "$T/rd/out/big.bin: big.bin holds 12 MB and $T/rd/out has .* free: nothing was written" big.err
 check "... no partial archive, no partial output" \

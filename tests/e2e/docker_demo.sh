@@ -37,7 +37,7 @@ api=$(docker version -f '{{.Server.APIVersion}}')
 check "API version negotiated: min(daemon's $api, assay's 1.47)" \
 	grep -q "API $api (daemon " "$T/${P}demo/assay.log"
 check "workspace persisted with the report" \
-	sh -c "tar -tzf '$T/${P}demo/workspace.tar.gz' | grep -qx output/anomaly_report.md"
+	sh -c "tar -tf '$T/${P}demo/workspace.tar.zst' | grep -qx output/anomaly_report.md"
 check "the workspace tree was seen (workspace_change events)" \
 	grep -q '"path":"output/anomalies.csv","kind":"created"' "$TR"
 check "no container or volume left" test "$(left ${P}demo)" -eq 0

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Images for assay export from workspace.tar.gz, without docker:
+# Images for assay export from the workspace archive (workspace.tar.zst;
+# the hostile one below is a .tar.gz, as older runs have), without docker:
 # a local run whose --workspace directory is gone afterwards still
 # exports its PNG (from the archive); and a hostile archive (a member
 # that is a symlink out, one under a symlinked directory, a hard link,
@@ -47,11 +48,11 @@ check "--workspace: the image comes from the workspace" cmp -s "$T/e1.png" "$T/c
 rm -rf "$T/ws"
 "$ASSAY" export "$T/run" --format html -o "$T/gone.html"
 embedded "$T/gone.html" "$T/e2.png"
-check "workspace gone: the image comes from workspace.tar.gz" cmp -s "$T/e2.png" "$T/chart.png"
-rm "$T/run/workspace.tar.gz"
+check "workspace gone: the image comes from workspace.tar.zst" cmp -s "$T/e2.png" "$T/chart.png"
+rm "$T/run/workspace.tar.zst"
 "$ASSAY" export "$T/run" --format html -o "$T/lost.html"
 check "workspace and archive gone: a note says so" \
-	grep -q 'image chart.png skipped: not in the workspace, and the run has no workspace.tar.gz' "$T/lost.html"
+	grep -q 'image chart.png skipped: not in the workspace, and the run has no workspace archive' "$T/lost.html"
 
 # --- a hostile archive ---------------------------------------------------
 mkdir -p "$T/evil" "$T/outside" "$T/x"

@@ -28,7 +28,7 @@ check "the demo made its chart" test -s "$T/run/workspace/output/energy_anomalie
 # archive has it): the export says so instead of embedding it
 PNG=$T/chart.png
 mv "$T/run/workspace/output/energy_anomalies.png" "$PNG"
-mv "$T/run/workspace.tar.gz" "$T/workspace.tar.gz"
+mv "$T/run/workspace.tar.zst" "$T/workspace.tar.zst"
 "$ASSAY" export "$T/run" --format html -o "$T/noimg.html"
 check "without the image the export embeds none" \
 	sh -c "! grep -q 'data:image/png' '$T/noimg.html' && grep -q 'energy_anomalies.png skipped' '$T/noimg.html'"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # assay export of a run in the docker sandbox: there is no workspace on
-# the host, so the HTML takes the run's PNG out of workspace.tar.gz
+# the host, so the HTML takes the run's PNG out of workspace.tar.zst
 # (through the assay-archive helper) and embeds exactly its bytes.
 # Skipped (77) only when no Docker daemon answers.
 source "$(dirname "$0")/lib.bash"
@@ -40,7 +40,7 @@ check "the chart was seen (workspace_change)" \
 	grep -q '"path":"output/chart.png","kind":"created"' "$R/transcript.jsonl"
 check "no workspace directory on the host" test ! -e "$R/workspace"
 mkdir "$T/tar"
-tar -xzf "$R/workspace.tar.gz" -C "$T/tar" output/chart.png
+tar -xf "$R/workspace.tar.zst" -C "$T/tar" output/chart.png
 check "the archive holds the chart, equal to the delivered output" \
 	cmp -s "$T/tar/output/chart.png" "$T/out/output/chart.png"
 
@@ -62,12 +62,12 @@ check "export said nothing on stderr" test ! -s "$T/export.stderr"
 check "no temporary directory left" test -z "$(ls -A "$T/tmp")"
 
 # without the archive the export says why the image is missing
-mv "$R/workspace.tar.gz" "$T/ws.tar.gz"
+mv "$R/workspace.tar.zst" "$T/ws.tar.zst"
 "$ASSAY" export "$R" --format html -o "$T/none.html"
 check "no archive: no image, and the reason" \
-	sh -c "! grep -q 'data:image' '$T/none.html' && grep -q 'chart.png skipped: not in the workspace, and the run has no workspace.tar.gz' '$T/none.html'"
+	sh -c "! grep -q 'data:image' '$T/none.html' && grep -q 'chart.png skipped: not in the workspace, and the run has no workspace archive' '$T/none.html'"
 # a damaged archive: the helper's message, and still a record
-head -c 2000 "$T/ws.tar.gz" >"$R/workspace.tar.gz"
+head -c 2000 "$T/ws.tar.zst" >"$R/workspace.tar.zst"
 set +e
 TMPDIR=$T/tmp "$ASSAY" export "$R" --format html -o "$T/bad.html" 2>"$T/bad.stderr"
 code=$?
@@ -76,6 +76,13 @@ check "damaged archive: the record is still written (exit $code)" test "$code" -
 check "damaged archive: the note says the archive cannot be read" \
 	grep -q 'chart.png skipped: not in the workspace, and its archive cannot be read: members: ' "$T/bad.html"
 check "damaged archive: no temporary directory left" test -z "$(ls -A "$T/tmp")"
+# a run recorded before zstd: its workspace.tar.gz is read as well
+rm "$R/workspace.tar.zst"
+zstd -dc "$T/ws.tar.zst" | gzip >"$R/workspace.tar.gz"
+"$ASSAY" export "$R" --format html -o "$T/gz.html"
+embedded "$T/gz.html" "$T/gz.png"
+check "an older run's workspace.tar.gz: the chart is embedded from it" \
+	cmp -s "$T/gz.png" "$T/out/output/chart.png"
 check "no container or volume left" test \
 	"$(($(docker ps -aq --filter "label=assay.run=dkexp$$" | wc -l) + $(docker volume ls -q --filter "label=assay.run=dkexp$$" | wc -l)))" -eq 0
 finish

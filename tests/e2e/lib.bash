@@ -166,32 +166,55 @@ x=[json.loads(l) for l in open(sys.argv[1])]
 print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+# ws_archive RUN: the run's whole workspace archive (src/sandbox/layers.c):
+# workspace.tar.zst, or workspace.tar.gz from a libarchive without zstd;
+# the newer when both are there; nothing when neither is
+ws_archive() {
+	local z="$1/workspace.tar.zst" g="$1/workspace.tar.gz"
+	if [ -f "$z" ] && { [ ! -f "$g" ] || [ ! "$g" -nt "$z" ]; }; then
+		echo "$z"
+	elif [ -f "$g" ]; then
+		echo "$g"
+	fi
+}
+
+# ws_list RUN: the paths in the whole archive alone (GNU tar reads zstd
+# through the zstd program)
+ws_list() { tar -tf "$(ws_archive "$1")"; }
+
 # ws_files RUN: the paths a run's persisted workspace holds, its whole
-# workspace.tar.gz with the deltas of workspace.d (those over it as it
-# is: src/sandbox/layers.c) folded over it, oldest first, as restore does
+# archive with the deltas of workspace.d (those over it as it is:
+# src/sandbox/layers.c) folded over it, oldest first, as restore does.
+# Python's tarfile has no zstd: zstd -dc feeds it a plain stream.
 ws_files() {
-	$PY - "$1" <<'PYEOF'
-import glob, json, os, sys, tarfile
-run = sys.argv[1]
-base = run + "/workspace.tar.gz"
+	$PY - "$1" "$(ws_archive "$1")" <<'PYEOF'
+import glob, io, json, os, subprocess, sys, tarfile
+run, base = sys.argv[1], sys.argv[2]
 st = os.stat(base)
 tag = "%x-%x" % (st.st_size, st.st_mtime_ns)
-layers = [base] + sorted(p for p in glob.glob(run + "/workspace.d/*.tar.gz")
-                         if os.path.basename(p)[7:] == tag + ".tar.gz")
+layers = [base] + sorted(p for p in glob.glob(run + "/workspace.d/*.tar.*")
+                         if os.path.basename(p)[7:].split(".tar.")[0] == tag)
+def members(p):
+    raw = open(p, "rb").read()
+    if p.endswith(".zst"):
+        raw = subprocess.run(["zstd", "-dc"], input=raw, check=True,
+                             stdout=subprocess.PIPE).stdout
+    with tarfile.open(fileobj=io.BytesIO(raw)) as t:
+        for m in t.getmembers():
+            yield m, (t.extractfile(m).read() if m.isfile() else None)
 files = {}
 for i, p in enumerate(layers):
-    with tarfile.open(p) as t:
-        for m in t.getmembers():
-            if m.name == "/.assay-delta":
-                for g in json.load(t.extractfile(m))["gone"]:
-                    for k in [k for k in files if k == g or k.startswith(g + "/")]:
-                        del files[k]
-                continue
-            name = m.name.rstrip("/")
-            if i and not m.isdir():
-                for k in [k for k in files if k.startswith(name + "/")]:
+    for m, data in members(p):
+        if m.name == "/.assay-delta":
+            for g in json.loads(data)["gone"]:
+                for k in [k for k in files if k == g or k.startswith(g + "/")]:
                     del files[k]
-            files[name] = m
+            continue
+        name = m.name.rstrip("/")
+        if i and not m.isdir():
+            for k in [k for k in files if k.startswith(name + "/")]:
+                del files[k]
+        files[name] = m
 for k in sorted(files):
     print(k)
 PYEOF

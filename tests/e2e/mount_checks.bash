@@ -68,7 +68,7 @@ JSON
 	check "a copy input is writable (exit $code, 4 lines)" \
 		sh -c "test $code -eq 0 && grep -qx 4 '$run'/exec/*.stdout"
 	check "... recorded as a copy, kept in the archive, the original untouched" \
-		sh -c "test \"\$2\" = copy && tar -tzf '$run/workspace.tar.gz' | grep -qx input/energy.csv &&
+		sh -c "test \"\$2\" = copy && tar -tf '$run/workspace.tar.zst' | grep -qx input/energy.csv &&
 			test \"\$(stat -c '%s %y %i' data/energy.csv data/dir/sub/f.txt)\" = \"\$1\"" _ "$before" \
 		"$(jget "$run/transcript.jsonl" "x[0]['inputs'][0]['mode']")"
 }

@@ -36,7 +36,7 @@ check "run_start records both as mounts" \
 check "the log says they are bound, not copied" \
 	sh -c "grep -q 'mounted read-only at input/energy.csv' '$T/${P}r1/assay.log' && ! grep -q 'inputs are copied' '$T/${P}r1/assay.log'"
 check "the archive holds what the run made: not the inputs, nor their mount points" \
-	test "$(tar -tzf "$T/${P}r1/workspace.tar.gz" | sort | tr '\n' ' ')" = "input/ output/ output/made.txt "
+	test "$(ws_list "$T/${P}r1" | sort | tr '\n' ' ')" = "input/ output/ output/made.txt "
 check "no container or volume is left" test "$(left "${P}r1")" = 0
 
 # "copy": true: a copy in the container, writable; the original untouched
@@ -63,7 +63,7 @@ check "a run stopped at its turn limit (exit $code) resumes in place (exit $rcod
 check "... the restored file and the bound inputs are read" \
 	sh -c "cat '$T/${P}r3'/exec/*.stdout | tr '\n' ' ' | grep -q 'day,kwh 1,42 2,43 f.txt'"
 check "... and the archive still lacks the inputs" \
-	test "$(tar -tzf "$T/${P}r3/workspace.tar.gz" | sort | tr '\n' ' ')" = "input/ output/ output/head.csv "
+	test "$(ws_list "$T/${P}r3" | sort | tr '\n' ' ')" = "input/ output/ output/head.csv "
 printf 'day,kwh\n1,42\n2,99\n' >data/energy.csv
 set +e
 "$ASSAY" resume "$T/${P}r3" --max-turns 9 "again" </dev/null >r3c.out 2>r3c.err

@@ -3,7 +3,7 @@
 # daemon and the fake OpenAI server (which logs every request): the run
 # writes files across turns and is killed with kill -9 in the middle of
 # turn 3; resume starts a fresh container, loads the workspace from the
-# run's workspace.tar.gz (persisted after every call), answers turns 1-2
+# run's workspace.tar.zst (persisted after every call), answers turns 1-2
 # from the cache (zero requests) and goes live at turn 3, whose command
 # reads the files written before the kill. Then a completed run resumed
 # again (zero requests); a kill -9 in the middle of a command whose turn
@@ -68,7 +68,7 @@ check "the workspace was persisted after each call: the first call's file in it"
 	ws_has "$R" output/one.txt
 check "... and the second's (whole archive, then deltas)" ws_has "$R" output/two.txt
 check "... the second call's snapshot is a delta holding only its file" \
-	test "$(tar -tzf "$R"/workspace.d/000001-*.tar.gz 2>/dev/null | tr '\n' ' ')" = "/.assay-delta output/two.txt "
+	test "$(tar -tf "$R"/workspace.d/000001-*.tar.zst 2>/dev/null | tr '\n' ' ')" = "/.assay-delta output/two.txt "
 cp -a "$R" "$T/pristine" # the run as the kill left it, for the hostile cases
 echo "changed since" >data.txt # resume must not stage the inputs again
 
@@ -169,18 +169,21 @@ two"
 check "mid-call: no container or volume left" test "$(left ${P}mid)" -eq 0
 
 # --- archives changed in the run dir ----------------------------------
-# hostile NAME KIND: a copy of the killed run whose workspace.tar.gz is
-# replaced by one with an entry of KIND
+# hostile NAME KIND: a copy of the killed run whose workspace.tar.zst is
+# replaced by a workspace.tar.gz (as older runs have) with an entry of
+# KIND, or cut in half, or removed
 hostile() {
 	local d=$T/${P}$1
 	cp -a "$T/pristine" "$d"
-	$PY - "$d/workspace.tar.gz" "$2" <<'EOF'
-import io, sys, tarfile
-path, kind = sys.argv[1], sys.argv[2]
-if kind == "none":
-    import os; os.unlink(path); sys.exit()
+	$PY - "$d/workspace.tar.zst" "$2" <<'EOF'
+import io, os, sys, tarfile
+zst, kind = sys.argv[1], sys.argv[2]
 if kind == "cut":
-    data = open(path, "rb").read(); open(path, "wb").write(data[: len(data) // 2]); sys.exit()
+    data = open(zst, "rb").read(); open(zst, "wb").write(data[: len(data) // 2]); sys.exit()
+os.unlink(zst)
+if kind == "none":
+    sys.exit()
+path = zst[: -len(".zst")] + ".gz"
 def add(t, name, typ=tarfile.REGTYPE, data=b"evil\n", mode=0o644, link=""):
     ti = tarfile.TarInfo(name); ti.type = typ; ti.mode = mode; ti.linkname = link
     if typ == tarfile.CHRTYPE: ti.devmajor, ti.devminor = 1, 3
@@ -210,9 +213,9 @@ for c in "dotdot:entry '../x' refused" "abs:entry '/etc/evil' refused" \
 	code=$?
 	set -e
 	check "$kind: refused with exit 2 (got $code)" test "$code" -eq 2
-	check "$kind: the message says why ($want)" grep -q -- "$want" "$kind.err"
+	check "$kind: the message says why ($want)" grep -qi -- "$want" "$kind.err"
 	check "$kind: ... names the archive and suggests --re-execute" \
-		sh -c "grep -q -- '$d/workspace.tar.gz' '$kind.err' && grep -q -- --re-execute '$kind.err'"
+		sh -c "grep -q -- '$d/workspace.tar.[gz][zs]' '$kind.err' && grep -q -- --re-execute '$kind.err'"
 	check "$kind: nothing sent, nothing recorded, no output" \
 		sh -c "test '$(requests)' = '$n' && test \$(wc -c <'$d/transcript.jsonl') = '$before' && test ! -e '$T/out-$kind'"
 	check "$kind: no container or volume left" test "$(left ${P}$kind)" -eq 0

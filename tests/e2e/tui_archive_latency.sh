@@ -129,7 +129,7 @@ def tmp_size():
     except OSError:
         return -1
     for n in names:
-        if "workspace.tar.gz" in n and n != "workspace.tar.gz":
+        if n.startswith("workspace.tar.zst.tmp"):
             try:
                 best = max(best, os.path.getsize(os.path.join(run, n)))
             except OSError:
@@ -154,7 +154,7 @@ debug("attached; waiting for the archive")
 res = {"started": False, "probes": [], "wait_s": 0}
 t0 = time.time()
 while not state()["on"]:
-    if os.path.exists(os.path.join(run, "workspace.tar.gz")) or \
+    if os.path.exists(os.path.join(run, "workspace.tar.zst")) or \
             time.time() - t0 > 120:
         break
     time.sleep(0.005)
@@ -256,7 +256,7 @@ code=$(wait_exit 60)
 check "quit: exit 5, budget exhausted ($code)" test "$code" = 5
 check "run_end names the archive" \
 	test "$(jget "$RUN/transcript.jsonl" 'x[-1]["type"]+":"+str(x[-1]["archive"] is not None)')" = run_end:True
-size=$(stat -c %s "$RUN/workspace.tar.gz" 2>/dev/null || echo 0)
+size=$(stat -c %s "$RUN/workspace.tar.zst" 2>/dev/null || echo 0)
 check "the archive holds the noise (${size} bytes)" \
 	test "$size" -gt $((MB * 1000 * 1000))
 check "... and not the input" test "$size" -lt $(((MB + 100) * 1048576))

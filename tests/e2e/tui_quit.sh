@@ -93,7 +93,7 @@ check "run_end is the last event, interrupted" \
 	test "$(jget "$RUN/transcript.jsonl" 'x[-1]["type"]+":"+x[-1]["status"]')" = run_end:interrupted
 check "the declared output is reported missing" \
 	test "$(jget "$RUN/transcript.jsonl" 'x[-1]["outputs"][0]["present"]')" = False
-check "the workspace was persisted" test -s "$RUN/workspace.tar.gz"
+check "the workspace was persisted" test -s "$RUN/workspace.tar.zst"
 check "the sandboxed command is gone" test -z "$(pgrep -f "sleep $((tok + 1))")"
 check "no process left behind" test -z "$(leftovers)"
 finish
