@@ -167,6 +167,7 @@ struct session {
 		struct snapshot *now; /* held until the result is in */
 		int whole_next;       /* the last snapshot failed */
 		char *writing;        /* the whole archive being written */
+		int64_t t0;           /* when the snapshot's writing began */
 	} persist;                    /* persist.c */
 	struct sbx_call *calls;       /* sandbox operations in flight */
 	int ncalls;
@@ -191,6 +192,7 @@ struct session {
 		cJSON *outputs; /* run_end's outputs, once delivered */
 		int missing;    /* declared outputs not delivered */
 		char *archive;  /* the workspace archive, once written */
+		int64_t t0;     /* when its writing began */
 	} end;
 	struct outputs *outputs; /* outputs.c: the delivery in flight */
 };

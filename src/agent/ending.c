@@ -6,6 +6,7 @@
 #include "agent_internal.h"
 
 #include "assay/events.h"
+#include "assay/log.h"
 #include "assay/util.h"
 
 #include <stdlib.h>
@@ -55,6 +56,8 @@ static void ending_archived(struct session *s, void *ctx, int rc,
 	} else {
 		/* the per-call deltas are in it (persist.c) */
 		sbx_archive_written(s->end.archive);
+		log_info("end: the workspace archived in %lld ms",
+		         (long long)(now_ms() - s->end.t0));
 	}
 	ending_stop(s);
 }
@@ -66,6 +69,7 @@ static void ending_delivered(struct session *s, cJSON *outputs, int missing)
 	s->end.missing = missing;
 	s->end.stage = ENDING_ARCHIVE;
 	s->end.archive = sbx_archive_new(s->run_dir);
+	s->end.t0 = now_ms();
 	sbx_export_tar(s->sbx, s->end.archive, session_sbx_done,
 	               session_sbx_call(s, ending_archived, NULL));
 }

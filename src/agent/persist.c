@@ -22,6 +22,16 @@
 #define PERSIST_DELTA_PATHS 2000 /* changed paths a delta holds at most */
 #define PERSIST_DELTAS 200       /* deltas over one whole archive */
 
+/* How long the snapshot at path took, and its size, in the log. */
+static void persist_took(const struct session *s, const char *what,
+                         const char *path)
+{
+	struct stat st;
+	log_info("persist: %s in %lld ms (%lld bytes)", what,
+	         (long long)(now_ms() - s->persist.t0),
+	         stat(path, &st) == 0 ? (long long)st.st_size : -1ll);
+}
+
 /* The snapshot is written (or failed, said): the result goes in. */
 static void persist_finish(struct session *s)
 {
@@ -51,6 +61,7 @@ static void persist_whole_done(struct session *s, void *ctx, int rc,
 	} else {
 		sbx_archive_written(archive); /* the deltas are in it */
 		s->persist.whole_next = 0;
+		persist_took(s, "the whole archive", archive);
 	}
 	free(archive);
 	persist_finish(s);
@@ -63,6 +74,7 @@ static void persist_whole(struct session *s, const char *why)
 		log_info("persist: the whole workspace (%s)", why);
 	free(s->persist.writing);
 	s->persist.writing = sbx_archive_new(s->run_dir);
+	s->persist.t0 = now_ms();
 	sbx_export_tar(s->sbx, s->persist.writing, session_sbx_done,
 	               session_sbx_call(s, persist_whole_done, NULL));
 }
@@ -79,6 +91,9 @@ static void persist_delta_done(struct session *s, void *ctx, int rc,
 		persist_whole(s, "the delta failed");
 		return;
 	}
+	persist_took(s, "a delta", s->persist.writing);
+	free(s->persist.writing);
+	s->persist.writing = NULL;
 	persist_finish(s);
 }
 
@@ -123,9 +138,15 @@ static void persist_listed(struct session *s, struct snapshot *now)
 		persist_whole(s, why);
 	else if (!next) /* nothing changed */
 		persist_finish(s);
-	else
-		sbx_export_delta(s->sbx, next, &d, session_sbx_done,
+	else {
+		s->persist.t0 = now_ms();
+		free(s->persist.writing);
+		s->persist.writing = next; /* named in the log */
+		next = NULL;
+		sbx_export_delta(s->sbx, s->persist.writing, &d,
+		                 session_sbx_done,
 		                 session_sbx_call(s, persist_delta_done, NULL));
+	}
 	free(next);
 	free(err);
 	strv_free(&d.files);
