@@ -246,6 +246,12 @@ char *sbx_delta_next(const char *archive, char **err);
 /* Remove every delta (a whole archive was written over them). */
 void sbx_deltas_clear(const char *archive);
 
+/* 0 when the filesystem path goes to (its nearest existing directory)
+ * has room for bytes; else -1 and *err saying what (named by what)
+ * holds how much against how much is free, before anything is written
+ * (the workspace archive, an output's copy). */
+int sbx_room(const char *path, double bytes, const char *what, char **err);
+
 /* ---- for the command line, without a loop (blocking) ---- */
 
 /* What `assay doctor` learns from the Docker daemon DOCKER_HOST & co

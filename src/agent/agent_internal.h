@@ -610,6 +610,17 @@ size_t snapshot_delta(struct snapshot *old, const struct snapshot *now,
 
 /* Whether the snapshot holds a file at path (workspace-relative). */
 int snapshot_has(const struct snapshot *sn, const char *path);
+/* The bytes of the files at rel and under it ("" the whole workspace;
+ * 0 when the snapshot is NULL or does not know rel). */
+double snapshot_bytes(const struct snapshot *sn, const char *rel);
+
+/* Before a snapshot or an output is written at path: refuse (-1 and
+ * *err, nothing written) when what it holds by the last listing
+ * (bytes) is more than the free space there (persist.c). Backends
+ * with a host workspace count exactly themselves; this counts for the
+ * others, whose data streams in. */
+int session_room(const struct session *s, const char *path, double bytes,
+                 const char *what, char **err);
 
 /* approval.c: each call of a turn through the policy. */
 struct approval; /* one call's decision */

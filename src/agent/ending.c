@@ -70,6 +70,13 @@ static void ending_delivered(struct session *s, cJSON *outputs, int missing)
 	s->end.stage = ENDING_ARCHIVE;
 	s->end.archive = sbx_archive_new(s->run_dir);
 	s->end.t0 = now_ms();
+	char *err = NULL;
+	if (session_room(s, s->end.archive, snapshot_bytes(s->snapshot, ""),
+	                 "the workspace", &err) < 0) {
+		ending_archived(s, NULL, -1, err, NULL, NULL);
+		free(err);
+		return;
+	}
 	sbx_export_tar(s->sbx, s->end.archive, session_sbx_done,
 	               session_sbx_call(s, ending_archived, NULL));
 }

@@ -84,7 +84,10 @@ static void outputs_next(struct session *s, struct outputs *o)
 		*strrchr(dir, '/') = '\0';
 		int made = mkdir_p(dir, &err);
 		free(dir);
-		if (made < 0) {
+		if (made < 0 ||
+		    session_room(s, o->dest,
+		                 snapshot_bytes(s->snapshot, o->rel), o->rel,
+		                 &err) < 0) {
 			outputs_record(s, o, 0, err);
 			free(err);
 			continue;

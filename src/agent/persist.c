@@ -22,6 +22,14 @@
 #define PERSIST_DELTA_PATHS 2000 /* changed paths a delta holds at most */
 #define PERSIST_DELTAS 200       /* deltas over one whole archive */
 
+int session_room(const struct session *s, const char *path, double bytes,
+                 const char *what, char **err)
+{
+	if (sbx_caps(s->sbx) & SBX_CAP_HOST_WORKSPACE)
+		return 0;
+	return sbx_room(path, bytes, what, err);
+}
+
 /* How long the snapshot at path took, and its size, in the log. */
 static void persist_took(const struct session *s, const char *what,
                          const char *path)
@@ -75,6 +83,16 @@ static void persist_whole(struct session *s, const char *why)
 	free(s->persist.writing);
 	s->persist.writing = sbx_archive_new(s->run_dir);
 	s->persist.t0 = now_ms();
+	const struct snapshot *sn =
+	    s->persist.now ? s->persist.now : s->snapshot;
+	char *err = NULL;
+	if (session_room(s, s->persist.writing, snapshot_bytes(sn, ""),
+	                 "the workspace", &err) < 0) {
+		/* (from a callback: persist_listed's or a delta's) */
+		persist_whole_done(s, NULL, -1, err, NULL, NULL);
+		free(err);
+		return;
+	}
 	sbx_export_tar(s->sbx, s->persist.writing, session_sbx_done,
 	               session_sbx_call(s, persist_whole_done, NULL));
 }
@@ -95,6 +113,18 @@ static void persist_delta_done(struct session *s, void *ctx, int rc,
 	free(s->persist.writing);
 	s->persist.writing = NULL;
 	persist_finish(s);
+}
+
+/* Refuse a delta whose files are more than the room beside path. */
+static int persist_delta_room(const struct session *s,
+                              const struct snapshot *now,
+                              const struct sbx_delta *d, const char *path,
+                              char **err)
+{
+	double bytes = 0;
+	for (size_t i = 0; i < d->files.n; i++)
+		bytes += snapshot_bytes(now, d->files.v[i]);
+	return session_room(s, path, bytes, "the call's changes", err);
 }
 
 /* Why this call's snapshot cannot be a delta, or NULL (then *next is
@@ -120,6 +150,8 @@ static const char *persist_no_delta(struct session *s, struct snapshot *now,
 		why = "the deltas outgrew the archive";
 	else if (snapshot_delta(s->snapshot, now, d) > PERSIST_DELTA_PATHS)
 		why = "too much changed";
+	else if (persist_delta_room(s, now, d, archive, err) < 0)
+		why = *err; /* the whole will not fit either: it says so */
 	else if (d->files.n + d->dirs.n + d->gone.n &&
 	         !(*next = sbx_delta_next(archive, err)))
 		why = *err;

@@ -64,6 +64,23 @@ int snapshot_has(const struct snapshot *sn, const char *path)
 	return snapshot_file(sn, path) != NULL;
 }
 
+double snapshot_bytes(const struct snapshot *sn, const char *rel)
+{
+	if (!sn)
+		return 0;
+	const struct snap_entry *f = *rel ? snapshot_find(sn, rel) : NULL;
+	if (f && f->type != 'd')
+		return f->type == 'f' ? f->size : 0;
+	size_t n = strlen(rel);
+	double bytes = 0;
+	for (size_t i = 0; i < sn->n; i++)
+		if (sn->e[i].type == 'f' &&
+		    (!n || (!strncmp(sn->e[i].path, rel, n) &&
+		            sn->e[i].path[n] == '/')))
+			bytes += sn->e[i].size;
+	return bytes;
+}
+
 /* Files of a sandbox listing ({"path","type","size","mtime"}...). */
 struct snapshot *snapshot_new(const cJSON *list, double taken)
 {

@@ -268,12 +268,6 @@ struct sbx_walk {
  * when prefix is "". 0 or -1. */
 int sbx_walk(struct sbx_walk *w, int dirfd, const char *prefix);
 
-/* 0 when the filesystem path goes to (its nearest existing directory)
- * has room for bytes; else -1 and *err saying what (named by what)
- * holds how much against how much is free, before anything is written
- * (the workspace archive, an output's copy). */
-int sbx_room(const char *path, double bytes, const char *what, char **err);
-
 /* File operations on the host workspace opened as root_fd; rel is
  * normalised and every open is confined beneath root_fd, or beneath
  * a mount's source for a path in a mounted input (m: the mounts, may

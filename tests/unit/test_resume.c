@@ -286,6 +286,32 @@ static void hash_matches_rebuilt_conversation(void **state)
 	free(changed);
 }
 
+/* snapshot_bytes (agent/snapshot.c): what the room checks of a backend
+ * without a host workspace count: a file, a directory's files, all. */
+static void snapshot_bytes_counts(void **state)
+{
+	(void)state;
+	cJSON *list =
+	    cJSON_Parse("[{\"path\":\"a\",\"type\":\"file\",\"size\":10},"
+	                "{\"path\":\"d\",\"type\":\"dir\",\"size\":4096},"
+	                "{\"path\":\"d/x\",\"type\":\"file\",\"size\":100},"
+	                "{\"path\":\"d/e\",\"type\":\"dir\",\"size\":4096},"
+	                "{\"path\":\"d/e/y\",\"type\":\"file\",\"size\":1000},"
+	                "{\"path\":\"dd\",\"type\":\"file\",\"size\":5},"
+	                "{\"path\":\"l\",\"type\":\"link\",\"size\":7}]");
+	assert_non_null(list);
+	struct snapshot *sn = snapshot_new(list, 0);
+	assert_true(snapshot_bytes(sn, "") == 1115);
+	assert_true(snapshot_bytes(sn, "a") == 10);
+	assert_true(snapshot_bytes(sn, "d") == 1100); /* not dd */
+	assert_true(snapshot_bytes(sn, "d/e") == 1000);
+	assert_true(snapshot_bytes(sn, "l") == 0);       /* a link: no data */
+	assert_true(snapshot_bytes(sn, "missing") == 0); /* unknown */
+	assert_true(snapshot_bytes(NULL, "") == 0);
+	snapshot_free(sn);
+	cJSON_Delete(list);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +321,7 @@ int main(void)
 	    cmocka_unit_test(no_run_start_refused),
 	    cmocka_unit_test(found_and_applied),
 	    cmocka_unit_test(hash_matches_rebuilt_conversation),
+	    cmocka_unit_test(snapshot_bytes_counts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
