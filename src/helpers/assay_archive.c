@@ -30,17 +30,21 @@
  *       copies the inputs SRC (to DEST; "" for input/<name>) into
  *       WORKSPACE, leaving OUTDIR ("" for none) out.
  *   assay-archive http [--unix SOCK] [--ca F --cert F --key F]
- *                      [--insecure] GET|PUT URL
+ *                      [--insecure] [--progress SUBJECT [--total N]]
+ *                      GET|PUT URL
  *       one request to the Docker daemon: GET writes the body to
- *       stdout, PUT sends stdin as a tar. Exit 3 when the daemon
+ *       stdout, PUT sends stdin as a tar (with --progress, PUT prints
+ *       progress lines on stdout as create's: the bytes sent, of N, 0
+ *       when not known, and the whole at the end). Exit 3 when the daemon
  *       answered with an error (its message on stderr), 4 when no
  *       answer came, 5 when stdout was closed (the reader gave up), 6
  *       when the transfer broke after a good answer.
  *   assay-archive pack [--skip DIR] SRC DEST...
  *       the inputs as a tar on stdout (the docker backend's staging).
- *   assay-archive extract DEST NAME
+ *   assay-archive extract [--progress SUBJECT] DEST NAME
  *       a tar on stdin whose entries all lie under NAME into DEST,
- *       refusing absolute paths, "..", and links out (docker fetch).
+ *       refusing absolute paths, "..", and links out (docker fetch);
+ *       with --progress, progress lines on stdout naming SUBJECT.
  *   assay-archive repack OUT.tar.gz STRIP
  *       a tar on stdin to OUT without the leading STRIP/ (docker
  *       persist), without the mounted inputs' places (--mounts);
@@ -118,9 +122,11 @@ static int usage(void)
 	                "       assay-archive stage WORKSPACE OUTDIR SRC "
 	                "DEST...\n"
 	                "       assay-archive http [--unix SOCK] [--ca F "
-	                "--cert F --key F] [--insecure] GET|PUT URL\n"
+	                "--cert F --key F] [--insecure] [--progress SUBJECT "
+	                "[--total N]] GET|PUT URL\n"
 	                "       assay-archive pack [--skip DIR] SRC DEST...\n"
-	                "       assay-archive extract DEST NAME < TAR\n"
+	                "       assay-archive extract [--progress SUBJECT] "
+	                "DEST NAME < TAR\n"
 	                "       assay-archive repack OUT.tar.gz STRIP < TAR\n"
 	                "       assay-archive members ARCHIVE.tar.gz DIR MAX "
 	                "NAME...\n"
@@ -184,6 +190,23 @@ static int open_dir(const char *dir)
 	if (fd < 0)
 		fprintf(stderr, "%s: %s\n", dir, strerror(errno));
 	return fd;
+}
+
+/* extract's progress subject (--progress), one a process */
+static const char *extract_subject;
+
+/* extract's progress: a JSON line on stdout (the sandbox relays it). */
+static void extract_progress(double done, double total)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "progress", extract_subject);
+	cJSON_AddNumberToObject(o, "done", done);
+	cJSON_AddNumberToObject(o, "total", total);
+	char *j = cJSON_PrintUnformatted(o);
+	printf("%s\n", j);
+	fflush(stdout);
+	free(j);
+	cJSON_Delete(o);
 }
 
 /* create's progress: a JSON line on stdout (the sandbox relays it). */
@@ -348,7 +371,25 @@ struct hx {
 	struct buf body; /* of an error answer */
 	char *err;
 	int broken;
+	const char *progress; /* the subject of PUT's progress lines */
+	double sent, total;
+	int64_t said; /* when the last line was printed */
 };
+
+/* PUT's progress: a JSON line on stdout (the sandbox relays it). */
+static void hx_progress(struct hx *h, double total)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "progress", h->progress);
+	cJSON_AddNumberToObject(o, "done", h->sent);
+	cJSON_AddNumberToObject(o, "total", total);
+	char *j = cJSON_PrintUnformatted(o);
+	printf("%s\n", j);
+	fflush(stdout);
+	free(j);
+	cJSON_Delete(o);
+	h->said = now_ms();
+}
 
 static void hx_response(struct http_xfer *x, long status, void *arg)
 {
@@ -391,11 +432,16 @@ static void hx_done(struct http_xfer *x, int ok, const char *errmsg, void *arg)
 /* The PUT body: stdin, blocking (this process does nothing else). */
 static long hx_read(char *b, size_t n, void *arg)
 {
-	(void)arg;
+	struct hx *h = arg;
 	for (;;) {
 		ssize_t r = read(0, b, n);
 		if (r < 0 && errno == EINTR)
 			continue;
+		if (r > 0 && h->progress) {
+			h->sent += (double)r;
+			if (now_ms() - h->said >= 500)
+				hx_progress(h, h->total);
+		}
 		return r < 0 ? -1 : (long)r;
 	}
 }
@@ -404,6 +450,7 @@ static long hx_read(char *b, size_t n, void *arg)
 int archive_http(int argc, char **argv)
 {
 	struct http_request r = {.body_size = -1};
+	struct hx h = {0};
 	int i = 0;
 	for (; i + 1 < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strcmp(argv[i], "--insecure"))
@@ -416,12 +463,16 @@ int archive_http(int argc, char **argv)
 			r.cert_file = argv[++i];
 		else if (!strcmp(argv[i], "--key"))
 			r.key_file = argv[++i];
+		else if (!strcmp(argv[i], "--progress"))
+			h.progress = argv[++i];
+		else if (!strcmp(argv[i], "--total"))
+			h.total = strtod(argv[++i], NULL);
 		else
 			return usage();
 	}
 	if (argc - i != 2 || (strcmp(argv[i], "GET") && strcmp(argv[i], "PUT")))
 		return usage();
-	struct hx h = {0};
+	h.said = now_ms();
 	buf_init(&h.body, HTTP_ERR_BODY);
 	const char *headers[] = {"Content-Type: application/x-tar", NULL};
 	r.method = argv[i];
@@ -452,6 +503,8 @@ int archive_http(int argc, char **argv)
 	} else if (h.err || !h.status) {
 		fprintf(stderr, "%s\n", h.err ? h.err : "no answer");
 		rc = h.status ? 6 : 4; /* cut short, or no answer at all */
+	} else if (h.progress && h.sent > 0) {
+		hx_progress(&h, h.sent); /* the whole */
 	}
 	free(h.err);
 	buf_free(&h.body);
@@ -1085,8 +1138,13 @@ int main(int argc, char **argv)
 	int rc;
 	if (!strcmp(cmd, "pack"))
 		rc = dk_tar_pack(1, argv + 2, argc - 2, &err);
-	else if (!strcmp(cmd, "extract") && argc == 4)
-		rc = dk_tar_extract(0, argv[3], argv[2], &err);
+	else if (!strcmp(cmd, "extract") && argc == 6 &&
+	         !strcmp(argv[2], "--progress")) {
+		extract_subject = argv[3];
+		rc =
+		    dk_tar_extract(0, argv[5], argv[4], extract_progress, &err);
+	} else if (!strcmp(cmd, "extract") && argc == 4)
+		rc = dk_tar_extract(0, argv[3], argv[2], NULL, &err);
 	else if (!strcmp(cmd, "repack") && argc == 4)
 		rc = dk_tar_repack(0, argv[3], argv[2], &mounts,
 		                   create_progress, &err);

@@ -442,7 +442,8 @@ static void resolved(void *arg, const struct sbx_exit *ex)
 	const char *cpath = buf_str(&op->out);
 	const char *name = strrchr(cpath, '/');
 	name = name && name[1] ? name + 1 : "workspace";
-	char *args[] = {"extract", op->dest, (char *)name, NULL};
+	char *args[] = {"extract", "--progress", op->rel,
+	                op->dest,  (char *)name, NULL};
 	op->xfer = dk_xfer_get(op->s, cpath, args, NULL, fetched, op, &err);
 	if (!op->xfer) {
 		fileop_end(op, SBX_FAILED, err, NULL, NULL);

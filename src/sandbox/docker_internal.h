@@ -354,9 +354,17 @@ struct dk_xfer *dk_xfer_get(struct sbx *s, const char *cpath, char *const *args,
                             const char *tmp_base,
                             void (*done)(void *arg, char *err), void *arg,
                             char **err);
+/* A PUT's progress, relayed to the sandbox's hook: what ("staging"),
+ * subject ("the inputs"), the total bytes (0: not known ahead). */
+struct dk_put_progress {
+	const char *what, *subject;
+	double total;
+};
 /* PUT the tar `assay-archive ARGS...` writes (pack, restore) into
- * /workspace; what names it for errors ("stage the inputs"). */
+ * /workspace; what names it for errors ("stage the inputs"); p (may
+ * be NULL) asks for progress. */
 struct dk_xfer *dk_xfer_put(struct sbx *s, char *const *args, const char *what,
+                            const struct dk_put_progress *p,
                             void (*done)(void *arg, char *err), void *arg,
                             char **err);
 /* Kill and reap both children (removing what they left), no callback. */
@@ -385,7 +393,10 @@ int dk_extract_fd(int fd, const char *name, const char *dest, char **err);
 
 /* docker_tar.c (the helper only) */
 int dk_tar_pack(int out_fd, char *const *specs, int n, char **err);
-int dk_tar_extract(int in_fd, const char *name, const char *dest, char **err);
+/* progress (may be NULL): the files' bytes written, every 500 ms and
+ * at the end. */
+int dk_tar_extract(int in_fd, const char *name, const char *dest,
+                   sbx_tar_progress_fn progress, char **err);
 int dk_tar_repack(int in_fd, const char *strip, const char *out_path,
                   const struct path_mounts *skip, sbx_tar_progress_fn progress,
                   char **err);

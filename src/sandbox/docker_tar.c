@@ -331,7 +331,15 @@ static int place(const char *from, const char *dest, char **err)
 }
 
 /* Copy the current entry's data from in to out. */
-static int copy_data(struct archive *in, struct archive *out, char **err)
+/* An extract's progress: the files' bytes written so far. */
+struct extract_progress {
+	sbx_tar_progress_fn fn;
+	double done;
+	int64_t said;
+};
+
+static int copy_data(struct archive *in, struct archive *out,
+                     struct extract_progress *p, char **err)
 {
 	const void *buf;
 	size_t size;
@@ -346,12 +354,18 @@ static int copy_data(struct archive *in, struct archive *out, char **err)
 		if (archive_write_data_block(out, buf, size, off) != ARCHIVE_OK)
 			return set_err(err, "archive: %s",
 			               archive_error_string(out));
+		p->done += (double)size;
+		if (p->fn && now_ms() - p->said >= 500) {
+			p->said = now_ms();
+			p->fn(p->done, 0); /* the total is not known */
+		}
 	}
 }
 
 /* Every entry of in, checked to lie under name, written to out. */
 static int extract_entries(struct archive *in, struct archive *out,
-                           const char *name, char **err)
+                           const char *name, struct extract_progress *p,
+                           char **err)
 {
 	struct archive_entry *e;
 	size_t count = 0;
@@ -383,7 +397,7 @@ static int extract_entries(struct archive *in, struct archive *out,
 		if (archive_write_header(out, e) != ARCHIVE_OK)
 			return set_err(err, "extract: %s: %s", path,
 			               archive_error_string(out));
-		if (archive_entry_size(e) > 0 && copy_data(in, out, err) < 0)
+		if (archive_entry_size(e) > 0 && copy_data(in, out, p, err) < 0)
 			return -1;
 		if (archive_write_finish_entry(out) != ARCHIVE_OK)
 			return set_err(err, "extract: %s: %s", path,
@@ -403,8 +417,10 @@ static void rm_tree(const char *path)
 
 /* Read a tar from in_fd whose entries all lie under name, into a new
  * directory beside dest, then move name into place as dest. */
-int dk_tar_extract(int in_fd, const char *name, const char *dest, char **err)
+int dk_tar_extract(int in_fd, const char *name, const char *dest,
+                   sbx_tar_progress_fn progress, char **err)
 {
+	struct extract_progress p = {.fn = progress, .said = now_ms()};
 	if (!*name || strchr(name, '/') || !strcmp(name, "..") ||
 	    !strcmp(name, "."))
 		return set_err(err, "extract: bad name '%s'", name);
@@ -437,9 +453,11 @@ int dk_tar_extract(int in_fd, const char *name, const char *dest, char **err)
 		set_err(err, "extract: %s", archive_error_string(in));
 		goto out;
 	}
-	if (extract_entries(in, out, name, err) < 0 ||
+	if (extract_entries(in, out, name, &p, err) < 0 ||
 	    archive_write_close(out) != ARCHIVE_OK)
 		goto out;
+	if (progress && p.done > 0)
+		progress(p.done, p.done); /* the whole */
 	if (have_cwd && chdir(cwd) < 0) {
 		/* paths below are absolute or relative to the old cwd */
 	}

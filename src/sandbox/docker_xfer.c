@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,9 +38,10 @@ struct dk_xfer {
 	char *subject;  /* what the errors name: a path or an action */
 	char *tmp_base; /* the tar side's output, "%s.tmp.<pid>" meanwhile */
 	int http_code, tar_ok;
-	/* repack's progress lines (a GET of the workspace), to the
-	 * sandbox's progress hook */
+	/* repack's progress lines (a GET of the workspace), or the http
+	 * side's (a PUT), to the sandbox's progress hook as label */
 	struct sbx_listing progress;
+	const char *label; /* "saving", "staging", "restoring" */
 	int64_t t0;
 	char *http_err, *tar_err;
 	void (*done)(void *arg, char *err);
@@ -117,7 +119,7 @@ static void xfer_side_done(struct dk_xfer *x, struct sbx_child *c)
 	void *arg = x->arg;
 	char *err = xfer_error(x);
 	if (err)
-		sbx_progress_cut(x->s, &x->progress, "saving");
+		sbx_progress_cut(x->s, &x->progress, x->label);
 	dk_xfer_free(x);
 	done(arg, err);
 }
@@ -132,11 +134,12 @@ static void xfer_tar_exit(void *arg, struct sbx_child *c)
 	xfer_side_done(arg, c);
 }
 
-/* repack's stdout: how much of the workspace is saved. */
-static void xfer_tar_out(void *arg, const char *data, size_t n)
+/* repack's stdout (how much of the workspace is saved), or a PUT's
+ * http side's (how much is sent). */
+static void xfer_progress_out(void *arg, const char *data, size_t n)
 {
 	struct dk_xfer *x = arg;
-	sbx_progress_feed(x->s, &x->progress, "saving", x->t0, data, n);
+	sbx_progress_feed(x->s, &x->progress, x->label, x->t0, data, n);
 }
 
 void dk_http_opts(struct sbx *s, struct strv *a)
@@ -178,9 +181,14 @@ static struct dk_xfer *xfer_start(struct sbx *s, struct dk_xfer *x,
 	fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
 	struct sbx_child_spec a = {.in_fd = -1, .out_fd = p[1], .arg = x};
 	struct sbx_child_spec b = {.in_fd = p[0], .out_fd = -1, .arg = x};
-	if (x->get && !strcmp(second[0], "repack")) {
+	if (x->get && !strcmp(second[0], "repack"))
+		x->label = "saving";
+	else if (x->get && !strcmp(second[0], "extract") && second[1] &&
+	         !strcmp(second[1], "--progress"))
+		x->label = "delivering"; /* an output */
+	if (x->label) { /* the second side's stdout is free either way */
 		b.out_fd = SBX_CHILD_PIPE;
-		b.on_out = xfer_tar_out;
+		b.on_out = xfer_progress_out;
 		sbx_listing_init(&x->progress, XF_PROGRESS_LINES);
 		x->t0 = now_ms();
 	}
@@ -234,6 +242,7 @@ struct dk_xfer *dk_xfer_get(struct sbx *s, const char *cpath, char *const *args,
 }
 
 struct dk_xfer *dk_xfer_put(struct sbx *s, char *const *args, const char *what,
+                            const struct dk_put_progress *p,
                             void (*done)(void *arg, char *err), void *arg,
                             char **err)
 {
@@ -243,7 +252,15 @@ struct dk_xfer *dk_xfer_put(struct sbx *s, char *const *args, const char *what,
 	                      "&copyUIDGID=1",
 	                      d->api.ep.base, d->api.version, d->id);
 	struct strv h = {0};
-	http_args(s, &h, "PUT", url);
+	strv_push(&h, "http");
+	dk_http_opts(s, &h);
+	if (p) {
+		char total[32];
+		snprintf(total, sizeof total, "%.0f", p->total);
+		strv_pushv(&h, 4, "--progress", p->subject, "--total", total);
+		x->label = p->what;
+	}
+	strv_pushv(&h, 2, "PUT", url);
 	x = xfer_start(s, x, args, h.v, err);
 	strv_free(&h);
 	free(url);
@@ -319,9 +336,25 @@ void dk_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 	/* the helper checks every entry before it writes the clean tar */
 	char *args[] = {"restore", (char *)path, NULL};
 	char *err = NULL;
-	xj->x =
-	    dk_xfer_put(s, args, "restore the workspace", xjob_done, xj, &err);
+	/* the tar's size is known only at the end */
+	struct dk_put_progress p = {"restoring", "the workspace", 0};
+	xj->x = dk_xfer_put(s, args, "restore the workspace", &p, xjob_done, xj,
+	                    &err);
 	xjob_begin(s, xj, "the restore", fn, arg, err);
+}
+
+/* The bytes of the SRC DEST pairs' files (tar headers aside), for the
+ * staging's progress: 0 (not known) when a SRC is a directory. */
+static double inputs_bytes(char *const *pairs, size_t n)
+{
+	double bytes = 0;
+	for (size_t i = 0; i + 1 < n; i += 2) {
+		struct stat st;
+		if (stat(pairs[i], &st) < 0 || !S_ISREG(st.st_mode))
+			return 0;
+		bytes += (double)st.st_size;
+	}
+	return bytes;
 }
 
 struct dk_xfer *dk_stage(struct sbx *s, int all,
@@ -342,8 +375,10 @@ struct dk_xfer *dk_stage(struct sbx *s, int all,
 		args[n++] = cfg->inputs[i].src;
 		args[n++] = cfg->inputs[i].dest;
 	}
+	struct dk_put_progress p = {"staging", "the inputs",
+	                            inputs_bytes(args + 3, n - 3)};
 	struct dk_xfer *x =
-	    n > 3 ? dk_xfer_put(s, args, "stage the inputs", done, arg, err)
+	    n > 3 ? dk_xfer_put(s, args, "stage the inputs", &p, done, arg, err)
 	          : NULL;
 	free(args);
 	return x;
