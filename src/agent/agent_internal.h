@@ -611,8 +611,11 @@ size_t snapshot_delta(struct snapshot *old, const struct snapshot *now,
 /* Whether the snapshot holds a file at path (workspace-relative). */
 int snapshot_has(const struct snapshot *sn, const char *path);
 /* The bytes of the files at rel and under it ("" the whole workspace;
- * 0 when the snapshot is NULL or does not know rel). */
-double snapshot_bytes(const struct snapshot *sn, const char *rel);
+ * 0 when the snapshot is NULL or does not know rel), those in the
+ * mounts skip (may be NULL: the mounted inputs, which no archive
+ * holds) left out. */
+double snapshot_bytes(const struct snapshot *sn, const char *rel,
+                      const struct path_mounts *skip);
 
 /* Before a snapshot or an output is written at path: refuse (-1 and
  * *err, nothing written) when what it holds by the last listing

@@ -86,8 +86,8 @@ static void outputs_next(struct session *s, struct outputs *o)
 		free(dir);
 		if (made < 0 ||
 		    session_room(s, o->dest,
-		                 snapshot_bytes(s->snapshot, o->rel), o->rel,
-		                 &err) < 0) {
+		                 snapshot_bytes(s->snapshot, o->rel, NULL),
+		                 o->rel, &err) < 0) {
 			outputs_record(s, o, 0, err);
 			free(err);
 			continue;

@@ -86,7 +86,8 @@ static void persist_whole(struct session *s, const char *why)
 	const struct snapshot *sn =
 	    s->persist.now ? s->persist.now : s->snapshot;
 	char *err = NULL;
-	if (session_room(s, s->persist.writing, snapshot_bytes(sn, ""),
+	if (session_room(s, s->persist.writing,
+	                 snapshot_bytes(sn, "", sbx_mounts(s->sbx)),
 	                 "the workspace", &err) < 0) {
 		/* (from a callback: persist_listed's or a delta's) */
 		persist_whole_done(s, NULL, -1, err, NULL, NULL);
@@ -123,7 +124,7 @@ static int persist_delta_room(const struct session *s,
 {
 	double bytes = 0;
 	for (size_t i = 0; i < d->files.n; i++)
-		bytes += snapshot_bytes(now, d->files.v[i]);
+		bytes += snapshot_bytes(now, d->files.v[i], NULL);
 	return session_room(s, path, bytes, "the call's changes", err);
 }
 

@@ -4,6 +4,8 @@
  * workspace of 100 000 files must not stall the loop. */
 #include "agent_internal.h"
 
+#include "assay/path.h"
+
 #include "assay/json.h"
 #include "assay/util.h"
 
@@ -64,7 +66,8 @@ int snapshot_has(const struct snapshot *sn, const char *path)
 	return snapshot_file(sn, path) != NULL;
 }
 
-double snapshot_bytes(const struct snapshot *sn, const char *rel)
+double snapshot_bytes(const struct snapshot *sn, const char *rel,
+                      const struct path_mounts *skip)
 {
 	if (!sn)
 		return 0;
@@ -76,7 +79,9 @@ double snapshot_bytes(const struct snapshot *sn, const char *rel)
 	for (size_t i = 0; i < sn->n; i++)
 		if (sn->e[i].type == 'f' &&
 		    (!n || (!strncmp(sn->e[i].path, rel, n) &&
-		            sn->e[i].path[n] == '/')))
+		            sn->e[i].path[n] == '/')) &&
+		    !(skip && skip->n &&
+		      path_mount_find(skip, sn->e[i].path, NULL) >= 0))
 			bytes += sn->e[i].size;
 	return bytes;
 }

@@ -137,17 +137,6 @@ int sbx_archive_filter(struct archive *a, const char *path)
 	return archive_write_add_filter_gzip(a);
 }
 
-int sbx_archive_zstd(void)
-{
-	static int known = -1;
-	if (known < 0) {
-		struct archive *a = archive_write_new();
-		known = archive_write_add_filter_zstd(a) == ARCHIVE_OK;
-		archive_write_free(a);
-	}
-	return known;
-}
-
 /* Sum the regular files' sizes (the archive's data, before
  * compression). */
 static int size_visit(struct sbx_walk *w, int dirfd, const char *name,

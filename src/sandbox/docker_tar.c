@@ -456,14 +456,14 @@ int dk_tar_extract(int in_fd, const char *name, const char *dest,
 	if (extract_entries(in, out, name, &p, err) < 0 ||
 	    archive_write_close(out) != ARCHIVE_OK)
 		goto out;
-	if (progress && p.done > 0)
-		progress(p.done, p.done); /* the whole */
 	if (have_cwd && chdir(cwd) < 0) {
 		/* paths below are absolute or relative to the old cwd */
 	}
 	char *from = xasprintf("%s/%s", tmp, name);
 	rc = place(from, dest, err);
 	free(from);
+	if (rc == 0 && progress && p.done > 0)
+		progress(p.done, p.done); /* the whole, in place */
 out:
 	if (have_cwd && chdir(cwd) < 0) {
 		/* nothing more to do */

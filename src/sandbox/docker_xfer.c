@@ -343,16 +343,17 @@ void dk_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 	xjob_begin(s, xj, "the restore", fn, arg, err);
 }
 
-/* The bytes of the SRC DEST pairs' files (tar headers aside), for the
+/* The tar pack makes of the SRC DEST pairs' files (a header and the
+ * data in 512-byte blocks each, two blocks at the end), for the
  * staging's progress: 0 (not known) when a SRC is a directory. */
 static double inputs_bytes(char *const *pairs, size_t n)
 {
-	double bytes = 0;
+	double bytes = 1024;
 	for (size_t i = 0; i + 1 < n; i += 2) {
 		struct stat st;
 		if (stat(pairs[i], &st) < 0 || !S_ISREG(st.st_mode))
 			return 0;
-		bytes += (double)st.st_size;
+		bytes += 512 + (double)((st.st_size + 511) / 512 * 512);
 	}
 	return bytes;
 }

@@ -303,7 +303,8 @@ int sbx_host_fetch(int root_fd, const struct path_mounts *m, const char *rel,
  * NAME.tar.zst.tmp.PID), else gzip (sbx_archive_new picks the name). */
 struct archive;
 int sbx_archive_filter(struct archive *a, const char *path);
-/* Whether this libarchive writes zstd. */
+/* Whether libarchive writes zstd (decided at build time: CMakeLists.txt,
+ * ASSAY_ARCHIVE_ZSTD; assay itself never calls libarchive). */
 int sbx_archive_zstd(void);
 /* Write the tree under root_fd to path as a compressed pax tar archive
  * (symlinks stored as links; the mounts m left out: the run did not

@@ -50,6 +50,15 @@ char *sbx_archive_find(const char *run_dir)
 	return pick;
 }
 
+int sbx_archive_zstd(void)
+{
+#ifdef ASSAY_ARCHIVE_ZSTD
+	return 1;
+#else
+	return 0;
+#endif
+}
+
 char *sbx_archive_new(const char *run_dir)
 {
 	return xasprintf("%s/" ARCHIVE_BASE "%s", run_dir,

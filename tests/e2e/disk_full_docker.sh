@@ -10,7 +10,8 @@
 # completed with the errors said, no partial archive, delta or output
 # is left, the transcript is whole, and no container or volume is left.
 # A small call before them leaves its snapshot (the whole archive),
-# which the refusals do not touch. Skipped (77) only when no daemon
+# which the refusals do not touch. A mounted input larger than the free
+# space is left out of the count (no archive holds it). Skipped (77) only when no daemon
 # answers or the tmpfs cannot be mounted.
 source "$(dirname "$0")/lib.bash"
 need_docker_image
@@ -60,4 +61,27 @@ check "... without the big file" test -z "$(ws_files "$R" | grep big.bin)"
 check "the transcript is whole" \
 	$PY -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$TR"
 check "no container or volume left" test "$(left ${P}run)" -eq 0
+
+# a mounted input bigger than the free space is not in any archive: the
+# run's snapshots are not refused for it
+rm -rf "$R" "$T/rd/out"
+head -c 20000000 /dev/urandom >big_input.bin
+cat >small.json <<'JSON'
+{"turns": [
+ {"text": "Made.", "tool_calls": [{"name": "shell", "arguments": {"command": "wc -c < input/big_input.bin && echo made > made.txt"}}]},
+ {"text": "Done.", "tool_calls": []}
+]}
+JSON
+R=$T/rd/${P}mnt
+set +e
+"$ASSAY" run --sandbox docker --provider script --script small.json --ask none \
+	--run-dir "$R" --input big_input.bin "small" </dev/null >mnt.out 2>mnt.err
+code=$?
+set -e
+check "a 20 MB mounted input on an 8 MB run dir: the run completes (exit $code)" test "$code" -eq 0 ||
+	cat mnt.err
+check "... nothing refused" sh -c "! grep -q 'nothing was written' mnt.err"
+check "... its archive holds what it made, not the input" \
+	test "$(ws_files "$R" | tr '\n' ' ')" = "input made.txt "
+check "no container or volume left" test "$(left ${P}mnt)" -eq 0
 finish

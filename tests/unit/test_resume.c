@@ -18,6 +18,7 @@
 #include "agent/agent_internal.h"
 #include "assay/config.h"
 #include "assay/llm.h"
+#include "assay/path.h"
 #include "assay/util.h"
 
 #include <stdio.h>
@@ -301,13 +302,18 @@ static void snapshot_bytes_counts(void **state)
 	                "{\"path\":\"l\",\"type\":\"link\",\"size\":7}]");
 	assert_non_null(list);
 	struct snapshot *sn = snapshot_new(list, 0);
-	assert_true(snapshot_bytes(sn, "") == 1115);
-	assert_true(snapshot_bytes(sn, "a") == 10);
-	assert_true(snapshot_bytes(sn, "d") == 1100); /* not dd */
-	assert_true(snapshot_bytes(sn, "d/e") == 1000);
-	assert_true(snapshot_bytes(sn, "l") == 0);       /* a link: no data */
-	assert_true(snapshot_bytes(sn, "missing") == 0); /* unknown */
-	assert_true(snapshot_bytes(NULL, "") == 0);
+	assert_true(snapshot_bytes(sn, "", NULL) == 1115);
+	assert_true(snapshot_bytes(sn, "a", NULL) == 10);
+	assert_true(snapshot_bytes(sn, "d", NULL) == 1100); /* not dd */
+	assert_true(snapshot_bytes(sn, "d/e", NULL) == 1000);
+	assert_true(snapshot_bytes(sn, "l", NULL) == 0); /* a link: no data */
+	assert_true(snapshot_bytes(sn, "missing", NULL) == 0); /* unknown */
+	assert_true(snapshot_bytes(NULL, "", NULL) == 0);
+	/* a mounted input no archive holds: left out of the whole */
+	struct path_mount pm = {.rel = "d/e", .src = "/x", .dir = 1};
+	struct path_mounts m = {.v = &pm, .n = 1};
+	assert_true(snapshot_bytes(sn, "", &m) == 115);
+	assert_true(snapshot_bytes(sn, "d", &m) == 100);
 	snapshot_free(sn);
 	cJSON_Delete(list);
 }
