@@ -26,6 +26,7 @@
 #define TAR_MAX_DEPTH 128
 #define TAR_MAX_ENTRIES 1000000
 #define TAR_MAX_SKIP_NOTES 20
+#define TAR_RO_UID 65534 /* nobody: the owner of read-only inputs */
 
 /* ---- pack ---- */
 
@@ -37,6 +38,7 @@ struct pack {
 	ino_t skip_ino;
 	int have_skip;
 	int notes;
+	int ro; /* the pair being packed is read-only (--ro) */
 	char **err;
 };
 
@@ -65,6 +67,13 @@ static int pack_header(struct pack *p, const char *dest, const struct stat *st,
 	archive_entry_set_mtime(p->e, st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
 	archive_entry_set_uid(p->e, 0);
 	archive_entry_set_gid(p->e, 0);
+	if (p->ro) {
+		/* not root's: root without capabilities (the container's)
+		 * can neither write nor chmod it, nor unlink in its dirs */
+		archive_entry_set_perm(p->e, type == AE_IFDIR ? 0555 : 0444);
+		archive_entry_set_uid(p->e, TAR_RO_UID);
+		archive_entry_set_gid(p->e, TAR_RO_UID);
+	}
 	if (archive_write_header(p->a, p->e) != ARCHIVE_OK)
 		return pack_fail(p, dest);
 	return 0;
@@ -206,7 +215,9 @@ static int pack_parents(struct pack *p, const char *dest)
 	return rc;
 }
 
-/* specs: "--skip" DIR, then SRC DEST pairs. SRC itself is followed. */
+/* specs: "--skip" DIR, then SRC DEST pairs, each pair after "--ro"
+ * read-only (owned by nobody, with its parents: a remote daemon's
+ * inputs) until "--rw". SRC itself is followed. */
 int dk_tar_pack(int out_fd, char *const *specs, int n, char **err)
 {
 	struct pack p = {.err = err};
@@ -220,7 +231,10 @@ int dk_tar_pack(int out_fd, char *const *specs, int n, char **err)
 		}
 		i = 2;
 	}
-	if ((n - i) % 2)
+	int pairs = 0;
+	for (int k = i; k < n; k++)
+		pairs += strcmp(specs[k], "--ro") && strcmp(specs[k], "--rw");
+	if (pairs % 2)
 		return set_err(err, "pack: SRC DEST pairs expected");
 	p.a = archive_write_new();
 	p.e = archive_entry_new();
@@ -234,6 +248,13 @@ int dk_tar_pack(int out_fd, char *const *specs, int n, char **err)
 		goto out;
 	}
 	for (; i < n; i += 2) {
+		if (!strcmp(specs[i], "--ro") || !strcmp(specs[i], "--rw")) {
+			p.ro = specs[i][2] == 'r' && specs[i][3] == 'o';
+			i--; /* one token, not a pair */
+			continue;
+		}
+		if (i + 1 >= n)
+			break;
 		const char *src = specs[i], *dest = specs[i + 1];
 		struct stat st;
 		if (stat(src, &st) < 0) {

@@ -316,11 +316,17 @@ void dk_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 	 * volume where it is seen without them (their mount points, made
 	 * by the daemon, are left out) */
 	char *args[] = {"repack", (char *)path, "workspace", NULL};
+	/* a remote daemon's read-only inputs (dk_stage) left out too */
+	char *skip[] = {"repack",     "--mounts",  s->mounts_json,
+	                (char *)path, "workspace", NULL};
 	char *bare[] = {"repack",     "--mounts",     s->mounts_json,
 	                (char *)path, DK_WS_BARE + 1, NULL};
 	char *err = NULL;
 	xj->x = dk_xfer_get(s, d->volume ? DK_WS_BARE : "/workspace",
-	                    d->volume ? bare : args, path, xjob_done, xj, &err);
+	                    d->volume        ? bare
+	                    : s->mounts_json ? skip
+	                                     : args,
+	                    path, xjob_done, xj, &err);
 	xjob_begin(s, xj, "the archive", fn, arg, err);
 }
 
@@ -350,6 +356,10 @@ static double inputs_bytes(char *const *pairs, size_t n)
 {
 	double bytes = 1024;
 	for (size_t i = 0; i + 1 < n; i += 2) {
+		if (!strcmp(pairs[i], "--ro")) {
+			i--;
+			continue;
+		}
 		struct stat st;
 		if (stat(pairs[i], &st) < 0 || !S_ISREG(st.st_mode))
 			return 0;
@@ -363,18 +373,28 @@ struct dk_xfer *dk_stage(struct sbx *s, int all,
                          char **err)
 {
 	const struct config *cfg = s->cfg;
-	char **args = xcalloc(4 + 2 * cfg->n_inputs, sizeof *args);
+	char **args = xcalloc(6 + 2 * cfg->n_inputs, sizeof *args);
 	size_t n = 0;
 	args[n++] = "pack";
 	args[n++] = "--skip";
 	args[n++] = s->run_dir;
-	for (size_t i = 0; i < cfg->n_inputs; i++) {
-		/* bound, not copied; on a resume only what the run had
-		 * bound (a copy is in the restored workspace) */
-		if (sbx_input_mounted(s, i) || (!all && cfg->inputs[i].copy))
-			continue;
-		args[n++] = cfg->inputs[i].src;
-		args[n++] = cfg->inputs[i].dest;
+	/* the copies first, then (a daemon that cannot bind this
+	 * machine's files) the inputs that would be bound, read-only:
+	 * their parents' modes are the last said */
+	int ro = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < cfg->n_inputs; i++) {
+			/* bound, not copied; on a resume only what the run
+			 * had bound (a copy is in the restored workspace) */
+			if (sbx_input_mounted(s, i) ||
+			    (!all && cfg->inputs[i].copy) ||
+			    (pass == 0) != (cfg->inputs[i].copy != 0))
+				continue;
+			if (pass && !ro++)
+				args[n++] = "--ro";
+			args[n++] = cfg->inputs[i].src;
+			args[n++] = cfg->inputs[i].dest;
+		}
 	}
 	struct dk_put_progress p = {"staging", "the inputs",
 	                            inputs_bytes(args + 3, n - 3)};
@@ -382,6 +402,12 @@ struct dk_xfer *dk_stage(struct sbx *s, int all,
 	    n > 3 ? dk_xfer_put(s, args, "stage the inputs", &p, done, arg, err)
 	          : NULL;
 	free(args);
+	/* read-only copies are kept out of the archive and refused to the
+	 * file tools as bound ones are: the same table */
+	if (x && ro && !s->mounts.n && sbx_mounts_prepare(s, -1, err) < 0) {
+		dk_xfer_free(x);
+		return NULL;
+	}
 	return x;
 }
 
