@@ -195,11 +195,12 @@ static int open_dir(const char *dir)
 /* extract's progress subject (--progress), one a process */
 static const char *extract_subject;
 
-/* extract's progress: a JSON line on stdout (the sandbox relays it). */
-static void extract_progress(double done, double total)
+/* A progress line on stdout (the sandbox relays it): subject, bytes
+ * done of total (0: not known). */
+static void progress_line(const char *subject, double done, double total)
 {
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "progress", extract_subject);
+	cJSON_AddStringToObject(o, "progress", subject);
 	cJSON_AddNumberToObject(o, "done", done);
 	cJSON_AddNumberToObject(o, "total", total);
 	char *j = cJSON_PrintUnformatted(o);
@@ -207,6 +208,12 @@ static void extract_progress(double done, double total)
 	fflush(stdout);
 	free(j);
 	cJSON_Delete(o);
+}
+
+/* extract's progress. */
+static void extract_progress(double done, double total)
+{
+	progress_line(extract_subject, done, total);
 }
 
 /* create's progress: a JSON line on stdout (the sandbox relays it). */
@@ -379,15 +386,7 @@ struct hx {
 /* PUT's progress: a JSON line on stdout (the sandbox relays it). */
 static void hx_progress(struct hx *h, double total)
 {
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "progress", h->progress);
-	cJSON_AddNumberToObject(o, "done", h->sent);
-	cJSON_AddNumberToObject(o, "total", total);
-	char *j = cJSON_PrintUnformatted(o);
-	printf("%s\n", j);
-	fflush(stdout);
-	free(j);
-	cJSON_Delete(o);
+	progress_line(h->progress, h->sent, total);
 	h->said = now_ms();
 }
 

@@ -220,3 +220,28 @@ for k in sorted(files):
 PYEOF
 }
 ws_has() { ws_files "$1" | grep -qx "$2"; }
+
+# listen_port PID: the 127.0.0.1 TCP port PID listens on (socat is
+# started on port 0, so the port is its own from the start: no port is
+# picked, freed and taken again); waits 10 s at most, prints nothing
+# if PID never listens
+listen_port() {
+	$PY - "$1" <<'PY'
+import os, sys, time
+pid = sys.argv[1]
+for _ in range(200):
+    try:
+        socks = {os.readlink("/proc/%s/fd/%s" % (pid, fd))[8:-1]
+                 for fd in os.listdir("/proc/%s/fd" % pid)
+                 if os.readlink("/proc/%s/fd/%s" % (pid, fd)).startswith("socket:[")}
+    except OSError:
+        sys.exit()  # it ended
+    for line in open("/proc/%s/net/tcp" % pid).readlines()[1:]:
+        f = line.split()
+        local, state, inode = f[1], f[3], f[9]
+        if state == "0A" and inode in socks and local.startswith("0100007F:"):
+            print(int(local.split(":")[1], 16))
+            sys.exit()
+    time.sleep(0.05)
+PY
+}

@@ -26,23 +26,7 @@ SOCAT_PID=
 trap '[ -n "$SOCAT_PID" ] && kill "$SOCAT_PID" 2>/dev/null; cleanup' EXIT
 socat TCP-LISTEN:0,bind=127.0.0.1,fork UNIX-CONNECT:"$sock" 2>socat.log &
 SOCAT_PID=$!
-port=$($PY - "$SOCAT_PID" <<'PY'
-import os, sys, time
-pid = sys.argv[1]
-for _ in range(200):
-    try:
-        socks = {os.readlink("/proc/%s/fd/%s" % (pid, fd))[8:-1]
-                 for fd in os.listdir("/proc/%s/fd" % pid)
-                 if os.readlink("/proc/%s/fd/%s" % (pid, fd)).startswith("socket:[")}
-    except OSError:
-        sys.exit()
-    for line in open("/proc/%s/net/tcp" % pid).readlines()[1:]:
-        f = line.split()
-        if f[3] == "0A" and f[9] in socks and f[1].startswith("0100007F:"):
-            print(int(f[1].split(":")[1], 16)); sys.exit()
-    time.sleep(0.05)
-PY
-)
+port=$(listen_port "$SOCAT_PID")
 [ -n "$port" ] || { cat socat.log; echo "FAIL socat did not listen"; exit 1; }
 export DOCKER_HOST=tcp://127.0.0.1:$port
 
