@@ -26,7 +26,7 @@
  * | tool_result | id, content, is_error, [forked: true, original] |
  * | workspace_change | path, kind (created, modified, deleted), size |
  * | input_hashes | inputs [{dest, kind "file"/"dir", bytes, [files], mtime, sha256, cached}]: after run_start once the helper has read them (a directory's sha256 is that of its manifest, without what the sandbox does not see of it) |
- * | progress | what ("hashing", "saving"), subject (an input's dest, "the workspace"), done, total (0: not known yet), elapsed_ms: shown to the frontends while slow work goes on (done == total: over; done -1: it failed), never recorded (no seq, not in the transcript nor in --json) |
+ * | progress | what ("hashing", "saving", "staging", "restoring", "delivering"), subject (an input's dest, "the workspace", "the inputs", an output's path), done, total (0: not known yet), elapsed_ms: shown to the frontends while slow work goes on (done == total: over; done -1: it failed), never recorded (no seq, not in the transcript nor in --json) |
  * | python_session | state (started, ended), generation, [python, executable, packages, startup_ms], [reason] |
  * | replay_live | turn, reason, [recorded_hash], [request_hash], cached_turns |
  * | step_pause | kind "request", turn, messages, est_input_tokens, tools [name]; or kind "exec", turn, id, tool, command |
