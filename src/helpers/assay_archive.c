@@ -1015,6 +1015,25 @@ out:
 
 /* One pass over the archive at fd (rewound): every entry checked, and
  * written to out when out is not NULL. */
+/* Whether the directory name lies above a mount point (--mounts): it
+ * is there already (staging or the daemon made it, with the modes the
+ * inputs need, read-only ones' nobody 0555), and the archive's entry
+ * would change them. */
+static int above_mount(struct archive_entry *e, const char *name)
+{
+	if (archive_entry_filetype(e) != AE_IFDIR)
+		return 0;
+	size_t n = strlen(name);
+	while (n && name[n - 1] == '/')
+		n--;
+	for (size_t i = 0; n && i < mounts.n; i++) {
+		const char *rel = mounts.v[i].rel;
+		if (!strncmp(rel, name, n) && rel[n] == '/')
+			return 1;
+	}
+	return 0;
+}
+
 static int restore_pass(struct restore *r, int fd, struct archive *out)
 {
 	struct archive *in = archive_read_new();
@@ -1039,7 +1058,7 @@ static int restore_pass(struct restore *r, int fd, struct archive *out)
 	while ((st = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
 		char *name = NULL;
 		int c = restore_check(r, e, &name);
-		if (c == 0 && out)
+		if (c == 0 && out && !above_mount(e, name))
 			c = restore_write(r, in, out, e, name);
 		else if (c >= 0 && archive_read_data_skip(in) != ARCHIVE_OK)
 			c = set_err(r->err, "restore: %s: %s", r->archive,

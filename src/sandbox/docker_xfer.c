@@ -340,12 +340,16 @@ void dk_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 	}
 	struct dk_xjob *xj = xcalloc(1, sizeof *xj);
 	/* the helper checks every entry before it writes the clean tar */
+	/* the directories above the inputs keep the modes they were
+	 * staged or bound with */
 	char *args[] = {"restore", (char *)path, NULL};
+	char *skip[] = {"restore", "--mounts", s->mounts_json, (char *)path,
+	                NULL};
 	char *err = NULL;
 	/* the tar's size is known only at the end */
 	struct dk_put_progress p = {"restoring", "the workspace", 0};
-	xj->x = dk_xfer_put(s, args, "restore the workspace", &p, xjob_done, xj,
-	                    &err);
+	xj->x = dk_xfer_put(s, s->mounts_json ? skip : args,
+	                    "restore the workspace", &p, xjob_done, xj, &err);
 	xjob_begin(s, xj, "the restore", fn, arg, err);
 }
 

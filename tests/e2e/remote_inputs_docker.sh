@@ -78,7 +78,7 @@ check "no container or volume left" test "$(left ${P}r1)" -eq 0
 cat >two.json <<'JSON'
 {"turns": [
  {"text": "One.", "tool_calls": [{"name": "shell", "arguments": {"command": "echo one > one.txt"}}]},
- {"text": "Two.", "tool_calls": [{"name": "shell", "arguments": {"command": "cat input/energy.csv one.txt; echo x >> input/energy.csv; echo append=$?"}}]},
+ {"text": "Two.", "tool_calls": [{"name": "shell", "arguments": {"command": "cat input/energy.csv one.txt; echo x >> input/energy.csv; echo append=$?; chmod u+w input; rm -f input/energy.csv; echo rm=$?"}}]},
  {"text": "Done.", "tool_calls": []}
 ]}
 JSON
@@ -98,6 +98,8 @@ check "the killed run resumes (exit $code)" test "$code" -eq 0 || tail -5 r2r.er
 check "... its second call sees the input again and the first call's file" \
 	sh -c "cat '$R'/exec/*.stdout | grep -q '^1,42$' && cat '$R'/exec/*.stdout | grep -qx one"
 check "... and cannot append to the input" sh -c "cat '$R'/exec/*.stdout | grep -qx 'append=1'"
+check "... nor remove it (its directory kept the staged owner and modes over the restore)" \
+	sh -c "cat '$R'/exec/*.stdout | grep -qx 'rm=1'"
 check "... its archive still leaves the input out" \
 	test "$(ws_files "$R" | tr '\n' ' ')" = "input one.txt "
 check "no container or volume left" test "$(left ${P}r2)" -eq 0
