@@ -1,0 +1,1097 @@
+#!/usr/bin/env python3
+"""Fake OpenSandbox server for assay's tests (stdlib only).
+
+One process plays both halves of alibaba/OpenSandbox: the lifecycle server
+(/v1/sandboxes..., specs/sandbox-lifecycle.yml) and, for every sandbox, its
+execd daemon (specs/execd-api.yaml), served under the endpoint's path
+prefix /sandboxes/{id}/port/44772. Commands really run, in bubblewrap, each
+sandbox's own host directory bound as its /workspace, with no network.
+See tests/fakes/README.md for the command line and the log format.
+"""
+import argparse
+import datetime
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, parse_qsl, unquote, urlsplit
+
+EXECD_PORT = 44772
+ROUTE_HEADER = "X-Fake-Route-Token"  # the endpoint's extra header: execd requires it
+STATES = ("Pending", "Running", "Pausing", "Paused", "Resuming", "Stopping", "Terminated",
+          "Failed")
+WS = "/workspace"
+
+
+def now():
+    return time.time()
+
+
+def rfc3339(t):
+    """Go/pydantic-style UTC time: 2026-01-02T03:04:05.123456Z."""
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(s):
+    if not isinstance(s, str):
+        raise ValueError("not a string")
+    m = re.match(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$", s)
+    if not m:
+        raise ValueError(f"invalid datetime {s!r}")
+    base = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S")
+    tz = datetime.timezone.utc if m.group(3) == "Z" else datetime.timezone(
+        datetime.timedelta(hours=int(m.group(3)[:3]), minutes=int(m.group(3)[0] + m.group(3)[4:])))
+    frac = float(m.group(2) or 0)
+    return base.replace(tzinfo=tz).timestamp() + frac
+
+
+def go_json(obj):
+    """JSON as Go's encoding/json writes it: raw UTF-8, and <, >, &, U+2028, U+2029 escaped."""
+    s = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return (s.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+class Err(Exception):
+    def __init__(self, status, code, message, body=None):
+        super().__init__(message)
+        self.status, self.code, self.message, self.body = status, code, message, body
+
+
+# ---------------------------------------------------------------- commands
+
+class Command:
+    """One execd command: a bwrap process whose output goes to files that are tailed."""
+
+    def __init__(self, sbx, req, background):
+        self.sbx, self.background = sbx, background
+        self.id = uuid.uuid4().hex
+        self.content = req["command"]
+        self.started = now()
+        self.finished = None
+        self.exit_code = None
+        self.error = ""
+        self.killed = False  # we signalled it (interrupt, timeout, sandbox end)
+        self.running = True
+        d = sbx.state_dir
+        if background:
+            self.out_path = self.err_path = os.path.join(d, self.id + ".output")
+            fo = open(self.out_path, "wb")
+            fe = fo
+        else:
+            self.out_path = os.path.join(d, self.id + ".stdout")
+            self.err_path = os.path.join(d, self.id + ".stderr")
+            fo, fe = open(self.out_path, "wb"), open(self.err_path, "wb")
+        env = dict(sbx.env)
+        env.update(req.get("envs") or {})
+        argv = sbx.bwrap_argv(req.get("cwd") or "/", env) + ["bash", "-c", self.content]
+        try:
+            self.proc = spawn(argv, stdin=subprocess.DEVNULL, stdout=fo, stderr=fe,
+                              start_new_session=True, close_fds=True)
+        finally:
+            fo.close()
+            if fe is not fo:
+                fe.close()
+        self.pgid = self.proc.pid
+        self.done = threading.Event()
+        timeout_ms = req.get("timeout") or 0
+        if timeout_ms:
+            timer = threading.Timer(timeout_ms / 1000.0, self.timeout)
+            timer.daemon = True
+            timer.start()
+        threading.Thread(target=self.wait, daemon=True).start()
+
+    def wait(self):
+        rc = self.proc.wait()
+        self.finished = now()
+        # bwrap exits 128+N when the command died of signal N; a command we signalled that
+        # ends so is reported as execd reports a signalled process: -1
+        if rc < 0 or (self.killed and rc > 128):
+            self.exit_code = -1
+            sig = -rc if rc < 0 else rc - 128
+            self.error = "signal: " + {signal.SIGKILL: "killed", signal.SIGTERM: "terminated",
+                                       signal.SIGINT: "interrupt"}.get(sig, f"signal {sig}")
+        else:
+            self.exit_code = rc
+            self.error = f"exit status {rc}" if rc else ""
+        self.running = False
+        self.done.set()
+
+    def signal_group(self, sig):
+        """Signal the command's process group. SIGKILL takes bwrap too; any other signal
+        goes to the processes inside only (bwrap would die of it and, with
+        --die-with-parent, SIGKILL them: a command could not trap SIGTERM)."""
+        if sig == signal.SIGKILL:
+            try:
+                os.killpg(self.pgid, sig)
+                return True
+            except ProcessLookupError:
+                return False
+        hit = False
+        for pid in group_members(self.pgid):
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    if f.read().strip() == "bwrap":
+                        continue
+                os.kill(pid, sig)
+                hit = True
+            except (OSError, ValueError):
+                pass
+        return hit
+
+    def timeout(self):
+        if self.running:
+            self.killed = True
+            self.signal_group(signal.SIGKILL)
+
+    def interrupt(self):
+        """execd's killPid: SIGTERM to the group, SIGKILL if it is still there after 3 s."""
+        self.killed = True
+        if not self.signal_group(signal.SIGTERM):
+            return
+        if self.done.wait(3.0):
+            return
+        self.signal_group(signal.SIGKILL)
+        self.done.wait(1.0)
+
+    def status(self):
+        st = {"id": self.id, "content": self.content, "running": self.running}
+        if not self.running:
+            st["exit_code"] = self.exit_code
+            if self.error:
+                st["error"] = self.error
+        st["started_at"] = rfc3339(self.started)
+        if self.finished is not None:
+            st["finished_at"] = rfc3339(self.finished)
+        return st
+
+
+def group_members(pgid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                if int(fields[2]) == pgid:
+                    out.append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
+_spawn_q = None
+_spawn_lock = threading.Lock()
+
+
+def spawn(argv, **kw):
+    """Popen from one long-lived thread: bwrap's --die-with-parent (PR_SET_PDEATHSIG)
+    fires when the *thread* that forked it ends, and a request's thread ends before a
+    background command or a command whose client went away."""
+    global _spawn_q
+    import queue
+    with _spawn_lock:
+        if _spawn_q is None:
+            _spawn_q = queue.Queue()
+            start = True
+        else:
+            start = False
+    if start:
+
+        def loop():
+            while True:
+                a, k, box, ev = _spawn_q.get()
+                try:
+                    box.append(subprocess.Popen(a, **k))
+                except OSError as e:
+                    box.append(e)
+                ev.set()
+
+        threading.Thread(target=loop, daemon=True, name="spawner").start()
+    box, ev = [], threading.Event()
+    _spawn_q.put((argv, kw, box, ev))
+    ev.wait()
+    if isinstance(box[0], Exception):
+        raise box[0]
+    return box[0]
+
+
+def tail(path, emit, done):
+    """execd's tailStdPipe: read new bytes every 100 ms; one event per line, its terminator
+    (\\n, \\r or \\r\\n) stripped, an empty line as "\\n", a partial line only at the end."""
+    pos, cr = 0, [False]
+
+    def read(flush):
+        nonlocal pos
+        try:
+            with open(path, "rb") as f:
+                f.seek(pos)
+                data = f.read()
+        except OSError:
+            return
+        buf = bytearray()
+        consumed = 0
+        for i, b in enumerate(data):
+            if b in (10, 13):
+                if buf:
+                    emit(buf.decode("utf-8", "replace"))
+                    buf.clear()
+                elif not (b == 10 and cr[0]):
+                    emit("\n")
+                cr[0] = b == 13
+                consumed = i + 1
+                continue
+            cr[0] = False
+            buf.append(b)
+        if flush:
+            if buf:
+                emit(buf.decode("utf-8", "replace"))
+            pos += len(data)
+        else:
+            pos += consumed
+
+    while not done.wait(0.1):
+        read(False)
+    read(True)
+
+
+# ---------------------------------------------------------------- sandboxes
+
+class Sandbox:
+    def __init__(self, st, body):
+        self.st = st
+        self.id = str(uuid.uuid4())
+        self.token = uuid.uuid4().hex
+        self.created = now()
+        self.image = body["image"]
+        self.entrypoint = body["entrypoint"]
+        self.metadata = body.get("metadata") or {}
+        self.env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                    "HOME": "/root", "LANG": "C.UTF-8"}
+        self.env.update(body.get("env") or {})
+        self.timeout = body.get("timeout")
+        self.expires = None if self.timeout is None else self.created + self.timeout
+        # when it really ends: the nominal TTL scaled by --ttl-scale
+        self.deadline = None if self.timeout is None else \
+            self.created + self.timeout * st.opts.ttl_scale
+        self.start_at = self.created + st.opts.start_ms / 1000.0
+        self.state, self.reason, self.message = "Pending", "SANDBOX_SCHEDULED", \
+            "Sandbox is being provisioned."
+        self.transition = self.created
+        self.host_dir = os.path.join(st.root, self.id)
+        self.workspace = os.path.join(self.host_dir, "workspace")
+        self.state_dir = os.path.join(self.host_dir, "execd")
+        os.makedirs(self.workspace)
+        os.makedirs(self.state_dir)
+        self.commands = {}
+        self.gone = False
+
+    def update(self):
+        """Advance the state with the clock (called under the state lock)."""
+        t = now()
+        if self.state == "Pending" and t >= self.start_at:
+            if self.st.opts.fail_create:
+                self.set_state("Failed", self.st.opts.fail_create,
+                               f"Sandbox failed to start: {self.st.opts.fail_create}")
+            else:
+                self.set_state("Running", "SANDBOX_RUNNING", "Sandbox is running.")
+        if self.deadline is not None and t >= self.deadline and not self.gone:
+            self.end("ttl_expiry")
+
+    def set_state(self, state, reason, message):
+        self.state, self.reason, self.message, self.transition = state, reason, message, now()
+
+    def end(self, reason):
+        self.gone = True
+        self.set_state("Terminated", reason, "Sandbox terminated.")
+        for c in list(self.commands.values()):
+            if c.running:
+                c.killed = True
+                c.signal_group(signal.SIGKILL)
+        shutil.rmtree(self.host_dir, ignore_errors=True)
+
+    def status(self):
+        return {"state": self.state, "reason": self.reason, "message": self.message,
+                "lastTransitionAt": rfc3339(self.transition)}
+
+    def to_json(self, full=True):
+        out = {"id": self.id, "status": self.status(), "metadata": self.metadata,
+               "entrypoint": self.entrypoint, "createdAt": rfc3339(self.created)}
+        if self.expires is not None:
+            out["expiresAt"] = rfc3339(self.expires)
+        if full:
+            out["image"] = self.image
+        return out
+
+    def bwrap_argv(self, cwd, env):
+        argv = ["bwrap", "--unshare-all", "--die-with-parent", "--clearenv",
+                "--ro-bind", "/usr", "/usr"]
+        for d in ("bin", "lib", "lib32", "lib64", "sbin", "libx32"):
+            p = "/" + d
+            if os.path.islink(p):
+                argv += ["--symlink", os.readlink(p), p]
+            elif os.path.isdir(p):
+                argv += ["--ro-bind", p, p]
+        argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/root",
+                 "--bind", self.workspace, WS, "--chdir", cwd, "--hostname", "sandbox"]
+        for k, v in env.items():
+            argv += ["--setenv", str(k), str(v)]
+        return argv
+
+    def host_path(self, path):
+        """The host path of a sandbox path; only /workspace and below exist for the files API."""
+        if not isinstance(path, str) or not path:
+            raise Err(400, "MISSING_QUERY", "missing query parameter 'path'")
+        p = os.path.normpath(os.path.join("/", path))
+        if p != WS and not p.startswith(WS + "/"):
+            raise Err(403, "PERMISSION_DENIED",
+                      f"fake_opensandbox: {path} is outside {WS} (the files API is confined "
+                      f"to the sandbox's {WS})")
+        host = os.path.join(self.workspace, os.path.relpath(p, WS))
+        real = os.path.realpath(host)
+        if real != self.workspace and not real.startswith(self.workspace + "/"):
+            raise Err(403, "PERMISSION_DENIED",
+                      f"fake_opensandbox: {path} resolves outside {WS}")
+        return host, p
+
+
+class State:
+    def __init__(self, opts):
+        self.opts = opts
+        self.lock = threading.RLock()
+        self.sandboxes = {}
+        self.root = tempfile.mkdtemp(prefix="fake-opensandbox.", dir=opts.root)
+        self.log_lock = threading.Lock()
+
+    def get(self, sid):
+        with self.lock:
+            s = self.sandboxes.get(sid)
+            if s:
+                s.update()
+            if not s or s.gone:
+                raise Err(404, "DOCKER::SANDBOX_NOT_FOUND", f"Sandbox {sid} not found.")
+            return s
+
+    def reaper(self):
+        while True:
+            time.sleep(0.1)
+            with self.lock:
+                for s in list(self.sandboxes.values()):
+                    s.update()
+                    if s.gone:
+                        del self.sandboxes[s.id]
+
+    def log(self, entry):
+        if self.opts.log:
+            with self.log_lock, open(self.opts.log, "a", encoding="utf-8") as f:
+                f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+# ---------------------------------------------------------------- validation
+
+def validate_create(body):
+    """As the server's pydantic model: 422 {"detail": [...]} on a bad body."""
+    errs = []
+
+    def e(loc, msg, typ, inp):
+        errs.append({"type": typ, "loc": ["body"] + loc, "msg": msg, "input": inp})
+
+    if not isinstance(body, dict):
+        e([], "Input should be a valid dictionary or object to extract fields from",
+          "model_attributes_type", body)
+        return errs
+    img, snap = body.get("image"), body.get("snapshotId")
+    pool = isinstance(body.get("extensions"), dict) and "poolRef" in body["extensions"]
+    if img is None and snap is None and not pool:
+        e([], "Value error, exactly one of image or snapshotId must be provided", "value_error",
+          body)
+    if img is not None:
+        if not isinstance(img, dict):
+            e(["image"], "Input should be a valid dictionary or object to extract fields from",
+              "model_attributes_type", img)
+        elif not isinstance(img.get("uri"), str) or not img.get("uri"):
+            if "uri" not in img:
+                e(["image", "uri"], "Field required", "missing", img)
+            else:
+                e(["image", "uri"], "Input should be a valid string", "string_type", img["uri"])
+        ep = body.get("entrypoint")
+        if ep is None:
+            e(["entrypoint"], "Field required", "missing", body)
+        elif not isinstance(ep, list) or not all(isinstance(x, str) for x in ep):
+            e(["entrypoint"], "Input should be a valid list", "list_type", ep)
+        elif not ep:
+            e(["entrypoint"], "List should have at least 1 item after validation, not 0",
+              "too_short", ep)
+    if snap is not None:
+        e(["snapshotId"], "fake_opensandbox: snapshots are not supported", "value_error", snap)
+    if "timeout" in body and body["timeout"] is not None:
+        t = body["timeout"]
+        if not isinstance(t, int) or isinstance(t, bool):
+            e(["timeout"], "Input should be a valid integer", "int_type", t)
+        elif t < 60:
+            e(["timeout"], "Input should be greater than or equal to 60", "greater_than_equal", t)
+    if not pool and "resourceLimits" not in body:
+        e(["resourceLimits"], "Field required", "missing", body)
+    for k in ("env", "metadata", "resourceLimits"):
+        v = body.get(k)
+        if v is not None and (not isinstance(v, dict) or
+                              not all(isinstance(x, str) for x in v.values())):
+            e([k], "Input should be a valid dictionary of strings", "dict_type", v)
+    return errs
+
+
+# ---------------------------------------------------------------- multipart
+
+def parse_multipart(ctype, body):
+    """[(name, filename, bytes)] of a multipart/form-data body."""
+    m = re.search(r'boundary="?([^";]+)"?', ctype or "")
+    if not m:
+        raise Err(400, "INVALID_FILE", "multipart form is empty")
+    delim = b"--" + m.group(1).encode()
+    parts = []
+    chunks = body.split(delim)
+    for chunk in chunks[1:]:
+        if chunk.startswith(b"--"):
+            break
+        if chunk.startswith(b"\r\n"):
+            chunk = chunk[2:]
+        head, sep, data = chunk.partition(b"\r\n\r\n")
+        if not sep:
+            continue
+        if data.endswith(b"\r\n"):
+            data = data[:-2]
+        name = filename = None
+        for line in head.decode("utf-8", "replace").split("\r\n"):
+            if line.lower().startswith("content-disposition:"):
+                n = re.search(r'\bname="([^"]*)"', line)
+                f = re.search(r'\bfilename="([^"]*)"', line)
+                name = n.group(1) if n else None
+                filename = f.group(1) if f else None
+        parts.append((name, filename, data))
+    return parts
+
+
+# ---------------------------------------------------------------- HTTP
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-opensandbox/1.0"
+    disable_nagle_algorithm = True
+    timeout = 120
+
+    def log_message(self, fmt, *args):
+        if self.server.st.opts.verbose:
+            super().log_message(fmt, *args)
+
+    def read_body(self):
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            body = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline().strip():
+                        pass
+                    return body
+                body += self.rfile.read(size)
+                self.rfile.readline()
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n > 0 else b""
+
+    def send(self, status, body=b"", ctype="application/json", headers=()):
+        if isinstance(body, (dict, list)):
+            # execd is Go (encoding/json); the lifecycle server is FastAPI (compact, raw UTF-8)
+            body = go_json(body).encode() if self.execd else json.dumps(
+                body, ensure_ascii=False, separators=(",", ":")).encode()
+        elif isinstance(body, str):
+            body = body.encode()
+        self.send_response(status)
+        self.send_header("X-Request-ID", self.rid)
+        if body or status not in (204,):
+            self.send_header("Content-Type", ctype)
+        for k, v in headers:
+            self.send_header(k, v)
+        if status != 204:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD" and status != 204:
+            self.wfile.write(body)
+        self.status = status
+
+    def err(self, e):
+        self.send(e.status, e.body if e.body is not None else {"code": e.code,
+                                                               "message": e.message})
+
+    def do_GET(self):
+        self.dispatch()
+
+    def do_POST(self):
+        self.dispatch()
+
+    def do_DELETE(self):
+        self.dispatch()
+
+    def do_PUT(self):
+        self.dispatch()
+
+    def do_PATCH(self):
+        self.dispatch()
+
+    def dispatch(self):
+        st = self.server.st
+        self.rid = self.headers.get("X-Request-ID") or str(uuid.uuid4())
+        self.status, self.execd, self.sid = 0, False, None
+        self.extra = {}
+        u = urlsplit(self.path)
+        self.q = parse_qs(u.query, keep_blank_values=True)
+        self.qs = u.query
+        t0 = now()
+        try:
+            self.body = self.read_body()
+            m = re.match(r"^/sandboxes/([^/]+)/port/(\d+)(/.*)?$", u.path)
+            if m:
+                self.execd = True
+                self.sid = m.group(1)
+                self.route_execd(m.group(1), int(m.group(2)), m.group(3) or "/")
+            elif u.path == "/v1" or u.path.startswith("/v1/"):
+                self.route_lifecycle(u.path[3:] or "/")
+            else:
+                raise Err(404, "NOT_FOUND", "Not Found")
+        except Err as e:
+            self.err(e)
+        except (BrokenPipeError, ConnectionResetError):
+            self.status = self.status or 499
+        entry = {"t": round(t0, 3), "method": self.command, "path": self.path,
+                 "status": self.status, "api": "execd" if self.execd else "lifecycle",
+                 "ms": round((now() - t0) * 1000)}
+        if self.sid:
+            entry["sandbox"] = self.sid
+        entry.update(self.extra)
+        st.log(entry)
+
+    def json_body(self):
+        try:
+            return json.loads(self.body or b"null")
+        except ValueError as e:
+            raise Err(422, "", "", {"detail": [{"type": "json_invalid", "loc": ["body", 0],
+                                                "msg": f"JSON decode error: {e}",
+                                                "input": {}}]})
+
+    # -- lifecycle
+    def route_lifecycle(self, path):
+        st, opts = self.server.st, self.server.st.opts
+        if opts.key is not None:
+            key = self.headers.get("OPEN-SANDBOX-API-KEY")
+            if not key:
+                raise Err(401, "MISSING_API_KEY", "Authentication credentials are missing. "
+                          "Provide API key via OPEN-SANDBOX-API-KEY header.")
+            if key != opts.key:
+                raise Err(401, "INVALID_API_KEY", "Authentication credentials are invalid. "
+                          "Check your API key and try again.")
+        meth = self.command
+        if path == "/sandboxes" and meth == "POST":
+            body = self.json_body()
+            errs = validate_create(body)
+            if errs:
+                raise Err(422, "", "", {"detail": errs})
+            with st.lock:
+                s = Sandbox(st, body)
+                st.sandboxes[s.id] = s
+                self.sid = s.id
+                self.send(202, s.to_json(full=False),
+                          headers=[("Location", f"/v1/sandboxes/{s.id}")])
+            return
+        if path == "/sandboxes" and meth == "GET":
+            return self.list_sandboxes()
+        m = re.match(r"^/sandboxes/([^/]+)(/.*)?$", path)
+        if m:
+            sid, rest = m.group(1), m.group(2) or ""
+            self.sid = sid
+            s = st.get(sid)
+            if rest == "" and meth == "GET":
+                return self.send(200, s.to_json())
+            if rest == "" and meth == "DELETE":
+                with st.lock:
+                    s.end("user_delete")
+                    st.sandboxes.pop(sid, None)
+                return self.send(204)
+            if rest == "/renew-expiration" and meth == "POST":
+                body = self.json_body()
+                if not isinstance(body, dict) or "expiresAt" not in body:
+                    raise Err(422, "", "", {"detail": [{"type": "missing",
+                                                        "loc": ["body", "expiresAt"],
+                                                        "msg": "Field required", "input": body}]})
+                try:
+                    t = parse_time(body["expiresAt"])
+                except ValueError as e:
+                    raise Err(422, "", "", {"detail": [{"type": "datetime_from_date_parsing",
+                                                        "loc": ["body", "expiresAt"],
+                                                        "msg": str(e), "input": body["expiresAt"]}]})
+                if t <= now():
+                    raise Err(400, "DOCKER::INVALID_EXPIRATION",
+                              "New expiration time must be in the future.")
+                with st.lock:
+                    if s.expires is None:
+                        raise Err(409, "DOCKER::INVALID_EXPIRATION",
+                                  f"Sandbox {sid} does not have automatic expiration enabled.")
+                    s.expires = t
+                    s.deadline = now() + (t - now()) * opts.ttl_scale
+                return self.send(200, {"expiresAt": rfc3339(t)})
+            m2 = re.match(r"^/endpoints/(\d+)$", rest)
+            if m2 and meth == "GET":
+                port = int(m2.group(1))
+                if not 1 <= port <= 65535:
+                    raise Err(400, "INVALID_PORT", f"Invalid port {port}.")
+                host = self.server.server_address[0]
+                return self.send(200, {
+                    "endpoint": f"{host}:{self.server.server_address[1]}/sandboxes/{sid}/port/{port}",
+                    "headers": {ROUTE_HEADER: s.token}})
+            if rest in ("/pause", "/resume") and meth == "POST":
+                raise Err(501, "NOT_SUPPORTED", "fake_opensandbox: pause/resume not supported")
+        raise Err(404, "NOT_FOUND", "Not Found")
+
+    def list_sandboxes(self):
+        st = self.server.st
+        states = self.q.get("state", [])
+        meta = {}
+        for raw in self.q.get("metadata", []):
+            meta.update(dict(parse_qsl(raw, keep_blank_values=True)))
+        try:
+            page = int(self.q.get("page", ["1"])[0])
+            size = int(self.q.get("pageSize", ["20"])[0])
+            if page < 1 or size < 1:
+                raise ValueError
+        except ValueError:
+            raise Err(422, "", "", {"detail": [{"type": "greater_than_equal",
+                                                "loc": ["query", "page"],
+                                                "msg": "Input should be an integer >= 1",
+                                                "input": self.qs}]})
+        with st.lock:
+            items = []
+            for s in sorted(st.sandboxes.values(), key=lambda s: s.created):
+                s.update()
+                if s.gone:
+                    continue
+                if states and s.state.lower() not in [x.lower() for x in states]:
+                    continue
+                if any(s.metadata.get(k) != v for k, v in meta.items()):
+                    continue
+                items.append(s.to_json())
+        total = len(items)
+        pages = (total + size - 1) // size
+        self.send(200, {"items": items[(page - 1) * size:page * size],
+                        "pagination": {"page": page, "pageSize": size, "totalItems": total,
+                                       "totalPages": pages, "hasNextPage": page < pages}})
+
+    # -- execd
+    def route_execd(self, sid, port, path):
+        st = self.server.st
+        with st.lock:
+            s = st.sandboxes.get(sid)
+            if s:
+                s.update()
+            if not s or s.gone:
+                raise Err(404, "NOT_FOUND", f"fake_opensandbox: no sandbox {sid} (gone or "
+                          "never created)")
+            if s.state != "Running":
+                raise Err(502, "SANDBOX_NOT_READY",
+                          f"fake_opensandbox: sandbox {sid} is {s.state}, its execd does not "
+                          "answer")
+        if self.headers.get(ROUTE_HEADER) != s.token:
+            raise Err(401, "MISSING_ROUTE_HEADER",
+                      f"fake_opensandbox: the endpoint's header {ROUTE_HEADER} is missing or "
+                      "wrong (send every header of GET /v1/sandboxes/{id}/endpoints/{port})")
+        if port != EXECD_PORT:
+            raise Err(502, "BAD_GATEWAY", f"fake_opensandbox: nothing listens on port {port}")
+        meth = self.command
+        if path == "/ping" and meth == "GET":
+            return self.send(200, b"", ctype="text/plain")
+        if path == "/command" and meth == "POST":
+            return self.run_command(s)
+        if path == "/command" and meth == "DELETE":
+            cid = (self.q.get("id") or [""])[0]
+            if not cid:
+                raise Err(400, "MISSING_QUERY", "missing query parameter 'id'")
+            c = s.commands.get(cid)
+            if not c:
+                raise Err(500, "RUNTIME_ERROR",
+                          "error interruptting code context. no such session")
+            if not c.running:
+                raise Err(500, "RUNTIME_ERROR", "error interruptting code context. command "
+                          f"session {cid} is not running")
+            c.interrupt()
+            return self.send(200, b"", ctype="text/plain")
+        m = re.match(r"^/command/status/([^/]+)$", path)
+        if m and meth == "GET":
+            c = s.commands.get(m.group(1))
+            if not c:
+                raise Err(404, "INVALID_REQUEST_BODY", f"command not found: {m.group(1)}")
+            return self.send(200, c.status())
+        m = re.match(r"^/command/([^/]+)/logs$", path)
+        if m and meth == "GET":
+            c = s.commands.get(m.group(1))
+            if not c:
+                raise Err(400, "INVALID_REQUEST_BODY", f"command not found: {m.group(1)}")
+            if not c.background:
+                raise Err(400, "INVALID_REQUEST_BODY",
+                          f"command {c.id} is not running in background")
+            try:
+                cursor = int((self.q.get("cursor") or ["0"])[0])
+            except ValueError:
+                cursor = 0
+            with open(c.out_path, "rb") as f:
+                f.seek(max(cursor, 0))
+                data = f.read()
+                end = f.tell()
+            return self.send(200, data, ctype="text/plain; charset=utf-8",
+                             headers=[("EXECD-COMMANDS-TAIL-CURSOR", str(end))])
+        if path == "/files/upload" and meth == "POST":
+            return self.upload(s)
+        if path == "/files/download" and meth == "GET":
+            return self.download(s)
+        if path == "/files/info" and meth == "GET":
+            out = {}
+            for p in self.q.get("path", []):
+                host, sp = s.host_path(p)
+                try:
+                    out[p] = file_info(host, sp)
+                except FileNotFoundError as e:
+                    raise Err(404, "FILE_NOT_FOUND", f"file not found. file not found: {p}: {e}")
+            return self.send(200, out)
+        if path == "/files" and meth == "DELETE":
+            for p in self.q.get("path", []):
+                host, sp = s.host_path(p)
+                if host == s.workspace:
+                    raise Err(500, "RUNTIME_ERROR", f"error removing file {p}. refusing {WS}")
+                try:
+                    if os.path.isdir(host) and not os.path.islink(host):
+                        shutil.rmtree(host)
+                    else:
+                        os.remove(host)
+                except FileNotFoundError:
+                    pass
+            return self.send(200, b"", ctype="text/plain")
+        if path == "/directories/list" and meth == "GET":
+            return self.list_dir(s)
+        if path == "/directories" and meth == "POST":
+            body = self.json_body()
+            if not isinstance(body, dict):
+                raise Err(400, "INVALID_REQUEST_BODY", "error parsing request")
+            for p, perm in body.items():
+                host, sp = s.host_path(p)
+                os.makedirs(host, exist_ok=True)
+                mode = (perm or {}).get("mode") if isinstance(perm, dict) else None
+                if mode:
+                    os.chmod(host, int(str(mode), 8))
+            return self.send(200, b"", ctype="text/plain")
+        if path == "/directories" and meth == "DELETE":
+            for p in self.q.get("path", []):
+                host, sp = s.host_path(p)
+                if host != s.workspace:
+                    shutil.rmtree(host, ignore_errors=True)
+            return self.send(200, b"", ctype="text/plain")
+        raise Err(404, "NOT_FOUND", "404 page not found")
+
+    def run_command(self, s):
+        req = self.json_body()
+        if not isinstance(req, dict) or not isinstance(req.get("command"), str) \
+                or not req["command"]:
+            raise Err(400, "INVALID_REQUEST_BODY", "invalid request, validation error Key: "
+                      "'RunCommandRequest.Command' Error:Field validation for 'Command' failed "
+                      "on the 'required' tag")
+        t = req.get("timeout")
+        if t is not None and (not isinstance(t, int) or isinstance(t, bool) or t < 0):
+            raise Err(400, "INVALID_REQUEST_BODY", "error parsing request, MAYBE invalid body "
+                      "format. json: cannot unmarshal timeout")
+        cwd = req.get("cwd") or "/"
+        if not cwd.startswith("/"):
+            raise Err(400, "INVALID_REQUEST_BODY", f"invalid request, validation error "
+                      f"working directory must be absolute: {cwd}")
+        ncwd = os.path.normpath(cwd)
+        if ncwd == WS or ncwd.startswith(WS + "/"):
+            host = os.path.join(s.workspace, os.path.relpath(ncwd, WS))
+            if not os.path.isdir(host):
+                raise Err(400, "INVALID_REQUEST_BODY", "invalid request, validation error "
+                          f"working directory does not exist: {cwd}")
+        elif not os.path.isdir(ncwd) or ncwd.split("/")[1] not in (
+                "", "usr", "bin", "lib", "lib64", "sbin", "tmp", "proc", "dev", "root"):
+            raise Err(400, "INVALID_REQUEST_BODY", "invalid request, validation error "
+                      f"working directory does not exist: {cwd}")
+        background = bool(req.get("background"))
+        self.extra = {"command": req["command"][:200], "background": background}
+        c = Command(s, req, background)
+        s.commands[c.id] = c
+        self.extra["command_id"] = c.id
+        self.send_response(200)
+        self.send_header("X-Request-ID", self.rid)
+        for k, v in (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
+                     ("Connection", "keep-alive"), ("X-Accel-Buffering", "no"),
+                     ("Transfer-Encoding", "chunked")):
+            self.send_header(k, v)
+        self.end_headers()
+        self.status = 200
+        lock = threading.Lock()
+        alive = [True]
+
+        def write(ev):
+            data = (go_json(ev) + "\n\n").encode()
+            with lock:
+                if not alive[0]:
+                    return
+                try:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+                except OSError:
+                    alive[0] = False  # the client left; the command goes on
+
+        def ev(typ, **kw):
+            e = {"type": typ}
+            if kw.get("text"):
+                e["text"] = kw["text"]
+            if kw.get("execution_time"):
+                e["execution_time"] = kw["execution_time"]
+            e["timestamp"] = int(now() * 1000)
+            if kw.get("error"):
+                e["error"] = kw["error"]
+            return e
+
+        write(ev("init", text=c.id))
+        stop_ping = threading.Event()
+
+        def pinger():
+            while True:
+                write(ev("ping", text="pong"))
+                if stop_ping.wait(3.0):
+                    return
+
+        threading.Thread(target=pinger, daemon=True).start()
+        if background:
+            write(ev("execution_complete", execution_time=int((now() - c.started) * 1000)))
+        else:
+            tails = [threading.Thread(target=tail, args=(c.out_path, lambda x: write(
+                ev("stdout", text=x)), c.done), daemon=True),
+                threading.Thread(target=tail, args=(c.err_path, lambda x: write(
+                    ev("stderr", text=x)), c.done), daemon=True)]
+            for th in tails:
+                th.start()
+            c.done.wait()
+            for th in tails:
+                th.join()
+            if c.exit_code == 0:
+                write(ev("execution_complete", execution_time=int((now() - c.started) * 1000)))
+            else:
+                write(ev("error", error={"ename": "CommandExecError", "evalue": str(c.exit_code),
+                                         "traceback": [c.error]}))
+            self.extra["exit_code"] = c.exit_code
+        time.sleep(self.server.st.opts.grace_ms / 1000.0)  # execd's graceful shutdown wait
+        stop_ping.set()
+        with lock:
+            if alive[0]:
+                try:
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except OSError:
+                    pass
+            alive[0] = False
+
+    def upload(self, s):
+        parts = parse_multipart(self.headers.get("Content-Type"), self.body)
+        metas = [p for p in parts if p[0] == "metadata" and p[1] is not None]
+        files = [p for p in parts if p[0] == "file" and p[1] is not None]
+        if not metas:
+            raise Err(400, "INVALID_FILE_METADATA", "metadata file is missing")
+        if not files:
+            raise Err(400, "INVALID_FILE_CONTENT", "file is missing")
+        if len(metas) != len(files):
+            raise Err(400, "INVALID_FILE", f"metadata and file count mismatch: {len(metas)} "
+                      f"vs {len(files)}")
+        done = []
+        for (_, _, mb), (_, _, data) in zip(metas, files):
+            try:
+                meta = json.loads(mb)
+                if not isinstance(meta, dict):
+                    raise ValueError("not an object")
+            except ValueError as e:
+                raise Err(400, "INVALID_FILE_METADATA", f"invalid metadata format. {e}")
+            if not meta.get("path"):
+                raise Err(400, "INVALID_FILE_METADATA", "metadata path is empty")
+            host, sp = s.host_path(meta["path"])
+            os.makedirs(os.path.dirname(host), exist_ok=True)
+            with open(host, "wb") as f:
+                f.write(data)
+            mode = meta.get("mode") or 0
+            if mode:
+                try:
+                    os.chmod(host, int(str(mode), 8))
+                except ValueError as e:
+                    raise Err(500, "RUNTIME_ERROR", f"error chmoding file {sp}. {e}")
+            done.append({"path": sp, "size": len(data)})
+        self.extra["uploaded"] = done
+        self.send(200, b"", ctype="text/plain")
+
+    def download(self, s):
+        p = (self.q.get("path") or [""])[0]
+        if not p:
+            raise Err(400, "MISSING_QUERY", "missing query parameter 'path'")
+        host, sp = s.host_path(p)
+        try:
+            with open(host, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            raise Err(404, "FILE_NOT_FOUND",
+                      f"file not found. open {sp}: no such file or directory")
+        except IsADirectoryError:
+            raise Err(500, "RUNTIME_ERROR", f"error reading file {sp}: is a directory")
+        size = len(data)
+        hdrs = [("Content-Disposition", f'attachment; filename="{os.path.basename(sp)}"'),
+                ("Accept-Ranges", "bytes")]
+        rng = self.headers.get("Range")
+        if rng:
+            m = re.match(r"^bytes=(\d*)-(\d*)$", rng.strip())
+            start = end = None
+            if m and (m.group(1) or m.group(2)):
+                if m.group(1):
+                    start = int(m.group(1))
+                    end = int(m.group(2)) if m.group(2) else size - 1
+                else:
+                    start, end = max(size - int(m.group(2)), 0), size - 1
+                end = min(end, size - 1)
+            if start is None or start >= size or start > end:
+                raise Err(416, "INVALID_REQUEST_BODY", f"invalid range {rng}",
+                          {"code": "INVALID_REQUEST_BODY", "message": f"invalid range {rng}"})
+            hdrs.append(("Content-Range", f"bytes {start}-{end}/{size}"))
+            return self.send(206, data[start:end + 1], ctype="application/octet-stream",
+                             headers=hdrs)
+        self.send(200, data, ctype="application/octet-stream", headers=hdrs)
+
+    def list_dir(self, s):
+        p = (self.q.get("path") or [""])[0]
+        if not p:
+            raise Err(400, "MISSING_QUERY", "missing query parameter 'path'")
+        try:
+            depth = int((self.q.get("depth") or ["1"])[0])
+            if depth < 0:
+                raise ValueError
+        except ValueError:
+            raise Err(400, "INVALID_REQUEST_BODY",
+                      f"invalid query parameter 'depth': {self.q['depth'][0]}")
+        host, sp = s.host_path(p)
+        if not os.path.lexists(host):
+            raise Err(404, "FILE_NOT_FOUND", f"file not found. lstat {sp}: no such file or "
+                      "directory")
+        if os.path.islink(host):
+            raise Err(400, "INVALID_REQUEST_BODY",
+                      f"path is a symbolic link, refusing to traverse: {sp}")
+        if not os.path.isdir(host):
+            raise Err(400, "INVALID_REQUEST_BODY", f"path is not a directory: {sp}")
+        out = []
+
+        def walk(h, spath, level):
+            for name in sorted(os.listdir(h)):
+                hh, ss = os.path.join(h, name), spath.rstrip("/") + "/" + name
+                out.append(file_info(hh, ss))
+                if os.path.isdir(hh) and not os.path.islink(hh) and level + 1 < depth:
+                    walk(hh, ss, level + 1)
+
+        if depth > 0:
+            walk(host, sp, 0)
+        self.send(200, out)
+
+
+def file_info(host, spath):
+    import grp
+    import pwd
+    import stat as st
+    info = os.lstat(host)
+    if st.S_ISLNK(info.st_mode):
+        typ = "symlink"
+    elif st.S_ISDIR(info.st_mode):
+        typ = "directory"
+    elif st.S_ISREG(info.st_mode):
+        typ = "file"
+    else:
+        typ = "other"
+    try:
+        owner = pwd.getpwuid(info.st_uid).pw_name
+    except KeyError:
+        owner = str(info.st_uid)
+    try:
+        group = grp.getgrgid(info.st_gid).gr_name
+    except KeyError:
+        group = str(info.st_gid)
+    return {"path": spath, "type": typ, "size": info.st_size,
+            "modified_at": rfc3339(info.st_mtime), "created_at": rfc3339(info.st_ctime),
+            "owner": owner, "group": group, "mode": int(oct(info.st_mode & 0o7777)[2:])}
+
+
+def on_sigterm(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Fake OpenSandbox server (lifecycle + execd) for "
+                                 "assay tests.")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    ap.add_argument("--port-file", help="write the chosen port here once listening")
+    ap.add_argument("--log", help="append one JSON line per request")
+    ap.add_argument("--key", help="require header OPEN-SANDBOX-API-KEY: KEY on /v1 (default: "
+                    "no auth, as a server without server.api_key)")
+    ap.add_argument("--start-ms", type=float, default=300,
+                    help="a new sandbox is Pending this long, then Running (default 300)")
+    ap.add_argument("--fail-create", metavar="REASON",
+                    help="sandboxes go Pending -> Failed with status.reason REASON")
+    ap.add_argument("--ttl-scale", type=float, default=1.0,
+                    help="a sandbox really expires after timeout*SCALE seconds (expiresAt shows "
+                    "the nominal time; e.g. 0.05 ends a timeout=60 sandbox after 3 s)")
+    ap.add_argument("--grace-ms", type=float, default=1000,
+                    help="the command stream stays open this long after its final event "
+                    "(execd's graceful shutdown; default 1000)")
+    ap.add_argument("--root", help="directory for the sandboxes' host dirs (default $TMPDIR)")
+    ap.add_argument("--verbose", action="store_true", help="log HTTP requests on stderr")
+    opts = ap.parse_args(argv)
+    if opts.ttl_scale <= 0:
+        print("fake_opensandbox: --ttl-scale must be > 0", file=sys.stderr)
+        return 2
+    if not shutil.which("bwrap"):
+        print("fake_opensandbox: bwrap (bubblewrap) is not installed", file=sys.stderr)
+        return 2
+    ThreadingHTTPServer.block_on_close = False
+    ThreadingHTTPServer.request_queue_size = 64
+    srv = ThreadingHTTPServer((opts.host, opts.port), Handler)
+    srv.daemon_threads = True
+    srv.st = State(opts)
+    threading.Thread(target=srv.st.reaper, daemon=True).start()
+    port = srv.server_address[1]
+    signal.signal(signal.SIGTERM, on_sigterm)
+    if opts.port_file:
+        tmp = f"{opts.port_file}.tmp.{os.getpid()}"
+        with open(tmp, "w") as f:
+            f.write(f"{port}\n")
+        os.replace(tmp, opts.port_file)
+    print(f"fake_opensandbox: listening on {opts.host}:{port} (sandboxes in {srv.st.root})",
+          file=sys.stderr, flush=True)
+    try:
+        srv.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        pass
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not stop the cleanup
+    with srv.st.lock:
+        for s in list(srv.st.sandboxes.values()):
+            s.end("server_shutdown")
+    shutil.rmtree(srv.st.root, ignore_errors=True)
+    srv.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
