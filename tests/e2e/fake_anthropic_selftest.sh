@@ -18,29 +18,6 @@ SDK_VERSIONS=${ANTHROPIC_SDK_VERSIONS:-0.137.0 1.16.0}
 NPM_CACHE=${ASSAY_NPM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/assay/npm}
 command -v curl >/dev/null || skip "curl is not installed (some checks drive the fake with it)"
 
-# inner NAME MIN CMD...: runs a checker that prints ok/FAIL lines and ends
-# with "N passed, M failed"; it must pass and have run at least MIN checks
-inner() {
-	local name=$1 min=$2 out=$T/inner.$RANDOM.out rc=0 summary n_ok n_fail
-	shift 2
-	timeout 240 "$@" >"$out" 2>&1 || rc=$?
-	summary=$(tail -n 1 "$out")
-	n_ok=$(grep -c '^ok ' "$out" || true)
-	n_fail=$(grep -c '^FAIL ' "$out" || true)
-	grep '^#' "$out" || true
-	grep '^FAIL ' "$out" || true
-	check "$name: exits 0 (exit $rc)" test "$rc" -eq 0
-	check "$name: ends with 'N passed, 0 failed' (got '$summary')" \
-		grep -Eqx '[0-9]+ passed, 0 failed' <<<"$summary"
-	check "$name: the summary counts what ran ($n_ok ok, $n_fail FAIL lines)" \
-		test "$summary" = "$n_ok passed, $n_fail failed"
-	# fewer than MIN means part of it never ran
-	check "$name: at least $min checks ran ($n_ok)" test "$n_ok" -ge "$min"
-	if [ "$rc" -ne 0 ] || [ "$n_fail" -gt 0 ]; then
-		echo "--- $name output (last 40 lines)"
-		tail -n 40 "$out"
-	fi
-}
 
 # ------------------------------------------------------------------ raw HTTP
 cat >"$T/http_checks.py" <<'PY'
