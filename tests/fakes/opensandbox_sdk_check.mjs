@@ -50,6 +50,14 @@ process.env.OPEN_SANDBOX_DOMAIN = `127.0.0.1:${port}`;
 process.env.OPEN_SANDBOX_API_KEY = KEY;
 process.env.OPENSANDBOX_DISABLE_METRICS = "1";
 const lines = () => readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+// the fake logs a request after its answer is sent: wait a little for it
+const seen = async (pred) => {
+  for (let i = 0; i < 60; i++) {
+    if (lines().some(pred)) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+};
 
 let sbx;
 await attempt("Sandbox.create against the fake", async () => {
@@ -64,10 +72,10 @@ if (sbx) {
     && info.image?.uri === "python:3.11", info);
   check("create sent what the spec requires (entrypoint, resourceLimits) and read the env vars: "
     + "the log shows POST /v1/sandboxes 202 then the execd endpoint",
-    lines().some((l) => l.method === "POST" && l.path === "/v1/sandboxes" && l.status === 202)
-    && lines().some((l) => /\/endpoints\/44772/.test(l.path) && l.status === 200), lines().slice(0, 4));
+    await seen((l) => l.method === "POST" && l.path === "/v1/sandboxes" && l.status === 202)
+    && await seen((l) => /\/endpoints\/44772/.test(l.path) && l.status === 200), lines().slice(0, 4));
   check("the SDK polled /ping until execd answered (with the endpoint's header: 200)",
-    lines().some((l) => l.api === "execd" && /\/ping$/.test(l.path) && l.status === 200));
+    await seen((l) => l.api === "execd" && /\/ping$/.test(l.path) && l.status === 200));
   check("isHealthy", await attempt("isHealthy", () => sbx.isHealthy()) === true);
 
   const ex = await attempt("commands.run", () => sbx.commands.run(
@@ -139,7 +147,7 @@ if (sbx) {
   }
   check("kill: the sandbox is gone (getInfo -> 404)", gone?.statusCode === 404, gone?.message);
   check("kill: DELETE /v1/sandboxes/{id} answered 204",
-    lines().some((l) => l.method === "DELETE" && l.path === `/v1/sandboxes/${sbx.id}` && l.status === 204));
+    await seen((l) => l.method === "DELETE" && l.path === `/v1/sandboxes/${sbx.id}` && l.status === 204));
   check("OPENSANDBOX_DISABLE_METRICS=1: no telemetry was posted",
     !lines().some((l) => l.path.startsWith("/v1/metrics")));
   await sbx.close();
@@ -166,7 +174,7 @@ await attempt("create with telemetry on", async () => {
 if (sbx2) {
   await new Promise((r) => setTimeout(r, 300));
   check("telemetry on: create succeeds although /v1/metrics/events answers 404",
-    lines().some((l) => l.path.startsWith("/v1/metrics/events") && l.status === 404), lines().slice(-3));
+    await seen((l) => l.path.startsWith("/v1/metrics/events") && l.status === 404), lines().slice(-3));
   await sbx2.kill();
   await sbx2.close();
 }
