@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <cjson/cJSON.h>
+#include "strv.h"
 
 struct config_input {
 	char *src;  /* host path */
@@ -40,6 +41,14 @@ struct config {
 	char *theme;
 	char *images;
 	int network;
+	/* "network": {"allow": ["host", ...]}: egress only to these (the
+	 * opensandbox backend's egress rules; the others refuse it) */
+	struct strv net_allow;
+	/* "opensandbox": {"url", "timeout_s"}: the server (user config or
+	 * the command line only: it decides where the key goes) and the
+	 * sandbox's TTL, renewed while the run lives */
+	char *opensandbox_url;
+	long opensandbox_ttl_s;
 	int responses_store; /* openai-responses: store at OpenAI and chain
 	                        with previous_response_id */
 	int timeout_s;       /* per command */
@@ -64,6 +73,7 @@ struct config {
 	long nproc;
 	long cpu_s;
 	long fsize_mb;
+	long cpus; /* opensandbox: resourceLimits.cpu; 0 = 1 */
 	struct config_input *inputs;
 	size_t n_inputs;
 	char **outputs;

@@ -108,6 +108,10 @@ struct sbx *sbx_new(const struct config *cfg, struct loop *l,
 void sbx_free(struct sbx *s);
 
 const char *sbx_name(const struct sbx *s);
+/* NULL while the sandbox can work; else why it is gone for good under
+ * the run (an OpenSandbox sandbox expired or deleted by someone else):
+ * the run cannot go on, a resume can. */
+const char *sbx_lost(const struct sbx *s);
 unsigned sbx_caps(const struct sbx *s);
 /* The caps of the backend a record names ("local", "docker"...), for
  * readers of a recorded run without a sandbox; 0 when unknown. */

@@ -715,6 +715,11 @@ void session_result_in(struct session *s)
 	messages_add_tool(s->messages, r->id, r->name, r->content, r->is_error);
 	int changes = r->changes;
 	session_result_free(r);
+	const char *lost = sbx_lost(s->sbx);
+	if (lost && s->state != SESSION_ENDING) { /* nowhere to go on */
+		session_emit(s, ev_error("sandbox", lost, -1));
+		session_wind_up(s, "failed", EXIT_SANDBOX);
+	}
 	if (s->state == SESSION_ENDING) {
 		snapshot_free(held);
 		return;

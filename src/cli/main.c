@@ -50,6 +50,7 @@ enum {
 	OPT_FORK_AT,
 	OPT_REPLACE,
 	OPT_TRUST_PROJECT,
+	OPT_OPENSANDBOX_URL,
 };
 
 static const struct option options[] = {
@@ -58,6 +59,7 @@ static const struct option options[] = {
     {"base-url", required_argument, NULL, OPT_BASE_URL},
     {"script", required_argument, NULL, OPT_SCRIPT},
     {"sandbox", required_argument, NULL, OPT_SANDBOX},
+    {"opensandbox-url", required_argument, NULL, OPT_OPENSANDBOX_URL},
     {"image", required_argument, NULL, OPT_IMAGE},
     {"input", required_argument, NULL, OPT_INPUT},
     {"output", required_argument, NULL, OPT_OUTPUT},
@@ -129,8 +131,11 @@ static void usage(FILE *f)
 	      "  --base-url URL      API base incl. version path "
 	      "[$OPENAI_BASE_URL or https://api.openai.com/v1]\n"
 	      "  --script FILE       turns for --provider script\n"
-	      "  --sandbox NAME      local (bubblewrap) [local]\n"
-	      "  --image IMG         sandbox image (docker) "
+	      "  --sandbox NAME      local (bubblewrap), docker or opensandbox "
+	      "[local]\n"
+	      "  --opensandbox-url URL  the OpenSandbox server (host:port or "
+	      "URL) [$OPEN_SANDBOX_DOMAIN]\n"
+	      "  --image IMG         sandbox image (docker, opensandbox) "
 	      "[assay-sandbox:latest]\n"
 	      "  --input SRC[:DEST]  stage a file or directory (repeatable; "
 	      "DEST [input/<basename>])\n"
@@ -224,6 +229,9 @@ static int apply_option(struct config *c, int opt, const char *arg, char **err)
 		break;
 	case OPT_IMAGE:
 		config_set(&c->image, arg);
+		break;
+	case OPT_OPENSANDBOX_URL:
+		config_set(&c->opensandbox_url, arg);
 		break;
 	case OPT_OUT:
 		config_set(&c->out_dir, arg);

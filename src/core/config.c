@@ -63,7 +63,7 @@ void config_free(struct config *c)
 	                 &c->api_key_env, &c->script,  &c->sandbox,
 	                 &c->image,       &c->ask,     &c->out_dir,
 	                 &c->workspace,   &c->run_dir, &c->instructions,
-	                 &c->theme,       &c->images};
+	                 &c->theme,       &c->images,  &c->opensandbox_url};
 	for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
 		config_set(strs[i], NULL);
 	for (size_t i = 0; i < c->n_inputs; i++) {
@@ -74,6 +74,7 @@ void config_free(struct config *c)
 	for (size_t i = 0; i < c->n_outputs; i++)
 		free(c->outputs[i]);
 	free(c->outputs);
+	strv_free(&c->net_allow);
 	cJSON_Delete(c->rules);
 	cJSON_Delete(c->never_save);
 	cJSON_Delete(c->models);
@@ -211,12 +212,87 @@ static int apply_limits(struct config *c, const cJSON *obj, const char *origin,
 			c->cpu_s = (long)d;
 		else if (!strcmp(v->string, "file_size_mb"))
 			c->fsize_mb = (long)d;
+		else if (!strcmp(v->string, "cpus"))
+			c->cpus = (long)d;
 		else
 			return set_err(err,
 			               "%s: unknown key \"limits.%s\" (known: "
 			               "memory_mb, processes, cpu_s, "
-			               "file_size_mb)",
+			               "file_size_mb, cpus)",
 			               origin, v->string);
+	}
+	return 0;
+}
+
+/* "network": true/false, or {"allow": ["host", ...]}: egress only to
+ * those hosts (an empty list: none). */
+static int apply_network(struct config *c, const cJSON *v, const char *origin,
+                         char **err)
+{
+	if (cJSON_IsBool(v)) {
+		c->network = cJSON_IsTrue(v);
+		return 0;
+	}
+	const cJSON *allow = cJSON_GetObjectItem(v, "allow");
+	if (!cJSON_IsObject(v) || !cJSON_IsArray(allow) ||
+	    cJSON_GetArraySize(v) != 1)
+		return set_err(err,
+		               "%s: \"network\" must be true, false or "
+		               "{\"allow\": [\"host\", ...]}",
+		               origin);
+	strv_free(&c->net_allow);
+	const cJSON *h;
+	cJSON_ArrayForEach(h, allow)
+	{
+		if (!cJSON_IsString(h) || !*h->valuestring ||
+		    strpbrk(h->valuestring, " /\"'"))
+			return set_err(err,
+			               "%s: each of \"network.allow\" must be "
+			               "a host name (\"pypi.org\", "
+			               "\"*.example.com\") or an IP address",
+			               origin);
+		strv_push(&c->net_allow, h->valuestring);
+	}
+	c->network = 0;
+	return 0;
+}
+
+/* "opensandbox": {"url": "host:port" or URL, "timeout_s": N}. */
+static int apply_opensandbox(struct config *c, const cJSON *v,
+                             const char *origin, char **err)
+{
+	if (!cJSON_IsObject(v))
+		return set_err(err,
+		               "%s: \"opensandbox\" must be an object: "
+		               "{\"url\": \"host:8080\", \"timeout_s\": "
+		               "3600}",
+		               origin);
+	const cJSON *f;
+	cJSON_ArrayForEach(f, v)
+	{
+		if (!strcmp(f->string, "url")) {
+			if (!cJSON_IsString(f) || !*f->valuestring)
+				return set_err(err,
+				               "%s: \"opensandbox.url\" "
+				               "must be a non-empty string",
+				               origin);
+			config_set(&c->opensandbox_url, f->valuestring);
+		} else if (!strcmp(f->string, "timeout_s")) {
+			if (!cJSON_IsNumber(f) || f->valuedouble < 60 ||
+			    f->valuedouble > 86400 * 30)
+				return set_err(
+				    err,
+				    "%s: \"opensandbox.timeout_s\" "
+				    "must be a number of seconds, 60 "
+				    "or more (the server's minimum)",
+				    origin);
+			c->opensandbox_ttl_s = (long)f->valuedouble;
+		} else {
+			return set_err(err,
+			               "%s: unknown key \"opensandbox.%s\" "
+			               "(known: url, timeout_s)",
+			               origin, f->string);
+		}
 	}
 	return 0;
 }
@@ -327,6 +403,17 @@ static int apply_models(struct config *c, const cJSON *v, const char *origin,
 	return 0;
 }
 
+/* The keys whose value is an object of their own. */
+static const struct {
+	const char *key;
+	int (*apply)(struct config *c, const cJSON *v, const char *origin,
+	             char **err);
+} obj_keys[] = {
+    {"limits", apply_limits},
+    {"context", apply_context},
+    {"opensandbox", apply_opensandbox},
+};
+
 int config_apply_key(struct config *c, const cJSON *v, const char *origin,
                      const char *base_dir, char **err)
 {
@@ -347,6 +434,8 @@ int config_apply_key(struct config *c, const cJSON *v, const char *origin,
 		return 0;
 	}
 	double d = 0;
+	if (!strcmp(k, "network") && !cJSON_IsBool(v))
+		return apply_network(c, v, origin, err);
 	if (!strcmp(k, "network") || !strcmp(k, "step") ||
 	    !strcmp(k, "responses_store")) {
 		if (!cJSON_IsBool(v))
@@ -385,10 +474,9 @@ int config_apply_key(struct config *c, const cJSON *v, const char *origin,
 			c->max_cost = d;
 		return 0;
 	}
-	if (!strcmp(k, "limits"))
-		return apply_limits(c, v, origin, err);
-	if (!strcmp(k, "context"))
-		return apply_context(c, v, origin, err);
+	for (size_t i = 0; i < sizeof obj_keys / sizeof *obj_keys; i++)
+		if (!strcmp(k, obj_keys[i].key))
+			return obj_keys[i].apply(c, v, origin, err);
 	if (!strcmp(k, "inputs"))
 		return apply_inputs(c, v, origin, base_dir, err);
 	if (!strcmp(k, "outputs")) {
@@ -450,7 +538,8 @@ int config_apply_key(struct config *c, const cJSON *v, const char *origin,
 /* Keys a project file (./.assay/config.json, ./assay.json) may not set:
  * together they decide which server receives an API key, and a cloned
  * repository must not be able to send the user's key elsewhere. */
-static const char *const user_only_keys[] = {"base_url", "api_key_env", NULL};
+static const char *const user_only_keys[] = {"base_url", "api_key_env",
+                                             "opensandbox", NULL};
 
 int config_check_key(const cJSON *v, const char *origin, int project,
                      char **err)

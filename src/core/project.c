@@ -260,6 +260,10 @@ static void filter_key(struct project *p, const struct config *c,
 	}
 	if (!strcmp(k, "network") && cJSON_IsTrue(v) && !c->network)
 		keep = loose(p, k, v, 0, "turns the sandbox's network on");
+	else if (!strcmp(k, "network") && cJSON_IsObject(v) && !c->network)
+		keep = loose(p, k, v, 0,
+		             "opens the sandbox's network to the hosts it "
+		             "lists");
 	else if (!strcmp(k, "ask") && cJSON_IsString(v) &&
 	         config_ask_rank(v->valuestring) >= 0 &&
 	         config_ask_rank(v->valuestring) < config_ask_rank(c->ask))

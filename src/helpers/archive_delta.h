@@ -15,7 +15,12 @@ int archive_delta(int argc, char **argv, const struct path_mounts *m,
  * out_path (through a temporary; out_path may be archive): the number
  * of deltas folded (0: none, nothing written), or -1 and *err. */
 int archive_fold(const char *archive, const char *out_path, char **err);
-/* `assay-archive http` (assay_archive.c): argv from its options on. */
+/* `assay-archive http` (archive_http.c): argv from its options on. */
 int archive_http(int argc, char **argv);
+/* A progress line {"progress": subject, "done", "total"} on stdout
+ * (assay_archive.c). */
+void archive_progress_line(const char *subject, double done, double total);
+/* The usage message on stderr; exit status 2 (assay_archive.c). */
+int archive_usage(void);
 
 #endif

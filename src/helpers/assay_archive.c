@@ -31,14 +31,19 @@
  *       WORKSPACE, leaving OUTDIR ("" for none) out.
  *   assay-archive http [--unix SOCK] [--ca F --cert F --key F]
  *                      [--insecure] [--progress SUBJECT [--total N]]
- *                      GET|PUT URL
+ *                      [--headers FILE] [--multipart PATH]
+ *                      GET|PUT|POST URL
  *       one request to the Docker daemon: GET writes the body to
  *       stdout, PUT sends stdin as a tar (with --progress, PUT prints
  *       progress lines on stdout as create's: the bytes sent, of N, 0
  *       when not known, and the whole at the end). Exit 3 when the daemon
  *       answered with an error (its message on stderr), 4 when no
  *       answer came, 5 when stdout was closed (the reader gave up), 6
- *       when the transfer broke after a good answer.
+ *       when the transfer broke after a good answer. --headers: more
+ *       request headers, one "Name: value" a line of FILE (an
+ *       OpenSandbox endpoint's, kept out of argv); --multipart: the
+ *       body is execd's upload form for sandbox path PATH, stdin its
+ *       file part (sent chunked).
  *   assay-archive pack [--skip DIR] SRC DEST...
  *       the inputs as a tar on stdout (the docker backend's staging).
  *   assay-archive extract [--progress SUBJECT] DEST NAME
@@ -113,7 +118,7 @@ static void limit(int res, rlim_t v)
 }
 
 /* The command line this helper takes. */
-static int usage(void)
+int archive_usage(void)
 {
 	fprintf(stderr, "usage: assay-archive create OUT.tar.gz DIR\n"
 	                "       assay-archive list DIR REL RECURSIVE MAX\n"
@@ -123,7 +128,8 @@ static int usage(void)
 	                "DEST...\n"
 	                "       assay-archive http [--unix SOCK] [--ca F "
 	                "--cert F --key F] [--insecure] [--progress SUBJECT "
-	                "[--total N]] GET|PUT URL\n"
+	                "[--total N]] [--headers FILE] [--multipart PATH] "
+	                "GET|PUT|POST URL\n"
 	                "       assay-archive pack [--skip DIR] SRC DEST...\n"
 	                "       assay-archive extract [--progress SUBJECT] "
 	                "DEST NAME < TAR\n"
@@ -197,7 +203,7 @@ static const char *extract_subject;
 
 /* A progress line on stdout (the sandbox relays it): subject, bytes
  * done of total (0: not known). */
-static void progress_line(const char *subject, double done, double total)
+void archive_progress_line(const char *subject, double done, double total)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "progress", subject);
@@ -213,7 +219,7 @@ static void progress_line(const char *subject, double done, double total)
 /* extract's progress. */
 static void extract_progress(double done, double total)
 {
-	progress_line(extract_subject, done, total);
+	archive_progress_line(extract_subject, done, total);
 }
 
 /* create's progress: a JSON line on stdout (the sandbox relays it). */
@@ -298,7 +304,7 @@ static int sortlist(const char *prefix, const char *maxs, const char *full)
 	errno = 0;
 	unsigned long long max = strtoull(maxs, &end, 10);
 	if (errno || !*maxs || *end)
-		return usage();
+		return archive_usage();
 	struct buf in;
 	buf_init(&in, SORTLIST_IN_MAX);
 	char chunk[65536];
@@ -356,7 +362,7 @@ static int fetch(const char *dir, const char *rel, const char *dest)
 static int stage(const char *ws, const char *out_dir, char **pairs, int n)
 {
 	if (n % 2)
-		return usage();
+		return archive_usage();
 	struct config_input *in = xcalloc((size_t)n / 2 + 1, sizeof *in);
 	for (int i = 0; i < n / 2; i++) {
 		in[i].src = pairs[2 * i];
@@ -367,147 +373,6 @@ static int stage(const char *ws, const char *out_dir, char **pairs, int n)
 	                          ws, &err);
 	free(in);
 	return done(rc, err);
-}
-
-/* ---- http: one transfer with the Docker daemon ---- */
-
-#define HTTP_ERR_BODY (64u << 10)
-
-struct hx {
-	long status;
-	struct buf body; /* of an error answer */
-	char *err;
-	int broken;
-	const char *progress; /* the subject of PUT's progress lines */
-	double sent, total;
-	int64_t said; /* when the last line was printed */
-};
-
-/* PUT's progress: a JSON line on stdout (the sandbox relays it). */
-static void hx_progress(struct hx *h, double total)
-{
-	progress_line(h->progress, h->sent, total);
-	h->said = now_ms();
-}
-
-static void hx_response(struct http_xfer *x, long status, void *arg)
-{
-	(void)x;
-	((struct hx *)arg)->status = status;
-}
-
-/* A 2xx body goes to stdout; an error's is kept for its message. */
-static int hx_data(struct http_xfer *x, const char *data, size_t n, void *arg)
-{
-	struct hx *h = arg;
-	(void)x;
-	if (h->status < 200 || h->status >= 300) {
-		if (h->body.len + n <= h->body.max)
-			buf_append(&h->body, data, n);
-		return 0;
-	}
-	while (n > 0) {
-		ssize_t w = write(1, data, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			h->broken = 1;
-			return -1;
-		}
-		data += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static void hx_done(struct http_xfer *x, int ok, const char *errmsg, void *arg)
-{
-	struct hx *h = arg;
-	(void)x;
-	if (!ok)
-		h->err = xstrdup(errmsg ? errmsg : "transfer failed");
-}
-
-/* The PUT body: stdin, blocking (this process does nothing else). */
-static long hx_read(char *b, size_t n, void *arg)
-{
-	struct hx *h = arg;
-	for (;;) {
-		ssize_t r = read(0, b, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r > 0 && h->progress) {
-			h->sent += (double)r;
-			if (now_ms() - h->said >= 500)
-				hx_progress(h, h->total);
-		}
-		return r < 0 ? -1 : (long)r;
-	}
-}
-
-/* http [options] GET|PUT URL: see the top of the file. */
-int archive_http(int argc, char **argv)
-{
-	struct http_request r = {.body_size = -1};
-	struct hx h = {0};
-	int i = 0;
-	for (; i + 1 < argc && !strncmp(argv[i], "--", 2); i++) {
-		if (!strcmp(argv[i], "--insecure"))
-			r.no_verify = 1;
-		else if (!strcmp(argv[i], "--unix"))
-			r.unix_socket = argv[++i];
-		else if (!strcmp(argv[i], "--ca"))
-			r.ca_file = argv[++i];
-		else if (!strcmp(argv[i], "--cert"))
-			r.cert_file = argv[++i];
-		else if (!strcmp(argv[i], "--key"))
-			r.key_file = argv[++i];
-		else if (!strcmp(argv[i], "--progress"))
-			h.progress = argv[++i];
-		else if (!strcmp(argv[i], "--total"))
-			h.total = strtod(argv[++i], NULL);
-		else
-			return usage();
-	}
-	if (argc - i != 2 || (strcmp(argv[i], "GET") && strcmp(argv[i], "PUT")))
-		return usage();
-	h.said = now_ms();
-	buf_init(&h.body, HTTP_ERR_BODY);
-	const char *headers[] = {"Content-Type: application/x-tar", NULL};
-	r.method = argv[i];
-	r.url = argv[i + 1];
-	r.on_response = hx_response;
-	r.on_data = hx_data;
-	r.on_done = hx_done;
-	r.arg = &h;
-	if (!strcmp(r.method, "PUT")) {
-		r.headers = headers;
-		r.read_body = hx_read;
-	} else {
-		r.low_speed_time_s = 1000000000L; /* the reader sets the pace */
-	}
-	char *err = NULL;
-	int rc = 0;
-	if (http_perform(&r, &err) < 0 && err) {
-		h.err = err;
-		err = NULL;
-	}
-	if (h.broken) {
-		rc = 5;
-	} else if (h.status && (h.status < 200 || h.status >= 300)) {
-		char *m = dk_message(h.status, &h.body);
-		fprintf(stderr, "%s\n", m);
-		free(m);
-		rc = 3;
-	} else if (h.err || !h.status) {
-		fprintf(stderr, "%s\n", h.err ? h.err : "no answer");
-		rc = h.status ? 6 : 4; /* cut short, or no answer at all */
-	} else if (h.progress && h.sent > 0) {
-		hx_progress(&h, h.sent); /* the whole */
-	}
-	free(h.err);
-	buf_free(&h.body);
-	return rc;
 }
 
 /* ---- members ---- */
@@ -1129,22 +994,23 @@ int main(int argc, char **argv)
 {
 	char *err = NULL;
 	if (argc < 2 || take_mounts(&argc, &argv) < 0)
-		return usage();
+		return archive_usage();
 	const char *cmd = argv[1];
 	/* the host workspace's own work: no limits (trees can be big) */
 	if (!strcmp(cmd, "create"))
-		return argc == 4 ? create(argv[2], argv[3]) : usage();
+		return argc == 4 ? create(argv[2], argv[3]) : archive_usage();
 	if (!strcmp(cmd, "list"))
 		return argc == 6 ? list(argv[2], argv[3], argv[4], argv[5])
-		                 : usage();
+		                 : archive_usage();
 	if (!strcmp(cmd, "sortlist"))
 		return argc == 5 ? sortlist(argv[2], argv[3], argv[4])
-		                 : usage();
+		                 : archive_usage();
 	if (!strcmp(cmd, "fetch"))
-		return argc == 5 ? fetch(argv[2], argv[3], argv[4]) : usage();
+		return argc == 5 ? fetch(argv[2], argv[3], argv[4])
+		                 : archive_usage();
 	if (!strcmp(cmd, "stage"))
 		return argc >= 4 ? stage(argv[2], argv[3], argv + 4, argc - 4)
-		                 : usage();
+		                 : archive_usage();
 	signal(SIGPIPE, SIG_IGN); /* a reader that gives up: EPIPE */
 	limit(RLIMIT_CORE, 0);
 #ifndef __SANITIZE_ADDRESS__ /* ASan reserves terabytes of shadow */
@@ -1178,6 +1044,6 @@ int main(int argc, char **argv)
 	else if (!strcmp(cmd, "hash") && argc >= 3)
 		return archive_hash(argv[2], argv + 3, argc - 3, &mounts);
 	else
-		return usage();
+		return archive_usage();
 	return done(rc, err);
 }

@@ -334,6 +334,15 @@ void dk_start(struct sbx *s, int stage_inputs, sbx_done_fn fn, void *arg);
  * left of a run kept in root (the directory of this run's run dir): a
  * start removes those, and only those. */
 int dk_leftover(const cJSON *labels, const char *root);
+/* The labels (or OpenSandbox metadata) naming the run and its owner:
+ * assay.run, assay.root (root_label, or the run dir's directory when
+ * NULL), assay.owner.{pid,host,boot,start}, assay.version. */
+cJSON *dk_owner_labels(struct sbx *s, const char *root_label);
+/* Whether the assay those labels name is alive (owners on other hosts
+ * are presumed so). */
+int dk_owner_alive(const cJSON *labels);
+/* The directory a run dir is in, resolved. */
+char *dk_run_root(const char *run_dir);
 
 /* docker_files.c */
 void dk_read_file(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,
@@ -367,6 +376,26 @@ struct dk_xfer *dk_xfer_put(struct sbx *s, char *const *args, const char *what,
                             const struct dk_put_progress *p,
                             void (*done)(void *arg, char *err), void *arg,
                             char **err);
+/* The same with the http side's argv given (`assay-archive http ...`
+ * to whatever server): for the opensandbox backend. label: the
+ * progress hook's what for a PUT's progress lines, or NULL. */
+struct dk_xfer *sbx_xfer_get(struct sbx *s, const char *subject,
+                             char *const *http_argv, char *const *args,
+                             const char *tmp_base,
+                             void (*done)(void *arg, char *err), void *arg,
+                             char **err);
+struct dk_xfer *sbx_xfer_put(struct sbx *s, char *const *args,
+                             char *const *http_argv, const char *what,
+                             const char *label,
+                             void (*done)(void *arg, char *err), void *arg,
+                             char **err);
+/* `assay-archive pack` args for the configured inputs that are not
+ * bound (all 0: a resume's, see dk_stage), NULL-terminated, *n of
+ * them (3 when there is nothing to stage), *ro when some go read-only;
+ * the caller frees the array. */
+char **sbx_pack_args(struct sbx *s, int all, size_t *n, int *ro);
+/* The tar pack writes of those pairs, for progress (0: not known). */
+double sbx_pack_bytes(char *const *pairs, size_t n);
 /* Kill and reap both children (removing what they left), no callback. */
 void dk_xfer_free(struct dk_xfer *x);
 void dk_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);

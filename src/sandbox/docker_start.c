@@ -165,16 +165,30 @@ static char *unreachable(struct docker *d, const char *why)
 
 /* ---- the container ---- */
 
-/* The labels that name the run and its owner (see the top). */
-static cJSON *make_labels(struct sbx *s, const struct dk_owner *me)
+int dk_owner_alive(const cJSON *labels)
 {
+	struct dk_owner me;
+	owner_self(&me);
+	return owner_alive(labels, &me);
+}
+
+char *dk_run_root(const char *run_dir)
+{
+	return run_root(run_dir);
+}
+
+/* The labels that name the run and its owner (see the top). */
+cJSON *dk_owner_labels(struct sbx *s, const char *root_label)
+{
+	struct dk_owner o, *me = &o;
+	owner_self(me);
 	cJSON *l = cJSON_CreateObject();
 	char pid[24];
 	snprintf(pid, sizeof pid, "%d", (int)getpid());
 	const char *run = strrchr(s->run_dir, '/');
 	cJSON_AddStringToObject(l, "assay.run",
 	                        run && run[1] ? run + 1 : s->run_dir);
-	char *root = run_root(s->run_dir);
+	char *root = root_label ? xstrdup(root_label) : run_root(s->run_dir);
 	cJSON_AddStringToObject(l, DK_LABEL_ROOT, root);
 	free(root);
 	cJSON_AddStringToObject(l, DK_LABEL, pid);
@@ -226,8 +240,6 @@ static char *container_body(struct sbx *s, long ncpu)
 {
 	const struct config *cfg = s->cfg;
 	struct docker *d = dk_of(s);
-	struct dk_owner me;
-	owner_self(&me);
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "Image", s->image);
 	cJSON *ep = cJSON_AddArrayToObject(o, "Entrypoint");
@@ -238,7 +250,7 @@ static char *container_body(struct sbx *s, long ncpu)
 	cJSON_AddStringToObject(o, "Hostname", "assay");
 	cJSON *env = cJSON_AddArrayToObject(o, "Env");
 	cJSON_AddItemToArray(env, cJSON_CreateString("ASSAY_EXEC=main"));
-	cJSON_AddItemToObject(o, "Labels", make_labels(s, &me));
+	cJSON_AddItemToObject(o, "Labels", dk_owner_labels(s, NULL));
 	cJSON *hc = cJSON_AddObjectToObject(o, "HostConfig");
 	cJSON_AddStringToObject(hc, "NetworkMode",
 	                        cfg->network ? "default" : "none");
@@ -269,7 +281,7 @@ static char *container_body(struct sbx *s, long ncpu)
 		cJSON_AddStringToObject(m, "Source", d->volume);
 	cJSON_AddStringToObject(m, "Target", "/workspace");
 	cJSON *vo = cJSON_AddObjectToObject(m, "VolumeOptions");
-	cJSON_AddItemToObject(vo, "Labels", make_labels(s, &me));
+	cJSON_AddItemToObject(vo, "Labels", dk_owner_labels(s, NULL));
 	cJSON_AddItemToArray(mounts, m);
 	if (d->volume)
 		input_mounts(s, mounts);

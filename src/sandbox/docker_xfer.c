@@ -74,22 +74,21 @@ void dk_xfer_free(struct dk_xfer *x)
 static char *xfer_error(struct dk_xfer *x)
 {
 	const char *h = x->http_err ? x->http_err : "no answer";
+	const char *who = x->s->ops->name;
 	if (!x->get) { /* the helper's own failure wins: it says why */
 		if (!x->tar_ok)
 			return xstrdup(x->tar_err);
 		if (x->http_code)
-			return xasprintf("docker: cannot %s: %s", x->subject,
+			return xasprintf("%s: cannot %s: %s", who, x->subject,
 			                 h);
 		return NULL;
 	}
 	if (x->http_code == XF_STATUS || x->http_code == XF_NO_ANSWER)
-		return xasprintf("docker: cannot read %s: %s", x->subject, h);
+		return xasprintf("%s: cannot read %s: %s", who, x->subject, h);
 	if (!x->tar_ok)
 		return xstrdup(x->tar_err);
-	if (x->http_code == XF_CUT)
-		return xasprintf("docker: reading %s: %s", x->subject, h);
 	if (x->http_code)
-		return xasprintf("docker: reading %s: %s", x->subject, h);
+		return xasprintf("%s: reading %s: %s", who, x->subject, h);
 	return NULL;
 }
 
@@ -99,8 +98,7 @@ static void xfer_side_done(struct dk_xfer *x, struct sbx_child *c)
 	if (c == x->http) {
 		x->http_code = sbx_child_ok(c) ? 0 : sbx_child_code(c);
 		if (x->http_code)
-			x->http_err =
-			    sbx_child_error(c, "docker: the transfer");
+			x->http_err = sbx_child_error(c, "the transfer");
 		if (x->http_code < 0)
 			x->http_code = XF_NO_ANSWER; /* killed: no answer */
 		x->http = NULL;
@@ -221,20 +219,41 @@ static struct dk_xfer *xfer_new(struct sbx *s, int get, const char *subject,
 	return x;
 }
 
+struct dk_xfer *sbx_xfer_get(struct sbx *s, const char *subject,
+                             char *const *http_argv, char *const *args,
+                             const char *tmp_base,
+                             void (*done)(void *arg, char *err), void *arg,
+                             char **err)
+{
+	struct dk_xfer *x = xfer_new(s, 1, subject, done, arg);
+	x->tmp_base = tmp_base ? xstrdup(tmp_base) : NULL;
+	return xfer_start(s, x, http_argv, args, err);
+}
+
+struct dk_xfer *sbx_xfer_put(struct sbx *s, char *const *args,
+                             char *const *http_argv, const char *what,
+                             const char *label,
+                             void (*done)(void *arg, char *err), void *arg,
+                             char **err)
+{
+	struct dk_xfer *x = xfer_new(s, 0, what, done, arg);
+	x->label = label;
+	return xfer_start(s, x, args, http_argv, err);
+}
+
 struct dk_xfer *dk_xfer_get(struct sbx *s, const char *cpath, char *const *args,
                             const char *tmp_base,
                             void (*done)(void *arg, char *err), void *arg,
                             char **err)
 {
 	struct docker *d = dk_of(s);
-	struct dk_xfer *x = xfer_new(s, 1, cpath, done, arg);
-	x->tmp_base = tmp_base ? xstrdup(tmp_base) : NULL;
 	char *q = dk_escape(cpath);
 	char *url = xasprintf("%s/v%s/containers/%s/archive?path=%s",
 	                      d->api.ep.base, d->api.version, d->id, q);
 	struct strv h = {0};
 	http_args(s, &h, "GET", url);
-	x = xfer_start(s, x, h.v, args, err);
+	struct dk_xfer *x =
+	    sbx_xfer_get(s, cpath, h.v, args, tmp_base, done, arg, err);
 	strv_free(&h);
 	free(url);
 	free(q);
@@ -247,7 +266,6 @@ struct dk_xfer *dk_xfer_put(struct sbx *s, char *const *args, const char *what,
                             char **err)
 {
 	struct docker *d = dk_of(s);
-	struct dk_xfer *x = xfer_new(s, 0, what, done, arg);
 	char *url = xasprintf("%s/v%s/containers/%s/archive?path=/workspace"
 	                      "&copyUIDGID=1",
 	                      d->api.ep.base, d->api.version, d->id);
@@ -258,10 +276,10 @@ struct dk_xfer *dk_xfer_put(struct sbx *s, char *const *args, const char *what,
 		char total[32];
 		snprintf(total, sizeof total, "%.0f", p->total);
 		strv_pushv(&h, 4, "--progress", p->subject, "--total", total);
-		x->label = p->what;
 	}
 	strv_pushv(&h, 2, "PUT", url);
-	x = xfer_start(s, x, args, h.v, err);
+	struct dk_xfer *x = sbx_xfer_put(s, args, h.v, what, p ? p->what : NULL,
+	                                 done, arg, err);
 	strv_free(&h);
 	free(url);
 	return x;
@@ -356,7 +374,7 @@ void dk_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 /* The tar pack makes of the SRC DEST pairs' files (a header and the
  * data in 512-byte blocks each, two blocks at the end), for the
  * staging's progress: 0 (not known) when a SRC is a directory. */
-static double inputs_bytes(char *const *pairs, size_t n)
+double sbx_pack_bytes(char *const *pairs, size_t n)
 {
 	double bytes = 1024;
 	for (size_t i = 0; i + 1 < n; i += 2) {
@@ -372,9 +390,7 @@ static double inputs_bytes(char *const *pairs, size_t n)
 	return bytes;
 }
 
-struct dk_xfer *dk_stage(struct sbx *s, int all,
-                         void (*done)(void *arg, char *err), void *arg,
-                         char **err)
+char **sbx_pack_args(struct sbx *s, int all, size_t *count, int *ro_out)
 {
 	const struct config *cfg = s->cfg;
 	char **args = xcalloc(6 + 2 * cfg->n_inputs, sizeof *args);
@@ -400,8 +416,20 @@ struct dk_xfer *dk_stage(struct sbx *s, int all,
 			args[n++] = cfg->inputs[i].dest;
 		}
 	}
+	*count = n;
+	*ro_out = ro;
+	return args;
+}
+
+struct dk_xfer *dk_stage(struct sbx *s, int all,
+                         void (*done)(void *arg, char *err), void *arg,
+                         char **err)
+{
+	size_t n = 0;
+	int ro = 0;
+	char **args = sbx_pack_args(s, all, &n, &ro);
 	struct dk_put_progress p = {"staging", "the inputs",
-	                            inputs_bytes(args + 3, n - 3)};
+	                            sbx_pack_bytes(args + 3, n - 3)};
 	struct dk_xfer *x =
 	    n > 3 ? dk_xfer_put(s, args, "stage the inputs", &p, done, arg, err)
 	          : NULL;

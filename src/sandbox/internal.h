@@ -67,6 +67,7 @@ struct sbx_ops {
 
 extern const struct sbx_ops sbx_local_ops;
 extern const struct sbx_ops sbx_docker_ops;
+extern const struct sbx_ops sbx_opensandbox_ops;
 
 /* The sandbox. Only sandbox.c writes the fields below priv. */
 struct sbx {
@@ -81,6 +82,9 @@ struct sbx {
 	 * table as JSON for the helper's --mounts, or NULL when none */
 	struct path_mounts mounts;
 	char *mounts_json;
+	/* why the sandbox is gone for good under the run (the server
+	 * reaped it), or NULL: sbx_lost */
+	char *lost;
 	sbx_progress_fn progress; /* sbx_set_progress, or NULL */
 	void *progress_arg;
 	void *priv; /* the backend's */

@@ -16,11 +16,8 @@
 #include <string.h>
 
 /* Backends that exist; adding one means adding its ops here. */
-static const struct sbx_ops *const backends[] = {&sbx_local_ops,
-                                                 &sbx_docker_ops};
-
-/* Backends the design promises but this build does not have yet. */
-static const char *const planned[] = {"opensandbox"};
+static const struct sbx_ops *const backends[] = {
+    &sbx_local_ops, &sbx_docker_ops, &sbx_opensandbox_ops};
 
 /* A caller of sbx_stop waiting for the end of the stop. */
 struct sbx_stop_wait {
@@ -41,14 +38,6 @@ struct sbx *sbx_new(const struct config *cfg, struct loop *l,
 		if (!strcmp(backends[i]->name, name))
 			ops = backends[i];
 	if (!ops) {
-		for (size_t i = 0; i < sizeof planned / sizeof *planned; i++)
-			if (!strcmp(planned[i], name)) {
-				set_err(err,
-				        "sandbox '%s' is not available yet: "
-				        "use --sandbox local",
-				        name);
-				return NULL;
-			}
 		set_err(err,
 		        "unknown sandbox '%s': use --sandbox local, docker or "
 		        "opensandbox",
@@ -57,6 +46,15 @@ struct sbx *sbx_new(const struct config *cfg, struct loop *l,
 	}
 	if (!run_dir || !*run_dir) {
 		set_err(err, "sandbox: no run directory given");
+		return NULL;
+	}
+	if (cfg->net_allow.n && ops != &sbx_opensandbox_ops) {
+		set_err(err,
+		        "sandbox '%s' cannot honour \"network\": {\"allow\": "
+		        "[...]} yet (only --sandbox opensandbox turns it into "
+		        "egress rules): use --network for the whole network, "
+		        "or drop the allowlist",
+		        name);
 		return NULL;
 	}
 	struct sbx *s = xcalloc(1, sizeof *s);
@@ -370,6 +368,7 @@ static void sbx_release(struct sbx *s)
 	free(s->workspace);
 	free(s->image);
 	free(s->image_id);
+	free(s->lost);
 	free(s);
 }
 
@@ -413,6 +412,11 @@ unsigned sbx_caps(const struct sbx *s)
 const char *sbx_workspace(const struct sbx *s)
 {
 	return s->workspace;
+}
+
+const char *sbx_lost(const struct sbx *s)
+{
+	return s ? s->lost : NULL;
 }
 
 const char *sbx_image(const struct sbx *s)

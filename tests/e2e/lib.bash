@@ -14,9 +14,11 @@ export XDG_STATE_HOME=$T/state
 PASSED=0
 FAILED=0
 FAKE_PID=
+OS_PID=
 
 cleanup() {
 	[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null || true
+	[ -n "$OS_PID" ] && kill "$OS_PID" 2>/dev/null || true
 	wait 2>/dev/null || true
 	rm -rf "$T"
 }
@@ -127,6 +129,39 @@ start_fake() {
 	[ -s "$pf" ] || { cat "$T/fake.out"; echo "fake server did not start"; exit 1; }
 	PORT=$(cat "$pf")
 	URL=http://127.0.0.1:$PORT/v1
+}
+
+# start_fake_os [fake_opensandbox options...]: the fake OpenSandbox server
+# (tests/fakes/fake_opensandbox.py); sets OS_URL (host:port), OS_LOG (one
+# JSON line per request) and exports OPEN_SANDBOX_DOMAIN
+start_fake_os() {
+	[ -n "$OS_PID" ] && { kill "$OS_PID" 2>/dev/null || true; wait "$OS_PID" 2>/dev/null || true; }
+	OS_LOG=$T/fake_os.$RANDOM.log
+	local pf=$T/os_port.$RANDOM
+	mkdir -p "$T/os_root"
+	$PY "$SRC/tests/fakes/fake_opensandbox.py" --port-file "$pf" --log "$OS_LOG" \
+		--root "$T/os_root" "$@" >"$T/fake_os.out" 2>&1 &
+	OS_PID=$!
+	for _ in $(seq 100); do
+		[ -s "$pf" ] && break
+		sleep 0.05
+	done
+	[ -s "$pf" ] || { cat "$T/fake_os.out"; echo "fake OpenSandbox server did not start"; exit 1; }
+	OS_URL=127.0.0.1:$(cat "$pf")
+	export OPEN_SANDBOX_DOMAIN=$OS_URL
+}
+
+# os_count METHOD PATH_REGEX: requests of that kind in the fake's log
+os_count() {
+	$PY - "$OS_LOG" "$1" "$2" <<'PY'
+import json, re, sys
+n = 0
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get("method") == sys.argv[2] and re.search(sys.argv[3], e.get("path", "")):
+        n += 1
+print(n)
+PY
 }
 
 # wait_until SECONDS 'SHELL CONDITION': until the condition (evaluated

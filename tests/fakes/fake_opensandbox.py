@@ -4,9 +4,22 @@
 One process plays both halves of alibaba/OpenSandbox: the lifecycle server
 (/v1/sandboxes..., specs/sandbox-lifecycle.yml) and, for every sandbox, its
 execd daemon (specs/execd-api.yaml), served under the endpoint's path
-prefix /sandboxes/{id}/port/44772. Commands really run, in bubblewrap, each
-sandbox's own host directory bound as its /workspace, with no network.
-See tests/fakes/README.md for the command line and the log format.
+prefix /sandboxes/{id}/port/44772. Commands really run, in bubblewrap, as a
+container would run them: each sandbox's own host directories bound as its
+/workspace and its /tmp (both persist across the sandbox's commands; the
+files API reaches both, nothing else); the create body's
+resourceLimits.memory as RLIMIT_AS of every command (cpu only recorded);
+at most --pids-limit processes per sandbox (a pids cgroup, v1 or v2;
+RLIMIT_NPROC with a warning where none can be made); and the network as
+its networkPolicy says: none (--unshare-net) when it denies by default,
+the host's when there is no policy or defaultAction is allow (egress rules
+are validated and logged, not enforced).
+
+  fake_opensandbox.py --port 0 --port-file F [--log F] [--key KEY]
+      [--start-ms 300] [--fail-create REASON] [--ttl-scale 1] [--grace-ms 1000]
+      [--pids-limit 512] [--root DIR] [--host 127.0.0.1] [--verbose]
+
+See tests/fakes/README.md for the details and the log format.
 """
 import argparse
 import datetime
@@ -14,6 +27,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -30,6 +44,7 @@ ROUTE_HEADER = "X-Fake-Route-Token"  # the endpoint's extra header: execd requir
 STATES = ("Pending", "Running", "Pausing", "Paused", "Resuming", "Stopping", "Terminated",
           "Failed")
 WS = "/workspace"
+ROOTS = (WS, "/tmp")  # the sandbox paths that are host dirs of their own (the files API's reach)
 
 
 def now():
@@ -97,7 +112,11 @@ class Command:
         argv = sbx.bwrap_argv(req.get("cwd") or "/", env) + ["bash", "-c", self.content]
         try:
             self.proc = spawn(argv, stdin=subprocess.DEVNULL, stdout=fo, stderr=fe,
-                              start_new_session=True, close_fds=True)
+                              start_new_session=True, close_fds=True,
+                              preexec_fn=sbx.preexec())
+        except (OSError, subprocess.SubprocessError) as e:
+            raise Err(500, "RUNTIME_ERROR", f"error running command: fake_opensandbox could "
+                      f"not start bwrap: {e}")
         finally:
             fo.close()
             if fe is not fo:
@@ -213,7 +232,7 @@ def spawn(argv, **kw):
                 a, k, box, ev = _spawn_q.get()
                 try:
                     box.append(subprocess.Popen(a, **k))
-                except OSError as e:
+                except Exception as e:  # OSError, or SubprocessError from the preexec
                     box.append(e)
                 ev.set()
 
@@ -265,6 +284,201 @@ def tail(path, emit, done):
     read(True)
 
 
+# ---------------------------------------------------------------- limits
+
+_MEM_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)(?:[eE]([+-]?\d+))?\s*([A-Za-z]*)\s*$")
+_MEM_UNITS = {"": 1, "b": 1}
+for _i, _u in enumerate("kmgtpe", 1):
+    _MEM_UNITS[_u] = _MEM_UNITS[_u + "b"] = 1000 ** _i
+    _MEM_UNITS[_u + "i"] = _MEM_UNITS[_u + "ib"] = 1024 ** _i
+
+
+def parse_memory(v):
+    """Bytes of a memory quantity, or None when it is not one (the real server's Docker
+    runtime then logs a warning and sets no limit: so does this fake). Kubernetes syntax
+    ("512Mi", "2Gi", "1G", "500M", "1048576", "1.5Gi", "1e9") and, as that runtime reads
+    it, case-insensitive units with an optional b ("512mb", "2g", "1GiB"): m is mega."""
+    if not isinstance(v, str):
+        return None
+    m = _MEM_RE.match(v)
+    if not m:
+        return None
+    mult = _MEM_UNITS.get(m.group(3).lower())
+    if mult is None:
+        return None
+    n = int(float(m.group(1)) * 10 ** int(m.group(2) or 0) * mult)
+    return n if n >= 1 else None
+
+
+class PidsCgroups:
+    """One pids cgroup per sandbox (pids.max = --pids-limit) under a parent of this server's
+    own, fake-opensandbox.<pid>, in the v1 pids hierarchy or in v2 where the pids
+    controller can be delegated. A command's process joins its sandbox's cgroup in the
+    preexec before exec'ing bwrap, so whatever it forks is counted. RLIMIT_NPROC is the
+    fallback where no cgroup can be made (the kernel never applies it to root: a warning)."""
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.base = None
+        self.kind = "rlimit-nproc"
+        self.warned = False
+        self.warn_lock = threading.Lock()
+        why = []
+        for kind, parent in self.candidates():
+            try:
+                self.reap_stale(parent)
+                if kind == "cgroup-v2":  # pids must be enabled down to our children
+                    with open(os.path.join(parent, "cgroup.subtree_control")) as f:
+                        if "pids" not in f.read().split():
+                            self.write(os.path.join(parent, "cgroup.subtree_control"), "+pids")
+                base = os.path.join(parent, f"fake-opensandbox.{os.getpid()}")
+                os.makedirs(base, exist_ok=True)
+                if kind == "cgroup-v2":
+                    try:
+                        self.write(os.path.join(base, "cgroup.subtree_control"), "+pids")
+                    except OSError:
+                        os.rmdir(base)
+                        raise
+                self.base, self.kind = base, kind
+                break
+            except OSError as e:
+                why.append(f"{parent}: {e.strerror or e}")
+        if self.base is None:
+            self.warn("no pids cgroup could be made (" + ("; ".join(why) or "no pids "
+                      "controller mounted") + ")")
+
+    @staticmethod
+    def write(path, text):
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+
+    def warn(self, why):
+        with self.warn_lock:
+            if self.warned:
+                return
+            self.warned = True
+        print(f"fake_opensandbox: warning: {why}; --pids-limit {self.limit} falls back to "
+              "RLIMIT_NPROC, which the kernel does not apply to root: a fork bomb is not "
+              "contained", file=sys.stderr, flush=True)
+
+    @staticmethod
+    def candidates():
+        """(kind, the directory to make our parent cgroup in), v1 first."""
+        own = {}
+        try:
+            with open("/proc/self/cgroup") as f:
+                for line in f:
+                    hid, ctrls, path = line.rstrip("\n").split(":", 2)
+                    if "pids" in ctrls.split(","):
+                        own["v1"] = path
+                    if hid == "0" and ctrls == "":
+                        own["v2"] = path
+        except OSError:
+            return []
+        mounts = []
+        try:
+            with open("/proc/self/mounts") as f:
+                for line in f:
+                    dev, mnt, fstype, options = line.split()[:4]
+                    mounts.append((fstype, mnt.replace("\\040", " "), options.split(",")))
+        except OSError:
+            return []
+        out = []
+        for fstype, mnt, options in mounts:
+            if fstype == "cgroup" and "pids" in options and "v1" in own:
+                p = os.path.join(mnt, own["v1"].lstrip("/"))
+                out.append(("cgroup-v1", p if os.path.isdir(p) else mnt))
+        for fstype, mnt, options in mounts:
+            if fstype == "cgroup2" and "v2" in own:
+                p = os.path.join(mnt, own["v2"].lstrip("/"))
+                for d in (p, mnt):
+                    try:
+                        with open(os.path.join(d, "cgroup.controllers")) as f:
+                            if "pids" in f.read().split():
+                                out.append(("cgroup-v2", d))
+                                break
+                    except OSError:
+                        pass
+        return out
+
+    def reap_stale(self, parent):
+        """Remove the empty cgroups of fake servers that died without cleaning up."""
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            return
+        for n in names:
+            m = re.match(r"^fake-opensandbox\.(\d+)$", n)
+            if not m or int(m.group(1)) == os.getpid() or os.path.exists(f"/proc/{m.group(1)}"):
+                continue
+            d = os.path.join(parent, n)
+            for c in os.listdir(d):
+                if os.path.isdir(os.path.join(d, c)):
+                    self.remove(os.path.join(d, c))
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+
+    def create(self, sid):
+        """The cgroup.procs path of a new cgroup for sandbox sid (None: the fallback)."""
+        if self.base is None:
+            return None
+        path = os.path.join(self.base, sid)
+        try:
+            os.mkdir(path)
+            self.write(os.path.join(path, "pids.max"), str(self.limit))
+            return path
+        except OSError as e:
+            self.warn(f"cannot make the pids cgroup {path}: {e.strerror or e}")
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+            return None
+
+    def remove(self, path):
+        """Kill what is left in the cgroup, then remove it."""
+        if not path:
+            return
+        procs = os.path.join(path, "cgroup.procs")
+        for _ in range(100):
+            try:
+                with open(procs) as f:
+                    pids = [int(x) for x in f.read().split()]
+            except (OSError, ValueError):
+                pids = []
+            if not pids:
+                try:
+                    os.rmdir(path)
+                    return
+                except FileNotFoundError:
+                    return
+                except OSError:
+                    pass  # a process on its way out still counts: try again
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.02)
+        print(f"fake_opensandbox: warning: could not remove the cgroup {path}",
+              file=sys.stderr, flush=True)
+
+    def close(self):
+        if self.base:
+            for c in os.listdir(self.base):
+                if os.path.isdir(os.path.join(self.base, c)):
+                    self.remove(os.path.join(self.base, c))
+            try:
+                os.rmdir(self.base)
+            except OSError:
+                pass
+
+
 # ---------------------------------------------------------------- sandboxes
 
 class Sandbox:
@@ -290,11 +504,25 @@ class Sandbox:
         self.transition = self.created
         self.host_dir = os.path.join(st.root, self.id)
         self.workspace = os.path.join(self.host_dir, "workspace")
+        self.tmp = os.path.join(self.host_dir, "tmp")
+        self.roots = {WS: self.workspace, "/tmp": self.tmp}  # sandbox path -> host dir
         self.state_dir = os.path.join(self.host_dir, "execd")
         os.makedirs(self.workspace)
+        os.makedirs(self.tmp)
+        os.chmod(self.tmp, 0o1777)
         os.makedirs(self.state_dir)
         self.commands = {}
         self.gone = False
+        # resourceLimits, as a container runtime applies them: memory as RLIMIT_AS of each
+        # command's process, cpu only recorded; the runtime's pids limit as a pids cgroup
+        self.limits = dict(body.get("resourceLimits") or {})
+        self.mem_bytes = parse_memory(self.limits.get("memory"))
+        self.cgroup = st.pids.create(self.id)
+        # networkPolicy: present and not defaultAction allow -> no network at all (an
+        # absent defaultAction is deny, as the egress sidecar reads it); absent -> the host's
+        self.policy = body.get("networkPolicy")
+        self.net_denied = isinstance(self.policy, dict) and \
+            self.policy.get("defaultAction") != "allow"
 
     def update(self):
         """Advance the state with the clock (called under the state lock)."""
@@ -318,7 +546,59 @@ class Sandbox:
             if c.running:
                 c.killed = True
                 c.signal_group(signal.SIGKILL)
+        # what left its command's group (setsid, daemons) is still in the cgroup
+        self.st.pids.remove(self.cgroup)
+        self.cgroup = None
         shutil.rmtree(self.host_dir, ignore_errors=True)
+
+    def enforcement(self):
+        """What this fake enforces of the create body (for the create's log line)."""
+        out = {"rlimit_as": self.mem_bytes, "cpu": self.limits.get("cpu"),
+               "pids_max": self.st.opts.pids_limit,
+               "pids": self.st.pids.kind if self.cgroup else "rlimit-nproc",
+               "network": "none" if self.net_denied else "host"}
+        notes = []
+        if "memory" in self.limits and self.mem_bytes is None:
+            notes.append(f"resourceLimits.memory {self.limits['memory']!r} is not a memory "
+                         "quantity: no memory limit (the real server ignores it too)")
+        if isinstance(self.policy, dict):
+            rules = self.policy.get("egress") or []
+            if self.net_denied:
+                allow = [r.get("target") for r in rules if r.get("action") == "allow"]
+                if allow:
+                    notes.append("egress allow rules not honoured by the fake (no network at "
+                                 "all): " + ", ".join(allow))
+            else:
+                deny = [r.get("target") for r in rules if r.get("action") == "deny"]
+                if deny:
+                    notes.append("egress deny rules not honoured by the fake (the host's "
+                                 "network, open): " + ", ".join(deny))
+        if notes:
+            out["notes"] = notes
+        return out
+
+    def preexec(self):
+        """The preexec of a command's process: join the sandbox's pids cgroup, set its
+        limits; then it execs bwrap, and all that runs inside inherits both."""
+        procs = os.path.join(self.cgroup, "cgroup.procs") if self.cgroup else None
+        mem = self.mem_bytes
+        if mem is not None and mem >= resource.RLIM_INFINITY > 0:
+            mem = None
+        nproc = None if procs else self.st.opts.pids_limit
+
+        def pre():
+            if procs:
+                fd = os.open(procs, os.O_WRONLY)
+                try:
+                    os.write(fd, str(os.getpid()).encode())
+                finally:
+                    os.close(fd)
+            if mem is not None:
+                resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+            if nproc is not None:
+                resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+
+        return pre
 
     def status(self):
         return {"state": self.state, "reason": self.reason, "message": self.message,
@@ -334,35 +614,61 @@ class Sandbox:
         return out
 
     def bwrap_argv(self, cwd, env):
-        argv = ["bwrap", "--unshare-all", "--die-with-parent", "--clearenv",
-                "--ro-bind", "/usr", "/usr"]
+        # --unshare-all less the network, which the sandbox's networkPolicy decides
+        argv = ["bwrap", "--unshare-user-try", "--unshare-ipc", "--unshare-pid", "--unshare-uts",
+                "--unshare-cgroup-try"]
+        if self.net_denied:
+            argv.append("--unshare-net")
+        argv += ["--die-with-parent", "--clearenv", "--ro-bind", "/usr", "/usr"]
         for d in ("bin", "lib", "lib32", "lib64", "sbin", "libx32"):
             p = "/" + d
             if os.path.islink(p):
                 argv += ["--symlink", os.readlink(p), p]
             elif os.path.isdir(p):
                 argv += ["--ro-bind", p, p]
-        argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/root",
+        # /etc/alternatives (read-only symlinks into /usr): Debian's libblas.so.3 and the
+        # like go through it, and numpy/pandas need them; and Debian's matplotlibrc (an
+        # image with matplotlib has it); no other /etc
+        argv += ["--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
+                 "--ro-bind-try", "/etc/matplotlibrc", "/etc/matplotlibrc"]
+        argv += ["--proc", "/proc", "--dev", "/dev", "--bind", self.tmp, "/tmp", "--dir", "/root",
                  "--bind", self.workspace, WS, "--chdir", cwd, "--hostname", "sandbox"]
         for k, v in env.items():
             argv += ["--setenv", str(k), str(v)]
         return argv
 
     def host_path(self, path):
-        """The host path of a sandbox path; only /workspace and below exist for the files API."""
+        """(host path, normalized sandbox path) of a sandbox path; only /workspace, /tmp and
+        below exist for the files API (403 elsewhere, or through a symlink out of its root)."""
         if not isinstance(path, str) or not path:
             raise Err(400, "MISSING_QUERY", "missing query parameter 'path'")
         p = os.path.normpath(os.path.join("/", path))
-        if p != WS and not p.startswith(WS + "/"):
+        if p.startswith("//"):
+            p = "/" + p.lstrip("/")
+        for root, hroot in self.roots.items():
+            if p == root or p.startswith(root + "/"):
+                break
+        else:
             raise Err(403, "PERMISSION_DENIED",
-                      f"fake_opensandbox: {path} is outside {WS} (the files API is confined "
-                      f"to the sandbox's {WS})")
-        host = os.path.join(self.workspace, os.path.relpath(p, WS))
+                      f"fake_opensandbox: {path} is outside {' and '.join(ROOTS)} (the files "
+                      f"API is confined to the sandbox's {' and '.join(ROOTS)})")
+        rel = os.path.relpath(p, root)
+        host = hroot if rel == "." else os.path.join(hroot, rel)
         real = os.path.realpath(host)
-        if real != self.workspace and not real.startswith(self.workspace + "/"):
+        if real != hroot and not real.startswith(hroot + "/"):
             raise Err(403, "PERMISSION_DENIED",
-                      f"fake_opensandbox: {path} resolves outside {WS}")
+                      f"fake_opensandbox: {path} resolves outside {root}")
         return host, p
+
+    def cwd_exists(self, ncwd):
+        """Whether a (normalized) cwd exists inside the sandbox."""
+        for root, hroot in self.roots.items():
+            if ncwd == root or ncwd.startswith(root + "/"):
+                rel = os.path.relpath(ncwd, root)
+                host = hroot if rel == "." else os.path.join(hroot, rel)
+                return os.path.isdir(host)
+        return os.path.isdir(ncwd) and ncwd.split("/")[1] in (
+            "", "usr", "bin", "lib", "lib64", "sbin", "proc", "dev", "root")
 
 
 class State:
@@ -371,6 +677,7 @@ class State:
         self.lock = threading.RLock()
         self.sandboxes = {}
         self.root = tempfile.mkdtemp(prefix="fake-opensandbox.", dir=opts.root)
+        self.pids = PidsCgroups(opts.pids_limit)
         self.log_lock = threading.Lock()
 
     def get(self, sid):
@@ -447,7 +754,59 @@ def validate_create(body):
         if v is not None and (not isinstance(v, dict) or
                               not all(isinstance(x, str) for x in v.values())):
             e([k], "Input should be a valid dictionary of strings", "dict_type", v)
+    validate_policy(body.get("networkPolicy"), e)
     return errs
+
+
+def validate_policy(pol, e):
+    """NetworkPolicy as specs/sandbox-lifecycle.yml defines it: {"defaultAction": "allow" |
+    "deny" (optional), "egress": [{"action": "allow" | "deny", "target": "FQDN or
+    *.wildcard"}]}, no other keys (the spec's additionalProperties: false, here enforced)."""
+    loc = ["networkPolicy"]
+    if pol is None:
+        return
+    if not isinstance(pol, dict):
+        e(loc, "Input should be a valid dictionary or instance of NetworkPolicy", "model_type",
+          pol)
+        return
+    for k in pol:
+        if k not in ("defaultAction", "egress"):
+            e(loc + [k], "Extra inputs are not permitted", "extra_forbidden", pol[k])
+
+    def action(where, v):
+        if not isinstance(v, str):
+            e(where, "Input should be a valid string", "string_type", v)
+        elif v not in ("allow", "deny"):
+            e(where, "Input should be 'allow' or 'deny'", "literal_error", v)
+
+    if pol.get("defaultAction") is not None:
+        action(loc + ["defaultAction"], pol["defaultAction"])
+    if "egress" not in pol:
+        return
+    rules = pol["egress"]
+    if not isinstance(rules, list):
+        e(loc + ["egress"], "Input should be a valid list", "list_type", rules)
+        return
+    for i, r in enumerate(rules):
+        where = loc + ["egress", i]
+        if not isinstance(r, dict):
+            e(where, "Input should be a valid dictionary or instance of NetworkRule",
+              "model_type", r)
+            continue
+        for k in r:
+            if k not in ("action", "target"):
+                e(where + [k], "Extra inputs are not permitted", "extra_forbidden", r[k])
+        if "action" not in r:
+            e(where + ["action"], "Field required", "missing", r)
+        else:
+            action(where + ["action"], r["action"])
+        if "target" not in r:
+            e(where + ["target"], "Field required", "missing", r)
+        elif not isinstance(r["target"], str):
+            e(where + ["target"], "Input should be a valid string", "string_type", r["target"])
+        elif not r["target"]:
+            e(where + ["target"], "String should have at least 1 character", "string_too_short",
+              r["target"])
 
 
 # ---------------------------------------------------------------- multipart
@@ -600,6 +959,14 @@ class Handler(BaseHTTPRequestHandler):
         meth = self.command
         if path == "/sandboxes" and meth == "POST":
             body = self.json_body()
+            if isinstance(body, dict):  # what the client sent (env: its keys only)
+                for k in ("resourceLimits", "networkPolicy", "metadata", "timeout",
+                          "entrypoint"):
+                    if k in body:
+                        self.extra[k] = body[k]
+                if "env" in body:
+                    env = body["env"]
+                    self.extra["env_keys"] = sorted(env) if isinstance(env, dict) else env
             errs = validate_create(body)
             if errs:
                 raise Err(422, "", "", {"detail": errs})
@@ -607,6 +974,7 @@ class Handler(BaseHTTPRequestHandler):
                 s = Sandbox(st, body)
                 st.sandboxes[s.id] = s
                 self.sid = s.id
+                self.extra["enforced"] = s.enforcement()
                 self.send(202, s.to_json(full=False),
                           headers=[("Location", f"/v1/sandboxes/{s.id}")])
             return
@@ -770,8 +1138,8 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/files" and meth == "DELETE":
             for p in self.q.get("path", []):
                 host, sp = s.host_path(p)
-                if host == s.workspace:
-                    raise Err(500, "RUNTIME_ERROR", f"error removing file {p}. refusing {WS}")
+                if sp in s.roots:
+                    raise Err(500, "RUNTIME_ERROR", f"error removing file {p}. refusing {sp}")
                 try:
                     if os.path.isdir(host) and not os.path.islink(host):
                         shutil.rmtree(host)
@@ -796,7 +1164,7 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/directories" and meth == "DELETE":
             for p in self.q.get("path", []):
                 host, sp = s.host_path(p)
-                if host != s.workspace:
+                if sp not in s.roots:
                     shutil.rmtree(host, ignore_errors=True)
             return self.send(200, b"", ctype="text/plain")
         raise Err(404, "NOT_FOUND", "404 page not found")
@@ -816,14 +1184,7 @@ class Handler(BaseHTTPRequestHandler):
         if not cwd.startswith("/"):
             raise Err(400, "INVALID_REQUEST_BODY", f"invalid request, validation error "
                       f"working directory must be absolute: {cwd}")
-        ncwd = os.path.normpath(cwd)
-        if ncwd == WS or ncwd.startswith(WS + "/"):
-            host = os.path.join(s.workspace, os.path.relpath(ncwd, WS))
-            if not os.path.isdir(host):
-                raise Err(400, "INVALID_REQUEST_BODY", "invalid request, validation error "
-                          f"working directory does not exist: {cwd}")
-        elif not os.path.isdir(ncwd) or ncwd.split("/")[1] not in (
-                "", "usr", "bin", "lib", "lib64", "sbin", "tmp", "proc", "dev", "root"):
+        if not s.cwd_exists(os.path.normpath(cwd)):
             raise Err(400, "INVALID_REQUEST_BODY", "invalid request, validation error "
                       f"working directory does not exist: {cwd}")
         background = bool(req.get("background"))
@@ -1056,11 +1417,17 @@ def main(argv=None):
     ap.add_argument("--grace-ms", type=float, default=1000,
                     help="the command stream stays open this long after its final event "
                     "(execd's graceful shutdown; default 1000)")
+    ap.add_argument("--pids-limit", type=int, default=512, metavar="N",
+                    help="at most N processes (tasks) per sandbox, as a runtime's pids limit: "
+                    "a pids cgroup per sandbox (default 512)")
     ap.add_argument("--root", help="directory for the sandboxes' host dirs (default $TMPDIR)")
     ap.add_argument("--verbose", action="store_true", help="log HTTP requests on stderr")
     opts = ap.parse_args(argv)
     if opts.ttl_scale <= 0:
         print("fake_opensandbox: --ttl-scale must be > 0", file=sys.stderr)
+        return 2
+    if opts.pids_limit < 1:
+        print("fake_opensandbox: --pids-limit must be >= 1", file=sys.stderr)
         return 2
     if not shutil.which("bwrap"):
         print("fake_opensandbox: bwrap (bubblewrap) is not installed", file=sys.stderr)
@@ -1078,8 +1445,8 @@ def main(argv=None):
         with open(tmp, "w") as f:
             f.write(f"{port}\n")
         os.replace(tmp, opts.port_file)
-    print(f"fake_opensandbox: listening on {opts.host}:{port} (sandboxes in {srv.st.root})",
-          file=sys.stderr, flush=True)
+    print(f"fake_opensandbox: listening on {opts.host}:{port} (sandboxes in {srv.st.root}; "
+          f"pids limit {opts.pids_limit} by {srv.st.pids.kind})", file=sys.stderr, flush=True)
     try:
         srv.serve_forever(poll_interval=0.1)
     except KeyboardInterrupt:
@@ -1088,6 +1455,7 @@ def main(argv=None):
     with srv.st.lock:
         for s in list(srv.st.sandboxes.values()):
             s.end("server_shutdown")
+    srv.st.pids.close()
     shutil.rmtree(srv.st.root, ignore_errors=True)
     srv.server_close()
     return 0

@@ -154,6 +154,34 @@ if (sbx) {
   await mgr.close?.();
 }
 
+// resource and networkPolicy as the SDK sends them (it fills defaultAction "deny"): the fake
+// accepts its shape, logs it, and its commands get no network and the memory limit
+let sbx3;
+await attempt("create with resource and networkPolicy", async () => {
+  sbx3 = await Sandbox.create({ image: "python:3.11", resource: { cpu: "250m", memory: "256Mi" },
+    networkPolicy: { egress: [{ action: "allow", target: "pypi.org" }] } });
+});
+if (sbx3) {
+  const line = await seen((l) => l.method === "POST" && l.sandbox === sbx3.id)
+    ? lines().find((l) => l.method === "POST" && l.sandbox === sbx3.id) : undefined;
+  check("create: the SDK's networkPolicy {defaultAction: deny, egress} and resourceLimits reached "
+    + "the fake as sent; no network, RLIMIT_AS 256Mi enforced",
+    JSON.stringify(line?.networkPolicy) === JSON.stringify({ egress: [{ action: "allow", target: "pypi.org" }],
+      defaultAction: "deny" }) && line?.resourceLimits?.memory === "256Mi"
+    && line?.enforced?.network === "none" && line?.enforced?.rlimit_as === 256 * 2 ** 20, line);
+  const net = await attempt("commands.run (connect)", () => sbx3.commands.run(
+    `python3 -c 'import socket; socket.create_connection(("127.0.0.1", ${port}), timeout=5)' && echo CONNECTED`));
+  check("networkPolicy deny: the fake's port is not reached", net && net.exitCode !== 0 &&
+    !net.logs.stdout.some((m) => m.text === "CONNECTED"), net?.logs);
+  await attempt("commands.run (write /tmp)", () => sbx3.commands.run("echo kept > /tmp/k"));
+  const k = await attempt("commands.run (read /tmp)", () => sbx3.commands.run("cat /tmp/k"));
+  check("/tmp persists across commands", k?.logs.stdout.map((m) => m.text).join("") === "kept", k?.logs);
+  const f = await attempt("files.readFile /tmp", () => sbx3.files.readFile("/tmp/k"));
+  check("files: readFile under /tmp", f === "kept\n", f);
+  await sbx3.kill();
+  await sbx3.close();
+}
+
 // a wrong key: the SDK surfaces the 401
 let authErr;
 try {

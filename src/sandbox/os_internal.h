@@ -1,0 +1,132 @@
+/* os_internal.h: the pieces of the opensandbox backend (private to
+ * src/sandbox/): requests to the lifecycle server and to a sandbox's
+ * execd (opensandbox.c), commands through execd's event stream
+ * (os_exec.c) and the workspace's files (os_files.c). */
+#ifndef ASSAY_SANDBOX_OS_INTERNAL_H
+#define ASSAY_SANDBOX_OS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include "assay/buf.h"
+#include "assay/sandbox.h"
+#include "assay/strv.h"
+#include "sandbox/internal.h"
+
+struct http;
+struct http_xfer;
+
+#define OS_EXECD_PORT 44772
+
+struct os_exec;
+
+struct osbx {
+	struct http *http;
+	char *server;     /* host:port as configured, for messages */
+	char *api;        /* http://host:port/v1 */
+	char *key;        /* OPEN_SANDBOX_API_KEY, or NULL */
+	char *id;         /* the sandbox, once created */
+	char *execd;      /* http://endpoint (no trailing slash) */
+	struct strv hdrs; /* the endpoint's headers, "Name: value" */
+	char *hdr_file;   /* the same for the helpers (0600, run dir) */
+	int64_t ttl_s;    /* the sandbox timeout sent, renewed */
+	uint64_t renew_timer, stop_timer;
+	struct os_call *renew_call, *delete_call;
+	int renewals;
+	int started, draining, expired;
+	struct os_exec *execs;
+	unsigned seq;
+	long threads;
+};
+
+static inline struct osbx *os_of(struct sbx *s)
+{
+	return s->priv;
+}
+
+/* ---- requests (opensandbox.c) ---- */
+
+struct os_call;
+/* status 0 and err set when no answer came; for a status of 300 and
+ * over, err is the server's message ({"code","message"} or a 422's
+ * detail); reply: the body parsed (NULL when empty or not JSON). */
+typedef void (*os_reply_fn)(void *arg, long status, cJSON *reply,
+                            const char *err);
+/* A JSON request to the lifecycle API (path after /v1) or, execd 1, to
+ * the sandbox's execd (its headers added). NULL and *err when it
+ * cannot be sent. */
+struct os_call *os_call(struct sbx *s, int execd, const char *method,
+                        const char *path, const char *json, long timeout_ms,
+                        os_reply_fn fn, void *arg, char **err);
+void os_call_cancel(struct os_call *c);
+/* The headers an execd request carries, NULL-terminated (the caller
+ * frees the array, not the strings). */
+const char **os_execd_headers(struct sbx *s, const char *extra);
+/* A URL-encoded copy of s. */
+char *os_escape(const char *s);
+/* The sandbox is gone under the run (404 from execd or the lifecycle
+ * API while it should live): the message that says so. */
+char *os_expired_msg(struct sbx *s);
+/* Say so once (sbx_lost, the log); later operations fail with it. */
+void os_mark_expired(struct sbx *s);
+
+/* ---- the start (opensandbox.c) ---- */
+void os_start(struct sbx *s, int stage_inputs, sbx_done_fn fn, void *arg);
+
+/* ---- commands (os_exec.c) ---- */
+
+struct os_exec_args {
+	const char *command;     /* bash -c, or */
+	const char *const *argv; /* run as is */
+	int keep_stdin;
+	int timeout_s;
+	int internal; /* a file operation: no limits, kept at stop */
+};
+
+struct os_exec *os_exec_start(struct sbx *s, const struct os_exec_args *a,
+                              const struct sbx_exec_obs *obs, char **err);
+void os_exec_cancel(struct os_exec *e);
+/* End e without a word to its observer (a job cut short). NULL ok. */
+void os_exec_detach(struct os_exec *e);
+int os_exec_write(struct os_exec *e, const void *data, size_t n);
+/* Stopping: cancel the commands (internal ones too when all). */
+void os_exec_stop(struct sbx *s, int all);
+/* Finish every exec at once (sbx_free): on_exit for each. */
+void os_exec_free_all(struct sbx *s);
+/* The command's stdout, base64 lines decoded as they come (the file
+ * operations read binary output that way). */
+struct os_b64 {
+	unsigned acc;
+	int bits;
+	struct buf out;
+	int bad;
+};
+void os_b64_feed(struct os_b64 *b, const char *data, size_t n);
+/* Standard base64 of n bytes into a new string. */
+char *os_b64_encode(const void *data, size_t n);
+/* s single-quoted for the shell. */
+char *os_quote(const char *s);
+
+/* ---- files (os_files.c) ---- */
+void os_read_file(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,
+                  void *arg);
+void os_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
+                   sbx_done_fn fn, void *arg);
+void os_list(struct sbx *s, const char *rel, int recursive, size_t max,
+             sbx_done_fn fn, void *arg);
+void os_fetch(struct sbx *s, const char *rel, const char *dest, sbx_done_fn fn,
+              void *arg);
+void os_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
+void os_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
+/* Stage the configured inputs (a tar from `assay-archive pack` uploaded
+ * and unpacked in the sandbox; all 0: a resume's, see dk_stage);
+ * done(arg, err) once, err taken. The staging, or NULL: nothing to be
+ * staged, or (*err set) it cannot begin; done is not called then. */
+struct os_fop;
+struct os_fop *os_stage(struct sbx *s, int all,
+                        void (*done)(void *arg, char *err), void *arg,
+                        char **err);
+/* End a staging without a word (its start was cut short). */
+void os_fop_cancel(struct os_fop *op);
+
+#endif

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Benchmark (issue 16): what a command costs on the opensandbox backend,
+through the fake OpenSandbox server (tests/fakes/fake_opensandbox.py),
+against the local backend (and the docker one when a daemon is up),
+measured in the same run.
+
+One headless run per backend (the scripted model): CALLS (20) shell
+calls `echo N`, then as many python cells. From the transcript: each
+command's time from exec_start to exec_end (what the sandbox costs a
+command), and each call's time from tool_call to tool_result (that plus
+what the backend does after a call: the workspace snapshot). Printed:
+median and p90 per backend, the ratio to local, and the run's sandbox
+start time. The fake runs each command in a fresh bubblewrap and tails
+its output every 50 ms, as execd tails its files: a real server adds
+its network round trips on top (one POST /command per command, one
+download per snapshot).
+
+usage: oslatency.py [ASSAY_BIN] [--calls N]
+"""
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+FAKE = os.path.join(SRC, "tests", "fakes", "fake_opensandbox.py")
+PY = "/usr/bin/python3"
+
+
+def script(calls):
+    turns = []
+    for i in range(calls):
+        turns.append({"text": f"Call {i}.", "tool_calls": [
+            {"name": "shell", "arguments": {"command": f"echo {i}"}}]})
+    for i in range(calls):
+        turns.append({"text": f"Cell {i}.", "tool_calls": [
+            {"name": "python", "arguments": {"code": f"{i} * 2"}}]})
+    turns.append({"text": "Done.", "tool_calls": []})
+    return {"turns": turns}
+
+
+def start_fake(tmp):
+    pf = os.path.join(tmp, "port")
+    root = os.path.join(tmp, "os_root")
+    os.makedirs(root)
+    p = subprocess.Popen([PY, FAKE, "--port-file", pf, "--root", root],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        if os.path.exists(pf) and open(pf).read().strip():
+            break
+        time.sleep(0.05)
+    return p, "127.0.0.1:" + open(pf).read().strip()
+
+
+def docker_up():
+    try:
+        return subprocess.run(["docker", "info"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def run(assay, backend, tmp, scr, env):
+    rd = os.path.join(tmp, "run-" + backend)
+    t0 = time.monotonic()
+    r = subprocess.run([assay, "run", "--sandbox", backend, "--provider", "script",
+                        "--script", scr, "--ask", "none", "--run-dir", rd, "bench"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tmp)
+    wall = time.monotonic() - t0
+    if r.returncode != 0:
+        sys.exit(f"{backend}: assay exited {r.returncode}: {r.stderr.decode()[-500:]}")
+    ev = [json.loads(line) for line in open(os.path.join(rd, "transcript.jsonl"))]
+    starts, calls, execs = {}, {}, []
+    for e in ev:
+        if e["type"] == "exec_start":
+            starts[e["id"]] = e["t"]
+        elif e["type"] == "exec_end" and e["id"] in starts:
+            execs.append(e["t"] - starts[e["id"]])
+        elif e["type"] == "tool_call":
+            calls[e["id"]] = (e["t"], e.get("name"))
+    shell_calls = [e["t"] - calls[e["id"]][0] for e in ev
+                   if e["type"] == "tool_result" and e["id"] in calls
+                   and calls[e["id"]][1] == "shell"]
+    cells = [e["t"] - calls[e["id"]][0] for e in ev
+             if e["type"] == "tool_result" and e["id"] in calls
+             and calls[e["id"]][1] == "python"]
+    up = None
+    for line in open(os.path.join(rd, "assay.log")):
+        if "sandbox: " in line and " up in " in line:
+            up = int(line.rsplit(" up in ", 1)[1].split()[0])
+    return {"exec": execs, "shell": shell_calls, "python": cells, "wall": wall, "up": up}
+
+
+def p90(v):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(len(v) * 0.9))]
+
+
+def main():
+    args = sys.argv[1:]
+    calls = 20
+    if "--calls" in args:
+        i = args.index("--calls")
+        calls = int(args[i + 1])
+        del args[i:i + 2]
+    assay = os.path.abspath(args[0]) if args else os.path.join(SRC, "build", "assay")
+    tmp = tempfile.mkdtemp(prefix="assay-oslatency.")
+    fake = None
+    try:
+        scr = os.path.join(tmp, "script.json")
+        json.dump(script(calls), open(scr, "w"))
+        fake, url = start_fake(tmp)
+        env = dict(os.environ, OPEN_SANDBOX_DOMAIN=url, XDG_STATE_HOME=os.path.join(tmp, "state"))
+        backends = ["local"] + (["docker"] if docker_up() else []) + ["opensandbox"]
+        if "docker" not in backends:
+            print("SKIPPED the docker column: no Docker daemon (scripts/setup-docker start)")
+        res = {b: run(assay, b, tmp, scr, env) for b in backends}
+        base = {k: statistics.median(res["local"][k]) for k in ("exec", "shell", "python")}
+        print(f"per-command latency, {calls} shell commands and {calls} python cells a backend "
+              "(ms; median / p90; ratio of the median to local's)")
+        print(f"{'backend':12} {'sandbox up':>10} {'command':>16} {'shell call':>16} "
+              f"{'python call':>16} {'wall s':>7}")
+        for b in backends:
+            r = res[b]
+            cols = []
+            for k in ("exec", "shell", "python"):
+                med = statistics.median(r[k])
+                ratio = med / base[k] if base[k] else float("inf")
+                cols.append(f"{med:5.0f}/{p90(r[k]):4.0f} {ratio:4.1f}x")
+            print(f"{b:12} {str(r['up']) + ' ms':>10} {cols[0]:>16} {cols[1]:>16} "
+                  f"{cols[2]:>16} {r['wall']:7.1f}")
+    finally:
+        if fake:
+            fake.terminate()
+            fake.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
