@@ -91,6 +91,9 @@ enum sbx_cap {
 	/* after a call, only what changed may be persisted: a delta over
 	 * the whole archive (sbx_export_delta) */
 	SBX_CAP_DELTA = 1u << 3,
+	/* the backend drives an OpenSandbox server: sbx_opensandbox_probe
+	 * says whether it can */
+	SBX_CAP_OPENSANDBOX = 1u << 4,
 };
 
 /* ---- the sandbox ---- */
@@ -286,6 +289,13 @@ struct sbx_docker_probe {
 void sbx_docker_probe(const char *image, long timeout_ms,
                       struct sbx_docker_probe *p);
 void sbx_docker_probe_free(struct sbx_docker_probe *p);
+
+/* For `assay doctor` (blocking, no loop): whether the OpenSandbox server
+ * cfg names answers and takes the key. 0 with *detail saying what it
+ * answered (the server, how many sandboxes it lists), or -1 with
+ * *detail saying why not and *fix what to do. Caller frees both. */
+int sbx_opensandbox_probe(const struct config *cfg, long timeout_ms,
+                          char **detail, char **fix);
 
 /* Copy the regular files names[0..n) (at most max bytes each) of a
  * workspace archive sbx_export_tar wrote into the empty directory dir,

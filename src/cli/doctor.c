@@ -521,6 +521,16 @@ out:
 	sbx_docker_probe_free(&p);
 }
 
+/* ---- sandbox: opensandbox (only when it is the one configured) ---- */
+
+static void check_opensandbox(struct doctor *d, const struct config *c)
+{
+	section(d, "sandbox: opensandbox");
+	char *detail = NULL, *fix = NULL;
+	int rc = sbx_opensandbox_probe(c, DOC_DOCKER_MS, &detail, &fix);
+	item(d, rc == 0 ? DOC_OK : DOC_FAIL, "server", detail, fix);
+}
+
 /* ---- model keys ---- */
 
 static void check_keys(struct doctor *d, const struct config *c)
@@ -664,9 +674,13 @@ int cmd_doctor(int argc, char **argv)
 		config_free(&c);
 		return EXIT_INTERRUPTED;
 	}
-	int docker = (sbx_backend_caps(c.sandbox) & SBX_CAP_DOCKER) != 0;
-	check_local(&d, !docker);
+	unsigned caps = sbx_backend_caps(c.sandbox);
+	int docker = (caps & SBX_CAP_DOCKER) != 0;
+	int osbx = (caps & SBX_CAP_OPENSANDBOX) != 0;
+	check_local(&d, !docker && !osbx);
 	check_docker(&d, &c, docker);
+	if (osbx)
+		check_opensandbox(&d, &c);
 	check_keys(&d, &c);
 	cJSON_AddStringToObject(d.report, "sandbox", c.sandbox);
 	cJSON_AddBoolToObject(d.report, "ok", !d.failed);

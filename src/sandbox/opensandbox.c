@@ -38,6 +38,7 @@
 
 struct os_call {
 	struct sbx *s;
+	struct os_call *next; /* in the sandbox's list of calls */
 	struct http_xfer *x;
 	struct buf body;
 	long status;
@@ -108,10 +109,22 @@ static int oc_data(struct http_xfer *x, const char *data, size_t n, void *arg)
 	return buf_append(&c->body, data, n) < 0 ? -1 : 0;
 }
 
+/* Take c out of its sandbox's list. */
+static void oc_unlink(struct os_call *c)
+{
+	struct osbx *o = os_of(c->s);
+	for (struct os_call **p = &o->calls; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			return;
+		}
+}
+
 static void oc_done(struct http_xfer *x, int ok, const char *errmsg, void *arg)
 {
 	(void)x;
 	struct os_call *c = arg;
+	oc_unlink(c);
 	cJSON *reply = c->body.len
 	                   ? cJSON_ParseWithLength(c->body.data, c->body.len)
 	                   : NULL;
@@ -187,6 +200,8 @@ struct os_call *os_call(struct sbx *s, int execd, const char *method,
 		free(c);
 		return NULL;
 	}
+	c->next = o->calls;
+	o->calls = c;
 	return c;
 }
 
@@ -194,6 +209,7 @@ void os_call_cancel(struct os_call *c)
 {
 	if (!c)
 		return;
+	oc_unlink(c);
 	http_cancel(c->x);
 	buf_free(&c->body);
 	free(c);
@@ -752,6 +768,72 @@ void os_start(struct sbx *s, int stage_inputs, sbx_done_fn fn, void *arg)
 	list_mine(st);
 }
 
+/* ---- doctor ---- */
+
+int sbx_opensandbox_probe(const struct config *cfg, long timeout_ms,
+                          char **detail, char **fix)
+{
+	*detail = *fix = NULL;
+	const char *url = cfg->opensandbox_url;
+	if (!url || !*url)
+		url = getenv("OPEN_SANDBOX_DOMAIN");
+	char *server = NULL, *api = NULL, *err = NULL;
+	if (server_url(url, &server, &api, &err) < 0) {
+		*detail = err;
+		*fix = xstrdup("set OPEN_SANDBOX_DOMAIN=host:port (or "
+		               "--opensandbox-url)");
+		return -1;
+	}
+	const char *key = getenv("OPEN_SANDBOX_API_KEY");
+	char *kh =
+	    key && *key ? xasprintf("OPEN-SANDBOX-API-KEY: %s", key) : NULL;
+	const char *h[] = {kh, NULL};
+	char *u = xasprintf("%s/sandboxes?pageSize=1", api);
+	struct os_call c = {0};
+	buf_init(&c.body, 1u << 20);
+	struct http_request r = {.method = "GET",
+	                         .url = u,
+	                         .headers = kh ? h : NULL,
+	                         .connect_timeout_ms = timeout_ms,
+	                         .total_timeout_ms = timeout_ms,
+	                         .on_response = oc_response,
+	                         .on_data = oc_data,
+	                         .arg = &c};
+	char *perr = NULL;
+	int rc = http_perform(&r, &perr);
+	int out = -1;
+	if (rc < 0 || !c.status) {
+		*detail = xasprintf("no answer from %s: %s", server,
+		                    perr ? perr : "no connection");
+		*fix = xstrdup("start the server or fix --opensandbox-url / "
+		               "OPEN_SANDBOX_DOMAIN; only needed for --sandbox "
+		               "opensandbox");
+	} else if (c.status != 200) {
+		char *m = server_message(c.status, &c.body);
+		*detail = xasprintf("%s answered: %s", server, m);
+		free(m);
+		if (c.status == 401 || c.status == 403)
+			*fix = xstrdup("set OPEN_SANDBOX_API_KEY to a key of "
+			               "that server");
+	} else {
+		cJSON *j = cJSON_ParseWithLength(c.body.data ? c.body.data : "",
+		                                 c.body.len);
+		const cJSON *pg = cJSON_GetObjectItem(j, "pagination");
+		*detail = xasprintf("%s answers (%s), %.0f sandboxes listed",
+		                    server, kh ? "the key is taken" : "no key",
+		                    json_num(pg, "totalItems", 0));
+		cJSON_Delete(j);
+		out = 0;
+	}
+	buf_free(&c.body);
+	free(perr);
+	free(u);
+	free(kh);
+	free(server);
+	free(api);
+	return out;
+}
+
 /* ---- the ops ---- */
 
 static struct sbx_exec *os_exec(struct sbx *s, const struct sbx_exec_req *r,
@@ -872,9 +954,9 @@ static void os_destroy(struct sbx *s)
 		loop_timer_cancel(s->loop, o->renew_timer);
 	if (o->stop_timer)
 		loop_timer_cancel(s->loop, o->stop_timer);
-	os_call_cancel(o->renew_call);
-	os_call_cancel(o->delete_call);
 	os_exec_free_all(s);
+	while (o->calls) /* the renewal, the DELETE, those nobody waits for */
+		os_call_cancel(o->calls);
 	if (o->id) {
 		char *path = xasprintf("/sandboxes/%s", o->id);
 		long st = call_sync(s, "DELETE", path);
@@ -957,7 +1039,7 @@ static void ops_import(struct sbx *s, const char *path, sbx_done_fn fn,
 
 const struct sbx_ops sbx_opensandbox_ops = {
     .name = "opensandbox",
-    .caps = SBX_CAP_IMPORT_TAR,
+    .caps = SBX_CAP_IMPORT_TAR | SBX_CAP_OPENSANDBOX,
     .start = os_start,
     .exec = os_exec,
     .cancel = os_cancel,

@@ -202,6 +202,8 @@ static cJSON *command_env(struct os_exec *e)
 	cJSON_AddStringToObject(env, "TMPDIR", "/tmp");
 	cJSON_AddStringToObject(env, "MPLBACKEND", "Agg");
 	cJSON_AddStringToObject(env, "MPLCONFIGDIR", "/tmp/.mplconfig");
+	/* fontconfig's cache, out of the workspace (as the local backend) */
+	cJSON_AddStringToObject(env, "XDG_CACHE_HOME", "/tmp/.cache");
 	cJSON_AddStringToObject(env, "PYTHONUNBUFFERED", "1");
 	cJSON_AddStringToObject(env, "PYTHONPYCACHEPREFIX", "/tmp/.pycache");
 	cJSON_AddStringToObject(env, "OPENBLAS_NUM_THREADS", n);

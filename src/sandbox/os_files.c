@@ -60,7 +60,7 @@ static void fop_free(struct os_fop *op)
 /* A tar file left in the sandbox's /tmp goes, whatever happened. */
 static void forget(struct sbx *s, const char *remote)
 {
-	if (!remote || !os_of(s) || !os_of(s)->execd)
+	if (!remote || !os_of(s) || !os_of(s)->execd || os_of(s)->expired)
 		return;
 	char *q = os_escape(remote);
 	char *path = xasprintf("/files?path=%s", q), *err = NULL;

@@ -32,6 +32,7 @@ struct osbx {
 	int64_t ttl_s;    /* the sandbox timeout sent, renewed */
 	uint64_t renew_timer, stop_timer;
 	struct os_call *renew_call, *delete_call;
+	struct os_call *calls; /* every request in flight */
 	int renewals;
 	int started, draining, expired;
 	struct os_exec *execs;

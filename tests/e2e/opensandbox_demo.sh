@@ -96,6 +96,12 @@ check "one create, one delete" \
 
 # --- clear errors, exit 3 ---------------------------------------------
 start_fake_os --key right-key
+echo '{"sandbox": "opensandbox"}' >"$T/osdoc.json"
+doc() { env "$@" "$ASSAY" doctor --config "$T/osdoc.json" 2>&1 || true; }
+check "doctor: the server answers and takes the key" \
+	grep -q "OK    server: $OS_URL answers (the key is taken)" <<<"$(doc OPEN_SANDBOX_API_KEY=right-key)"
+check "doctor: a wrong key fails, saying what to set" \
+	grep -q "FAIL  server: .*INVALID_API_KEY" <<<"$(doc OPEN_SANDBOX_API_KEY=wrong)"
 run3() { # run3 NAME [env VAR=VALUE...] -- [assay options...]
 	local name=$1
 	shift
