@@ -98,6 +98,9 @@ struct delta_get {
 	double bytes;
 	void (*progress)(double done, double total);
 	int64_t said;
+	/* --tar: the files come from this tar on stdin instead, one entry
+	 * each, in the records' order (an OpenSandbox sandbox made it) */
+	struct archive *tar;
 };
 
 /* The GET of root/rel, its body (a tar) on the returned fd; *pid the
@@ -191,6 +194,35 @@ out:
 	return rc;
 }
 
+/* The next entry of the tar on stdin into out: it must be rel. */
+static int tar_one(struct delta_get *g, struct archive *out, const char *rel,
+                   char **err)
+{
+	struct archive_entry *e;
+	if (archive_read_next_header(g->tar, &e) != ARCHIVE_OK)
+		return set_err(err, "delta: %s is not in the sandbox's tar",
+		               rel);
+	const char *name = archive_entry_pathname(e);
+	while (name && name[0] == '.' && name[1] == '/')
+		name += 2;
+	mode_t type = archive_entry_filetype(e);
+	if (!name || strcmp(name, rel) || archive_entry_hardlink(e))
+		return set_err(err,
+		               "delta: the sandbox's tar has %s where %s "
+		               "was due",
+		               name ? name : "?", rel);
+	if (type != AE_IFREG && type != AE_IFLNK)
+		return set_err(err, "delta: %s is no longer a file", rel);
+	archive_entry_set_pathname(e, rel);
+	archive_entry_set_uid(e, 0);
+	archive_entry_set_gid(e, 0);
+	archive_entry_set_uname(e, NULL);
+	archive_entry_set_gname(e, NULL);
+	if (archive_write_header(out, e) != ARCHIVE_OK)
+		return set_err(err, "archive: %s", archive_error_string(out));
+	return copy_data(g->tar, out, &g->bytes, err);
+}
+
 /* stdin, whole (the records are small: paths). */
 static int read_records(struct buf *b, char **err)
 {
@@ -259,7 +291,8 @@ static int delta_write(struct delta_get *g, const struct buf *recs,
 		if (*r == 'd')
 			rc = put_entry(out, r + 1, AE_IFDIR, NULL, 0, err);
 		else if (*r == 'f')
-			rc = get_one(g, out, r + 1, err);
+			rc = g->tar ? tar_one(g, out, r + 1, err)
+			            : get_one(g, out, r + 1, err);
 	}
 	if (rc == 0 && archive_write_close(out) != ARCHIVE_OK)
 		rc = set_err(err, "archive: %s", archive_error_string(out));
@@ -267,9 +300,58 @@ static int delta_write(struct delta_get *g, const struct buf *recs,
 	return rc;
 }
 
+/* Check the records, write the delta through its temporary and say how
+ * it went (rc and err: what came before; err is taken). The exit code. */
+static int delta_run(struct delta_get *g, const struct buf *recs, int rc,
+                     char *err, const char *out, const struct path_mounts *m)
+{
+	char *tmp = xasprintf("%s.tmp.%d", out, (int)getpid());
+	if (rc == 0 && recs->len && recs->data[recs->len - 1])
+		rc = set_err(&err, "delta: the last record has no NUL");
+	if (rc == 0)
+		rc = delta_write(g, recs, tmp, m, &err);
+	if (rc == 0 && rename(tmp, out) < 0)
+		rc = set_err(&err, "delta: %s: %s", out, strerror(errno));
+	if (rc < 0)
+		unlink(tmp);
+	else if (g->progress)
+		g->progress(g->bytes, g->bytes);
+	free(tmp);
+	if (rc < 0)
+		fprintf(stderr, "%s\n", err ? err : "delta failed");
+	free(err);
+	return rc < 0 ? 1 : 0;
+}
+
+/* delta --tar RECORDS OUT: the records from a file, the files from the
+ * tar on stdin. */
+static int delta_from_tar(const char *records, const char *out,
+                          const struct path_mounts *m,
+                          void (*progress)(double done, double total))
+{
+	struct delta_get g = {.progress = progress, .said = now_ms()};
+	char *err = NULL;
+	size_t len = 0;
+	char *text = read_file_max(records, DELTA_STDIN_MAX, &len, &err);
+	struct buf recs = {.data = text, .len = len, .max = DELTA_STDIN_MAX};
+	int rc = text ? 0 : -1;
+	g.tar = archive_read_new();
+	archive_read_support_format_tar(g.tar);
+	archive_read_support_filter_none(g.tar);
+	if (rc == 0 &&
+	    archive_read_open_fd(g.tar, 0, DELTA_CHUNK) != ARCHIVE_OK)
+		rc = set_err(&err, "delta: %s", archive_error_string(g.tar));
+	int code = delta_run(&g, &recs, rc, err, out, m);
+	archive_read_free(g.tar);
+	free(text);
+	return code;
+}
+
 int archive_delta(int argc, char **argv, const struct path_mounts *m,
                   void (*progress)(double done, double total))
 {
+	if (argc == 3 && !strcmp(argv[0], "--tar"))
+		return delta_from_tar(argv[1], argv[2], m, progress);
 	if (argc < 3)
 		return 2;
 	struct delta_get g = {.http = argv,
@@ -278,28 +360,13 @@ int archive_delta(int argc, char **argv, const struct path_mounts *m,
 	                      .root = argv[argc - 2],
 	                      .progress = progress,
 	                      .said = now_ms()};
-	const char *out = argv[argc - 1];
 	char *err = NULL;
 	struct buf recs;
 	buf_init(&recs, DELTA_STDIN_MAX);
-	char *tmp = xasprintf("%s.tmp.%d", out, (int)getpid());
 	int rc = read_records(&recs, &err);
-	if (rc == 0 && recs.len && recs.data[recs.len - 1])
-		rc = set_err(&err, "delta: the last record has no NUL");
-	if (rc == 0)
-		rc = delta_write(&g, &recs, tmp, m, &err);
-	if (rc == 0 && rename(tmp, out) < 0)
-		rc = set_err(&err, "delta: %s: %s", out, strerror(errno));
-	if (rc < 0)
-		unlink(tmp);
-	else if (progress)
-		progress(g.bytes, g.bytes);
-	free(tmp);
+	int code = delta_run(&g, &recs, rc, err, argv[argc - 1], m);
 	buf_free(&recs);
-	if (rc < 0)
-		fprintf(stderr, "%s\n", err ? err : "delta failed");
-	free(err);
-	return rc < 0 ? 1 : 0;
+	return code;
 }
 
 /* ---- fold ---- */

@@ -5,7 +5,9 @@
 
 #include "assay/path.h"
 
-/* delta [HTTP OPTIONS] PREFIX ROOT OUT, argv from the options on:
+/* delta [HTTP OPTIONS] PREFIX ROOT OUT, argv from the options on
+ * (or delta --tar RECORDS OUT: the records from that file, the files
+ * from a tar on stdin holding exactly them, in order):
  * the records on stdin into the delta OUT (through a temporary). m:
  * the mounted inputs, never written. Exit status: 0, 2 for a bad
  * command line, or 1 with the reason on stderr. */

@@ -54,6 +54,10 @@
  *       a tar on stdin to OUT without the leading STRIP/ (docker
  *       persist), without the mounted inputs' places (--mounts);
  *       progress lines on stdout as create's (total 0 until the end).
+ *   assay-archive delta --tar RECORDS OUT.tar.gz
+ *       the same, the records read from the file RECORDS and the files
+ *       from the tar on stdin (an OpenSandbox sandbox's, made with
+ *       `tar --null --no-recursion -T`: one entry each, in order).
  *   assay-archive delta [http options] PREFIX ROOT OUT.tar.gz
  *       what one call changed, as a delta over the whole archive
  *       (archive_delta.c): stdin holds NUL-ended records, a kind byte

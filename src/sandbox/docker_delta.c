@@ -67,9 +67,7 @@ static void delta_exit(void *arg, struct sbx_child *c)
 	delta_free(op);
 }
 
-/* The helper's records: a kind byte (f content, d directory, x gone)
- * and the path, each ended by a NUL. */
-static void delta_records(struct buf *b, const struct sbx_delta *d)
+void dk_delta_records(struct buf *b, const struct sbx_delta *d)
 {
 	const struct strv *lists[] = {&d->gone, &d->dirs, &d->files};
 	const char kinds[] = "xdf";
@@ -95,7 +93,7 @@ void dk_export_delta(struct sbx *s, const char *path, const struct sbx_delta *d,
 	op->path = xstrdup(path);
 	op->t0 = now_ms();
 	buf_init(&op->records, (size_t)1 << 30);
-	delta_records(&op->records, d);
+	dk_delta_records(&op->records, d);
 	sbx_listing_init(&op->progress, DELTA_PROGRESS_LINES);
 	char *prefix =
 	    xasprintf("%s/v%s/containers/%s/archive?path=", dk->api.ep.base,

@@ -403,6 +403,9 @@ void dk_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
  * reads each changed file from the archive API into the delta. */
 void dk_export_delta(struct sbx *s, const char *path, const struct sbx_delta *d,
                      sbx_done_fn fn, void *arg);
+/* The delta helper's records of d: a kind byte (f content, d
+ * directory, x gone) and the path, each ended by a NUL. */
+void dk_delta_records(struct buf *b, const struct sbx_delta *d);
 /* The options of `assay-archive http` that reach the daemon of s
  * (--unix, TLS files), appended to a. */
 void dk_http_opts(struct sbx *s, struct strv *a);

@@ -1037,9 +1037,16 @@ static void ops_import(struct sbx *s, const char *path, sbx_done_fn fn,
 		os_import_tar(s, path, fn, arg);
 }
 
+static void ops_delta(struct sbx *s, const char *path,
+                      const struct sbx_delta *d, sbx_done_fn fn, void *arg)
+{
+	if (!os_not_running(s, fn, arg))
+		os_export_delta(s, path, d, fn, arg);
+}
+
 const struct sbx_ops sbx_opensandbox_ops = {
     .name = "opensandbox",
-    .caps = SBX_CAP_IMPORT_TAR | SBX_CAP_OPENSANDBOX,
+    .caps = SBX_CAP_IMPORT_TAR | SBX_CAP_OPENSANDBOX | SBX_CAP_DELTA,
     .start = os_start,
     .exec = os_exec,
     .cancel = os_cancel,
@@ -1050,6 +1057,7 @@ const struct sbx_ops sbx_opensandbox_ops = {
     .fetch = ops_fetch,
     .export_tar = ops_export,
     .import_tar = ops_import,
+    .export_delta = ops_delta,
     .stop = os_stop,
     .destroy = os_destroy,
 };

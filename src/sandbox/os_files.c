@@ -474,8 +474,12 @@ static void tar_made(void *arg, const struct sbx_exit *ex)
 	http_argv(op->s, &h, "GET", op->remote, NULL, NULL, 0);
 	char *err = NULL;
 	if (op->path) { /* the workspace archive */
+		/* the read-only inputs' places left out, as docker's */
 		char *args[] = {"repack", op->path, "workspace", NULL};
-		op->xfer = sbx_xfer_get(op->s, "the workspace", h.v, args,
+		char *skip[] = {"repack", "--mounts",  op->s->mounts_json,
+		                op->path, "workspace", NULL};
+		op->xfer = sbx_xfer_get(op->s, "the workspace", h.v,
+		                        op->s->mounts_json ? skip : args,
 		                        op->path, got, op, &err);
 	} else { /* an output */
 		char *name = buf_detach(&op->out.out);
@@ -527,13 +531,25 @@ void os_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 	op->path = xstrdup(path);
 	op->remote = xfer_name(s);
 	char *qr = os_quote(op->remote);
+	/* the read-only inputs never leave the sandbox again: no archive
+	 * holds them (a resume copies them in afresh) */
+	struct buf ex;
+	buf_init(&ex, 0);
+	for (size_t i = 0; i < s->mounts.n; i++) {
+		char *w = xasprintf("workspace/%s", s->mounts.v[i].rel);
+		char *q = os_quote(w);
+		buf_printf(&ex, " --exclude=%s", q);
+		free(q);
+		free(w);
+	}
 	/* exit 1: a file changed while it was read (the archive is
 	 * still whole for what it holds) */
-	char *script =
-	    xasprintf("mkdir -p " OS_XFER_DIR " || exit 2\n"
-	              "tar -C / --exclude='workspace/.assay-upload.*' "
-	              "-cf %s workspace\n",
-	              qr);
+	char *script = xasprintf(
+	    "mkdir -p " OS_XFER_DIR " || exit 2\n"
+	    "tar -C / --exclude='workspace/.assay-upload.*' --anchored "
+	    "--no-wildcards%s -cf %s workspace\n",
+	    ex.data ? ex.data : "", qr);
+	buf_free(&ex);
 	char *err = NULL;
 	if (fop_run(op, script, 4096, tar_made, &err) < 0) {
 		sbx_later(s, fn, arg, SBX_FAILED, err, NULL, NULL);
@@ -544,6 +560,105 @@ void os_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 	}
 	free(script);
 	free(qr);
+}
+
+/* ---- a call's delta: a tar of the changed files only ---- */
+
+#define OS_DELTA_LIST_MAX (64u << 10) /* the file list, in the command */
+
+static void delta_got(void *arg, char *err)
+{
+	struct os_fop *op = arg;
+	op->xfer = NULL;
+	forget(op->s, op->remote);
+	unlink(op->dest); /* the records */
+	fop_end(op, err ? SBX_FAILED : SBX_OK, err, NULL, NULL);
+	free(err);
+}
+
+/* The tar of the changed files is made: into the delta. */
+static void delta_tar_made(void *arg, const struct sbx_exit *ex)
+{
+	struct os_fop *op = arg;
+	op->x = NULL;
+	char *err = NULL;
+	if (ex->error || ex->exit_code != 0) {
+		/* a file went or changed meanwhile: the caller writes the
+		 * whole archive instead */
+		err = fop_error(op, ex);
+		forget(op->s, op->remote);
+		unlink(op->dest);
+		fop_end(op, SBX_FAILED, err, NULL, NULL);
+		free(err);
+		return;
+	}
+	struct strv h = {0};
+	http_argv(op->s, &h, "GET", op->remote, NULL, NULL, 0);
+	char *args[] = {"delta", "--tar", op->dest, op->path, NULL};
+	char *margs[] = {"delta", "--mounts", op->s->mounts_json,
+	                 "--tar", op->dest,   op->path,
+	                 NULL};
+	op->xfer = sbx_xfer_get(op->s, "the delta", h.v,
+	                        op->s->mounts_json ? margs : args, op->path,
+	                        delta_got, op, &err);
+	strv_free(&h);
+	if (!op->xfer) {
+		forget(op->s, op->remote);
+		unlink(op->dest);
+		fop_end(op, SBX_FAILED, err, NULL, NULL);
+		free(err);
+	}
+}
+
+void os_export_delta(struct sbx *s, const char *path, const struct sbx_delta *d,
+                     sbx_done_fn fn, void *arg)
+{
+	struct buf recs, list;
+	buf_init(&recs, 0);
+	buf_init(&list, 0);
+	dk_delta_records(&recs, d);
+	for (size_t i = 0; i < d->files.n; i++)
+		buf_append(&list, d->files.v[i], strlen(d->files.v[i]) + 1);
+	char *err = NULL;
+	if (list.len > OS_DELTA_LIST_MAX) {
+		sbx_later(s, fn, arg, SBX_FAILED,
+		          xasprintf("opensandbox: %zu changed files: too many "
+		                    "for a delta",
+		                    d->files.n),
+		          NULL, NULL);
+		goto out;
+	}
+	struct os_fop *op = fop_new(s, "the delta");
+	op->path = xstrdup(path);
+	op->remote = xfer_name(s);
+	op->dest = xasprintf("%s.records.%d", path, (int)getpid());
+	if (write_file_replace(op->dest, recs.data ? recs.data : "", recs.len,
+	                       &err) < 0) {
+		sbx_later(s, fn, arg, SBX_FAILED, err, NULL, NULL);
+		fop_free(op);
+		goto out;
+	}
+	char *enc = os_b64_encode(list.data ? list.data : "", list.len);
+	char *qr = os_quote(op->remote);
+	/* in the records' order, links as links, hard links as files */
+	char *script =
+	    xasprintf("mkdir -p " OS_XFER_DIR " || exit 2\n"
+	              "printf %%s '%s' | base64 -d | tar -C /workspace --null "
+	              "--no-recursion --hard-dereference -T - -cf %s\n",
+	              enc, qr);
+	if (fop_run(op, script, 4096, delta_tar_made, &err) < 0) {
+		unlink(op->dest);
+		sbx_later(s, fn, arg, SBX_FAILED, err, NULL, NULL);
+		fop_free(op);
+	} else {
+		sbx_job_begin(s, &op->job, "the delta", 0, fn, arg, fop_abort);
+	}
+	free(script);
+	free(qr);
+	free(enc);
+out:
+	buf_free(&recs);
+	buf_free(&list);
 }
 
 /* ---- PUT: a helper pair uploads the tar, a command unpacks it ---- */

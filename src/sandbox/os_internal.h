@@ -119,6 +119,10 @@ void os_fetch(struct sbx *s, const char *rel, const char *dest, sbx_done_fn fn,
               void *arg);
 void os_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
 void os_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
+/* Persist only d: a tar of the changed files made in the sandbox,
+ * downloaded into `assay-archive delta --tar`. */
+void os_export_delta(struct sbx *s, const char *path, const struct sbx_delta *d,
+                     sbx_done_fn fn, void *arg);
 /* Stage the configured inputs (a tar from `assay-archive pack` uploaded
  * and unpacked in the sandbox; all 0: a resume's, see dk_stage);
  * done(arg, err) once, err taken. The staging, or NULL: nothing to be

@@ -16,9 +16,10 @@ Printed: the whole archive's time and size (first call, end), the
 deltas' median/min/max time and size, the ratio whole / delta, and the
 run's wall time and peak RSS.
 
-usage: percall.py [ASSAY_BIN] [--mb MB] [--calls N]
-       (needs a local Docker daemon and the assay-sandbox image:
-        scripts/setup-docker)
+usage: percall.py [ASSAY_BIN] [--mb MB] [--calls N] [--sandbox docker|opensandbox]
+       (docker, the default, needs a local Docker daemon and the
+        assay-sandbox image: scripts/setup-docker; opensandbox runs
+        through the fake server, tests/fakes/fake_opensandbox.py)
 """
 import json
 import os
@@ -48,16 +49,18 @@ def script(mb, calls):
 
 def main():
     args = sys.argv[1:]
-    opts = {"--mb": "500", "--calls": "8"}
+    opts = {"--mb": "500", "--calls": "8", "--sandbox": "docker"}
     for flag in opts:
         if flag in args:
             i = args.index(flag)
             opts[flag] = args[i + 1]
             del args[i:i + 2]
     mb, calls = int(opts["--mb"]), int(opts["--calls"])
+    backend = opts["--sandbox"]
     assay = args[0] if args else os.path.join(headless.SRC, "build", "assay")
     headless.PEAK = os.path.join(os.path.dirname(assay), "assay-peak")
     tmp = tempfile.mkdtemp(prefix="assay-percall.")
+    fake = None
     try:
         sj = os.path.join(tmp, "script.json")
         with open(sj, "w") as f:
@@ -65,7 +68,10 @@ def main():
         run = os.path.join(tmp, "run")
         env = {"PATH": "/usr/bin:/bin", "HOME": tmp,
                "XDG_CACHE_HOME": os.path.join(tmp, "cache")}
-        argv = [assay, "run", "--sandbox", "docker", "--provider", "script",
+        if backend == "opensandbox":
+            import oslatency  # noqa: E402  (its start_fake())
+            fake, env["OPEN_SANDBOX_DOMAIN"] = oslatency.start_fake(tmp)
+        argv = [assay, "run", "--sandbox", backend, "--provider", "script",
                 "--script", sj, "--ask", "none", "--max-turns",
                 str(calls + 2), "--run-dir", run, "big then small"]
         t, rss = headless.timed(argv, env=env, cwd=tmp)
@@ -85,7 +91,7 @@ def main():
         size = os.path.getsize(os.path.join(run, archive[0]))
         dt = [d[0] for d in deltas]
         med = statistics.median(dt)
-        print(f"docker; the first call writes {mb} MiB of text, then "
+        print(f"{backend}; the first call writes {mb} MiB of text, then "
               f"{calls} calls write 10 KB each")
         print(f"whole archive, first call: {whole[0][0]} ms "
               f"({whole[0][1] / 1e6:.1f} MB)")
@@ -99,6 +105,9 @@ def main():
         print(f"run: {calls + 1} calls, wall {t:.1f} s, peak RSS "
               f"{rss / 1024:.1f} MiB")
     finally:
+        if fake:
+            fake.terminate()
+            fake.wait()
         subprocess.run(["rm", "-rf", tmp])
 
 

@@ -64,6 +64,8 @@ check "the create's metadata names this assay" \
 check "no sandbox left on the server" test "$(os_live)" -eq 0
 check "workspace persisted with the report" \
 	sh -c "tar -tf '$T/demo/workspace.tar.zst' | grep -qx output/anomaly_report.md"
+check "... without the read-only input (no archive holds it)" \
+	sh -c "! tar -tf '$T/demo/workspace.tar.zst' | grep -q building_energy.csv"
 check "the workspace tree was seen (workspace_change events)" \
 	grep -q '"path":"output/anomalies.csv","kind":"created"' "$TR"
 check "the headers file is gone" test ! -e "$T/demo/.opensandbox-headers"
