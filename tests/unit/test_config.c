@@ -315,10 +315,61 @@ static void test_context_keys(void **state)
 	config_free(c);
 }
 
+/* "network": {"allow": [...]} and "opensandbox": {...}. */
+static void test_network_and_opensandbox(void **state)
+{
+	(void)state;
+	struct config cfg, *c = &cfg;
+	config_defaults(c);
+	char *err = NULL;
+	cJSON *j = cJSON_Parse("{\"network\": {\"allow\": [\"pypi.org\", "
+	                       "\"*.pythonhosted.org\"]}, \"opensandbox\": "
+	                       "{\"url\": \"osb:8080\", \"timeout_s\": 600}, "
+	                       "\"limits\": {\"cpus\": 2}}");
+	assert_int_equal(config_apply_json(c, j, "t.json", &err), 0);
+	cJSON_Delete(j);
+	assert_int_equal(c->net_allow.n, 2);
+	assert_string_equal(c->net_allow.v[1], "*.pythonhosted.org");
+	assert_int_equal(c->network, 0);
+	assert_string_equal(c->opensandbox_url, "osb:8080");
+	assert_int_equal(c->opensandbox_ttl_s, 600);
+	assert_int_equal(c->cpus, 2);
+	static const char *const bad[][2] = {
+	    {"{\"network\": {\"deny\": []}}", "{\"allow\": [\"host\", ...]}"},
+	    {"{\"network\": {\"allow\": [\"a b\"]}}", "a host name"},
+	    {"{\"network\": \"on\"}", "must be true, false or"},
+	    {"{\"opensandbox\": {\"timeout_s\": 30}}", "60 or more"},
+	    {"{\"opensandbox\": {\"key\": \"x\"}}",
+	     "unknown key \"opensandbox.key\""},
+	    {"{\"opensandbox\": \"osb:8080\"}", "must be an object"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		j = cJSON_Parse(bad[i][0]);
+		assert_int_equal(config_apply_json(c, j, "t.json", &err), -1);
+		if (!strstr(err, bad[i][1]))
+			fail_msg("'%s' lacks '%s'", err, bad[i][1]);
+		free(err);
+		err = NULL;
+		cJSON_Delete(j);
+	}
+	config_free(c);
+	/* a project file cannot point the key at a server of its choice */
+	config_defaults(c);
+	write_text("assay.json", "{\"opensandbox\": {\"url\": \"evil:1\"}}");
+	assert_int_equal(config_load(c, NULL, NULL, &err), -1);
+	assert_non_null(strstr(err, "opensandbox"));
+	assert_null(c->opensandbox_url);
+	free(err);
+	write_text("assay.json", "{}");
+	config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_network_and_opensandbox, setup,
+	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_layers_later_wins, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_env_base_url, setup, teardown),

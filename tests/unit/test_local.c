@@ -517,12 +517,22 @@ static void test_namespaces_unavailable(void **state)
 static void test_backend_not_available(void **state)
 {
 	struct harness *h = *state;
+	/* opensandbox exists (its start needs a server: e2e/opensandbox_*) */
 	config_set(&h->cfg.sandbox, "opensandbox");
 	char *err = NULL;
+	struct sbx *s = sbx_new(&h->cfg, h->loop, h->run_dir, &err);
+	assert_non_null(s);
+	assert_string_equal(sbx_name(s), "opensandbox");
+	assert_true(sbx_caps(s) & SBX_CAP_DELTA);
+	sbx_free(s);
+	/* an allowlist only opensandbox can honour: the others refuse it */
+	config_set(&h->cfg.sandbox, "local");
+	strv_push(&h->cfg.net_allow, "pypi.org");
 	assert_null(sbx_new(&h->cfg, h->loop, h->run_dir, &err));
-	assert_non_null(strstr(err, "not available yet"));
-	assert_non_null(strstr(err, "--sandbox local"));
+	assert_non_null(strstr(err, "cannot honour \"network\""));
+	assert_non_null(strstr(err, "--network"));
 	free(err);
+	strv_free(&h->cfg.net_allow);
 	config_set(&h->cfg.sandbox, "vmware");
 	err = NULL;
 	assert_null(sbx_new(&h->cfg, h->loop, h->run_dir, &err));
