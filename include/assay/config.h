@@ -103,6 +103,10 @@ int config_apply_json(struct config *c, const cJSON *obj, const char *origin,
                       char **err);
 int config_apply_file(struct config *c, const char *path, int must_exist,
                       char **err);
+/* config_apply_json with file names relative to base_dir (a layer
+ * read from a file of its own: an eval suite's defaults and tasks). */
+int config_apply_json_in(struct config *c, const cJSON *obj, const char *origin,
+                         const char *base_dir, char **err);
 /* ASSAY_PROVIDER, ASSAY_MODEL. (OPENAI_BASE_URL and OLLAMA_HOST are
  * read by their provider, src/llm/openai.c, when base_url is unset.) */
 int config_apply_env(struct config *c, char **err);

@@ -54,6 +54,9 @@ int resume_option(struct resume_cli *r, int resume, int which, const char *arg,
                   char **err);
 const struct session_resume_opts *resume_opts(struct resume_cli *r);
 
+/* assay eval SUITE [-j N] [-n R] [--model M]... (eval.c); argv[0] is
+ * "eval". Returns the exit code. */
+int cmd_eval(int argc, char **argv);
 /* assay export RUN --format md|html [-o FILE] (export.c); argv[0]
  * is "export". Returns the exit code. */
 int cmd_export(int argc, char **argv);

@@ -110,6 +110,9 @@ static void usage(FILE *f)
 	      "       assay export RUN [--format md|html] [-o FILE]\n"
 	      "                                       a readable record of "
 	      "a run\n"
+	      "       assay eval SUITE [-j N] [-n R] [--model M]...\n"
+	      "                                       a question set run "
+	      "against models, checked\n"
 	      "       assay models [--json]         the model table: "
 	      "context, output, prices\n"
 	      "       assay trust [--list|--revoke DIR]\n"
@@ -585,6 +588,8 @@ int main(int argc, char **argv)
 		return cmd_export(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "replay"))
 		return cmd_replay(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "eval"))
+		return cmd_eval(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "doctor"))
 		return cmd_doctor(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "trust"))

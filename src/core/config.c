@@ -589,6 +589,12 @@ int config_apply_json(struct config *c, const cJSON *obj, const char *origin,
 	return apply_json(c, obj, origin, NULL, err);
 }
 
+int config_apply_json_in(struct config *c, const cJSON *obj, const char *origin,
+                         const char *base_dir, char **err)
+{
+	return apply_json(c, obj, origin, base_dir, err);
+}
+
 int config_apply_file(struct config *c, const char *path, int must_exist,
                       char **err)
 {

@@ -1,0 +1,774 @@
+/* eval.c: `assay eval SUITE`: a question set run against models, every
+ * task x model x repeat a session of its own, all of them in this one
+ * process on the one loop, up to -j at a time, each in its own sandbox
+ * and run dir under the eval's directory (so any can be replayed or
+ * resumed), each checked when it ends (the answer's patterns, then the
+ * task's check script in a fresh sandbox against the delivered
+ * outputs), the results written as results.jsonl and summed up per
+ * model on the terminal.
+ *
+ * The suite (JSON with comments, like the config):
+ *   {"defaults": {CONFIG...},         every task's configuration
+ *    "models": ["gpt-4.1", ...],      each runs every task (default:
+ *                                     the configuration's model)
+ *    "repeats": 1,
+ *    "tasks": [{"name": "anomalies", "prompt": "...",
+ *               "check": {"script": "check.py",
+ *                         "files": ["truth.json"],   (the check's only)
+ *                         "answer_contains": ["..."],
+ *                         "answer_excludes": ["..."]},
+ *               "expect": "pass"|"fail",   (for the suite's own test)
+ *               CONFIG...}]}               inputs, outputs, max_turns,
+ *                                          max_cost, timeout, script...
+ * File names are relative to the suite's file. The check script runs
+ * as `python3 check.py` in /workspace holding the task's inputs, the
+ * delivered outputs at their workspace paths, answer.txt (the final
+ * answer) and check/ (check.files): exit 0 passes; its last line of
+ * output is the reason. */
+#include "assay/config.h"
+#include "assay/events.h"
+#include "assay/json.h"
+#include "assay/loop.h"
+#include "assay/path.h"
+#include "assay/sandbox.h"
+#include "assay/session.h"
+#include "assay/util.h"
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EVAL_MAX_J 64
+#define EVAL_CHECK_S 120 /* a check script's time */
+
+enum job_state {
+	JOB_QUEUED,
+	JOB_RUNNING,  /* its session */
+	JOB_CHECKING, /* its check, in a sandbox of its own */
+	JOB_DONE,     /* to be reported */
+	JOB_REPORTED,
+};
+
+struct job {
+	struct eval *ev;
+	const cJSON *task;
+	char *name, *model, *run_dir, *out_dir;
+	int repeat;
+	enum job_state state;
+	struct config cfg;
+	struct session *s;
+	/* what the session said */
+	char *answer, *category, *error;
+	const char *status;
+	int exit_code, turns;
+	double in_tok, out_tok, cost;
+	int missing; /* declared outputs not delivered */
+	int64_t t0, wall_ms;
+	/* the check */
+	struct config ccfg;
+	struct sbx *sbx;
+	struct sbx_exec *x;
+	struct buf check_out;
+	int check_code, check_timed_out;
+	int pass;
+	char *reason;
+};
+
+struct eval {
+	struct loop *loop;
+	char *suite_path, *suite_dir, *dir;
+	cJSON *suite;
+	struct job *jobs;
+	size_t n, done, running;
+	int j;
+	int interrupted;
+	FILE *results;
+};
+
+/* ---- the suite ---- */
+
+/* Every task x model x repeat as a job (not started). */
+static int plan(struct eval *ev, const struct strv *cli_models, int repeats,
+                char **err)
+{
+	const cJSON *tasks = cJSON_GetObjectItem(ev->suite, "tasks");
+	if (!cJSON_IsArray(tasks) || !cJSON_GetArraySize(tasks))
+		return set_err(err, "%s: \"tasks\" must be a non-empty array",
+		               ev->suite_path);
+	struct strv models = {0};
+	const cJSON *m;
+	if (cli_models->n)
+		strv_copy(&models, cli_models);
+	else
+		cJSON_ArrayForEach(
+		    m, cJSON_GetObjectItem(ev->suite,
+		                           "models")) if (cJSON_IsString(m))
+		    strv_push(&models, m->valuestring);
+	if (!models.n)
+		strv_push(&models, ""); /* the configuration's */
+	if (repeats <= 0)
+		repeats = (int)json_num(ev->suite, "repeats", 1);
+	if (repeats < 1 || repeats > 1000) {
+		strv_free(&models);
+		return set_err(err, "%s: \"repeats\" must be 1 to 1000",
+		               ev->suite_path);
+	}
+	size_t nt = (size_t)cJSON_GetArraySize(tasks);
+	ev->jobs = xcalloc(nt * models.n * (size_t)repeats, sizeof *ev->jobs);
+	const cJSON *t;
+	cJSON_ArrayForEach(t, tasks)
+	{
+		const char *name = json_str(t, "name", NULL);
+		const char *prompt = json_str(t, "prompt", NULL);
+		if (!name || !*name || strpbrk(name, "/ ") || !prompt) {
+			strv_free(&models);
+			return set_err(err,
+			               "%s: each task needs a \"name\" (no "
+			               "spaces or slashes) and a \"prompt\"",
+			               ev->suite_path);
+		}
+		for (size_t k = 0; k < models.n; k++)
+			for (int r = 1; r <= repeats; r++) {
+				struct job *jb = &ev->jobs[ev->n++];
+				jb->ev = ev;
+				jb->task = t;
+				jb->name = xstrdup(name);
+				jb->model = xstrdup(models.v[k]);
+				jb->repeat = r;
+			}
+	}
+	strv_free(&models);
+	return 0;
+}
+
+/* The model a job runs, as the results name it (the provider for one
+ * without model names: script). */
+static const char *job_model(const struct job *jb)
+{
+	if (jb->cfg.model && *jb->cfg.model)
+		return jb->cfg.model;
+	if (*jb->model)
+		return jb->model;
+	return jb->cfg.provider ? jb->cfg.provider : "default";
+}
+
+/* A name for a model in a path. */
+static char *path_word(const char *s)
+{
+	char *w = xstrdup(*s ? s : "default");
+	for (char *p = w; *p; p++)
+		if (!strchr(
+		        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		        "0123456789.-_",
+		        *p))
+			*p = '_';
+	return w;
+}
+
+/* The task's configuration: the user's layers, the suite's defaults,
+ * the task's own keys, the model, the run dir. */
+static int job_config(struct job *jb, char **err)
+{
+	struct eval *ev = jb->ev;
+	struct config *c = &jb->cfg;
+	config_defaults(c);
+	char *user = config_user_file();
+	int rc = config_load(c, user, NULL, err);
+	free(user);
+	if (rc < 0)
+		return -1;
+	const cJSON *def = cJSON_GetObjectItem(ev->suite, "defaults");
+	if (def && config_apply_json_in(c, def, ev->suite_path, ev->suite_dir,
+	                                err) < 0)
+		return -1;
+	cJSON *own = cJSON_Duplicate(jb->task, 1);
+	static const char *const not_config[] = {"name", "prompt", "check",
+	                                         "expect"};
+	for (size_t i = 0; i < sizeof not_config / sizeof *not_config; i++)
+		cJSON_DeleteItemFromObject(own, not_config[i]);
+	char *origin = xasprintf("%s: task %s", ev->suite_path, jb->name);
+	rc = config_apply_json_in(c, own, origin, ev->suite_dir, err);
+	free(origin);
+	cJSON_Delete(own);
+	if (rc < 0)
+		return -1;
+	if (*jb->model)
+		config_set(&c->model, jb->model);
+	char *mw = path_word(job_model(jb));
+	char *run = xasprintf("%s-%s-r%d", jb->name, mw, jb->repeat);
+	free(mw);
+	jb->run_dir = xasprintf("%s/%s", ev->dir, run);
+	jb->out_dir = xasprintf("%s/out", jb->run_dir);
+	free(run);
+	config_set(&c->run_dir, jb->run_dir);
+	config_set(&c->out_dir, jb->out_dir);
+	c->json = 0;
+	c->step = 0;
+	return 0;
+}
+
+/* ---- the sessions ---- */
+
+static void job_event(void *arg, const cJSON *e)
+{
+	struct job *jb = arg;
+	enum event_type type = event_type_of(e);
+	if (type == EV_ASSISTANT_MESSAGE) {
+		free(jb->answer);
+		jb->answer = xstrdup(json_str(e, "text", ""));
+	} else if (type == EV_ERROR && !jb->category) {
+		jb->category = xstrdup(json_str(e, "category", "error"));
+		free(jb->error);
+		jb->error = xstrdup(json_str(e, "message", ""));
+	} else if (type == EV_RUN_END) {
+		const cJSON *tot = cJSON_GetObjectItem(e, "totals");
+		jb->turns = (int)json_num(tot, "turns", 0);
+		jb->in_tok = json_num(tot, "input_tokens", 0);
+		jb->out_tok = json_num(tot, "output_tokens", 0);
+		jb->cost = json_num(tot, "cost_usd", 0);
+		const cJSON *o;
+		cJSON_ArrayForEach(
+		    o, cJSON_GetObjectItem(
+		           e, "outputs")) if (!json_bool(o, "present", 0))
+		    jb->missing++;
+	}
+}
+
+static void job_start(struct job *jb)
+{
+	struct eval *ev = jb->ev;
+	char *err = NULL;
+	jb->t0 = now_ms();
+	jb->state = JOB_RUNNING;
+	ev->running++;
+	if (job_config(jb, &err) < 0 ||
+	    !(jb->s = session_new(ev->loop, &jb->cfg, &err))) {
+		jb->error = err ? err : xstrdup("cannot start");
+		jb->category = xstrdup("setup");
+		jb->state = JOB_DONE;
+		return;
+	}
+	session_observe(jb->s, job_event, jb);
+	const char *prompt = json_str(jb->task, "prompt", "");
+	if (session_start(jb->s, prompt, &err) < 0) {
+		jb->error = err ? err : xstrdup("refused");
+		jb->category = xstrdup("setup");
+		jb->exit_code = session_exit_code(jb->s);
+		jb->state = JOB_DONE;
+	}
+}
+
+/* ---- the check ---- */
+
+static void check_done(struct job *jb, int pass, char *reason)
+{
+	jb->pass = pass;
+	free(jb->reason);
+	jb->reason = reason;
+	if (!pass && !jb->category)
+		jb->category =
+		    xstrdup(jb->check_timed_out ? "timeout" : "check_failed");
+	jb->state = JOB_DONE;
+}
+
+static void check_stopped(void *arg, int rc, const char *err, struct buf *data,
+                          cJSON *list)
+{
+	(void)rc;
+	(void)err;
+	(void)data;
+	(void)list;
+	struct job *jb = arg;
+	/* the reason: the check's last line of output */
+	struct buf *o = &jb->check_out;
+	while (o->len &&
+	       (o->data[o->len - 1] == '\n' || o->data[o->len - 1] == ' '))
+		o->data[--o->len] = '\0';
+	const char *last = o->len ? o->data : "";
+	for (size_t i = 0; i < o->len; i++)
+		if (o->data[i] == '\n' && i + 1 < o->len)
+			last = o->data + i + 1;
+	int pass = jb->check_code == 0 && !jb->check_timed_out;
+	check_done(
+	    jb, pass,
+	    *last  ? xstrdup(last)
+	    : pass ? xstrdup("the check passed")
+	           : xasprintf("the check failed (exit %d)", jb->check_code));
+}
+
+static void check_output(void *arg, enum sbx_stream st, const char *data,
+                         size_t n)
+{
+	struct job *jb = arg;
+	(void)st;
+	if (jb->check_out.len + n < 65536)
+		buf_append(&jb->check_out, data, n);
+}
+
+static void check_exited(void *arg, const struct sbx_exit *ex)
+{
+	struct job *jb = arg;
+	jb->x = NULL;
+	jb->check_code = ex->error ? -1 : ex->exit_code;
+	jb->check_timed_out = ex->timed_out;
+	if (ex->error)
+		buf_printf(&jb->check_out, "\n%s", ex->error);
+	sbx_stop(jb->sbx, check_stopped, jb);
+}
+
+static void check_started(void *arg, int rc, const char *err, struct buf *data,
+                          cJSON *list)
+{
+	(void)data;
+	(void)list;
+	struct job *jb = arg;
+	if (rc < 0) {
+		jb->check_code = -1;
+		buf_printf(&jb->check_out, "the check's sandbox: %s",
+		           err ? err : "did not start");
+		sbx_stop(jb->sbx, check_stopped, jb);
+		return;
+	}
+	struct sbx_exec_req req = {.command = "python3 check.py",
+	                           .timeout_s = EVAL_CHECK_S};
+	struct sbx_exec_obs obs = {check_output, check_exited, jb};
+	char *e2 = NULL;
+	jb->x = sbx_exec(jb->sbx, &req, &obs, &e2);
+	if (!jb->x) {
+		jb->check_code = -1;
+		buf_printf(&jb->check_out, "%s", e2 ? e2 : "cannot run");
+		free(e2);
+		sbx_stop(jb->sbx, check_stopped, jb);
+	}
+}
+
+/* The script of the task's check, resolved; NULL when it has none. */
+static char *check_script(struct job *jb)
+{
+	const cJSON *ck = cJSON_GetObjectItem(jb->task, "check");
+	const char *sc = json_str(ck, "script", NULL);
+	if (!sc)
+		return NULL;
+	return sc[0] == '/' ? xstrdup(sc)
+	                    : xasprintf("%s/%s", jb->ev->suite_dir, sc);
+}
+
+/* The answer's patterns; then the script in a fresh sandbox. */
+static void job_check(struct job *jb)
+{
+	const cJSON *ck = cJSON_GetObjectItem(jb->task, "check");
+	const char *ans = jb->answer ? jb->answer : "";
+	const cJSON *p;
+	cJSON_ArrayForEach(
+	    p, cJSON_GetObjectItem(
+	           ck, "answer_contains")) if (cJSON_IsString(p) &&
+	                                       !strstr(ans, p->valuestring))
+	{
+		check_done(
+		    jb, 0,
+		    xasprintf("the answer lacks \"%s\"", p->valuestring));
+		return;
+	}
+	cJSON_ArrayForEach(
+	    p, cJSON_GetObjectItem(
+	           ck, "answer_excludes")) if (cJSON_IsString(p) &&
+	                                       strstr(ans, p->valuestring))
+	{
+		check_done(jb, 0,
+		           xasprintf("the answer has \"%s\"", p->valuestring));
+		return;
+	}
+	char *script = check_script(jb);
+	if (!script) {
+		check_done(jb, 1, xstrdup("the answer's patterns hold"));
+		return;
+	}
+	/* the check's workspace: the task's inputs, the outputs it
+	 * delivered, the answer, the script */
+	struct config *c = &jb->ccfg;
+	config_defaults(c);
+	config_set(&c->sandbox, jb->cfg.sandbox);
+	config_set(&c->image, jb->cfg.image);
+	config_set(&c->opensandbox_url, jb->cfg.opensandbox_url);
+	for (size_t i = 0; i < jb->cfg.n_inputs; i++)
+		config_add_input(c, jb->cfg.inputs[i].src,
+		                 jb->cfg.inputs[i].dest);
+	for (size_t i = 0; i < jb->cfg.n_outputs; i++) {
+		char *host =
+		    xasprintf("%s/%s", jb->out_dir, jb->cfg.outputs[i]);
+		if (access(host, F_OK) == 0)
+			config_add_input(c, host, jb->cfg.outputs[i]);
+		free(host);
+	}
+	char *answer = xasprintf("%s/answer.txt", jb->run_dir);
+	char *werr = NULL;
+	if (write_file_atomic(answer, ans, strlen(ans), &werr) == 0)
+		config_add_input(c, answer, "answer.txt");
+	free(werr);
+	config_add_input(c, script, "check.py");
+	/* what only the check may see (the ground truth) */
+	cJSON_ArrayForEach(
+	    p, cJSON_GetObjectItem(ck, "files")) if (cJSON_IsString(p))
+	{
+		char *src =
+		    p->valuestring[0] == '/'
+		        ? xstrdup(p->valuestring)
+		        : xasprintf("%s/%s", jb->ev->suite_dir, p->valuestring);
+		char *b = xstrdup(src);
+		char *dest = xasprintf("check/%s", basename(b));
+		config_add_input(c, src, dest);
+		free(dest);
+		free(b);
+		free(src);
+	}
+	free(answer);
+	free(script);
+	for (size_t i = 0; i < c->n_inputs; i++)
+		c->inputs[i].copy = 1;
+	char *dir = xasprintf("%s/check", jb->run_dir), *err = NULL;
+	mkdir(dir, 0700);
+	buf_init(&jb->check_out, 0);
+	jb->state = JOB_CHECKING;
+	jb->sbx = sbx_new(c, jb->ev->loop, dir, &err);
+	free(dir);
+	if (!jb->sbx) {
+		check_done(jb, 0, xasprintf("the check's sandbox: %s", err));
+		free(err);
+		return;
+	}
+	sbx_start(jb->sbx, 1, check_started, jb);
+}
+
+/* The session is over: take what it said, check it. */
+static void job_ended(struct job *jb)
+{
+	jb->exit_code = session_exit_code(jb->s);
+	jb->status = "failed";
+	if (jb->exit_code == EXIT_BUDGET && !jb->category)
+		jb->category = xstrdup("budget");
+	else if (jb->exit_code == EXIT_PROVIDER)
+		free(jb->category), jb->category = xstrdup("model_error");
+	else if (jb->exit_code == EXIT_SANDBOX)
+		free(jb->category), jb->category = xstrdup("tool_error");
+	else if (jb->exit_code == EXIT_INTERRUPTED)
+		free(jb->category), jb->category = xstrdup("interrupted");
+	const char *why = session_error(jb->s);
+	if (why && !jb->error)
+		jb->error = xstrdup(why);
+	session_free(jb->s);
+	jb->s = NULL;
+	jb->wall_ms = now_ms() - jb->t0;
+	if (jb->exit_code != EXIT_OK) {
+		check_done(jb, 0,
+		           xasprintf("the run %s (exit %d)%s%s",
+		                     jb->exit_code == EXIT_BUDGET
+		                         ? "hit its budget"
+		                         : "failed",
+		                     jb->exit_code, jb->error ? ": " : "",
+		                     jb->error ? jb->error : ""));
+		return;
+	}
+	if (jb->missing) {
+		jb->category = xstrdup("output_missing");
+		check_done(jb, 0,
+		           xasprintf("%d declared output%s not delivered",
+		                     jb->missing, jb->missing > 1 ? "s" : ""));
+		return;
+	}
+	job_check(jb);
+}
+
+/* ---- results ---- */
+
+static void job_result(struct eval *ev, struct job *jb)
+{
+	if (jb->sbx) {
+		sbx_free(jb->sbx);
+		jb->sbx = NULL;
+	}
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "task", jb->name);
+	cJSON_AddStringToObject(r, "model", job_model(jb));
+	cJSON_AddNumberToObject(r, "repeat", jb->repeat);
+	cJSON_AddBoolToObject(r, "pass", jb->pass);
+	cJSON_AddStringToObject(r, "reason", jb->reason ? jb->reason : "");
+	if (jb->category)
+		cJSON_AddStringToObject(r, "category", jb->category);
+	else
+		cJSON_AddNullToObject(r, "category");
+	const char *expect = json_str(jb->task, "expect", NULL);
+	if (expect)
+		cJSON_AddStringToObject(r, "expect", expect);
+	cJSON_AddNumberToObject(r, "exit_code", jb->exit_code);
+	cJSON_AddNumberToObject(r, "turns", jb->turns);
+	cJSON_AddNumberToObject(r, "input_tokens", jb->in_tok);
+	cJSON_AddNumberToObject(r, "output_tokens", jb->out_tok);
+	cJSON_AddNumberToObject(r, "cost_usd", jb->cost);
+	cJSON_AddNumberToObject(r, "wall_ms", (double)jb->wall_ms);
+	cJSON_AddStringToObject(r, "run_dir", jb->run_dir ? jb->run_dir : "");
+	char *line = cJSON_PrintUnformatted(r);
+	cJSON_Delete(r);
+	fprintf(ev->results, "%s\n", line);
+	fflush(ev->results);
+	free(line);
+	ev->done++;
+	ev->running--;
+	fprintf(stderr, "[%zu/%zu] %s x %s r%d: %s%s%s (%.1f s, $%.4f)\n",
+	        ev->done, ev->n, jb->name, job_model(jb), jb->repeat,
+	        jb->pass ? "pass" : "FAIL", jb->pass ? "" : ", ",
+	        jb->pass ? "" : (jb->category ? jb->category : ""),
+	        (double)jb->wall_ms / 1000, jb->cost);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Per model: pass rate (and its spread over the repeats), median wall
+ * time, total and per-task cost. */
+static void summary(struct eval *ev)
+{
+	fprintf(stderr, "\n%-28s %9s %13s %9s %11s %11s\n", "model", "passed",
+	        "spread", "median s", "cost $", "per task $");
+	for (size_t i = 0; i < ev->n; i++) {
+		struct job *a = &ev->jobs[i];
+		if (a->state != JOB_REPORTED)
+			continue;
+		const char *m = job_model(a);
+		int seen = 0;
+		for (size_t k = 0; k < i && !seen; k++) {
+			struct job *b = &ev->jobs[k];
+			seen = b->state == JOB_REPORTED &&
+			       !strcmp(job_model(b), m);
+		}
+		if (seen)
+			continue;
+		size_t n = 0, pass = 0;
+		double cost = 0, *walls = xcalloc(ev->n, sizeof *walls);
+		int maxr = 0;
+		for (size_t k = 0; k < ev->n; k++) {
+			struct job *b = &ev->jobs[k];
+			if (b->state != JOB_REPORTED || strcmp(job_model(b), m))
+				continue;
+			walls[n++] = (double)b->wall_ms / 1000;
+			pass += (size_t)b->pass;
+			cost += b->cost;
+			if (b->repeat > maxr)
+				maxr = b->repeat;
+		}
+		double lo = 1, hi = 0;
+		for (int r = 1; r <= maxr; r++) {
+			size_t rn = 0, rp = 0;
+			for (size_t k = 0; k < ev->n; k++) {
+				struct job *b = &ev->jobs[k];
+				if (b->state != JOB_REPORTED ||
+				    b->repeat != r || strcmp(job_model(b), m))
+					continue;
+				rn++;
+				rp += (size_t)b->pass;
+			}
+			double rate = rn ? (double)rp / (double)rn : 0;
+			lo = rate < lo ? rate : lo;
+			hi = rate > hi ? rate : hi;
+		}
+		qsort(walls, n, sizeof *walls, cmp_double);
+		char passed[32], spread[32];
+		snprintf(passed, sizeof passed, "%zu/%zu", pass, n);
+		snprintf(spread, sizeof spread, "%.0f-%.0f%%", lo * 100,
+		         hi * 100);
+		fprintf(stderr, "%-28.28s %9s %13s %9.1f %11.4f %11.4f\n", m,
+		        passed, spread, n ? walls[n / 2] : 0.0, cost,
+		        n ? cost / (double)n : 0.0);
+		free(walls);
+	}
+}
+
+static void job_free(struct job *jb)
+{
+	if (jb->s)
+		session_free(jb->s);
+	if (jb->sbx)
+		sbx_free(jb->sbx);
+	config_free(&jb->cfg);
+	config_free(&jb->ccfg);
+	buf_free(&jb->check_out);
+	free(jb->name);
+	free(jb->model);
+	free(jb->run_dir);
+	free(jb->out_dir);
+	free(jb->answer);
+	free(jb->category);
+	free(jb->error);
+	free(jb->reason);
+}
+
+/* ---- the command ---- */
+
+static void on_eval_signal(int sig, void *arg)
+{
+	struct eval *ev = arg;
+	(void)sig;
+	if (!ev->interrupted++)
+		fprintf(stderr, "\nassay eval: interrupted: stopping every "
+		                "session\n");
+	for (size_t i = 0; i < ev->n; i++)
+		if (ev->jobs[i].s)
+			session_interrupt(ev->jobs[i].s);
+}
+
+static void eval_loop(struct eval *ev)
+{
+	for (;;) {
+		for (size_t i = 0; i < ev->n; i++) {
+			struct job *jb = &ev->jobs[i];
+			if (jb->state == JOB_RUNNING && jb->s &&
+			    session_state(jb->s) == SESSION_DONE)
+				job_ended(jb);
+			if (jb->state == JOB_DONE) {
+				job_result(ev, jb);
+				jb->state = JOB_REPORTED;
+			}
+		}
+		for (size_t i = 0; i < ev->n && ev->running < (size_t)ev->j &&
+		                   !ev->interrupted;
+		     i++)
+			if (ev->jobs[i].state == JOB_QUEUED)
+				job_start(&ev->jobs[i]);
+		if (ev->done == ev->n || (ev->interrupted && !ev->running))
+			return;
+		int again = 0;
+		for (size_t i = 0; i < ev->n; i++)
+			again |= ev->jobs[i].state == JOB_DONE;
+		if (!again)
+			loop_once(ev->loop, -1);
+	}
+}
+
+static int eval_usage(void)
+{
+	fprintf(stderr,
+	        "usage: assay eval SUITE [-j N] [-n REPEATS] [--model M]... "
+	        "[--dir DIR]\n"
+	        "  runs every task x model x repeat of SUITE (JSON) in this "
+	        "process, up to N at a time\n"
+	        "  -j N          sessions at once [1]\n"
+	        "  -n REPEATS    runs of each task per model [the suite's "
+	        "\"repeats\", else 1]\n"
+	        "  --model M     a model to compare (repeatable) [the "
+	        "suite's \"models\"]\n"
+	        "  --dir DIR     where the runs and results.jsonl go "
+	        "[.assay/eval/SUITE-TIME]\n"
+	        "exit codes: 0 every session ran (pass or fail), 1 some "
+	        "could not, 2 usage, 130 interrupted\n");
+	return EXIT_USAGE;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"model", required_argument, NULL, 'm'},
+	    {"dir", required_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0}};
+	struct eval ev = {.j = 1};
+	struct strv models = {0};
+	int repeats = 0, c;
+	char *dir = NULL, *err = NULL;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "j:n:h", opts, NULL)) != -1) {
+		if (c == 'j')
+			ev.j = atoi(optarg);
+		else if (c == 'n')
+			repeats = atoi(optarg);
+		else if (c == 'm')
+			strv_push(&models, optarg);
+		else if (c == 'd')
+			dir = optarg;
+		else {
+			strv_free(&models);
+			return eval_usage();
+		}
+	}
+	if (optind != argc - 1 || ev.j < 1 || ev.j > EVAL_MAX_J ||
+	    repeats < 0) {
+		strv_free(&models);
+		return eval_usage();
+	}
+	ev.suite_path = xstrdup(argv[optind]);
+	ev.suite = json_parse_file(ev.suite_path, 16u << 20, &err);
+	int code = EXIT_USAGE;
+	if (!ev.suite)
+		goto out;
+	char *tmp = xstrdup(ev.suite_path);
+	char *rd = realpath(dirname(tmp), NULL);
+	ev.suite_dir = rd ? rd : xstrdup(".");
+	free(tmp);
+	if (plan(&ev, &models, repeats, &err) < 0)
+		goto out;
+	if (dir) {
+		ev.dir = xstrdup(dir);
+	} else {
+		char *b = xstrdup(ev.suite_path);
+		char *base = basename(b);
+		char *dot = strrchr(base, '.');
+		if (dot)
+			*dot = '\0';
+		time_t now = time(NULL);
+		struct tm tm;
+		char stamp[32];
+		localtime_r(&now, &tm);
+		strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+		ev.dir = xasprintf(".assay/eval/%s-%s", base, stamp);
+		free(b);
+	}
+	if (mkdir_p(ev.dir, &err) < 0)
+		goto out;
+	char *rpath = xasprintf("%s/results.jsonl", ev.dir);
+	ev.results = fopen(rpath, "we");
+	if (!ev.results) {
+		set_err(&err, "%s: %s", rpath, strerror(errno));
+		free(rpath);
+		goto out;
+	}
+	ev.loop = loop_new();
+	loop_signal(ev.loop, SIGINT, on_eval_signal, &ev);
+	loop_signal(ev.loop, SIGTERM, on_eval_signal, &ev);
+	loop_signal(ev.loop, SIGHUP, on_eval_signal, &ev);
+	fprintf(stderr, "assay eval: %zu sessions, %d at a time, in %s\n", ev.n,
+	        ev.j, ev.dir);
+	eval_loop(&ev);
+	fclose(ev.results);
+	summary(&ev);
+	fprintf(stderr, "\nresults: %s\n", rpath);
+	free(rpath);
+	code = ev.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
+	for (size_t i = 0; i < ev.n && code == EXIT_OK; i++)
+		if (ev.jobs[i].category &&
+		    !strcmp(ev.jobs[i].category, "setup"))
+			code = EXIT_FAILED;
+out:
+	if (err)
+		fprintf(stderr, "assay eval: %s\n", err);
+	free(err);
+	for (size_t i = 0; i < ev.n; i++)
+		job_free(&ev.jobs[i]);
+	free(ev.jobs);
+	if (ev.loop)
+		loop_free(ev.loop);
+	cJSON_Delete(ev.suite);
+	free(ev.suite_path);
+	free(ev.suite_dir);
+	free(ev.dir);
+	strv_free(&models);
+	return code;
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# assay eval (issue 17, first part): the sample suite
+# (sample-data/eval/suite.json: the anomaly analysis checked against the
+# ground truth, a single numeric answer, a timestamp, a chart that must
+# exist, a wrong answer that must fail its check, a written conclusion,
+# a run over its turn budget) with the scripted model, -j 4, in ONE
+# assay process: every result as the suite expects, each failure in its
+# category, results.jsonl complete, each session's run dir a recorded
+# run; then Ctrl-C in the middle stops every session (exit 130, no
+# sandbox process left). Skipped (77) without bubblewrap or the
+# sandbox's python libraries.
+source "$(dirname "$0")/lib.bash"
+need_bwrap
+$PY -c 'import pandas, matplotlib' 2>/dev/null || skip "/usr/bin/python3 has no pandas/matplotlib"
+cd "$T"
+SUITE=$SRC/sample-data/eval/suite.json
+E=$T/eval1
+
+# children named assay that lived half a second or more while it ran:
+# a fork per session would (a spawned helper is named assay only
+# between its fork and its exec)
+forked() {
+	$PY - "$1" <<'PY'
+import os, sys, time
+parent, seen, long_lived = sys.argv[1], {}, set()
+while os.path.exists(f"/proc/{parent}"):
+    now = time.monotonic()
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        comm, rest = st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 2:].split()
+        if comm == "assay" and rest[1] == parent:
+            seen.setdefault(pid, now)
+            if now - seen[pid] >= 0.5:
+                long_lived.add(pid)
+    time.sleep(0.05)
+print(len(long_lived))
+PY
+}
+"$ASSAY" eval "$SUITE" -j 4 --dir "$E" 2>"$T/eval1.stderr" &
+pid=$!
+procs=$(forked $pid)
+set +e
+wait $pid
+code=$?
+set -e
+check "assay eval exits 0 (got $code)" test "$code" -eq 0
+check "one assay process ran every session (forks seen: $procs)" test "$procs" -eq 0
+R=$E/results.jsonl
+check "results.jsonl has a line per session (7)" test "$(wc -l <"$R")" -eq 7
+res() { $PY - "$R" "$1" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["task"] == sys.argv[2]:
+        print("pass" if r["pass"] else "fail", r["category"] or "-")
+PY
+}
+for t in anomalies missing-readings peak-hour daily-chart heat-wave; do
+	check "$t passes" test "$(res $t)" = "pass -"
+done
+check "mean-wrong fails its check (the answer lacks the mean)" test "$(res mean-wrong)" = "fail check_failed"
+check "over-budget fails in the budget category" test "$(res over-budget)" = "fail budget"
+check "every result is what the suite expects" $PY - "$R" <<'PY'
+import json, sys
+bad = [r["task"] for r in map(json.loads, open(sys.argv[1]))
+       if ("pass" if r["pass"] else "fail") != r.get("expect")]
+sys.exit(1 if bad else 0)
+PY
+check "the anomaly check's reason is the check script's" \
+	grep -q '"reason":"4 events found, all 4 true anomalies among them"' "$R"
+check "the numeric check's reason names the answer" \
+	grep -q '"reason":"missing readings: 6; the answer: 6 hourly' "$R"
+check "each result names its run dir, a recorded run" $PY - "$R" <<'PY'
+import json, os, sys
+for r in map(json.loads, open(sys.argv[1])):
+    tr = os.path.join(r["run_dir"], "transcript.jsonl")
+    last = json.loads(open(tr).readlines()[-1])
+    assert last["type"] == "run_end", tr
+PY
+check "a session's run can be exported" \
+	"$ASSAY" export "$E/anomalies-script-r1" --format md -o "$T/anom.md"
+check "the summary line: 5 of 7 passed" grep -Eq '^script +5/7 ' "$T/eval1.stderr"
+check "one progress line per session" test "$(grep -c '^\[[0-9]/7\]' "$T/eval1.stderr")" -eq 7
+check "the ground truth was the check's only (not in the agent's workspace)" \
+	sh -c "! tar -tf '$E/anomalies-script-r1/workspace.tar.zst' 2>/dev/null | grep -q truth"
+
+# --- Ctrl-C stops every session ------------------------------------------
+"$ASSAY" eval "$SUITE" -j 3 --dir "$T/eval2" 2>"$T/eval2.stderr" &
+pid=$!
+check "sessions are running" wait_until 20 'test -n "$(ls "$T/eval2" 2>/dev/null | grep -- -r1)"'
+sleep 0.5
+kill -INT $pid
+set +e
+wait $pid
+code=$?
+set -e
+check "Ctrl-C: exit 130 (got $code)" test "$code" -eq 130
+check "Ctrl-C: said so" grep -q "interrupted: stopping every session" "$T/eval2.stderr"
+check "Ctrl-C: no sandbox process left" wait_until 10 "! pgrep -f '$T/eval2' >/dev/null"
+check "Ctrl-C: fewer than 7 sessions ran" test "$(wc -l <"$T/eval2/results.jsonl")" -lt 7
+finish
