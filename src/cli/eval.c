@@ -5,7 +5,10 @@
  * resumed), each checked when it ends (the answer's patterns, then the
  * task's check script in a fresh sandbox against the delivered
  * outputs), the results written as results.jsonl and summed up per
- * model on the terminal.
+ * model on the terminal. A second eval in the same directory keeps the
+ * result of every job whose task, defaults, model, repeat, input files,
+ * script and check are unchanged (job_key): nothing runs and no model
+ * is asked for them; --rerun-failed runs the failed ones again.
  *
  * The suite (JSON with comments, like the config):
  *   {"defaults": {CONFIG...},         every task's configuration
@@ -80,6 +83,9 @@ struct job {
 	int check_code, check_timed_out;
 	int pass;
 	char *reason;
+	char key[65];  /* what the result depends on (job_key) */
+	cJSON *reused; /* the previous eval's result, taken as it is */
+	int configured;
 };
 
 struct eval {
@@ -91,6 +97,9 @@ struct eval {
 	int j;
 	int interrupted;
 	FILE *results;
+	cJSON *previous; /* the last results.jsonl here, by key */
+	int rerun_all, rerun_failed;
+	size_t reused;
 };
 
 /* ---- the suite ---- */
@@ -249,7 +258,7 @@ static void job_start(struct job *jb)
 	jb->t0 = now_ms();
 	jb->state = JOB_RUNNING;
 	ev->running++;
-	if (job_config(jb, &err) < 0 ||
+	if ((!jb->configured && job_config(jb, &err) < 0) ||
 	    !(jb->s = session_new(ev->loop, &jb->cfg, &err))) {
 		jb->error = err ? err : xstrdup("cannot start");
 		jb->category = xstrdup("setup");
@@ -264,6 +273,119 @@ static void job_start(struct job *jb)
 		jb->exit_code = session_exit_code(jb->s);
 		jb->state = JOB_DONE;
 	}
+}
+
+/* ---- re-running only what changed ---- */
+
+static char *check_script(struct job *jb);
+
+/* A file's size and mtime, or its contents' digest (small files). */
+static void key_file(cJSON *arr, const char *path, int contents)
+{
+	struct stat st;
+	char hex[65] = "";
+	if (stat(path, &st) < 0) {
+		cJSON_AddItemToArray(arr, cJSON_CreateString("absent"));
+		return;
+	}
+	size_t len = 0;
+	char *e = NULL;
+	char *text = contents ? read_file_max(path, 1u << 20, &len, &e) : NULL;
+	free(e);
+	if (text)
+		sha256_hex(text, len, hex);
+	free(text);
+	char *s =
+	    *hex ? xasprintf("%s sha256 %s", path, hex)
+	         : xasprintf("%s %lld %lld.%09ld", path, (long long)st.st_size,
+	                     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	cJSON_AddItemToArray(arr, cJSON_CreateString(s));
+	free(s);
+}
+
+/* The digest of all a job's result depends on: the task as written,
+ * the suite's defaults, the model, the repeat, the resolved
+ * configuration's inputs, model and script (as files: size and mtime),
+ * and the check (its script's contents, its files). */
+static void job_key(struct job *jb)
+{
+	cJSON *k = cJSON_CreateObject();
+	cJSON_AddItemToObject(k, "task", cJSON_Duplicate(jb->task, 1));
+	const cJSON *def = cJSON_GetObjectItem(jb->ev->suite, "defaults");
+	if (def)
+		cJSON_AddItemToObject(k, "defaults", cJSON_Duplicate(def, 1));
+	cJSON_AddStringToObject(k, "model", job_model(jb));
+	cJSON_AddNumberToObject(k, "repeat", jb->repeat);
+	cJSON *files = cJSON_AddArrayToObject(k, "files");
+	for (size_t i = 0; i < jb->cfg.n_inputs; i++)
+		key_file(files, jb->cfg.inputs[i].src, 0);
+	if (jb->cfg.script)
+		key_file(files, jb->cfg.script, 1);
+	char *sc = check_script(jb);
+	if (sc)
+		key_file(files, sc, 1);
+	free(sc);
+	const cJSON *f;
+	cJSON_ArrayForEach(
+	    f, cJSON_GetObjectItem(cJSON_GetObjectItem(jb->task, "check"),
+	                           "files")) if (cJSON_IsString(f))
+	{
+		char *p = xasprintf("%s/%s", jb->ev->suite_dir, f->valuestring);
+		key_file(files, p, 0);
+		free(p);
+	}
+	char *text = cJSON_PrintUnformatted(k);
+	sha256_hex(text, strlen(text), jb->key);
+	free(text);
+	cJSON_Delete(k);
+}
+
+/* The previous results.jsonl of this directory, keyed. */
+static void load_previous(struct eval *ev, const char *path)
+{
+	size_t len = 0;
+	char *e = NULL;
+	char *text = read_file_max(path, 64u << 20, &len, &e);
+	free(e);
+	ev->previous = cJSON_CreateObject();
+	for (char *line = text, *nl; line && *line; line = nl) {
+		nl = line + strcspn(line, "\n");
+		if (*nl)
+			*nl++ = '\0';
+		cJSON *r = cJSON_Parse(line);
+		const char *key = json_str(r, "key", NULL);
+		if (key && !cJSON_GetObjectItem(ev->previous, key))
+			cJSON_AddItemToObject(ev->previous, key, r);
+		else
+			cJSON_Delete(r);
+	}
+	free(text);
+}
+
+/* Configure every job; take the previous result of each unchanged one
+ * (its run dir still there), clear the run dir of the others. */
+static int plan_reuse(struct eval *ev, char **err)
+{
+	for (size_t i = 0; i < ev->n; i++) {
+		struct job *jb = &ev->jobs[i];
+		if (job_config(jb, err) < 0)
+			return -1;
+		jb->configured = 1;
+		job_key(jb);
+		cJSON *old = cJSON_GetObjectItem(ev->previous, jb->key);
+		struct stat st;
+		int keep = old && !ev->rerun_all &&
+		           !(ev->rerun_failed && !json_bool(old, "pass", 0)) &&
+		           stat(jb->run_dir, &st) == 0;
+		if (keep) {
+			jb->reused = cJSON_Duplicate(old, 1);
+			jb->state = JOB_DONE;
+			ev->running++; /* job_result counts it down */
+		} else if (stat(jb->run_dir, &st) == 0) {
+			rm_rf(jb->run_dir);
+		}
+	}
+	return 0;
 }
 
 /* ---- the check ---- */
@@ -494,6 +616,28 @@ static void job_result(struct eval *ev, struct job *jb)
 		sbx_free(jb->sbx);
 		jb->sbx = NULL;
 	}
+	if (jb->reused) {
+		cJSON_DeleteItemFromObject(jb->reused, "reused");
+		cJSON_AddTrueToObject(jb->reused, "reused");
+		jb->pass = json_bool(jb->reused, "pass", 0);
+		jb->cost = json_num(jb->reused, "cost_usd", 0);
+		jb->wall_ms = (int64_t)json_num(jb->reused, "wall_ms", 0);
+		const char *cat = json_str(jb->reused, "category", NULL);
+		jb->category = cat ? xstrdup(cat) : NULL;
+		char *line = cJSON_PrintUnformatted(jb->reused);
+		fprintf(ev->results, "%s\n", line);
+		fflush(ev->results);
+		free(line);
+		ev->done++;
+		ev->running--;
+		ev->reused++;
+		fprintf(stderr,
+		        "[%zu/%zu] %s x %s r%d: %s (unchanged: the last "
+		        "result kept)\n",
+		        ev->done, ev->n, jb->name, job_model(jb), jb->repeat,
+		        jb->pass ? "pass" : "FAIL");
+		return;
+	}
 	cJSON *r = cJSON_CreateObject();
 	cJSON_AddStringToObject(r, "task", jb->name);
 	cJSON_AddStringToObject(r, "model", job_model(jb));
@@ -514,6 +658,7 @@ static void job_result(struct eval *ev, struct job *jb)
 	cJSON_AddNumberToObject(r, "cost_usd", jb->cost);
 	cJSON_AddNumberToObject(r, "wall_ms", (double)jb->wall_ms);
 	cJSON_AddStringToObject(r, "run_dir", jb->run_dir ? jb->run_dir : "");
+	cJSON_AddStringToObject(r, "key", jb->key);
 	char *line = cJSON_PrintUnformatted(r);
 	cJSON_Delete(r);
 	fprintf(ev->results, "%s\n", line);
@@ -610,6 +755,7 @@ static void job_free(struct job *jb)
 	free(jb->category);
 	free(jb->error);
 	free(jb->reason);
+	cJSON_Delete(jb->reused);
 }
 
 /* ---- the command ---- */
@@ -667,7 +813,11 @@ static int eval_usage(void)
 	        "  --model M     a model to compare (repeatable) [the "
 	        "suite's \"models\"]\n"
 	        "  --dir DIR     where the runs and results.jsonl go "
-	        "[.assay/eval/SUITE-TIME]\n"
+	        "[.assay/eval/SUITE]\n"
+	        "  --rerun       run every task again (else an unchanged "
+	        "task's last result here is kept)\n"
+	        "  --rerun-failed  run again the unchanged tasks that "
+	        "failed\n"
 	        "exit codes: 0 every session ran (pass or fail), 1 some "
 	        "could not, 2 usage, 130 interrupted\n");
 	return EXIT_USAGE;
@@ -678,6 +828,8 @@ int cmd_eval(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"model", required_argument, NULL, 'm'},
 	    {"dir", required_argument, NULL, 'd'},
+	    {"rerun", no_argument, NULL, 'r'},
+	    {"rerun-failed", no_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0}};
 	struct eval ev = {.j = 1};
@@ -694,6 +846,10 @@ int cmd_eval(int argc, char **argv)
 			strv_push(&models, optarg);
 		else if (c == 'd')
 			dir = optarg;
+		else if (c == 'r')
+			ev.rerun_all = 1;
+		else if (c == 'f')
+			ev.rerun_failed = 1;
 		else {
 			strv_free(&models);
 			return eval_usage();
@@ -723,17 +879,17 @@ int cmd_eval(int argc, char **argv)
 		char *dot = strrchr(base, '.');
 		if (dot)
 			*dot = '\0';
-		time_t now = time(NULL);
-		struct tm tm;
-		char stamp[32];
-		localtime_r(&now, &tm);
-		strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-		ev.dir = xasprintf(".assay/eval/%s-%s", base, stamp);
+		ev.dir = xasprintf(".assay/eval/%s", base);
 		free(b);
 	}
 	if (mkdir_p(ev.dir, &err) < 0)
 		goto out;
 	char *rpath = xasprintf("%s/results.jsonl", ev.dir);
+	load_previous(&ev, rpath);
+	if (plan_reuse(&ev, &err) < 0) {
+		free(rpath);
+		goto out;
+	}
 	ev.results = fopen(rpath, "we");
 	if (!ev.results) {
 		set_err(&err, "%s: %s", rpath, strerror(errno));
@@ -744,8 +900,13 @@ int cmd_eval(int argc, char **argv)
 	loop_signal(ev.loop, SIGINT, on_eval_signal, &ev);
 	loop_signal(ev.loop, SIGTERM, on_eval_signal, &ev);
 	loop_signal(ev.loop, SIGHUP, on_eval_signal, &ev);
-	fprintf(stderr, "assay eval: %zu sessions, %d at a time, in %s\n", ev.n,
-	        ev.j, ev.dir);
+	size_t keep = 0;
+	for (size_t i = 0; i < ev.n; i++)
+		keep += ev.jobs[i].reused != NULL;
+	fprintf(stderr,
+	        "assay eval: %zu sessions (%zu unchanged since the last "
+	        "eval here: their results kept), %d at a time, in %s\n",
+	        ev.n, keep, ev.j, ev.dir);
 	eval_loop(&ev);
 	fclose(ev.results);
 	summary(&ev);
@@ -766,6 +927,7 @@ out:
 	if (ev.loop)
 		loop_free(ev.loop);
 	cJSON_Delete(ev.suite);
+	cJSON_Delete(ev.previous);
 	free(ev.suite_path);
 	free(ev.suite_dir);
 	free(ev.dir);

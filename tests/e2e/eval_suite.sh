@@ -88,6 +88,41 @@ check "one progress line per session" test "$(grep -c '^\[[0-9]/7\]' "$T/eval1.s
 check "the ground truth was the check's only (not in the agent's workspace)" \
 	sh -c "! tar -tf '$E/anomalies-script-r1/workspace.tar.zst' 2>/dev/null | grep -q truth"
 
+# --- re-running: unchanged tasks cost nothing -----------------------------
+cat >"$T/two.json" <<'EOF'
+{"turns": [
+  {"text": "Looking.", "tool_calls": [{"name": "shell", "arguments": {"command": "echo 42"}}]},
+  {"text": "The answer is 42.", "tool_calls": []}
+]}
+EOF
+start_fake "$T/two.json"
+mk_suite() { # mk_suite PROMPT_OF_TASK_B
+	cat >"$T/s.json" <<EOF
+{"defaults": {"provider": "openai", "base_url": "$URL", "model": "fake-model", "ask": "none"},
+ "tasks": [
+  {"name": "a", "prompt": "What is the answer?", "check": {"answer_contains": ["42"]}},
+  {"name": "b", "prompt": "$1", "check": {"answer_contains": ["42"]}},
+  {"name": "c", "prompt": "And again?", "check": {"answer_contains": ["43"]}}]}
+EOF
+}
+mk_suite "Tell me the answer."
+export OPENAI_API_KEY=sk-eval
+"$ASSAY" eval "$T/s.json" -j 3 --dir "$T/re" 2>"$T/re1.stderr"
+check "the first eval asks the model for every turn (6 requests)" test "$(fake_requests)" -eq 6
+"$ASSAY" eval "$T/s.json" -j 3 --dir "$T/re" 2>"$T/re2.stderr"
+check "the same suite again: 0 requests" test "$(fake_requests)" -eq 6
+check "... every result kept" test "$(grep -c '"reused":true' "$T/re/results.jsonl")" -eq 3
+check "... and said so" grep -q "3 unchanged since the last eval here" "$T/re2.stderr"
+mk_suite "Tell me the answer, please."
+"$ASSAY" eval "$T/s.json" -j 3 --dir "$T/re" 2>"$T/re3.stderr"
+check "one task's prompt changed: only it runs again (2 requests)" test "$(fake_requests)" -eq 8
+check "... its result is new, the others kept" \
+	test "$($PY -c 'import json,sys; print(sorted((r["task"], r.get("reused", False)) for r in map(json.loads, open(sys.argv[1]))))' "$T/re/results.jsonl")" = \
+	"[('a', True), ('b', False), ('c', True)]"
+"$ASSAY" eval "$T/s.json" -j 3 --dir "$T/re" --rerun-failed 2>"$T/re4.stderr"
+check "--rerun-failed runs only the failed task (c: 2 requests)" test "$(fake_requests)" -eq 10
+check "... which still fails" grep -q '"task":"c","model":"fake-model","repeat":1,"pass":false' "$T/re/results.jsonl"
+
 # --- Ctrl-C stops every session ------------------------------------------
 "$ASSAY" eval "$SUITE" -j 3 --dir "$T/eval2" 2>"$T/eval2.stderr" &
 pid=$!

@@ -898,6 +898,8 @@ class Handler(BaseHTTPRequestHandler):
             except ValueError as e:
                 self.close_connection = True
                 raise ApiError(400, f"Could not read the request body: {e}.")
+            if st.opts.latency_ms:  # a model's time to its first token
+                time.sleep(st.opts.latency_ms / 1000.0)
             self.answer(n, path, raw, entry)
         except ApiError as e:
             entry["status"], entry["error"] = e.status, e.message
@@ -1059,6 +1061,8 @@ def main(argv=None):
                     "(default: any model)")
     ap.add_argument("--seed", type=int, help="seed for ids and chunk sizes (default random)")
     ap.add_argument("--delay-ms", type=float, default=1.0, help="pause after each write (default 1)")
+    ap.add_argument("--latency-ms", type=float, default=0,
+                    help="pause before answering each request (a model's latency; default 0)")
     ap.add_argument("--max-context", type=int, default=0,
                     help="refuse prompts over this many tokens (JSON of messages / 4) with the "
                     "style's context-length 400 (default 0: no limit)")
