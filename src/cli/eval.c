@@ -374,8 +374,12 @@ static int plan_reuse(struct eval *ev, char **err)
 		job_key(jb);
 		cJSON *old = cJSON_GetObjectItem(ev->previous, jb->key);
 		struct stat st;
+		/* an interrupted session runs again (from its start: not
+		 * resumed yet) */
+		const char *cat = json_str(old, "category", "");
 		int keep = old && !ev->rerun_all &&
 		           !(ev->rerun_failed && !json_bool(old, "pass", 0)) &&
+		           strcmp(cat, "interrupted") && strcmp(cat, "setup") &&
 		           stat(jb->run_dir, &st) == 0;
 		if (keep) {
 			jb->reused = cJSON_Duplicate(old, 1);

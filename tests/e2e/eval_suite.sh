@@ -123,11 +123,27 @@ check "... its result is new, the others kept" \
 check "--rerun-failed runs only the failed task (c: 2 requests)" test "$(fake_requests)" -eq 10
 check "... which still fails" grep -q '"task":"c","model":"fake-model","repeat":1,"pass":false' "$T/re/results.jsonl"
 
+# --- a session whose sandbox cannot work, beside others ----------------
+cat >"$T/crash.json" <<EOF
+{"defaults": {"provider": "openai", "base_url": "$URL", "model": "fake-model", "ask": "none"},
+ "tasks": [
+  {"name": "fine", "prompt": "What is the answer?", "check": {"answer_contains": ["42"]}},
+  {"name": "nosandbox", "prompt": "What is the answer?", "sandbox": "opensandbox",
+   "opensandbox": {"url": "127.0.0.1:9"}, "check": {"answer_contains": ["42"]}}]}
+EOF
+set +e
+"$ASSAY" eval "$T/crash.json" -j 2 --dir "$T/crash" 2>"$T/crash.stderr"
+code=$?
+set -e
+check "an eval with a broken sandbox still ends (exit $code)" test "$code" -eq 0
+check "... that session fails as a tool error, saying why" \
+	grep -q '"task":"nosandbox".*"pass":false,"reason":"the run failed (exit 3): opensandbox: cannot reach the server.*"category":"tool_error"' "$T/crash/results.jsonl"
+check "... the other passes" grep -q '"task":"fine".*"pass":true' "$T/crash/results.jsonl"
+
 # --- Ctrl-C stops every session ------------------------------------------
 "$ASSAY" eval "$SUITE" -j 3 --dir "$T/eval2" 2>"$T/eval2.stderr" &
 pid=$!
-check "sessions are running" wait_until 20 'test -n "$(ls "$T/eval2" 2>/dev/null | grep -- -r1)"'
-sleep 0.5
+check "sessions are running, one has finished" wait_until 30 'test -s "$T/eval2/results.jsonl"'
 kill -INT $pid
 set +e
 wait $pid
@@ -137,4 +153,14 @@ check "Ctrl-C: exit 130 (got $code)" test "$code" -eq 130
 check "Ctrl-C: said so" grep -q "interrupted: stopping every session" "$T/eval2.stderr"
 check "Ctrl-C: no sandbox process left" wait_until 10 "! pgrep -f '$T/eval2' >/dev/null"
 check "Ctrl-C: fewer than 7 sessions ran" test "$(wc -l <"$T/eval2/results.jsonl")" -lt 7
+finished=$(grep -vc '"category":"interrupted"' "$T/eval2/results.jsonl" || true)
+"$ASSAY" eval "$SUITE" -j 3 --dir "$T/eval2" 2>"$T/eval3.stderr"
+check "the next eval finishes the rest: every result as expected" $PY - "$T/eval2/results.jsonl" <<'PY'
+import json, sys
+rows = list(map(json.loads, open(sys.argv[1])))
+assert len(rows) == 7, len(rows)
+assert all(("pass" if r["pass"] else "fail") == r.get("expect") for r in rows), rows
+PY
+check "... keeping the $finished that had finished before the Ctrl-C (at least 1)" \
+	test "$(grep -c '"reused":true' "$T/eval2/results.jsonl" || true)" -eq "$finished" -a "$finished" -ge 1
 finish
