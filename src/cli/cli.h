@@ -57,6 +57,9 @@ const struct session_resume_opts *resume_opts(struct resume_cli *r);
 /* assay eval SUITE [-j N] [-n R] [--model M]... (eval.c); argv[0] is
  * "eval". Returns the exit code. */
 int cmd_eval(int argc, char **argv);
+/* DIR/report.html from DIR/results.jsonl (eval_report.c), each
+ * session's record exported beside its run. 0, or -1 and *err. */
+int eval_report(const char *dir, const char *title, char **err);
 /* assay export RUN --format md|html [-o FILE] (export.c); argv[0]
  * is "export". Returns the exit code. */
 int cmd_export(int argc, char **argv);

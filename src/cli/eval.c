@@ -4,11 +4,11 @@
  * and run dir under the eval's directory (so any can be replayed or
  * resumed), each checked when it ends (the answer's patterns, then the
  * task's check script in a fresh sandbox against the delivered
- * outputs), the results written as results.jsonl and summed up per
- * model on the terminal. A second eval in the same directory keeps the
- * result of every job whose task, defaults, model, repeat, input files,
- * script and check are unchanged (job_key): nothing runs and no model
- * is asked for them; --rerun-failed runs the failed ones again.
+ * outputs), the results written as results.jsonl, summed up per model
+ * on the terminal and drawn in report.html (eval_report.c). A second eval in
+ * the same directory keeps the result of every job whose task, defaults, model,
+ * repeat, input files, script and check are unchanged (job_key): nothing runs
+ * and no model is asked for them; --rerun-failed runs the failed ones again.
  *
  * The suite (JSON with comments, like the config):
  *   {"defaults": {CONFIG...},         every task's configuration
@@ -915,6 +915,15 @@ int cmd_eval(int argc, char **argv)
 	fclose(ev.results);
 	summary(&ev);
 	fprintf(stderr, "\nresults: %s\n", rpath);
+	char *rerr = NULL;
+	char *tb = xstrdup(ev.suite_path);
+	int rrc = eval_report(ev.dir, basename(tb), &rerr);
+	free(tb);
+	if (rrc < 0)
+		fprintf(stderr, "assay eval: the report: %s\n", rerr);
+	else
+		fprintf(stderr, "report: %s/report.html\n", ev.dir);
+	free(rerr);
 	free(rpath);
 	code = ev.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
 	for (size_t i = 0; i < ev.n && code == EXIT_OK; i++)

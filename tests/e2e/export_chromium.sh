@@ -8,6 +8,7 @@
 # text painted invisible and its chart mirrored.
 # Skipped (77) only when chromium is not installed.
 source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/chromium.bash"
 CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
 [ -n "$CHROMIUM" ] || skip "chromium not installed (scripts/setup installs it)"
 need_bwrap
@@ -243,43 +244,6 @@ if __name__ == "__main__":
     else:
         shot(*sys.argv[2:6])
 EOF
-
-# chrome OUT.png|OUT.dom PAGE.html: one headless Chromium, in a session
-# of its own so that whatever it leaves (crashpad, zygotes) is killed
-# with it, with a private profile that is removed afterwards.
-CHROME_LEFT=0
-chrome() {
-	local out=$1 page=$2 prof=$T/profile.$RANDOM pid rc=0 so=$1.stdout
-	local args=(--headless --disable-gpu --hide-scrollbars --no-first-run
-		--force-device-scale-factor=1 --disable-extensions
-		--disable-background-networking --disable-crash-reporter
-		--user-data-dir="$prof" --window-size=1280,10000)
-	[ "$(id -u)" -eq 0 ] && args+=(--no-sandbox)
-	case $out in
-	*.png) args+=(--screenshot="$out") ;;
-	*) args+=(--dump-dom) so=$out ;;
-	esac
-	mkdir -p "$prof"
-	# without job control a background job is no group leader, so
-	# setsid makes it one without forking: its pid names the group
-	HOME=$prof XDG_CONFIG_HOME=$prof XDG_CACHE_HOME=$prof \
-		setsid timeout -s KILL 60 "$CHROMIUM" "${args[@]}" "file://$page" \
-		>"$so" 2>"$out.log" </dev/null &
-	pid=$!
-	wait "$pid" || rc=$?
-	kill -KILL -- "-$pid" 2>/dev/null || true
-	for _ in $(seq 50); do
-		pgrep -g "$pid" >/dev/null || break
-		sleep 0.1
-	done
-	if pgrep -g "$pid" >/dev/null; then
-		CHROME_LEFT=$((CHROME_LEFT + 1))
-		pgrep -a -g "$pid"
-	fi
-	rm -rf "$prof"
-	[ "$rc" -eq 0 ] || { echo "chromium failed ($rc) on $page:"; tail -5 "$out.log"; }
-	return "$rc"
-}
 
 # each screenshot is looked at while the browser draws the next one
 TR=$T/run/transcript.jsonl
