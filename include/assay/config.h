@@ -73,7 +73,8 @@ struct config {
 	long nproc;
 	long cpu_s;
 	long fsize_mb;
-	long cpus; /* opensandbox: resourceLimits.cpu; 0 = 1 */
+	long cpus;         /* opensandbox: resourceLimits.cpu; 0 = 1 */
+	long max_sessions; /* limits.sessions: assay eval's -j at most */
 	struct config_input *inputs;
 	size_t n_inputs;
 	char **outputs;

@@ -19,15 +19,17 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A new run id: the local time and a few random bits. */
+/* A new run id: the local time and a few random bits, different for
+ * each run one process starts (assay eval starts many in one second). */
 static char *rundir_new_id(void)
 {
+	static unsigned seq;
 	char ts[32];
 	time_t t = time(NULL);
 	struct tm tm;
 	localtime_r(&t, &tm);
 	strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tm);
-	unsigned r = (unsigned)(now_ms() ^ (getpid() << 8));
+	unsigned r = (unsigned)(now_ms() ^ (getpid() << 8)) + 0x9e37u * ++seq;
 	return xasprintf("%s-%04x", ts, r & 0xffff);
 }
 

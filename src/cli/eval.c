@@ -100,6 +100,7 @@ struct eval {
 	cJSON *previous; /* the last results.jsonl here, by key */
 	int rerun_all, rerun_failed;
 	size_t reused;
+	int json; /* every session's events on stdout */
 };
 
 /* ---- the suite ---- */
@@ -229,6 +230,18 @@ static int job_config(struct job *jb, char **err)
 static void job_event(void *arg, const cJSON *e)
 {
 	struct job *jb = arg;
+	if (jb->ev->json && event_type_of(e) != EV_PROGRESS) {
+		/* the session's events as the transcript has them, each
+		 * named by its run (the run dir's name) */
+		cJSON *c = cJSON_Duplicate(e, 1);
+		const char *run = strrchr(jb->run_dir, '/');
+		cJSON_AddStringToObject(c, "session", run ? run + 1 : "");
+		char *line = cJSON_PrintUnformatted(c);
+		printf("%s\n", line);
+		fflush(stdout);
+		free(line);
+		cJSON_Delete(c);
+	}
 	enum event_type type = event_type_of(e);
 	if (type == EV_ASSISTANT_MESSAGE) {
 		free(jb->answer);
@@ -818,6 +831,8 @@ static int eval_usage(void)
 	        "suite's \"models\"]\n"
 	        "  --dir DIR     where the runs and results.jsonl go "
 	        "[.assay/eval/SUITE]\n"
+	        "  --json        every session's events on stdout, one JSON "
+	        "line each with \"session\"\n"
 	        "  --rerun       run every task again (else an unchanged "
 	        "task's last result here is kept)\n"
 	        "  --rerun-failed  run again the unchanged tasks that "
@@ -827,12 +842,55 @@ static int eval_usage(void)
 	return EXIT_USAGE;
 }
 
+/* The backend's bound on sessions at once (limits.sessions). */
+static void eval_bound(struct eval *ev)
+{
+	for (size_t i = 0; i < ev->n; i++) {
+		long cap = ev->jobs[i].cfg.max_sessions;
+		if (cap > 0 && ev->j > cap) {
+			fprintf(stderr,
+			        "assay eval: -j %d lowered to %ld "
+			        "(limits.sessions of task %s's "
+			        "configuration)\n",
+			        ev->j, cap, ev->jobs[i].name);
+			ev->j = (int)cap;
+		}
+	}
+}
+
+static void eval_write_report(struct eval *ev)
+{
+	char *err = NULL;
+	char *tb = xstrdup(ev->suite_path);
+	int rc = eval_report(ev->dir, basename(tb), &err);
+	free(tb);
+	if (rc < 0)
+		fprintf(stderr, "assay eval: the report: %s\n", err);
+	else
+		fprintf(stderr, "report: %s/report.html\n", ev->dir);
+	free(err);
+}
+
+/* .assay/eval/SUITE (the suite file's name without its extension). */
+static char *eval_default_dir(const char *suite_path)
+{
+	char *b = xstrdup(suite_path);
+	char *base = basename(b);
+	char *dot = strrchr(base, '.');
+	if (dot)
+		*dot = '\0';
+	char *dir = xasprintf(".assay/eval/%s", base);
+	free(b);
+	return dir;
+}
+
 int cmd_eval(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"model", required_argument, NULL, 'm'},
 	    {"dir", required_argument, NULL, 'd'},
 	    {"rerun", no_argument, NULL, 'r'},
+	    {"json", no_argument, NULL, 'J'},
 	    {"rerun-failed", no_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0}};
@@ -852,6 +910,8 @@ int cmd_eval(int argc, char **argv)
 			dir = optarg;
 		else if (c == 'r')
 			ev.rerun_all = 1;
+		else if (c == 'J')
+			ev.json = 1;
 		else if (c == 'f')
 			ev.rerun_failed = 1;
 		else {
@@ -875,17 +935,7 @@ int cmd_eval(int argc, char **argv)
 	free(tmp);
 	if (plan(&ev, &models, repeats, &err) < 0)
 		goto out;
-	if (dir) {
-		ev.dir = xstrdup(dir);
-	} else {
-		char *b = xstrdup(ev.suite_path);
-		char *base = basename(b);
-		char *dot = strrchr(base, '.');
-		if (dot)
-			*dot = '\0';
-		ev.dir = xasprintf(".assay/eval/%s", base);
-		free(b);
-	}
+	ev.dir = dir ? xstrdup(dir) : eval_default_dir(ev.suite_path);
 	if (mkdir_p(ev.dir, &err) < 0)
 		goto out;
 	char *rpath = xasprintf("%s/results.jsonl", ev.dir);
@@ -894,6 +944,7 @@ int cmd_eval(int argc, char **argv)
 		free(rpath);
 		goto out;
 	}
+	eval_bound(&ev);
 	ev.results = fopen(rpath, "we");
 	if (!ev.results) {
 		set_err(&err, "%s: %s", rpath, strerror(errno));
@@ -915,15 +966,7 @@ int cmd_eval(int argc, char **argv)
 	fclose(ev.results);
 	summary(&ev);
 	fprintf(stderr, "\nresults: %s\n", rpath);
-	char *rerr = NULL;
-	char *tb = xstrdup(ev.suite_path);
-	int rrc = eval_report(ev.dir, basename(tb), &rerr);
-	free(tb);
-	if (rrc < 0)
-		fprintf(stderr, "assay eval: the report: %s\n", rerr);
-	else
-		fprintf(stderr, "report: %s/report.html\n", ev.dir);
-	free(rerr);
+	eval_write_report(&ev);
 	free(rpath);
 	code = ev.interrupted ? EXIT_INTERRUPTED : EXIT_OK;
 	for (size_t i = 0; i < ev.n && code == EXIT_OK; i++)

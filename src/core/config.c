@@ -214,11 +214,13 @@ static int apply_limits(struct config *c, const cJSON *obj, const char *origin,
 			c->fsize_mb = (long)d;
 		else if (!strcmp(v->string, "cpus"))
 			c->cpus = (long)d;
+		else if (!strcmp(v->string, "sessions"))
+			c->max_sessions = (long)d;
 		else
 			return set_err(err,
 			               "%s: unknown key \"limits.%s\" (known: "
 			               "memory_mb, processes, cpu_s, "
-			               "file_size_mb, cpus)",
+			               "file_size_mb, cpus, sessions)",
 			               origin, v->string);
 	}
 	return 0;

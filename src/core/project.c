@@ -175,14 +175,15 @@ static void filter_limits(struct project *p, const struct config *c,
 		return;
 	}
 	static const char *const keys[] = {"memory_mb", "processes", "cpu_s",
-	                                   "file_size_mb"};
-	const long cur[] = {c->mem_mb, c->nproc, c->cpu_s, c->fsize_mb};
+	                                   "file_size_mb", "cpus"};
+	const long cur[] = {c->mem_mb, c->nproc, c->cpu_s, c->fsize_mb,
+	                    c->cpus > 0 ? c->cpus : 1};
 	cJSON *o = cJSON_CreateObject();
 	const cJSON *it;
 	cJSON_ArrayForEach(it, v)
 	{
 		int keep = 1;
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < 5; i++)
 			if (!strcmp(it->string, keys[i]) &&
 			    cJSON_IsNumber(it) && it->valuedouble > cur[i]) {
 				char *key = xasprintf("limits.%s", keys[i]);

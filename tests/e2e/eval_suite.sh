@@ -88,6 +88,23 @@ check "one progress line per session" test "$(grep -c '^\[[0-9]/7\]' "$T/eval1.s
 check "the ground truth was the check's only (not in the agent's workspace)" \
 	sh -c "! tar -tf '$E/anomalies-script-r1/workspace.tar.zst' 2>/dev/null | grep -q truth"
 
+# --- --json, limits.sessions ---------------------------------------------
+echo '{"limits": {"sessions": 2}}' >"$T/cap.json"
+mkdir -p "$T/xdg/assay" && cp "$T/cap.json" "$T/xdg/assay/config.json"
+XDG_CONFIG_HOME=$T/xdg "$ASSAY" eval "$SUITE" -j 6 --json --rerun --dir "$T/js" \
+	>"$T/js.out" 2>"$T/js.stderr"
+check "limits.sessions bounds -j (said so)" grep -q -- "-j 6 lowered to 2 (limits.sessions" "$T/js.stderr"
+check "--json: every session's events on stdout, each naming its session" $PY - "$T/js.out" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+sessions = {e["session"] for e in ev}
+assert len(sessions) == 7, sessions
+ends = [e for e in ev if e["type"] == "run_end"]
+assert len(ends) == 7, len(ends)
+ids = [e["run_id"] for e in ev if e["type"] == "run_start"]
+assert len(set(ids)) == 7, ids  # one process, seven distinct run ids
+PY
+
 # --- re-running: unchanged tasks cost nothing -----------------------------
 cat >"$T/two.json" <<'EOF'
 {"turns": [
