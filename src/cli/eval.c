@@ -86,6 +86,7 @@ struct job {
 	char key[65];  /* what the result depends on (job_key) */
 	cJSON *reused; /* the previous eval's result, taken as it is */
 	int configured;
+	int resume; /* interrupted last time: resumed, not started afresh */
 };
 
 struct eval {
@@ -280,7 +281,13 @@ static void job_start(struct job *jb)
 	}
 	session_observe(jb->s, job_event, jb);
 	const char *prompt = json_str(jb->task, "prompt", "");
-	if (session_start(jb->s, prompt, &err) < 0) {
+	/* a run interrupted last time goes on where it was: its recorded
+	 * turns from its cache, its workspace as it was */
+	struct session_resume_opts ro = {.run = jb->run_dir,
+	                                 .mode = SESSION_RESUME};
+	int rc = jb->resume ? session_resume(jb->s, &ro, NULL, &err)
+	                    : session_start(jb->s, prompt, &err);
+	if (rc < 0) {
 		jb->error = err ? err : xstrdup("refused");
 		jb->category = xstrdup("setup");
 		jb->exit_code = session_exit_code(jb->s);
@@ -387,13 +394,18 @@ static int plan_reuse(struct eval *ev, char **err)
 		job_key(jb);
 		cJSON *old = cJSON_GetObjectItem(ev->previous, jb->key);
 		struct stat st;
-		/* an interrupted session runs again (from its start: not
-		 * resumed yet) */
+		/* an interrupted session is resumed; one that never got
+		 * going runs again */
 		const char *cat = json_str(old, "category", "");
+		int there = stat(jb->run_dir, &st) == 0;
 		int keep = old && !ev->rerun_all &&
 		           !(ev->rerun_failed && !json_bool(old, "pass", 0)) &&
 		           strcmp(cat, "interrupted") && strcmp(cat, "setup") &&
-		           stat(jb->run_dir, &st) == 0;
+		           there;
+		jb->resume = old && !ev->rerun_all && there &&
+		             !strcmp(cat, "interrupted");
+		if (jb->resume)
+			continue;
 		if (keep) {
 			jb->reused = cJSON_Duplicate(old, 1);
 			jb->state = JOB_DONE;
