@@ -38,6 +38,9 @@ check "a failed command shows its exit code" in_region 1 48 10 91 '#2 shell .*ex
 check "a file tool shows its result" in_region 1 48 20 91 'wrote 6 bytes to notes\.txt'
 check "the workspace marks the new file" wait_for 'notes\.txt +6 B new' 10
 
+# (the Conversation lists the calls a frame after Tools does: under
+# ASan that frame can come after the checks above)
+check "the Conversation lists the calls" wait_for '▸ #1 shell' 10
 r=$(row_of '▸ #1 shell')
 mouse 0 10 "$r"
 mouse 3 10 "$r"
