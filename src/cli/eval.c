@@ -86,7 +86,9 @@ struct job {
 	char key[65];  /* what the result depends on (job_key) */
 	cJSON *reused; /* the previous eval's result, taken as it is */
 	int configured;
-	int resume; /* interrupted last time: resumed, not started afresh */
+	int resume;    /* interrupted last time: resumed, not started afresh */
+	int live_turn; /* as it goes: the turn, tokens and cost so far */
+	double live_tok, live_cost;
 };
 
 struct eval {
@@ -102,6 +104,10 @@ struct eval {
 	int rerun_all, rerun_failed;
 	size_t reused;
 	int json; /* every session's events on stdout */
+	/* on a terminal: the table of the sessions under way, redrawn in
+	 * place below the progress lines (live_lines: its height now) */
+	int live, live_lines;
+	uint64_t live_timer;
 };
 
 /* ---- the suite ---- */
@@ -244,6 +250,13 @@ static void job_event(void *arg, const cJSON *e)
 		cJSON_Delete(c);
 	}
 	enum event_type type = event_type_of(e);
+	if (type == EV_MODEL_REQUEST)
+		jb->live_turn = (int)json_num(e, "turn", jb->live_turn);
+	if (type == EV_USAGE) {
+		jb->live_tok += json_num(e, "input_tokens", 0) +
+		                json_num(e, "output_tokens", 0);
+		jb->live_cost += json_num(e, "cost_usd", 0);
+	}
 	if (type == EV_ASSISTANT_MESSAGE) {
 		free(jb->answer);
 		jb->answer = xstrdup(json_str(e, "text", ""));
@@ -637,6 +650,56 @@ static void job_ended(struct job *jb)
 	job_check(jb);
 }
 
+/* ---- the live table (a terminal only) ---- */
+
+/* Take the table off the screen (the cursor back where it began). */
+static void live_erase(struct eval *ev)
+{
+	if (!ev->live || !ev->live_lines)
+		return;
+	fprintf(stderr, "\033[%dA\033[J", ev->live_lines);
+	ev->live_lines = 0;
+}
+
+/* The sessions under way: state, turn, tokens, cost, elapsed. */
+static void live_draw(struct eval *ev)
+{
+	if (!ev->live)
+		return;
+	live_erase(ev);
+	size_t passed = 0, shown = 0;
+	for (size_t i = 0; i < ev->n; i++)
+		passed += ev->jobs[i].state == JOB_REPORTED && ev->jobs[i].pass;
+	fprintf(stderr,
+	        "\033[1m%zu of %zu done, %zu passed, %zu running\033[0m\n",
+	        ev->done, ev->n, passed, ev->running);
+	ev->live_lines = 1;
+	for (size_t i = 0; i < ev->n && shown < 20; i++) {
+		struct job *jb = &ev->jobs[i];
+		if (jb->state != JOB_RUNNING && jb->state != JOB_CHECKING)
+			continue;
+		char who[96];
+		snprintf(who, sizeof who, "%s x %s r%d", jb->name,
+		         job_model(jb), jb->repeat);
+		fprintf(
+		    stderr,
+		    "  %-40.40s %-8s turn %-3d %8.0f tok  $%-8.4f %6.1f s\n",
+		    who, jb->state == JOB_CHECKING ? "checking" : "running",
+		    jb->live_turn, jb->live_tok, jb->live_cost,
+		    (double)(now_ms() - jb->t0) / 1000);
+		ev->live_lines++;
+		shown++;
+	}
+	fflush(stderr);
+}
+
+static void live_tick(void *arg)
+{
+	struct eval *ev = arg;
+	live_draw(ev);
+	ev->live_timer = loop_timer_add(ev->loop, 250, live_tick, ev);
+}
+
 /* ---- results ---- */
 
 static void job_result(struct eval *ev, struct job *jb)
@@ -645,6 +708,7 @@ static void job_result(struct eval *ev, struct job *jb)
 		sbx_free(jb->sbx);
 		jb->sbx = NULL;
 	}
+	live_erase(ev);
 	if (jb->reused) {
 		cJSON_DeleteItemFromObject(jb->reused, "reused");
 		cJSON_AddTrueToObject(jb->reused, "reused");
@@ -793,6 +857,7 @@ static void on_eval_signal(int sig, void *arg)
 {
 	struct eval *ev = arg;
 	(void)sig;
+	live_erase(ev);
 	if (!ev->interrupted++)
 		fprintf(stderr, "\nassay eval: interrupted: stopping every "
 		                "session\n");
@@ -974,7 +1039,13 @@ int cmd_eval(int argc, char **argv)
 	        "assay eval: %zu sessions (%zu unchanged since the last "
 	        "eval here: their results kept), %d at a time, in %s\n",
 	        ev.n, keep, ev.j, ev.dir);
+	ev.live = isatty(STDERR_FILENO) && !getenv("ASSAY_EVAL_PLAIN");
+	if (ev.live)
+		ev.live_timer = loop_timer_add(ev.loop, 0, live_tick, &ev);
 	eval_loop(&ev);
+	if (ev.live_timer)
+		loop_timer_cancel(ev.loop, ev.live_timer);
+	live_erase(&ev);
 	fclose(ev.results);
 	summary(&ev);
 	fprintf(stderr, "\nresults: %s\n", rpath);
