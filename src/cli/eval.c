@@ -85,7 +85,6 @@ struct job {
 	char *reason;
 	char key[65];  /* what the result depends on (job_key) */
 	cJSON *reused; /* the previous eval's result, taken as it is */
-	int configured;
 	int resume;    /* interrupted last time: resumed, not started afresh */
 	int live_turn; /* as it goes: the turn, tokens and cost so far */
 	double live_tok, live_cost;
@@ -285,8 +284,8 @@ static void job_start(struct job *jb)
 	jb->t0 = now_ms();
 	jb->state = JOB_RUNNING;
 	ev->running++;
-	if ((!jb->configured && job_config(jb, &err) < 0) ||
-	    !(jb->s = session_new(ev->loop, &jb->cfg, &err))) {
+	/* its configuration was made by plan_reuse */
+	if (!(jb->s = session_new(ev->loop, &jb->cfg, &err))) {
 		jb->error = err ? err : xstrdup("cannot start");
 		jb->category = xstrdup("setup");
 		jb->state = JOB_DONE;
@@ -403,7 +402,6 @@ static int plan_reuse(struct eval *ev, char **err)
 		struct job *jb = &ev->jobs[i];
 		if (job_config(jb, err) < 0)
 			return -1;
-		jb->configured = 1;
 		job_key(jb);
 		cJSON *old = cJSON_GetObjectItem(ev->previous, jb->key);
 		struct stat st;

@@ -9,6 +9,7 @@
 #include "assay/util.h"
 #include "helpers/archive_delta.h"
 #include "sandbox/docker_internal.h"
+#include "sandbox/os_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -33,33 +34,6 @@ struct hx {
 	size_t pre_off, post_off;
 	int in_eof;
 };
-
-#define HX_BOUNDARY "assay-upload-4f1c9e0b7d2a"
-
-/* The multipart body's parts around stdin (execd's POST /files/upload:
- * a metadata part naming the path, then the file part). */
-static void hx_multipart(struct hx *h, const char *path)
-{
-	cJSON *m = cJSON_CreateObject();
-	cJSON_AddStringToObject(m, "path", path);
-	cJSON_AddNumberToObject(m, "mode", 644);
-	char *meta = cJSON_PrintUnformatted(m);
-	cJSON_Delete(m);
-	buf_init(&h->pre, 0);
-	buf_init(&h->post, 0);
-	buf_printf(&h->pre,
-	           "--" HX_BOUNDARY "\r\n"
-	           "Content-Disposition: form-data; name=\"metadata\"; "
-	           "filename=\"metadata\"\r\n"
-	           "Content-Type: application/json\r\n\r\n%s\r\n"
-	           "--" HX_BOUNDARY "\r\n"
-	           "Content-Disposition: form-data; name=\"file\"; "
-	           "filename=\"upload\"\r\n"
-	           "Content-Type: application/octet-stream\r\n\r\n",
-	           meta);
-	buf_puts(&h->post, "\r\n--" HX_BOUNDARY "--\r\n");
-	free(meta);
-}
 
 /* --headers FILE: one "Name: value" a line (an endpoint's headers,
  * kept out of argv), after the fixed ones. */
@@ -200,11 +174,10 @@ int archive_http(int argc, char **argv)
 		return archive_usage();
 	h.said = now_ms();
 	buf_init(&h.body, HTTP_ERR_BODY);
-	strv_push(&hdrs, upload ? "Content-Type: multipart/form-data; "
-	                          "boundary=" HX_BOUNDARY
-	                        : "Content-Type: application/x-tar");
-	if (upload)
-		hx_multipart(&h, upload);
+	strv_push(&hdrs,
+	          upload ? OS_UPLOAD_CTYPE : "Content-Type: application/x-tar");
+	if (upload) /* execd's upload form around stdin */
+		os_upload_form(upload, &h.pre, &h.post);
 	r.method = argv[i];
 	r.url = argv[i + 1];
 	r.on_response = hx_response;

@@ -46,23 +46,6 @@ struct os_call {
 	void *arg;
 };
 
-char *os_escape(const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	char *out = xmalloc(strlen(s) * 3 + 1), *o = out;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (isalnum(*p) || strchr("-._~/", *p)) {
-			*o++ = (char)*p;
-		} else {
-			*o++ = '%';
-			*o++ = hex[*p >> 4];
-			*o++ = hex[*p & 15];
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
 /* The server's words for an error answer. */
 static char *server_message(long status, const struct buf *body)
 {
@@ -706,7 +689,7 @@ static void list_mine(struct os_start *st)
 		snprintf(host, sizeof host, "unknown");
 	host[sizeof host - 1] = '\0';
 	char *kv = xasprintf("assay.owner.host=%s", host);
-	char *q = os_escape(kv);
+	char *q = dk_escape(kv);
 	/* the escape keeps '/', and '=' must go as %3D inside the value */
 	char *path = xasprintf("/sandboxes?metadata=%s&pageSize=100", q);
 	ost_call(st, 0, "GET", path, NULL, on_listed);

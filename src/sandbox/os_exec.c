@@ -28,6 +28,7 @@
 #include "assay/log.h"
 #include "assay/loop.h"
 #include "assay/util.h"
+#include "sandbox/docker_internal.h"
 #include "sandbox/os_internal.h"
 
 #include <stdio.h>
@@ -308,7 +309,7 @@ static void send_kill(struct os_exec *e)
 	if (e->kill_sent || !e->cmd_id)
 		return;
 	e->kill_sent = 1;
-	char *q = os_escape(e->cmd_id);
+	char *q = dk_escape(e->cmd_id);
 	char *path = xasprintf("/command?id=%s", q), *err = NULL;
 	struct os_call *c = os_call(e->s, 1, "DELETE", path, NULL, 10000,
 	                            on_killed, NULL, &err);

@@ -62,7 +62,7 @@ static void forget(struct sbx *s, const char *remote)
 {
 	if (!remote || !os_of(s) || !os_of(s)->execd || os_of(s)->expired)
 		return;
-	char *q = os_escape(remote);
+	char *q = dk_escape(remote);
 	char *path = xasprintf("/files?path=%s", q), *err = NULL;
 	struct os_call *c =
 	    os_call(s, 1, "DELETE", path, NULL, 30000, NULL, NULL, &err);
@@ -288,6 +288,29 @@ void os_list(struct sbx *s, const char *rel, int recursive, size_t max,
 
 /* ---- write_file: upload beside the target, then rename over it ---- */
 
+void os_upload_form(const char *path, struct buf *pre, struct buf *post)
+{
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "path", path);
+	cJSON_AddNumberToObject(m, "mode", 644);
+	char *meta = cJSON_PrintUnformatted(m);
+	cJSON_Delete(m);
+	buf_init(pre, 0);
+	buf_init(post, 0);
+	buf_printf(pre,
+	           "--" OS_UPLOAD_BOUNDARY "\r\n"
+	           "Content-Disposition: form-data; name=\"metadata\"; "
+	           "filename=\"metadata\"\r\n"
+	           "Content-Type: application/json\r\n\r\n%s\r\n"
+	           "--" OS_UPLOAD_BOUNDARY "\r\n"
+	           "Content-Disposition: form-data; name=\"file\"; "
+	           "filename=\"upload\"\r\n"
+	           "Content-Type: application/octet-stream\r\n\r\n",
+	           meta);
+	buf_puts(post, "\r\n--" OS_UPLOAD_BOUNDARY "--\r\n");
+	free(meta);
+}
+
 /* The last command of an operation: done, or why not (a file it
  * left in the sandbox goes). */
 static void last_step(void *arg, const struct sbx_exit *ex)
@@ -367,28 +390,13 @@ void os_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
 	struct os_fop *op = fop_new(s, rel);
 	op->remote = xasprintf("/workspace/.assay-upload.%d.%u", (int)getpid(),
 	                       ++o->seq);
-	cJSON *m = cJSON_CreateObject();
-	cJSON_AddStringToObject(m, "path", op->remote);
-	cJSON_AddNumberToObject(m, "mode", 644);
-	char *meta = cJSON_PrintUnformatted(m);
-	cJSON_Delete(m);
-	static const char bd[] = "assay-upload-4f1c9e0b7d2a";
-	struct buf body;
-	buf_init(&body, 0);
-	buf_printf(&body,
-	           "--%s\r\nContent-Disposition: form-data; name=\"metadata\"; "
-	           "filename=\"metadata\"\r\nContent-Type: application/json"
-	           "\r\n\r\n%s\r\n--%s\r\nContent-Disposition: form-data; "
-	           "name=\"file\"; filename=\"upload\"\r\nContent-Type: "
-	           "application/octet-stream\r\n\r\n",
-	           bd, meta, bd);
+	struct buf body, post;
+	os_upload_form(op->remote, &body, &post);
 	buf_append(&body, data, n);
-	buf_printf(&body, "\r\n--%s--\r\n", bd);
-	free(meta);
+	buf_append(&body, post.data, post.len);
+	buf_free(&post);
 	char *url = xasprintf("%s/files/upload", o->execd);
-	char *ctype =
-	    xasprintf("Content-Type: multipart/form-data; boundary=%s", bd);
-	const char **h = os_execd_headers(s, ctype);
+	const char **h = os_execd_headers(s, OS_UPLOAD_CTYPE);
 	struct http_request r = {
 	    .method = "POST",
 	    .url = url,
@@ -403,7 +411,6 @@ void os_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
 	char *err = NULL;
 	op->up = http_start(o->http, &r, &err);
 	free(h);
-	free(ctype);
 	free(url);
 	buf_free(&body);
 	if (!op->up) {
@@ -434,7 +441,7 @@ static void http_argv(struct sbx *s, struct strv *a, const char *method,
 	if (upload) {
 		strv_take(a, xasprintf("%s/files/upload", o->execd));
 	} else {
-		char *q = os_escape(path);
+		char *q = dk_escape(path);
 		strv_take(a,
 		          xasprintf("%s/files/download?path=%s", o->execd, q));
 		free(q);

@@ -63,8 +63,6 @@ void os_call_cancel(struct os_call *c);
 /* The headers an execd request carries, NULL-terminated (the caller
  * frees the array, not the strings). */
 const char **os_execd_headers(struct sbx *s, const char *extra);
-/* A URL-encoded copy of s. */
-char *os_escape(const char *s);
 /* The sandbox is gone under the run (404 from execd or the lifecycle
  * API while it should live): the message that says so. */
 char *os_expired_msg(struct sbx *s);
@@ -109,6 +107,14 @@ char *os_b64_encode(const void *data, size_t n);
 char *os_quote(const char *s);
 
 /* ---- files (os_files.c) ---- */
+
+/* execd's upload form (POST /files/upload): a metadata part naming the
+ * sandbox path, then the file part, whose bytes go between pre and post
+ * (both initialised here). Sent with the header OS_UPLOAD_CTYPE. */
+#define OS_UPLOAD_BOUNDARY "assay-upload-4f1c9e0b7d2a"
+#define OS_UPLOAD_CTYPE                                                        \
+	"Content-Type: multipart/form-data; boundary=" OS_UPLOAD_BOUNDARY
+void os_upload_form(const char *path, struct buf *pre, struct buf *post);
 void os_read_file(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,
                   void *arg);
 void os_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
