@@ -212,11 +212,15 @@ struct ev_exec_end {
 	int output_file_cut;     /* the files stopped growing at ... */
 	uint64_t output_file_cut_at;
 	const char *error; /* could not run at all; NULL: no member */
+	/* a python cell's result: the trailing value (the last bytes of
+	 * stdout, then a newline), the error and its traceback (the last
+	 * bytes of stderr); NULL: no member */
+	const cJSON *python;
 };
 
 /* exec_end: id, exit_code, signal, timed_out, cancelled, duration_ms,
  * stdout_bytes, stderr_bytes, output_file, [output_file_cut_at],
- * [error]. */
+ * [error], [python: {[value], [error: {type, message}], [traceback]}]. */
 cJSON *ev_exec_end(const struct ev_exec_end *e);
 
 /* tool_result: id, content (what the model is told), is_error. */
@@ -226,8 +230,12 @@ cJSON *ev_tool_result(const char *id, const char *content, int is_error);
 cJSON *ev_tool_result_forked(const char *id, const char *content, int is_error,
                              const char *original);
 
-/* workspace_change: path, kind (created, modified, deleted), size. */
-cJSON *ev_workspace_change(const char *path, const char *kind, double size);
+/* workspace_change: path, kind (created, modified, deleted), size;
+ * mtime (seconds; 0: not given, a deletion); call: the id of the call
+ * that changed it (NULL: none); diff (taken, may be NULL): {added,
+ * removed, hunks (diff -u), cut} or {skipped}. */
+cJSON *ev_workspace_change(const char *path, const char *kind, double size,
+                           double mtime, const char *call, cJSON *diff);
 
 /* inputs: [{dest, kind, bytes, [files], mtime, sha256, cached}]
  * (copied). */

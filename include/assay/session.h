@@ -116,6 +116,9 @@ void session_interrupt(struct session *s);
 enum session_state session_state(const struct session *s);
 int session_exit_code(const struct session *s);
 const char *session_run_dir(const struct session *s);
+/* The run's clock now: ms since its t = 0 (the events' t), for a
+ * frontend that attaches to a run under way. */
+int64_t session_clock(const struct session *s);
 
 /* Interactive mode (the TUI). When the model answers without tool
  * calls the run does not end: the session goes IDLE (an "idle" event)

@@ -64,6 +64,10 @@ void fd_printf(int fd, const char *fmt, ...)
 /* A helper program: $env when set and non-empty, else `name` beside the
  * running executable; NULL when /proc/self/exe cannot be read. */
 char *helper_path(const char *env, const char *name);
+/* The directory of assay's data (themes/, sample-data/): $ASSAY_DATA_DIR,
+ * else <prefix>/share/assay beside an installed binary, else the source
+ * tree it was built from. */
+const char *data_dir(void);
 /* mkdir -p with mode 0755. */
 int mkdir_p(const char *path, char **err);
 /* rm -rf (does not follow symlinks). */

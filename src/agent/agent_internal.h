@@ -98,6 +98,23 @@ enum session_idle {
 	SESSION_IDLE_BUDGET, /* a budget is spent: session_budget_decide */
 };
 
+/* The changes of the listings in hand and the last text of each file
+ * (diffs.c). */
+struct diff_change;
+struct diff_version;
+struct diffs {
+	struct diff_change *q; /* the changes, in the listing's order */
+	size_t nq, capq;
+	size_t next; /* the change being read */
+	size_t reads;
+	int busy;
+	int quiet;
+	char *call; /* whose changes (NULL: no call's) */
+	struct diff_version *v;
+	size_t nv, capv;
+	size_t kept; /* bytes of text in v */
+};
+
 struct session {
 	struct loop *loop;
 	struct config *cfg;
@@ -154,6 +171,7 @@ struct session {
 	int py_generation;             /* kernels started so far */
 	int py_lost;               /* a kernel died: the next cell says so */
 	struct snapshot *snapshot; /* the workspace after the last call */
+	struct diffs diffs;        /* diffs.c */
 	struct {
 		int running;    /* a listing is on its way */
 		int again;      /* another is wanted after it */
@@ -454,6 +472,29 @@ void scan_hold(struct session *s,
  * changed since the last as workspace_change events unless quiet. */
 void scan_take(struct session *s, struct snapshot *now, int quiet);
 
+/* diffs.c: the changes of a listing with the diffs of their text.
+ * diffs_change is snapshot_diff's callback (arg: the session): it
+ * queues one; diffs_run reads what it must and emits the queue as
+ * workspace_change events (none if quiet), attributed to the call
+ * diffs_call named (NULL: none; then no diffs, the versions only). */
+void diffs_change(void *arg, const char *path, const char *kind, double size,
+                  double mtime);
+void diffs_call(struct session *s, const char *id);
+void diffs_run(struct session *s, int quiet);
+/* Changes are being read: the session waits (session_scanned ends it). */
+int diffs_busy(const struct session *s);
+void diffs_free(struct session *s);
+
+/* linediff.c: the hunks of a -> b as diff -u prints them (at most
+ * about max bytes, then cut), and the lines added and removed. */
+struct linediff {
+	int added, removed;
+	int cut; /* hunks stop before the end */
+	struct buf hunks;
+};
+int linediff(const char *a, size_t na, const char *b, size_t nb, size_t max,
+             struct linediff *d);
+
 /* persist.c: after a call that may change files, a backend without a
  * host workspace persists it before the result is recorded: a delta
  * of what changed over the whole archive where it can, else the whole
@@ -591,8 +632,9 @@ void tools_finished(struct session *s, const char *id, const char *content,
 
 /* The workspace's files at one moment, and what changed since. */
 struct snapshot;
+/* mtime: the file's (seconds), 0 for a deleted one. */
 typedef void (*snapshot_change_fn)(void *arg, const char *path,
-                                   const char *kind, double size);
+                                   const char *kind, double size, double mtime);
 /* taken: the wall clock (seconds) when the listing was asked for. */
 struct snapshot *snapshot_new(const cJSON *list, double taken);
 void snapshot_free(struct snapshot *sn);
@@ -669,6 +711,9 @@ void tool_run_output(void *run, enum sbx_stream which, const char *data,
 /* Emit exec_end for ex, free the run and return the model's view of
  * its output (head and tail of stdout, then "[stderr]" and stderr). */
 char *tool_run_end(struct tool_run *r, const struct sbx_exit *ex);
+/* A python cell's result ({[value], [error: {type, message}],
+ * [traceback]}, taken) goes into its exec_end as "python". */
+void tool_run_python(struct tool_run *r, cJSON *result);
 
 /* pytool.c: the python tool. Start the kernel at the start of the run
  * (its hello tells the prompt which libraries exist), then call

@@ -22,9 +22,9 @@
  * | approval | id, tool, decision (approved, edited, denied), by (user, rule, mode), mode, [choice], rule?, [rules], reasons [text], kinds [name], original, final?, feedback?, [saved {scope, [path]}], [note] |
  * | exec_start | id, command |
  * | exec_output | id, stream (stdout, stderr), bytes, text, [truncated: true] |
- * | exec_end | id, exit_code, signal, timed_out, cancelled, duration_ms, stdout_bytes, stderr_bytes, output_file, [output_file_cut_at], [error] |
+ * | exec_end | id, exit_code, signal, timed_out, cancelled, duration_ms, stdout_bytes, stderr_bytes, output_file, [output_file_cut_at], [error], [python: {[value], [error: {type, message}], [traceback]}] |
  * | tool_result | id, content, is_error, [forked: true, original] |
- * | workspace_change | path, kind (created, modified, deleted), size |
+ * | workspace_change | path, kind (created, modified, deleted), size, [mtime], [call], [diff: {added, removed, hunks, [cut]} or {skipped}] |
  * | input_hashes | inputs [{dest, kind "file"/"dir", bytes, [files], mtime, sha256, cached}]: after run_start once the helper has read them (a directory's sha256 is that of its manifest, without what the sandbox does not see of it) |
  * | progress | what ("hashing", "saving", "staging", "restoring", "delivering"), subject (an input's dest, "the workspace", "the inputs", an output's path), done, total (0: not known yet), elapsed_ms: shown to the frontends while slow work goes on (done == total: over; done -1: it failed), never recorded (no seq, not in the transcript nor in --json) |
  * | python_session | state (started, ended), generation, [python, executable, packages, startup_ms], [reason] |
@@ -425,6 +425,9 @@ cJSON *ev_exec_end(const struct ev_exec_end *e)
 		                        (double)e->output_file_cut_at);
 	if (e->error)
 		cJSON_AddStringToObject(ev, "error", e->error);
+	if (e->python)
+		cJSON_AddItemToObject(ev, "python",
+		                      cJSON_Duplicate(e->python, 1));
 	return ev;
 }
 
@@ -446,12 +449,19 @@ cJSON *ev_tool_result_forked(const char *id, const char *content, int is_error,
 	return ev;
 }
 
-cJSON *ev_workspace_change(const char *path, const char *kind, double size)
+cJSON *ev_workspace_change(const char *path, const char *kind, double size,
+                           double mtime, const char *call, cJSON *diff)
 {
 	cJSON *ev = ev_new(EV_WORKSPACE_CHANGE);
 	cJSON_AddStringToObject(ev, "path", path);
 	cJSON_AddStringToObject(ev, "kind", kind);
 	cJSON_AddNumberToObject(ev, "size", size);
+	if (mtime > 0)
+		cJSON_AddNumberToObject(ev, "mtime", mtime);
+	if (call)
+		cJSON_AddStringToObject(ev, "call", call);
+	if (diff)
+		cJSON_AddItemToObject(ev, "diff", diff);
 	return ev;
 }
 

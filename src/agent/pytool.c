@@ -174,6 +174,28 @@ static void py_add_figures(struct buf *notes, const cJSON *figs)
 	                "keep it, then plt.close()]\n");
 }
 
+/* What the cell gave besides its streams, for its exec_end (an export
+ * to a notebook tells them apart); the transcript makes its strings valid
+ * UTF-8. */
+static void py_keep_result(struct pycell *c, const cJSON *r, const char *value,
+                           const char *tb)
+{
+	cJSON *res = cJSON_CreateObject();
+	const cJSON *error = cJSON_GetObjectItem(r, "error");
+	if (value)
+		cJSON_AddStringToObject(res, "value", value);
+	if (cJSON_IsObject(error)) {
+		cJSON *e = cJSON_AddObjectToObject(res, "error");
+		cJSON_AddStringToObject(e, "type",
+		                        json_str(error, "type", "?"));
+		cJSON_AddStringToObject(e, "message",
+		                        json_str(error, "message", ""));
+	}
+	if (tb)
+		cJSON_AddStringToObject(res, "traceback", tb);
+	tool_run_python(c->run, res);
+}
+
 /* A result frame: the value and traceback join the cell's streams as
  * the REPL would print them. */
 static void py_on_result(struct pykernel *k, const char *payload, size_t n)
@@ -197,6 +219,7 @@ static void py_on_result(struct pykernel *k, const char *payload, size_t n)
 	}
 	if (tb)
 		tool_run_output(c->run, SBX_STDERR, tb, strlen(tb));
+	py_keep_result(c, r, value, tb);
 	int ok = !strcmp(status, "ok");
 	int interrupted = !strcmp(status, "interrupted");
 	struct sbx_exit ex = {.exit_code = ok ? 0 : 1,

@@ -1,7 +1,8 @@
 /* scan.c: the workspace as the session last saw it. At the start and
  * after every call that may change files the sandbox's workspace is
  * listed (sbx_list, never blocking the loop); what changed since the
- * last listing becomes workspace_change events. One listing runs at a
+ * last listing becomes workspace_change events (diffs.c reads the text
+ * files among the changes first). One listing runs at a
  * time: a scan asked for meanwhile follows it. A listing may be held
  * (scan_hold): the per-call snapshot of persist.c reads what changed
  * before the events are emitted (scan_take). */
@@ -16,13 +17,6 @@
 
 #define SCAN_MAX_ENTRIES 100000
 #define SCAN_HOLD_MS 15 /* > snapshot_delta's margin */
-
-/* snapshot_diff's callback: one change, one event. */
-static void scan_emit_change(void *arg, const char *path, const char *kind,
-                             double size)
-{
-	session_emit(arg, ev_workspace_change(path, kind, size));
-}
 
 /* What a listing is for (its ctx): events, none (quiet), or held for
  * the caller of scan_hold. */
@@ -118,8 +112,9 @@ void scan_take(struct session *s, struct snapshot *now, int quiet)
 {
 	if (!now)
 		return;
-	if (!quiet)
-		snapshot_diff(s->snapshot, now, scan_emit_change, s);
+	/* quiet: the versions of the text files are read all the same */
+	snapshot_diff(s->snapshot, now, diffs_change, s);
 	snapshot_free(s->snapshot);
 	s->snapshot = now;
+	diffs_run(s, quiet);
 }

@@ -179,7 +179,7 @@ static void session_go_on(void *arg)
 	s->next_timer = 0;
 	/* the workspace listing comes first: the next calls' policy reads
 	 * it, and its workspace_change events belong before what follows */
-	if (s->scan.running)
+	if (s->scan.running || diffs_busy(s))
 		return; /* session_scanned calls again */
 	switch (s->state) {
 	case SESSION_LISTING: /* announced, its workspace listed */
@@ -294,6 +294,7 @@ void session_free(struct session *s)
 	cJSON_Delete(s->end.outputs);
 	cJSON_Delete(s->inputs_checked);
 	snapshot_free(s->snapshot);
+	diffs_free(s);
 	snapshot_free(s->persist.now);
 	free(s->persist.writing);
 	buf_free(&s->turn_text);
@@ -335,6 +336,11 @@ const char *session_error(const struct session *s)
 const char *session_run_dir(const struct session *s)
 {
 	return s->run_dir;
+}
+
+int64_t session_clock(const struct session *s)
+{
+	return s->tr.t0 ? now_ms() - s->tr.t0 : 0;
 }
 
 void session_set_interactive(struct session *s, int on)
@@ -714,6 +720,7 @@ void session_result_in(struct session *s)
 		session_emit(s, ev_tool_result(r->id, r->content, r->is_error));
 	messages_add_tool(s->messages, r->id, r->name, r->content, r->is_error);
 	int changes = r->changes;
+	diffs_call(s, r->id); /* what the listing finds, this call did */
 	session_result_free(r);
 	const char *lost = sbx_lost(s->sbx);
 	if (lost && s->state != SESSION_ENDING) { /* nowhere to go on */

@@ -145,13 +145,13 @@ void snapshot_diff(struct snapshot *old, const struct snapshot *now,
 		if (o)
 			o->seen = 1;
 		if (!o)
-			fn(arg, e->path, "created", e->size);
+			fn(arg, e->path, "created", e->size, e->mtime);
 		else if (o->size != e->size || o->mtime != e->mtime)
-			fn(arg, e->path, "modified", e->size);
+			fn(arg, e->path, "modified", e->size, e->mtime);
 	}
 	for (size_t i = 0; old && i < old->n; i++)
 		if (old->e[i].type == 'f' && !old->e[i].seen)
-			fn(arg, old->e[i].path, "deleted", 0);
+			fn(arg, old->e[i].path, "deleted", 0, 0);
 }
 
 /* Whether the entry's parent directory was in old and is gone from now

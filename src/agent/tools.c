@@ -45,6 +45,7 @@ struct tool_run {
 	struct stream_state out[2];
 	uint64_t flush_timer;
 	int64_t started;
+	cJSON *python; /* a python cell's result, for its exec_end */
 };
 
 static const char *TOOL_DEFS =
@@ -209,7 +210,14 @@ static void tool_run_free(struct tool_run *r)
 	}
 	free(r->id);
 	free(r->command);
+	cJSON_Delete(r->python);
 	free(r);
+}
+
+void tool_run_python(struct tool_run *r, cJSON *result)
+{
+	cJSON_Delete(r->python);
+	r->python = result;
 }
 
 /* The model's view of both streams: head and tail of each. */
@@ -250,7 +258,8 @@ char *tool_run_end(struct tool_run *r, const struct sbx_exit *ex)
 	    .output_file = r->out[0].path,
 	    .output_file_cut = r->out[0].file_cut || r->out[1].file_cut,
 	    .output_file_cut_at = r->out[0].file_max,
-	    .error = ex->error});
+	    .error = ex->error,
+	    .python = r->python});
 	session_emit(s, ev);
 	context_output_file(s, r->id, r->out[0].path);
 	char *text = tool_run_text(r);

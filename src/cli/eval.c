@@ -37,6 +37,7 @@
 #include "assay/session.h"
 #include "assay/util.h"
 #include "cli/cli.h"
+#include "cli/eval.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -48,66 +49,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#define EVAL_MAX_J 64
-#define EVAL_CHECK_S 120 /* a check script's time */
-
-enum job_state {
-	JOB_QUEUED,
-	JOB_RUNNING,  /* its session */
-	JOB_CHECKING, /* its check, in a sandbox of its own */
-	JOB_DONE,     /* to be reported */
-	JOB_REPORTED,
-};
-
-struct job {
-	struct eval *ev;
-	const cJSON *task;
-	char *name, *model, *run_dir, *out_dir;
-	int repeat;
-	enum job_state state;
-	struct config cfg;
-	struct session *s;
-	/* what the session said */
-	char *answer, *category, *error;
-	const char *status;
-	int exit_code, turns;
-	double in_tok, out_tok, cost;
-	int missing; /* declared outputs not delivered */
-	int64_t t0, wall_ms;
-	/* the check */
-	struct config ccfg;
-	struct sbx *sbx;
-	struct sbx_exec *x;
-	struct buf check_out;
-	int check_code, check_timed_out;
-	int pass;
-	char *reason;
-	char key[65];  /* what the result depends on (job_key) */
-	cJSON *reused; /* the previous eval's result, taken as it is */
-	int resume;    /* interrupted last time: resumed, not started afresh */
-	int live_turn; /* as it goes: the turn, tokens and cost so far */
-	double live_tok, live_cost;
-};
-
-struct eval {
-	struct loop *loop;
-	char *suite_path, *suite_dir, *dir;
-	cJSON *suite;
-	struct job *jobs;
-	size_t n, done, running;
-	int j;
-	int interrupted;
-	FILE *results;
-	cJSON *previous; /* the last results.jsonl here, by key */
-	int rerun_all, rerun_failed;
-	size_t reused;
-	int json; /* every session's events on stdout */
-	/* on a terminal: the table of the sessions under way, redrawn in
-	 * place below the progress lines (live_lines: its height now) */
-	int live, live_lines;
-	uint64_t live_timer;
-};
 
 /* ---- the suite ---- */
 
@@ -167,7 +108,7 @@ static int plan(struct eval *ev, const struct strv *cli_models, int repeats,
 
 /* The model a job runs, as the results name it (the provider for one
  * without model names: script). */
-static const char *job_model(const struct job *jb)
+const char *job_model(const struct job *jb)
 {
 	if (jb->cfg.model && *jb->cfg.model)
 		return jb->cfg.model;
@@ -218,6 +159,8 @@ static int job_config(struct job *jb, char **err)
 		return -1;
 	if (*jb->model)
 		config_set(&c->model, jb->model);
+	if (ev->ask)
+		config_set(&c->ask, ev->ask);
 	char *mw = path_word(job_model(jb));
 	char *run = xasprintf("%s-%s-r%d", jb->name, mw, jb->repeat);
 	free(mw);
@@ -248,6 +191,7 @@ static void job_event(void *arg, const cJSON *e)
 		free(line);
 		cJSON_Delete(c);
 	}
+	live_event(jb, e);
 	enum event_type type = event_type_of(e);
 	if (type == EV_MODEL_REQUEST)
 		jb->live_turn = (int)json_num(e, "turn", jb->live_turn);
@@ -292,6 +236,7 @@ static void job_start(struct job *jb)
 		return;
 	}
 	session_observe(jb->s, job_event, jb);
+	live_approver(jb);
 	const char *prompt = json_str(jb->task, "prompt", "");
 	/* a run interrupted last time goes on where it was: its recorded
 	 * turns from its cache, its workspace as it was */
@@ -348,6 +293,8 @@ static void job_key(struct job *jb)
 		cJSON_AddItemToObject(k, "defaults", cJSON_Duplicate(def, 1));
 	cJSON_AddStringToObject(k, "model", job_model(jb));
 	cJSON_AddNumberToObject(k, "repeat", jb->repeat);
+	if (jb->ev->ask) /* --ask */
+		cJSON_AddStringToObject(k, "ask", jb->ev->ask);
 	cJSON *files = cJSON_AddArrayToObject(k, "files");
 	for (size_t i = 0; i < jb->cfg.n_inputs; i++)
 		key_file(files, jb->cfg.inputs[i].src, 0);
@@ -625,9 +572,21 @@ static void job_ended(struct job *jb)
 	const char *why = session_error(jb->s);
 	if (why && !jb->error)
 		jb->error = xstrdup(why);
+	live_detach(jb);
 	session_free(jb->s);
 	jb->s = NULL;
 	jb->wall_ms = now_ms() - jb->t0;
+	/* a run that ends without its declared outputs exits 1: that is
+	 * what it failed at */
+	if (jb->missing &&
+	    (jb->exit_code == EXIT_OK || jb->exit_code == EXIT_FAILED)) {
+		free(jb->category);
+		jb->category = xstrdup("output_missing");
+		check_done(jb, 0,
+		           xasprintf("%d declared output%s not delivered",
+		                     jb->missing, jb->missing > 1 ? "s" : ""));
+		return;
+	}
 	if (jb->exit_code != EXIT_OK) {
 		check_done(jb, 0,
 		           xasprintf("the run %s (exit %d)%s%s",
@@ -638,64 +597,7 @@ static void job_ended(struct job *jb)
 		                     jb->error ? jb->error : ""));
 		return;
 	}
-	if (jb->missing) {
-		jb->category = xstrdup("output_missing");
-		check_done(jb, 0,
-		           xasprintf("%d declared output%s not delivered",
-		                     jb->missing, jb->missing > 1 ? "s" : ""));
-		return;
-	}
 	job_check(jb);
-}
-
-/* ---- the live table (a terminal only) ---- */
-
-/* Take the table off the screen (the cursor back where it began). */
-static void live_erase(struct eval *ev)
-{
-	if (!ev->live || !ev->live_lines)
-		return;
-	fprintf(stderr, "\033[%dA\033[J", ev->live_lines);
-	ev->live_lines = 0;
-}
-
-/* The sessions under way: state, turn, tokens, cost, elapsed. */
-static void live_draw(struct eval *ev)
-{
-	if (!ev->live)
-		return;
-	live_erase(ev);
-	size_t passed = 0, shown = 0;
-	for (size_t i = 0; i < ev->n; i++)
-		passed += ev->jobs[i].state == JOB_REPORTED && ev->jobs[i].pass;
-	fprintf(stderr,
-	        "\033[1m%zu of %zu done, %zu passed, %zu running\033[0m\n",
-	        ev->done, ev->n, passed, ev->running);
-	ev->live_lines = 1;
-	for (size_t i = 0; i < ev->n && shown < 20; i++) {
-		struct job *jb = &ev->jobs[i];
-		if (jb->state != JOB_RUNNING && jb->state != JOB_CHECKING)
-			continue;
-		char who[96];
-		snprintf(who, sizeof who, "%s x %s r%d", jb->name,
-		         job_model(jb), jb->repeat);
-		fprintf(
-		    stderr,
-		    "  %-40.40s %-8s turn %-3d %8.0f tok  $%-8.4f %6.1f s\n",
-		    who, jb->state == JOB_CHECKING ? "checking" : "running",
-		    jb->live_turn, jb->live_tok, jb->live_cost,
-		    (double)(now_ms() - jb->t0) / 1000);
-		ev->live_lines++;
-		shown++;
-	}
-	fflush(stderr);
-}
-
-static void live_tick(void *arg)
-{
-	struct eval *ev = arg;
-	live_draw(ev);
-	ev->live_timer = loop_timer_add(ev->loop, 250, live_tick, ev);
 }
 
 /* ---- results ---- */
@@ -706,7 +608,6 @@ static void job_result(struct eval *ev, struct job *jb)
 		sbx_free(jb->sbx);
 		jb->sbx = NULL;
 	}
-	live_erase(ev);
 	if (jb->reused) {
 		cJSON_DeleteItemFromObject(jb->reused, "reused");
 		cJSON_AddTrueToObject(jb->reused, "reused");
@@ -722,11 +623,11 @@ static void job_result(struct eval *ev, struct job *jb)
 		ev->done++;
 		ev->running--;
 		ev->reused++;
-		fprintf(stderr,
-		        "[%zu/%zu] %s x %s r%d: %s (unchanged: the last "
-		        "result kept)\n",
-		        ev->done, ev->n, jb->name, job_model(jb), jb->repeat,
-		        jb->pass ? "pass" : "FAIL");
+		eval_say(ev,
+		         "[%zu/%zu] %s x %s r%d: %s (unchanged: the last "
+		         "result kept)\n",
+		         ev->done, ev->n, jb->name, job_model(jb), jb->repeat,
+		         jb->pass ? "pass" : "FAIL");
 		return;
 	}
 	cJSON *r = cJSON_CreateObject();
@@ -757,11 +658,15 @@ static void job_result(struct eval *ev, struct job *jb)
 	free(line);
 	ev->done++;
 	ev->running--;
-	fprintf(stderr, "[%zu/%zu] %s x %s r%d: %s%s%s (%.1f s, $%.4f)\n",
-	        ev->done, ev->n, jb->name, job_model(jb), jb->repeat,
-	        jb->pass ? "pass" : "FAIL", jb->pass ? "" : ", ",
-	        jb->pass ? "" : (jb->category ? jb->category : ""),
-	        (double)jb->wall_ms / 1000, jb->cost);
+	char *said =
+	    xasprintf("[%zu/%zu] %s x %s r%d: %s%s%s (%.1f s, $%.4f)", ev->done,
+	              ev->n, jb->name, job_model(jb), jb->repeat,
+	              jb->pass ? "pass" : "FAIL", jb->pass ? "" : ", ",
+	              jb->pass ? "" : (jb->category ? jb->category : ""),
+	              (double)jb->wall_ms / 1000, jb->cost);
+	eval_say(ev, "%s\n", said);
+	live_result(jb, said);
+	free(said);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -851,17 +756,21 @@ static void job_free(struct job *jb)
 
 /* ---- the command ---- */
 
-static void on_eval_signal(int sig, void *arg)
+void eval_interrupt(struct eval *ev)
 {
-	struct eval *ev = arg;
-	(void)sig;
-	live_erase(ev);
+	live_close(ev); /* the terminal back to the eval */
 	if (!ev->interrupted++)
-		fprintf(stderr, "\nassay eval: interrupted: stopping every "
-		                "session\n");
+		eval_say(ev, "\nassay eval: interrupted: stopping every "
+		             "session\n");
 	for (size_t i = 0; i < ev->n; i++)
 		if (ev->jobs[i].s)
 			session_interrupt(ev->jobs[i].s);
+}
+
+static void on_eval_signal(int sig, void *arg)
+{
+	(void)sig;
+	eval_interrupt(arg);
 }
 
 static void eval_loop(struct eval *ev)
@@ -882,7 +791,8 @@ static void eval_loop(struct eval *ev)
 		     i++)
 			if (ev->jobs[i].state == JOB_QUEUED)
 				job_start(&ev->jobs[i]);
-		if (ev->done == ev->n || (ev->interrupted && !ev->running))
+		if ((ev->done == ev->n || (ev->interrupted && !ev->running)) &&
+		    !live_holds(ev))
 			return;
 		int again = 0;
 		for (size_t i = 0; i < ev->n; i++)
@@ -892,9 +802,10 @@ static void eval_loop(struct eval *ev)
 	}
 }
 
-static int eval_usage(void)
+/* The usage on f; code is what the command exits with. */
+static int eval_usage_to(FILE *f, int code)
 {
-	fprintf(stderr,
+	fprintf(f,
 	        "usage: assay eval SUITE [-j N] [-n REPEATS] [--model M]... "
 	        "[--dir DIR]\n"
 	        "  runs every task x model x repeat of SUITE (JSON) in this "
@@ -912,9 +823,19 @@ static int eval_usage(void)
 	        "task's last result here is kept)\n"
 	        "  --rerun-failed  run again the unchanged tasks that "
 	        "failed\n"
+	        "  --ask MODE    all|risky|none: every task's ask mode; on a "
+	        "terminal a call that\n"
+	        "                asks waits in the table until it is answered "
+	        "in the session's view\n"
+	        "                (Enter on its row), else it is denied\n"
 	        "exit codes: 0 every session ran (pass or fail), 1 some "
 	        "could not, 2 usage, 130 interrupted\n");
-	return EXIT_USAGE;
+	return code;
+}
+
+static int eval_usage(void)
+{
+	return eval_usage_to(stderr, EXIT_USAGE);
 }
 
 /* The backend's bound on sessions at once (limits.sessions). */
@@ -967,6 +888,7 @@ int cmd_eval(int argc, char **argv)
 	    {"rerun", no_argument, NULL, 'r'},
 	    {"json", no_argument, NULL, 'J'},
 	    {"rerun-failed", no_argument, NULL, 'f'},
+	    {"ask", required_argument, NULL, 'a'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0}};
 	struct eval ev = {.j = 1};
@@ -989,7 +911,12 @@ int cmd_eval(int argc, char **argv)
 			ev.json = 1;
 		else if (c == 'f')
 			ev.rerun_failed = 1;
-		else {
+		else if (c == 'a' && config_ask_rank(optarg) >= 0)
+			ev.ask = optarg;
+		else if (c == 'h') {
+			strv_free(&models);
+			return eval_usage_to(stdout, EXIT_OK);
+		} else {
 			strv_free(&models);
 			return eval_usage();
 		}
@@ -1037,13 +964,9 @@ int cmd_eval(int argc, char **argv)
 	        "assay eval: %zu sessions (%zu unchanged since the last "
 	        "eval here: their results kept), %d at a time, in %s\n",
 	        ev.n, keep, ev.j, ev.dir);
-	ev.live = isatty(STDERR_FILENO) && !getenv("ASSAY_EVAL_PLAIN");
-	if (ev.live)
-		ev.live_timer = loop_timer_add(ev.loop, 0, live_tick, &ev);
+	live_start(&ev);
 	eval_loop(&ev);
-	if (ev.live_timer)
-		loop_timer_cancel(ev.loop, ev.live_timer);
-	live_erase(&ev);
+	live_stop(&ev);
 	fclose(ev.results);
 	summary(&ev);
 	fprintf(stderr, "\nresults: %s\n", rpath);

@@ -1,8 +1,10 @@
-/* export.c: `assay export RUN --format md|html`: a readable record of a
- * recorded run (conversation, tool calls, approvals, outputs, tokens),
- * built from its transcript.jsonl by a walk that dispatches each event
- * by type; the formats are in export_write.c, and the HTML embeds the
- * workspace's PNG images (export_images.c). */
+/* export.c: `assay export RUN --format md|html|ipynb|script`: a
+ * readable record of a recorded run (conversation, tool calls,
+ * approvals, outputs, tokens), built from its transcript.jsonl by a walk
+ * that dispatches each event by type; the formats are in export_write.c,
+ * the HTML and the notebook embed the workspace's PNG images
+ * (export_images.c), and the notebook and the script (the analysis to
+ * take away) are built by export_nb.c from the same walk. */
 #include "cli.h"
 #include "export.h"
 
@@ -388,6 +390,8 @@ static void (*const exp_handlers[EV__COUNT])(struct exp *, const cJSON *) = {
 static void exp_event(struct exp *x, const cJSON *e)
 {
 	enum event_type t = event_type_of(e);
+	if (x->nb)
+		exp_nb_event(x, e);
 	if (exp_handlers[t])
 		exp_handlers[t](x, e);
 }
@@ -468,10 +472,16 @@ out:
 /* assay export --help. */
 static void export_usage(FILE *f)
 {
-	fputs("usage: assay export RUN [--format md|html] [-o FILE]\n"
-	      "  RUN is a run directory or its transcript.jsonl; the record "
+	fputs("usage: assay export RUN [--format md|html|ipynb|script] [-o "
+	      "FILE]\n"
+	      "  RUN is a run directory or its transcript.jsonl; the export "
 	      "goes to\n"
-	      "  FILE (written atomically) or stdout. [--format md]\n",
+	      "  FILE (written atomically) or stdout. [--format md]\n"
+	      "  md, html: the record to read; ipynb: a Jupyter notebook of "
+	      "the calls\n"
+	      "  with their outputs; script: one Python file that replays "
+	      "the calls\n"
+	      "  that worked (run it in a workspace holding the inputs)\n",
 	      f);
 }
 
@@ -483,9 +493,21 @@ int cmd_export(int argc, char **argv)
 	struct exp x = {0};
 	buf_init(&x.out, EXP_OUT_MAX);
 	buf_init(&x.call_out, 0);
+	int operands = 0; /* after --: every word is one */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		if (!operands && !strcmp(a, "--")) {
+			operands = 1;
+		} else if (operands) {
+			if (run) {
+				set_err(&err,
+				        "export: one RUN only: "
+				        "unexpected '%s'",
+				        a);
+				goto out;
+			}
+			run = a;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			export_usage(stdout);
 			code = 0;
 			goto out;
@@ -514,14 +536,19 @@ int cmd_export(int argc, char **argv)
 		x.ops = &exp_md_ops;
 	else if (!strcmp(format, "html"))
 		x.ops = &exp_html_ops;
-	else {
-		set_err(&err, "export: unknown format '%s': use md or html",
+	else if (!strcmp(format, "ipynb") || !strcmp(format, "script")) {
+		x.ops = &exp_nb_ops;
+		exp_nb_new(&x, !strcmp(format, "script"));
+	} else {
+		set_err(&err,
+		        "export: unknown format '%s': use md, html, ipynb or "
+		        "script",
 		        format);
 		goto out;
 	}
 	if (!run) {
 		set_err(&err, "export: which run? (assay export RUN "
-		              "--format md|html)");
+		              "--format md|html|ipynb|script)");
 		goto out;
 	}
 	struct stat st;
@@ -551,7 +578,8 @@ int cmd_export(int argc, char **argv)
 	free(title);
 	if (exp_read_transcript(&x, tpath, &err) < 0)
 		goto out;
-	exp_embed_images(&x);
+	if (!x.nb || !strcmp(format, "ipynb"))
+		exp_embed_images(&x);
 	x.ops->end(&x);
 	if (x.overflow) {
 		set_err(&err,
@@ -579,6 +607,7 @@ out:
 	free(x.call_id);
 	for (int i = 0; i < x.n_images; i++)
 		free(x.images[i]);
+	exp_nb_free(&x);
 	buf_free(&x.call_out);
 	buf_free(&x.out);
 	return code;

@@ -1,10 +1,13 @@
 /* export.h: what the parts of `assay export` share (export.c walks the
- * transcript, export_write.c writes markdown or HTML, export_images.c
- * finds the images to embed). Private to src/cli/. */
+ * transcript, export_write.c writes markdown or HTML, export_nb.c a
+ * notebook or a script, export_images.c finds the images to embed).
+ * Private to src/cli/. */
 #ifndef ASSAY_CLI_EXPORT_H
 #define ASSAY_CLI_EXPORT_H
 
 #include "assay/buf.h"
+
+#include <cjson/cJSON.h>
 
 #include <stddef.h>
 
@@ -36,6 +39,10 @@ struct exp_ops {
 /* The formats (export_write.c). */
 extern const struct exp_ops exp_md_ops;
 extern const struct exp_ops exp_html_ops;
+/* ipynb and script (export_nb.c): cells gathered from every event
+ * (exp_nb_event, before the walk's own handler), written at end. */
+extern const struct exp_ops exp_nb_ops;
+struct exp_nb;
 
 struct exp {
 	const struct exp_ops *ops;
@@ -53,6 +60,7 @@ struct exp {
 	/* PNG paths seen in workspace_change events */
 	char *images[EXP_IMAGES_MAX];
 	int n_images, images_dropped;
+	struct exp_nb *nb; /* ipynb and script: the cells */
 };
 
 /* Append to the record; past EXP_OUT_MAX nothing more is kept and
@@ -65,5 +73,10 @@ void exp_putf(struct exp *x, const char *fmt, ...)
 /* The "Images" section: each PNG the run wrote, from the workspace
  * directories or else the run's workspace.tar.gz (export_images.c). */
 void exp_embed_images(struct exp *x);
+
+/* export_nb.c: the cells of a notebook (script: of a script). */
+void exp_nb_new(struct exp *x, int script);
+void exp_nb_event(struct exp *x, const cJSON *e);
+void exp_nb_free(struct exp *x);
 
 #endif

@@ -98,7 +98,7 @@ static void usage(FILE *f)
 	      "stderr\n"
 	      "       assay demo [OPTIONS]            the bundled demo "
 	      "(scripted model, real sandbox)\n"
-	      "       assay replay RUN                step through a recorded "
+	      "       assay replay RUN [--theme NAME] step through a recorded "
 	      "run (run dir or id)\n"
 	      "       assay resume RUN [OPTIONS] [PROMPT]\n"
 	      "                                       continue a run: "
@@ -107,21 +107,26 @@ static void usage(FILE *f)
 	      "the calls again in a new run dir,\n"
 	      "                                       --fork-at SEQ "
 	      "--replace TEXT forks it there\n"
-	      "       assay export RUN [--format md|html] [-o FILE]\n"
-	      "                                       a readable record of "
-	      "a run\n"
+	      "       assay export RUN [--format md|html|ipynb|script] [-o "
+	      "FILE]\n"
+	      "                                       a record to read, a "
+	      "notebook or a script\n"
 	      "       assay eval SUITE [-j N] [-n R] [--model M]...\n"
 	      "                                       a question set run "
 	      "against models, checked\n"
-	      "       assay models [--json]         the model table: "
+	      "       assay models [--json]           the model table: "
 	      "context, output, prices\n"
 	      "       assay trust [--list|--revoke DIR]\n"
 	      "                                       this project's trust: "
 	      "what its files may do\n"
-	      "       assay doctor [--json]         what works here "
+	      "       assay doctor [--json]           what works here "
 	      "(terminal graphics, sandboxes,\n"
 	      "                                       python libraries, "
 	      "model keys) and what to do\n"
+	      "       assay help [TOPIC]              TOPIC's own options "
+	      "(run, demo, resume,\n"
+	      "                                       replay, export, eval, "
+	      "doctor, trust, models)\n"
 	      "       assay --version | --help\n"
 	      "\n"
 	      "options (defaults in brackets):\n"
@@ -376,13 +381,6 @@ static int load_layers(struct config *c, int argc, char **argv, char **err)
 	return rc;
 }
 
-/* Where the sample data is: $ASSAY_DATA_DIR, else the source tree. */
-static const char *data_dir(void)
-{
-	const char *d = getenv("ASSAY_DATA_DIR");
-	return d && *d ? d : ASSAY_SOURCE_DIR;
-}
-
 static const char DEMO_PROMPT[] =
     "Find the unusual energy-use events in input/building_energy.csv; "
     "save output/anomalies.csv, a PNG chart output/energy_anomalies.png "
@@ -486,6 +484,90 @@ struct cli_run {
 	int demo, resume, tui;
 };
 
+/* Where the first operand of argv is (options come before and after
+ * operands, `--` ends them, as GNU getopt reads them): its index, or
+ * -1. argv is left as it was. */
+static int first_operand(int argc, char **argv)
+{
+	char **copy = xmalloc((size_t)(argc + 1) * sizeof *copy);
+	memcpy(copy, argv, (size_t)(argc + 1) * sizeof *copy);
+	opterr = 0;
+	optind = 0;
+	while (getopt_long(argc, copy, "h", options, NULL) != -1)
+		;
+	int at = -1;
+	for (int i = 1; optind < argc && i < argc; i++)
+		if (argv[i] == copy[optind])
+			at = i;
+	free(copy);
+	return at;
+}
+
+/* resume's RUN, wherever it stands, moved to argv[1] (the options keep
+ * their order); -1 + *err when there is none. */
+static int resume_run_first(int argc, char **argv, char **err)
+{
+	int at = first_operand(argc, argv);
+	if (at < 0)
+		return set_err(err, "resume needs a RUN: assay resume RUN "
+		                    "[OPTIONS] [PROMPT] (RUN: a run dir, its "
+		                    "transcript, or a run id under "
+		                    ".assay/runs/)");
+	char *run = argv[at];
+	memmove(argv + 2, argv + 1, (size_t)(at - 1) * sizeof *argv);
+	argv[1] = run;
+	return 0;
+}
+
+static void resume_usage(FILE *f)
+{
+	fputs(
+	    "usage: assay resume RUN [OPTIONS] [PROMPT]\n"
+	    "  continue a recorded run: the model's recorded answers come from "
+	    "its\n"
+	    "  cache (nothing paid twice), the calls' recorded results are "
+	    "used,\n"
+	    "  and it goes on live where the record ends (PROMPT: a new "
+	    "message)\n"
+	    "  RUN: a run dir, its transcript.jsonl, or a run id under "
+	    ".assay/runs/\n"
+	    "  --re-execute     run the recorded calls again, in a new run "
+	    "dir\n"
+	    "  --fork-at SEQ    fork the run at event SEQ (a tool_result or "
+	    "a\n"
+	    "                   user_message), in a new run dir\n"
+	    "  --replace TEXT   what the forked event says instead\n"
+	    "  and every option of assay run (see assay --help): they apply "
+	    "over\n"
+	    "  what the run recorded (--ask, --provider, --model, "
+	    "--base-url...)\n",
+	    f);
+}
+
+/* assay help [TOPIC]: the main help, or TOPIC's own (as TOPIC --help). */
+static int cmd_help(int argc, char **argv)
+{
+	static const char *const topics[] = {
+	    "run",  "demo",   "resume", "replay", "export",
+	    "eval", "doctor", "trust",  "models", NULL};
+	if (argc < 2) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	for (int i = 0; topics[i]; i++)
+		if (!strcmp(argv[1], topics[i])) {
+			char *args[] = {"assay", argv[1], "--help", NULL};
+			execv("/proc/self/exe", args);
+			fprintf(stderr, "assay: help: %s\n", strerror(errno));
+			return EXIT_USAGE;
+		}
+	fprintf(stderr,
+	        "assay: help: no topic '%s'; topics: run, demo, resume, "
+	        "replay, export, eval, doctor, trust, models\n",
+	        argv[1]);
+	return EXIT_USAGE;
+}
+
 /* The configuration from every layer and the options, under trust.
  * 1 when the command is done (--help, --version), -1 + *err on a usage
  * error, else 0. Can be called again (after a trust answer). */
@@ -498,12 +580,18 @@ static int build(struct config *c, struct resume_cli *rc, struct cli_run *r,
 	if (load_layers(c, argc, argv, err) < 0)
 		return -1;
 	r->resume = r->cmd && !strcmp(r->cmd, "resume");
-	if (r->resume && resume_prepare(rc, c, &argc, &argv, err) < 0)
+	if (r->resume && (find_early(argc, argv, "--help") ||
+	                  find_early(argc, argv, "-h"))) {
+		resume_usage(stdout);
+		return 1;
+	}
+	if (r->resume && (resume_run_first(argc, argv, err) < 0 ||
+	                  resume_prepare(rc, c, &argc, &argv, err) < 0))
 		return -1;
 	int opt;
 	opterr = 0;
-	optind = 0; /* glibc: a fresh scan */
-	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+	optind = 0; /* glibc: a fresh scan; options and operands in any order */
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
 			return 1;
@@ -584,6 +672,8 @@ int main(int argc, char **argv)
 	char *err = NULL;
 	int code = EXIT_USAGE;
 	cli_locale();
+	if (argc > 1 && !strcmp(argv[1], "help"))
+		return cmd_help(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "export"))
 		return cmd_export(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "replay"))

@@ -76,6 +76,17 @@ static void print_table(const struct model_table *t)
 int cmd_models(int argc, char **argv)
 {
 	int json = argc == 2 && !strcmp(argv[1], "--json");
+	if (argc == 2 &&
+	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: assay models [--json]\n"
+		       "  the model table: context window, output limit and "
+		       "prices per million\n"
+		       "  tokens of every known model (share/models.json and "
+		       "your config's\n"
+		       "  \"models\")\n"
+		       "  --json   the table as one JSON object\n");
+		return EXIT_OK;
+	}
 	if (argc > 2 || (argc == 2 && !json)) {
 		fprintf(stderr, "assay: usage: assay models [--json]\n");
 		return EXIT_USAGE;

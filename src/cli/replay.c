@@ -111,9 +111,25 @@ int cmd_replay(int argc, char **argv)
 	    {"--theme", &theme},      {"--provider", &ov.provider},
 	    {"--model", &ov.model},   {"--base-url", &ov.base_url},
 	    {"--script", &ov.script}, {"--instructions", &ov.instructions}};
+	int operands = 0; /* after --: every word is one */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int used = 0;
+		if (!operands && !strcmp(a, "--")) {
+			operands = 1;
+			continue;
+		}
+		if (operands) {
+			if (run) {
+				fprintf(stderr,
+				        "assay replay: one RUN only: "
+				        "unexpected '%s'\n",
+				        a);
+				return EXIT_USAGE;
+			}
+			run = a;
+			continue;
+		}
 		const char *input = NULL;
 		if (!strcmp(a, "--input") && i + 1 < argc)
 			input = argv[++i];

@@ -27,7 +27,7 @@ void resume_cli_free(struct resume_cli *r)
 int resume_prepare(struct resume_cli *r, struct config *c, int *argc,
                    char ***argv, char **err)
 {
-	if (*argc < 2 || (*argv)[1][0] == '-')
+	if (*argc < 2)
 		return set_err(err, "resume needs the run first: assay resume "
 		                    "RUN [OPTIONS] [PROMPT] (RUN: a run dir, "
 		                    "its transcript, or a run id under "

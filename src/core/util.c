@@ -307,17 +307,64 @@ void fd_printf(int fd, const char *fmt, ...)
 	free(s);
 }
 
+/* The directory this binary is in (static), or NULL. */
+static const char *self_dir(void)
+{
+	static char dir[PATH_MAX];
+	if (!dir[0]) {
+		char self[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+		if (n <= 0)
+			return NULL;
+		self[n] = '\0';
+		snprintf(dir, sizeof dir, "%s", dirname(self));
+	}
+	return dir;
+}
+
+/* Beside the binary (a build tree), else in <prefix>/libexec/assay (an
+ * installed one). */
 char *helper_path(const char *env, const char *name)
 {
 	const char *over = getenv(env);
 	if (over && *over)
 		return xstrdup(over);
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
+	const char *dir = self_dir();
+	if (!dir)
 		return NULL;
-	self[n] = '\0';
-	return xasprintf("%s/%s", dirname(self), name);
+	char *p = xasprintf("%s/%s", dir, name);
+	if (access(p, X_OK) == 0)
+		return p;
+	char *inst = xasprintf("%s/../libexec/assay/%s", dir, name);
+	if (access(inst, X_OK) == 0) {
+		free(p);
+		return inst;
+	}
+	free(inst);
+	return p;
+}
+
+const char *data_dir(void)
+{
+	static char found[PATH_MAX];
+	const char *d = getenv("ASSAY_DATA_DIR");
+	if (d && *d)
+		return d;
+	if (!found[0]) {
+		const char *self = self_dir();
+		char probe[PATH_MAX];
+		snprintf(found, sizeof found, "%s", ASSAY_SOURCE_DIR);
+		char real[PATH_MAX];
+		if (self &&
+		    snprintf(probe, sizeof probe, "%s/../share/assay", self) <
+		        (int)sizeof probe &&
+		    realpath(probe, real) && strlen(real) + 8 < sizeof probe) {
+			snprintf(probe, sizeof probe, "%s/themes", real);
+			if (access(probe, R_OK) == 0)
+				snprintf(found, sizeof found, "%s", real);
+		}
+	}
+	return found;
 }
 
 int mkdir_p(const char *path, char **err)

@@ -72,31 +72,78 @@ static long dest_operand(struct sh_word **w, size_t n)
 	return last;
 }
 
+/* The operand after -t / --target-directory (or in =), or NULL. */
+static const struct sh_word *target_dir(struct sh_word **w, size_t n,
+                                        struct sh_word *tmp)
+{
+	for (size_t i = 1; i < n; i++) {
+		const char *t = sh_known(w[i]);
+		if (!t)
+			continue;
+		if ((!strcmp(t, "-t") || !strcmp(t, "--target-directory")) &&
+		    i + 1 < n)
+			return w[i + 1];
+		if (!strncmp(t, "--target-directory=", 19)) {
+			*tmp = *w[i];
+			tmp->text = (char *)t + 19;
+			return tmp;
+		}
+	}
+	return NULL;
+}
+
+/* mv's sources (operands but dest, or all with -t): a staged input
+ * moved is deleted data; a workspace file moved to a place outside it
+ * (the scratch space, /dev/null, anywhere else) is gone from it. */
+static void mv_sources(struct cls *c, struct sh_word **w, size_t n, long d,
+                       const struct sh_word *dest)
+{
+	char rel[POLICY_REL_MAX], drel[POLICY_REL_MAX];
+	const char *dt = dest ? sh_known(dest) : NULL;
+	enum path_kind dk = dt ? policy_path(c, dt, drel) : PATH_UNKNOWN;
+	for (long i = 1; i < d; i++) {
+		const char *t = sh_known(w[i]);
+		if (cls_is_opt(w[i]) || !t || w[i] == dest)
+			continue;
+		if (policy_path(c, t, rel) != PATH_INSIDE)
+			continue;
+		if (policy_input_of(c->pol, rel))
+			reasons_add(c->r, POLICY_DELETION,
+			            "mv moves away the staged input %s (your "
+			            "data)",
+			            rel);
+		else if (dk == PATH_SCRATCH || dk == PATH_OUTSIDE ||
+		         dk == PATH_NETWORK) {
+			char *sn = policy_snip(dt, 60);
+			reasons_add(
+			    c->r, POLICY_DELETION,
+			    "mv moves files out of the workspace (%s to "
+			    "%s)",
+			    rel, sn);
+			free(sn);
+		}
+	}
+}
+
 /* cp, mv, ln: the destination may be overwritten; mv moves staged inputs
- * away. */
+ * and workspace files away. */
 void cls_cmd_copy(struct cls *c, struct sh_word **w, size_t n,
                   struct cls_input in, int level)
 {
 	(void)in, (void)level;
 	const char *name = cls_base_name(w[0]->text);
-	if (cls_has_opt(w, n, "t",
-	                (const char *const[]){"--target-directory", NULL}))
+	struct sh_word tmp;
+	const struct sh_word *tdir = target_dir(w, n, &tmp);
+	if (tdir) {
+		if (!strcmp(name, "mv"))
+			mv_sources(c, w, n, (long)n, tdir);
 		return;
+	}
 	long d = dest_operand(w, n);
 	if (d < 2 && strcmp(name, "ln"))
 		return;
 	if (!strcmp(name, "mv"))
-		for (long i = 1; i < d; i++)
-			if (!cls_is_opt(w[i]) && sh_known(w[i])) {
-				char rel[POLICY_REL_MAX];
-				if (policy_path(c, sh_known(w[i]), rel) ==
-				        PATH_INSIDE &&
-				    policy_input_of(c->pol, rel))
-					reasons_add(c->r, POLICY_DELETION,
-					            "mv moves away the staged "
-					            "input %s (your data)",
-					            rel);
-			}
+		mv_sources(c, w, n, d, w[d]);
 	if (d < 1)
 		return;
 	if (!strcmp(name, "ln") &&

@@ -631,6 +631,25 @@ static int py_write_word(const char *s)
 	return py_call_in(s, modes) || py_call_in(s, calls);
 }
 
+/* Whether the line of token i moves files (os.rename, Path.replace,
+ * shutil.move...). */
+static int py_line_moves(const struct py *p, size_t i)
+{
+	static const char *const moves[] = {"rename", "replace", "move",
+	                                    "renames", NULL};
+	int line = p->t.v[i].line;
+	size_t a = i, b = i;
+	while (a > 0 && p->t.v[a - 1].line == line)
+		a--;
+	while (b + 1 < p->t.n && p->t.v[b + 1].line == line)
+		b++;
+	for (size_t k = a; k <= b; k++)
+		if (p->t.v[k].type == PY_NAME &&
+		    py_call_in(p->t.v[k].text, moves))
+			return 1;
+	return 0;
+}
+
 /* Whether the line of token i writes (a mode "w", df.to_csv...). */
 static int py_line_writes(const struct py *p, size_t i)
 {
@@ -680,6 +699,14 @@ static void py_check_string(struct py *p, size_t i)
 	}
 	if (pathlike && k == PATH_NETWORK)
 		reasons_add(c->r, POLICY_NETWORK, "%s opens %s", p->where, s);
+	if (pathlike && (k == PATH_SCRATCH || k == PATH_OUTSIDE) &&
+	    py_line_moves(p, i)) {
+		char *sn = policy_snip(s, 60);
+		reasons_add(c->r, POLICY_DELETION,
+		            "%s moves files out of the workspace (to %s)",
+		            p->where, sn);
+		free(sn);
+	}
 	int writes = py_line_writes(p, i);
 	if (writes && policy_persistent_name(s))
 		reasons_add(

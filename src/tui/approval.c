@@ -88,30 +88,38 @@ void ui_approval_sync(struct ui *u)
 /* ---- the approver ------------------------------------------------------ */
 
 /* The session asks: the dialog comes up (or stays, with one more). */
-static void approval_on_request(void *arg, const struct session_approval *req)
+void ui_approval_on_request(struct ui *u)
 {
-	struct ui *u = arg;
-	(void)req;
 	ui_approval_sync(u);
 	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_STATUS);
 }
 
 /* A request went without a decision (the run ended, or a rule now allows
  * it). */
-static void approval_on_cancel(void *arg, const char *id)
+void ui_approval_on_cancel(struct ui *u, const char *id)
 {
-	struct ui *u = arg;
-	if (u->appr->id && !strcmp(u->appr->id, id))
+	if (u->appr && u->appr->id && !strcmp(u->appr->id, id))
 		ui_notice(u, "no longer waiting for approval: %s", id);
 	ui_approval_sync(u);
 	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_STATUS);
+}
+
+static void approval_on_request(void *arg, const struct session_approval *req)
+{
+	(void)req;
+	ui_approval_on_request(arg);
+}
+
+static void approval_on_cancel(void *arg, const char *id)
+{
+	ui_approval_on_cancel(arg, id);
 }
 
 static void approval_draw(struct ui *u, struct ui_overlay *o);
 static int approval_key(struct ui *u, struct ui_overlay *o, int key, int fn);
 static int approval_cursor(struct ui *u, struct ui_overlay *o, int *y, int *x);
 
-void ui_approval_attach(struct ui *u)
+void ui_approval_attach(struct ui *u, int approver)
 {
 	static const struct session_approver ops = {approval_on_request,
 	                                            approval_on_cancel};
@@ -125,7 +133,8 @@ void ui_approval_attach(struct ui *u)
 	    .cursor = approval_cursor,
 	};
 	ui_input_init(&u->appr->field);
-	session_set_approver(u->s, &ops, u);
+	if (approver)
+		session_set_approver(u->s, &ops, u);
 }
 
 void ui_approval_free(struct ui *u)
@@ -455,6 +464,8 @@ static int approval_key(struct ui *u, struct ui_overlay *o, int key, int fn)
 	if (!r)
 		return 0;
 	struct ui_approval *a = u->appr;
+	if (a->mode == A_CHOICE && !fn && key == UI_KEY_ESC)
+		return 0; /* not the dialog's: a view leaves with it */
 	if (!approval_scroll_key(u, key, fn)) {
 		if (a->mode == A_CHOICE && !fn)
 			approval_on_choice(u, r, key);

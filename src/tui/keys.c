@@ -67,10 +67,13 @@ void ui_confirm_quit(struct ui *u)
 	ui_overlay_push(u, &confirm_overlay);
 }
 
-/* Ctrl-Q: asks first while the agent works. */
+/* Ctrl-Q: asks first while the agent works (a view goes back to its
+ * owner: nothing stops). */
 static void keys_request_quit(struct ui *u)
 {
-	if (keys_busy(u) && u->s) /* a replay has nothing to stop */
+	if (u->view)
+		ui_view_leave(u, 0);
+	else if (keys_busy(u) && u->s) /* a replay has nothing to stop */
 		ui_confirm_quit(u);
 	else
 		ui_quit(u);
@@ -136,6 +139,15 @@ static void keys_ctrl_c(struct ui *u)
 {
 	if (ui_pager_busy(u)) {
 		ui_pager_cancel_search(u);
+		return;
+	}
+	if (u->view) { /* its owner's sessions, all of them */
+		if (u->ctrl_c_armed)
+			ui_view_leave(u, 1);
+		u->ctrl_c_armed = !u->ctrl_c_armed;
+		if (u->ctrl_c_armed)
+			ui_notice(u, "Ctrl-C again stops every session of the "
+			             "eval (Esc: back to the table)");
 		return;
 	}
 	if (u->s && session_cancel(u->s)) {
@@ -318,6 +330,8 @@ static void keys_tools(struct ui *u, int key, int fn)
 		u->out_scroll = 0;
 	else if (!fn && (key == UI_KEY_ENTER || key == 'o'))
 		ui_pager_open_call(u, sel);
+	else if (!fn && key == 'd')
+		ui_diff_open_call(u, sel);
 	ui_touch(u, UI_DIRTY_TOOLS);
 }
 
@@ -383,6 +397,8 @@ static void keys_tree(struct ui *u, int key, int fn)
 		keys_tree_open(u, n, key, fn);
 	else if ((!fn && key == 'h') || (fn && key == KEY_LEFT))
 		keys_tree_close(u, n);
+	else if (!fn && key == 'd' && n->type == UI_N_FILE)
+		ui_diff_open_file(u, n->path);
 	if (move) {
 		int c = u->tree_cur + move;
 		if (c < 0)
@@ -496,6 +512,21 @@ static int keys_workbench(struct ui *u, int key, int fn)
 	return 1;
 }
 
+/* A view's own keys: Esc leaves; the message box takes nothing. */
+static int keys_view(struct ui *u, int key, int fn)
+{
+	if (!fn && key == UI_KEY_ESC) {
+		ui_view_leave(u, 0);
+		return 1;
+	}
+	if (u->focus != P_INPUT || (!fn && (key == UI_KEY_TAB || key == '?')) ||
+	    (fn && (key == KEY_BTAB || key == KEY_PPAGE || key == KEY_NPAGE)))
+		return 0;
+	ui_notice(u, "read-only: a session of assay eval (Esc: back to the "
+	             "table)");
+	return 1;
+}
+
 /* What no overlay used: the replay's timeline, the preview, the focus
  * keys, then the message box or the focused pane. */
 static void keys_panes(struct ui *u, int key, int fn)
@@ -507,6 +538,8 @@ static void keys_panes(struct ui *u, int key, int fn)
 		return;
 	}
 	if (ui_replay_key(u, key, fn) || ui_preview_key(u, key, fn))
+		return;
+	if (u->view && keys_view(u, key, fn))
 		return;
 	if (!fn && key == UI_KEY_TAB && !u->in_paste) {
 		ui_set_focus(u, u->focus + 1);

@@ -69,6 +69,13 @@ void ui_model_free(struct ui_model *m)
 		call_free(m->calls[i]);
 	free(m->calls);
 	free(m->turn_cost);
+	for (int i = 0; i < m->nfdiffs; i++) {
+		free(m->fdiffs[i].path);
+		free(m->fdiffs[i].kind);
+		free(m->fdiffs[i].hunks);
+		free(m->fdiffs[i].skipped);
+	}
+	free(m->fdiffs);
 	ui_tree_free(&m->tree);
 	memset(m, 0, sizeof *m);
 }
@@ -325,12 +332,17 @@ static void model_on_tool_result(struct ui_model *m, const cJSON *ev, int64_t t)
  * change, from the events: a replay shows it too) and the newest one
  * for the preview key. */
 static void image_changed(struct ui_model *m, const char *path,
-                          const char *kind)
+                          const char *kind, double mtime)
 {
 	size_t n = strlen(path);
 	if (n < 5 || strcasecmp(path + n - 4, ".png"))
 		return;
-	set_str(&m->last_image, path);
+	/* the newest by its time, not the last named: one call's changes
+	 * come in name order */
+	if (!mtime || mtime >= m->last_image_mtime || !m->last_image) {
+		set_str(&m->last_image, path);
+		m->last_image_mtime = mtime;
+	}
 	char *text = xasprintf(
 	    "%s %s", !strcmp(kind, "created") ? "created" : "updated", path);
 	struct ui_item *last = m->nitems ? &m->items[m->nitems - 1] : NULL;
@@ -338,6 +350,42 @@ static void image_changed(struct ui_model *m, const char *path,
 	    strcmp(buf_str(&last->text), text))
 		item_add(m, UI_ITEM_IMAGE, text);
 	free(text);
+}
+
+/* The diff a workspace_change carries, kept for the diff view. */
+static void model_add_fdiff(struct ui_model *m, const cJSON *ev,
+                            const char *path, const char *kind)
+{
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(ev, "diff");
+	if (!cJSON_IsObject(d))
+		return;
+	if (m->nfdiffs == m->capfdiffs) {
+		m->capfdiffs = m->capfdiffs ? 2 * m->capfdiffs : 16;
+		m->fdiffs = xrealloc(m->fdiffs,
+		                     (size_t)m->capfdiffs * sizeof *m->fdiffs);
+	}
+	const char *id = json_str(ev, "call", "");
+	int call = m->ncalls - 1;
+	while (call >= 0 && strcmp(m->calls[call]->id, id))
+		call--;
+	const char *hunks = json_str(d, "hunks", NULL);
+	const char *skipped = json_str(d, "skipped", NULL);
+	size_t n = hunks ? strlen(hunks) : 0;
+	if (m->fdiff_bytes + n > UI_FDIFF_BYTES) {
+		hunks = NULL;
+		skipped = "not kept: the run's diffs fill their room";
+	}
+	m->fdiff_bytes += hunks ? n : 0;
+	m->fdiffs[m->nfdiffs++] = (struct ui_fdiff){
+	    call,
+	    xstrdup(path),
+	    xstrdup(kind),
+	    hunks ? xstrdup(hunks) : NULL,
+	    skipped ? xstrdup(skipped) : NULL,
+	    (int)json_num(d, "added", 0),
+	    (int)json_num(d, "removed", 0),
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "cut")),
+	};
 }
 
 /* A file made, changed or deleted: the tree follows. */
@@ -349,6 +397,7 @@ static void model_on_workspace_change(struct ui_model *m, const cJSON *ev,
 	const char *kind = json_str(ev, "kind", "");
 	if (!path)
 		return;
+	model_add_fdiff(m, ev, path, kind);
 	if (!strcmp(kind, "deleted")) {
 		ui_tree_remove(&m->tree, path);
 	} else {
@@ -359,9 +408,10 @@ static void model_on_workspace_change(struct ui_model *m, const cJSON *ev,
 		if (old && old->size == json_num(ev, "size", 0) &&
 		    old->mark != UI_MARK_NONE)
 			mark = old->mark;
+		double mtime = json_num(ev, "mtime", old ? old->mtime : 0);
 		ui_tree_set(&m->tree, path, UI_N_FILE, json_num(ev, "size", 0),
-		            old ? old->mtime : 0, mark);
-		image_changed(m, path, kind);
+		            mtime, mark);
+		image_changed(m, path, kind, json_num(ev, "mtime", 0));
 	}
 	m->dirty |= UI_DIRTY_TREE;
 }

@@ -971,7 +971,9 @@ void ui_draw_input(struct ui *u)
 	werase(w);
 	const char *hint;
 	enum ui_phase ph = u->m.phase;
-	if (ph == UI_ENDED)
+	if (u->view)
+		hint = "read-only (assay eval): Esc back to the table";
+	else if (ph == UI_ENDED)
 		hint = "run ended: Ctrl-Q quits";
 	else if (ph == UI_IDLE)
 		hint = "Enter sends, Alt-Enter new line, ? or F1 help";
@@ -1108,7 +1110,9 @@ static const char *const help_lines[][2] = {
     {"[ / ]", "previous / next tool call (Conversation)"},
     {"Enter, o", "open a call's full output in the pager"},
     {"Enter, l / h", "Workspace: open a file, expand / collapse a dir"},
-    {"/, n, N", "pager: search, next, previous match"},
+    {"d",
+     "the diff of what a call changed (Tools), a file's history (Workspace)"},
+    {"/, n, N", "pager: search, next, previous match (diff: hunks)"},
     {"s", "pager: stdout, stderr or both"},
     {"Esc, q", "pager or help: back"},
     {"p", "preview the newest image, in place of Tools (a pane)"},

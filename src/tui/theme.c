@@ -358,11 +358,11 @@ static char *user_theme_dir(void)
 	return path_config_dir("themes");
 }
 
-/* The themes/ that come with assay ($ASSAY_DATA_DIR or the source tree). */
+/* The themes/ that come with assay (data_dir: $ASSAY_DATA_DIR, the
+ * installed share/assay or the source tree). */
 static char *bundled_theme_dir(void)
 {
-	const char *d = getenv("ASSAY_DATA_DIR");
-	return xasprintf("%s/themes", d && *d ? d : ASSAY_SOURCE_DIR);
+	return xasprintf("%s/themes", data_dir());
 }
 
 /* The theme names in dir, each once, for an error message. */

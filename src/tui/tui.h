@@ -40,6 +40,41 @@ struct ui_opts {
  * the process exit code. Errors before the screen opens are printed
  * on stderr. */
 int ui_main(struct config *c, const struct ui_opts *o);
+
+/* A view of a session another frontend runs on its own loop (assay
+ * eval's live table): the workbench's panes built from the run's
+ * transcript so far, then from the events the owner forwards;
+ * read-only (nothing can be sent), but its Approval dialog answers the
+ * calls that wait. The owner keeps the session, its approver and the
+ * loop's SIGINT/SIGTERM/SIGHUP; the view takes the terminal (stdin,
+ * SIGWINCH) until it is closed. */
+struct loop;
+struct session;
+struct ui;
+struct ui_view_ops {
+	/* Esc or Ctrl-Q: the owner closes the view (ui_view_close) */
+	void (*leave)(void *arg);
+	/* Ctrl-C twice: the owner closes the view and stops everything */
+	void (*interrupt)(void *arg);
+	void *arg;
+	const char *log_dir; /* stderr goes to its assay.log meanwhile */
+};
+/* s: the session under way, or NULL for its record only (its check
+ * runs). NULL + *err when the view cannot open (the terminal is as it
+ * was). ops must outlive the view. */
+struct ui *ui_view_open(struct loop *l, struct config *c, struct session *s,
+                        const char *run_dir, const struct ui_view_ops *ops,
+                        char **err);
+/* One of the session's events (one the transcript had is skipped). */
+void ui_view_event(struct ui *u, const cJSON *ev);
+/* The session's approver calls, forwarded. */
+void ui_view_request(struct ui *u);
+void ui_view_cancel(struct ui *u, const char *id);
+/* The session is about to be freed: the view keeps what it shows. */
+void ui_view_detach(struct ui *u, const char *why);
+void ui_view_notice(struct ui *u, const char *text);
+/* The terminal back as it was; u is freed. */
+void ui_view_close(struct ui *u);
 /* Ask "Trust this project?" for the project settings c refused
  * (trust_dialog.c): 't' trust and remember, 'o' once, 'n' without
  * them, 'q' quit; -1 when the screen cannot open. */
@@ -469,6 +504,16 @@ struct ui_call {
 	int turn; /* the turn that asked for it */
 };
 
+/* What a call changed in a file (workspace_change's diff). */
+struct ui_fdiff {
+	int call; /* index into calls, -1 unknown */
+	char *path;
+	char *kind;    /* created, modified, deleted */
+	char *hunks;   /* diff -u's hunks, NULL: none kept */
+	char *skipped; /* why there is no diff (binary, over 256 KiB) */
+	int added, removed, cut;
+};
+
 enum {
 	UI_DIRTY_CONV = 1,
 	UI_DIRTY_TOOLS = 2,
@@ -509,11 +554,15 @@ struct ui_model {
 	struct ui_call **calls; /* stable addresses: terms point at them */
 	int ncalls, capcalls;
 	struct ui_tree tree;
+	struct ui_fdiff *fdiffs; /* in the order of the events */
+	int nfdiffs, capfdiffs;
+	size_t fdiff_bytes; /* hunks kept (at most UI_FDIFF_BYTES) */
 	unsigned dirty;
 	int new_call;    /* a call started or ended since the UI looked */
 	int active_call; /* which one */
 	char *last_idle_reason;
-	char *last_image; /* the newest image the events named */
+	char *last_image;        /* the newest image the events named */
+	double last_image_mtime; /* its mtime (0: not known) */
 	/* hooks for the live frontend (may be NULL) */
 	void (*on_run_start)(void *arg);
 	void (*on_run_end)(void *arg);
@@ -524,6 +573,8 @@ struct ui_model {
  * the turn that read its result (the next); -1 while unknown (no
  * price, or a turn not reported yet). */
 double ui_call_cost(const struct ui_model *m, const struct ui_call *c);
+
+#define UI_FDIFF_BYTES (64u << 20)
 
 void ui_model_init(struct ui_model *m);
 void ui_model_free(struct ui_model *m);

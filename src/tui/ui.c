@@ -280,13 +280,24 @@ static void ui_on_tick(void *arg)
 
 static void ui_rescan(void *arg);
 
+/* A listing in flight: the view it is for (NULL once that is gone: a
+ * view closes while its session goes on). */
+struct ui_scan {
+	struct ui *u;
+};
+
 /* The sandbox's listing of the workspace: the tree takes it, and the
  * watch learns its directories and how long it took. */
 static void ui_on_listing(void *arg, int rc, const char *err, struct buf *data,
                           cJSON *list)
 {
-	struct ui *u = arg;
+	struct ui_scan *sc = arg;
+	struct ui *u = sc->u;
 	(void)data;
+	free(sc);
+	if (!u)
+		return;
+	u->scan = NULL;
 	int64_t ms = now_ms() - u->scan_t0;
 	u->scan_t0 = 0;
 	ui_watch_scanned(u->watch, ms);
@@ -321,13 +332,17 @@ static void ui_rescan(void *arg)
 	}
 	u->scan_t0 = now_ms();
 	u->scan_events = u->ws_events;
-	sbx_list(sbx, ".", 1, UI_TREE_MAX, ui_on_listing, u);
+	u->scan = xcalloc(1, sizeof *u->scan);
+	u->scan->u = u;
+	sbx_list(sbx, ".", 1, UI_TREE_MAX, ui_on_listing, u->scan);
 }
 
 /* The first listing, once the loop runs. */
 static void ui_first_scan(void *arg)
 {
-	ui_rescan(arg);
+	struct ui *u = arg;
+	u->first_scan_timer = 0;
+	ui_rescan(u);
 }
 
 /* The workspace is a host directory the workbench may read and watch. */
@@ -355,8 +370,9 @@ static void ui_hook_run_start(void *arg)
 	u->ws_fd = open(u->m.workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (u->s)
 		u->watch = ui_watch_new(u->loop, u->m.workspace, ui_rescan, u);
-	if (u->watch)
-		loop_timer_add(u->loop, 0, ui_first_scan, u);
+	if (u->watch && !u->first_scan_timer)
+		u->first_scan_timer =
+		    loop_timer_add(u->loop, 0, ui_first_scan, u);
 }
 
 /* run_end: the workspace no longer changes. */
@@ -418,7 +434,10 @@ static void ui_on_stdin(int fd, int revents, void *arg)
 	if (revents & (POLLHUP | POLLERR | POLLNVAL)) {
 		/* the terminal is gone: end the run and leave */
 		loop_fd_del(u->loop, STDIN_FILENO);
-		ui_quit(u);
+		if (u->view)
+			ui_view_leave(u, 1);
+		else
+			ui_quit(u);
 		return;
 	}
 	while ((r = ui_termcaps_get_wch(&ch)) != ERR) {
@@ -571,7 +590,7 @@ static int ui_attach(struct ui *u, char **err, int *code)
 	session_set_interactive(u->s, 1);
 	session_observe(u->s, ui_on_event, u);
 	/* risky calls ask in the Approval dialog instead of being denied */
-	ui_approval_attach(u);
+	ui_approval_attach(u, 1);
 	ui_step_attach(u, u->cfg->step);
 	ui_budget_attach(u);
 	if ((o->resume ? session_resume(u->s, o->resume, o->prompt, err)
@@ -593,12 +612,20 @@ static int ui_attach(struct ui *u, char **err, int *code)
 	return 0;
 }
 
-/* The terminal, the signals and the timers the loop serves. */
+/* The terminal, the signals and the timers the loop serves (a view's
+ * owner keeps the signals that end it). */
 static void ui_watch_terminal(struct ui *u)
 {
 	loop_fd_add(u->loop, STDIN_FILENO, POLLIN, ui_on_stdin, u);
 	loop_timer_add(u->loop, 0, ui_drain_typeahead, u);
 	loop_signal(u->loop, SIGWINCH, ui_on_winch, u);
+	if (u->view) {
+		if (u->m.fixed_clock < 0 || u->m.phase != UI_ENDED)
+			u->tick_timer =
+			    loop_timer_add(u->loop, 100, ui_on_tick, u);
+		ui_touch(u, UI_DIRTY_EVERYTHING);
+		return;
+	}
 	loop_signal(u->loop, SIGTERM, ui_on_terminate, u);
 	loop_signal(u->loop, SIGINT, ui_on_terminate, u);
 	loop_signal(u->loop, SIGHUP, ui_on_terminate, u);
@@ -683,17 +710,20 @@ static int ui_run(struct ui *u)
 
 /* Everything ui_init made, in the order that nothing is used after it
  * is freed (the overlays before their owners, windows before the
- * screen, the loop last). */
+ * screen, the loop last); a view's owner keeps the session and the
+ * loop. */
 static void ui_cleanup(struct ui *u)
 {
 	ui_overlay_clear(u);
-	if (u->frame_timer)
-		loop_timer_cancel(u->loop, u->frame_timer);
-	if (u->tick_timer)
-		loop_timer_cancel(u->loop, u->tick_timer);
-	if (u->stats_timer)
-		loop_timer_cancel(u->loop, u->stats_timer);
-	session_free(u->s);
+	uint64_t *timers[] = {&u->frame_timer, &u->tick_timer, &u->stats_timer,
+	                      &u->first_scan_timer, &u->view_timer};
+	for (size_t i = 0; i < sizeof timers / sizeof *timers; i++)
+		if (*timers[i])
+			loop_timer_cancel(u->loop, *timers[i]);
+	if (!u->view)
+		session_free(u->s);
+	if (u->scan) /* its answer comes to no one */
+		u->scan->u = NULL;
 	ui_approval_free(u);
 	ui_replay_free(u);
 	ui_step_free(u);
@@ -711,7 +741,7 @@ static void ui_cleanup(struct ui *u)
 	free(u->tree_cur_path);
 	if (u->screen) /* after its windows */
 		delscreen(u->screen);
-	if (u->loop)
+	if (u->loop && !u->view)
 		loop_free(u->loop);
 }
 
@@ -723,4 +753,134 @@ int ui_main(struct config *c, const struct ui_opts *o)
 		code = ui_run(&u);
 	ui_cleanup(&u);
 	return code;
+}
+
+/* ---- a view of a session another frontend owns ------------------------ */
+
+static void ui_view_on_timer(void *arg)
+{
+	struct ui *u = arg;
+	u->view_timer = 0;
+	if (u->view_interrupt)
+		u->view->interrupt(u->view->arg);
+	else
+		u->view->leave(u->view->arg);
+}
+
+void ui_view_leave(struct ui *u, int interrupt)
+{
+	u->view_interrupt |= interrupt;
+	u->quit = 1; /* no more keys: the rest are the owner's */
+	if (!u->view_timer)
+		u->view_timer = loop_timer_add(u->loop, 0, ui_view_on_timer, u);
+}
+
+void ui_view_event(struct ui *u, const cJSON *ev)
+{
+	double seq = json_num(ev, "seq", 0);
+	if (!u || (seq > 0 && seq <= u->view_seq))
+		return;
+	if (seq > 0)
+		u->view_seq = seq;
+	ui_on_event(u, ev);
+}
+
+/* The run so far from its transcript; none yet is fine while the
+ * session starts. */
+static int ui_view_load(struct ui *u, const char *run_dir, char **err)
+{
+	struct ui_transcript t;
+	char *terr = NULL;
+	if (ui_transcript_load(&t, run_dir, &terr) < 0) {
+		if (!u->s) {
+			*err = terr;
+			return -1;
+		}
+		free(terr);
+		return 0;
+	}
+	for (int i = 0; i < t.n; i++)
+		ui_view_event(u, t.ev[i]);
+	ui_transcript_free(&t);
+	return 0;
+}
+
+struct ui *ui_view_open(struct loop *l, struct config *c, struct session *s,
+                        const char *run_dir, const struct ui_view_ops *ops,
+                        char **err)
+{
+	static const struct ui_opts none;
+	struct ui *u = xmalloc(sizeof *u);
+	ui_defaults(u, c, &none);
+	u->loop = l;
+	u->s = s;
+	u->view = ops;
+	if (ui_theme_load(&u->theme, c->theme, err) < 0 ||
+	    ui_terminal_check(err) < 0 || ui_view_load(u, run_dir, err) < 0)
+		goto fail;
+	setlocale(LC_ALL, "");
+	ui_ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
+	/* the clocks go on from the run's time now */
+	u->m.t0_mono = now_ms() - (s ? session_clock(s) : u->m.last_t);
+	if (s)
+		ui_approval_attach(u, 0);
+	ui_redirect_stderr(u, ops->log_dir);
+	if (ui_screen_open(u) < 0) {
+		ui_restore_stderr(u);
+		*err = xasprintf("cannot open the terminal (TERM=%s)",
+		                 getenv("TERM") ? getenv("TERM") : "");
+		goto fail;
+	}
+	ui_watch_terminal(u);
+	ui_approval_sync(u);
+	return u;
+fail:
+	ui_cleanup(u);
+	free(u);
+	return NULL;
+}
+
+void ui_view_request(struct ui *u)
+{
+	if (u)
+		ui_approval_on_request(u);
+}
+
+void ui_view_cancel(struct ui *u, const char *id)
+{
+	if (u)
+		ui_approval_on_cancel(u, id);
+}
+
+void ui_view_detach(struct ui *u, const char *why)
+{
+	if (!u)
+		return;
+	ui_approval_free(u);
+	ui_watch_free(u->watch);
+	u->watch = NULL;
+	u->s = NULL;
+	if (why)
+		ui_notice(u, "%s", why);
+	ui_touch(u, UI_DIRTY_EVERYTHING);
+}
+
+void ui_view_notice(struct ui *u, const char *text)
+{
+	if (u)
+		ui_notice(u, "%s", text);
+}
+
+void ui_view_close(struct ui *u)
+{
+	if (!u)
+		return;
+	ui_preview_flush(u);
+	ui_screen_close();
+	u->screen_closed = 1;
+	ui_restore_stderr(u);
+	loop_fd_del(u->loop, STDIN_FILENO);
+	loop_signal(u->loop, SIGWINCH, NULL, NULL);
+	ui_cleanup(u);
+	free(u);
 }

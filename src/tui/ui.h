@@ -194,6 +194,16 @@ struct ui {
 
 	struct ui_watch *watch;
 	struct ui_preview *preview; /* image previews (preview.c) */
+	struct ui_scan *scan;       /* the listing in flight; NULL */
+	uint64_t first_scan_timer;
+
+	/* a view of a session another frontend owns (assay eval's live
+	 * table, ui_view_open): read-only, Esc goes back to it; NULL in
+	 * the workbench of ui_main */
+	const struct ui_view_ops *view;
+	uint64_t view_timer; /* leaving (or stopping all) from the loop */
+	int view_interrupt;  /* ...to stop everything */
+	double view_seq;     /* the newest event shown */
 };
 
 /* Ask for a frame soon (coalesced: at most one per UI_FRAME_MS). */
@@ -213,6 +223,9 @@ void ui_quit(struct ui *u);
 /* The quit? (y/n) overlay; the help overlay. */
 void ui_confirm_quit(struct ui *u);
 void ui_help_open(struct ui *u);
+/* A view (u->view): back to its owner, or (interrupt) stop all; from
+ * the loop, never inside the key handler that asks. */
+void ui_view_leave(struct ui *u, int interrupt);
 
 /* panes.c */
 void ui_draw_conv(struct ui *u);
@@ -257,17 +270,28 @@ void ui_select_call(struct ui *u, int call, int user);
 /* Open the full output of call i, or a workspace file. */
 void ui_pager_open_call(struct ui *u, int i);
 void ui_pager_open_file(struct ui *u, const char *rel);
+
+/* diffview.c: the diff of every text file call i changed; the history
+ * of file rel across the run's calls. */
+void ui_diff_open_call(struct ui *u, int i);
+void ui_diff_open_file(struct ui *u, const char *rel);
 void ui_pager_close(struct ui *u);
 int ui_pager_busy(const struct ui *u); /* a search runs */
 void ui_pager_cancel_search(struct ui *u);
 
 /* approval.c: the Approval dialog, the session's approver. */
-void ui_approval_attach(struct ui *u); /* before session_start */
+/* The dialog; approver: it is the session's approver too (before
+ * session_start), else the session's owner forwards its requests
+ * (ui_view_request). */
+void ui_approval_attach(struct ui *u, int approver);
 void ui_approval_free(struct ui *u);
 /* A call waits for a decision (the dialog is up). */
 int ui_approval_shown(struct ui *u);
 /* The dialog on the overlay stack while a call waits, else off it. */
 void ui_approval_sync(struct ui *u);
+/* The approver's two calls, for one that forwards them. */
+void ui_approval_on_request(struct ui *u);
+void ui_approval_on_cancel(struct ui *u, const char *id);
 
 /* watch.c: inotify on the host workspace; rescan calls back. */
 struct ui_watch *ui_watch_new(struct loop *l, const char *root,

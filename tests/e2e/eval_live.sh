@@ -14,11 +14,11 @@ SUITE=$SRC/sample-data/eval/suite.json
 tui_start 120 40 -- eval "$SUITE" -j 3 --dir "$T/lv"
 check "the table heads the sessions under way" wait_for '^[0-9] of 7 done, [0-9] passed, [0-9] running' 30
 check "... a row per running session: state, turn, tokens, cost, time" \
-	wait_for '^  anomalies x script r1 +(running|checking) +turn [0-9]+ +[0-9]+ tok +\$0\.0000 +[0-9.]+ s' 30
+	wait_for '^[> ] anomalies x script r1 +(running|checking) +turn [0-9]+ +[0-9]+ tok +\$0\.0000 +[0-9.]+ s' 30
 check "... under the progress lines" wait_for '^\[1/7\] ' 30
 check "the eval ends (exit 0)" test "$(wait_exit 60)" = 0
 no_table() { ! screen_has ' of 7 done'; }
-no_rows() { ! screen_has '^  .* r1 +(running|checking) '; }
+no_rows() { ! screen_has '^[> ] .* r1 +(running|checking|asking) '; }
 check "the table is gone at the end" no_table
 check "... no session row left on the screen" no_rows
 check "the seven progress lines stay" test "$(screen | grep -c '^\[[0-9]/7\] ')" -eq 7

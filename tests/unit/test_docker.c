@@ -1328,15 +1328,18 @@ static void test_restart_async(void **state)
 	/* The command stops the runner, then shows it has (a sleep the
 	 * host sees); only then is it cancelled, so the kill frame always
 	 * meets a stopped runner (a timeout raced the scan of /proc on a
-	 * loaded machine: the runner read the frame, no restart). */
+	 * loaded machine: the runner read the frame, no restart). The
+	 * sleep's argument is put together by the command: the command
+	 * line of its own bash must not carry the mark, or the wait below
+	 * ends before the runner is stopped. */
 	char *mark = sleeps("sleep @3");
 	char *cmd =
-	    xasprintf("n=assay-run; n=${n}ner; for p in /proc/[0-9]*; do "
-	              "{ read -r l <$p/stat; } 2>/dev/null || continue; "
-	              "set -- ${l##*) }; [ \"$2\" = 0 ] || continue; "
-	              "case \"$(tr '\\0' ' ' <$p/cmdline 2>/dev/null)\" in "
-	              "*\"$n\"*) kill -STOP ${p#/proc/} ;; esac; done; %s",
-	              mark);
+	    sleeps("n=assay-run; n=${n}ner; for p in /proc/[0-9]*; do "
+	           "{ read -r l <$p/stat; } 2>/dev/null || continue; "
+	           "set -- ${l##*) }; [ \"$2\" = 0 ] || continue; "
+	           "case \"$(tr '\\0' ' ' <$p/cmdline 2>/dev/null)\" in "
+	           "*\"$n\"*) kill -STOP ${p#/proc/} ;; esac; done; "
+	           "m=@; sleep ${m}3");
 	struct restart_watch w = {.h = h, .d = h->sbx->priv};
 	w.timer = loop_timer_add(h->loop, 20, restart_tick, &w);
 	struct result r;

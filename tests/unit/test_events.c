@@ -69,9 +69,18 @@ static void test_simple_events(void **state)
 	check_json(ev_exec_start("c1", "ls -l"),
 	           "{\"type\":\"exec_start\",\"id\":\"c1\",\"command\":"
 	           "\"ls -l\"}");
-	check_json(ev_workspace_change("out/a.csv", "created", 12),
-	           "{\"type\":\"workspace_change\",\"path\":\"out/a.csv\","
-	           "\"kind\":\"created\",\"size\":12}");
+	check_json(
+	    ev_workspace_change("out/a.csv", "created", 12, 0, NULL, NULL),
+	    "{\"type\":\"workspace_change\",\"path\":\"out/a.csv\","
+	    "\"kind\":\"created\",\"size\":12}");
+	cJSON *diff = cJSON_CreateObject();
+	cJSON_AddStringToObject(diff, "skipped", "binary");
+	check_json(ev_workspace_change("a.png", "modified", 3, 1700000000.5,
+	                               "c1", diff),
+	           "{\"type\":\"workspace_change\",\"path\":\"a.png\","
+	           "\"kind\":\"modified\",\"size\":3,\"mtime\":1700000000.5,"
+	           "\"call\":\"c1\","
+	           "\"diff\":{\"skipped\":\"binary\"}}");
 }
 
 static void test_model_request(void **state)
@@ -212,6 +221,15 @@ static void test_exec_events(void **state)
 	           "\"duration_ms\":0,\"stdout_bytes\":0,\"stderr_bytes\":0,"
 	           "\"output_file\":\"o\",\"output_file_cut_at\":0,\"error\":"
 	           "\"no bash\"}");
+	/* a python cell's result: copied, the caller keeps its own */
+	cJSON *py = cJSON_Parse("{\"value\":\"42\"}");
+	e = (struct ev_exec_end){.id = "c3", .output_file = "p", .python = py};
+	check_json(ev_exec_end(&e),
+	           "{\"type\":\"exec_end\",\"id\":\"c3\",\"exit_code\":0,"
+	           "\"signal\":0,\"timed_out\":false,\"cancelled\":false,"
+	           "\"duration_ms\":0,\"stdout_bytes\":0,\"stderr_bytes\":0,"
+	           "\"output_file\":\"p\",\"python\":{\"value\":\"42\"}}");
+	cJSON_Delete(py);
 }
 
 /* A verdict with two reasons of one kind and one of another. */

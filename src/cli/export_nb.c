@@ -1,0 +1,742 @@
+/* export_nb.c: `assay export RUN --format ipynb|script`: the analysis
+ * to take away rather than a record to read. The walk (export.c) hands
+ * every event to exp_nb_event, which gathers the run into cells: the
+ * user's and the model's messages as markdown, each python call a code
+ * cell with its outputs (its streams, the trailing value and the error
+ * with its traceback told apart by exec_end's "python"), each shell
+ * call a %%bash cell, each write_file a %%writefile cell (after a
+ * mkdir of its directory); the PNGs a call made join its outputs
+ * (export_images.c reads them). ipynb writes them as an nbformat 4.5
+ * notebook; script as one Python file that replays the calls that
+ * worked, in order, in one namespace, and names the dead ends it left
+ * out (cells that raised, commands that failed, calls denied). The
+ * code is the run's own, byte for byte; the model's prose only goes
+ * into comments with every line break made a line of its own. */
+#include "export.h"
+
+#include "assay/events.h"
+#include "assay/json.h"
+#include "assay/strv.h"
+#include "assay/util.h"
+#include "image/imgrender.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum nb_kind { NB_MARKDOWN, NB_PYTHON, NB_SHELL, NB_WRITE };
+
+struct nb_cell {
+	enum nb_kind kind;
+	char *id;     /* the tool call's; NULL for markdown */
+	char *source; /* the code, the command, the text */
+	char *path;   /* write_file's */
+	struct buf out[2];
+	int cut;       /* the record has only part of its output */
+	cJSON *python; /* exec_end's "python" */
+	int ran, failed, denied;
+	char *why;       /* why it failed */
+	cJSON *displays; /* its images, as display_data outputs */
+	int count;       /* execution count (code cells that ran) */
+};
+
+struct exp_nb {
+	int script; /* else ipynb */
+	struct nb_cell *cell;
+	size_t n, cap;
+	char *run_id, *model;
+	cJSON *inputs;     /* run_start's */
+	long last_call;    /* the cell of the call that ran last, -1 */
+	long *img_cell;    /* per x->images[i]: the cell that made it */
+	int restarts;      /* python sessions after the first */
+	struct strv notes; /* what could not be exported */
+};
+
+/* ---- gathering ---- */
+
+static struct nb_cell *nb_add(struct exp_nb *nb, enum nb_kind kind)
+{
+	if (nb->n == nb->cap) {
+		nb->cap = nb->cap ? nb->cap * 2 : 32;
+		nb->cell = xrealloc(nb->cell, nb->cap * sizeof *nb->cell);
+	}
+	struct nb_cell *c = &nb->cell[nb->n++];
+	memset(c, 0, sizeof *c);
+	c->kind = kind;
+	buf_init(&c->out[0], 0);
+	buf_init(&c->out[1], 0);
+	return c;
+}
+
+static struct nb_cell *nb_find(struct exp_nb *nb, const char *id)
+{
+	for (size_t i = nb->n; id && i-- > 0;)
+		if (nb->cell[i].id && !strcmp(nb->cell[i].id, id))
+			return &nb->cell[i];
+	return NULL;
+}
+
+static void nb_markdown(struct exp_nb *nb, const char *text)
+{
+	if (text && *text)
+		nb_add(nb, NB_MARKDOWN)->source = xstrdup(text);
+}
+
+static void nb_on_tool_call(struct exp_nb *nb, const cJSON *e)
+{
+	const char *name = json_str(e, "name", "");
+	const cJSON *args = cJSON_GetObjectItem(e, "arguments");
+	struct nb_cell *c;
+	if (!strcmp(name, "python")) {
+		c = nb_add(nb, NB_PYTHON);
+		c->source = xstrdup(json_str(args, "code", ""));
+	} else if (!strcmp(name, "shell")) {
+		c = nb_add(nb, NB_SHELL);
+		c->source = xstrdup(json_str(args, "command", ""));
+	} else if (!strcmp(name, "write_file")) {
+		c = nb_add(nb, NB_WRITE);
+		c->path = xstrdup(json_str(args, "path", ""));
+		c->source = xstrdup(json_str(args, "content", ""));
+	} else {
+		return; /* read_file, list_files: nothing to replay */
+	}
+	c->id = xstrdup(json_str(e, "id", ""));
+}
+
+/* Denied calls never ran; an edited one ran as edited. */
+static void nb_on_approval(struct exp_nb *nb, const cJSON *e)
+{
+	struct nb_cell *c = nb_find(nb, json_str(e, "id", NULL));
+	const char *d = json_str(e, "decision", "");
+	const char *fin = json_str(e, "final", NULL);
+	if (!c)
+		return;
+	if (!strcmp(d, "denied"))
+		c->denied = 1;
+	else if (!strcmp(d, "edited") && fin && c->kind != NB_WRITE) {
+		free(c->source);
+		c->source = xstrdup(fin);
+	}
+}
+
+static void nb_on_exec_output(struct exp_nb *nb, const cJSON *e)
+{
+	struct nb_cell *c = nb_find(nb, json_str(e, "id", NULL));
+	if (!c)
+		return;
+	const char *text = json_str(e, "text", "");
+	buf_puts(&c->out[!strcmp(json_str(e, "stream", ""), "stderr")], text);
+	if (json_num(e, "bytes", 0) > (double)strlen(text))
+		c->cut = 1;
+}
+
+static void nb_on_exec_end(struct exp_nb *nb, const cJSON *e)
+{
+	struct nb_cell *c = nb_find(nb, json_str(e, "id", NULL));
+	if (!c)
+		return;
+	c->ran = 1;
+	const cJSON *py = cJSON_GetObjectItem(e, "python");
+	if (cJSON_IsObject(py))
+		c->python = cJSON_Duplicate(py, 1);
+	const cJSON *err = cJSON_GetObjectItem(py, "error");
+	const char *how = json_str(e, "error", NULL);
+	if (err)
+		c->why = xasprintf("raised %s: %s", json_str(err, "type", "?"),
+		                   json_str(err, "message", ""));
+	else if (how)
+		c->why = xasprintf("could not run: %s", how);
+	else if (json_bool(e, "timed_out", 0))
+		c->why = xstrdup("timed out");
+	else if (json_bool(e, "cancelled", 0))
+		c->why = xstrdup("cancelled");
+	else if (json_num(e, "exit_code", 0) != 0)
+		c->why =
+		    xasprintf("exit code %.0f", json_num(e, "exit_code", 0));
+	c->failed = c->why != NULL;
+	nb->last_call = c - nb->cell;
+}
+
+/* write_file has no exec: its result says how it went. */
+static void nb_on_tool_result(struct exp_nb *nb, const cJSON *e)
+{
+	struct nb_cell *c = nb_find(nb, json_str(e, "id", NULL));
+	if (!c || c->kind != NB_WRITE || c->denied)
+		return;
+	c->ran = 1;
+	if (json_bool(e, "is_error", 0)) {
+		c->failed = 1;
+		c->why = xstrdup(json_str(e, "content", "failed"));
+	}
+	nb->last_call = c - nb->cell;
+}
+
+static void nb_on_run_start(struct exp_nb *nb, const cJSON *e)
+{
+	free(nb->run_id);
+	free(nb->model);
+	nb->run_id = xstrdup(json_str(e, "run_id", "?"));
+	nb->model = xstrdup(json_str(e, "model", "?"));
+	cJSON_Delete(nb->inputs);
+	nb->inputs = cJSON_Duplicate(cJSON_GetObjectItem(e, "inputs"), 1);
+}
+
+void exp_nb_event(struct exp *x, const cJSON *e)
+{
+	struct exp_nb *nb = x->nb;
+	switch (event_type_of(e)) {
+	case EV_RUN_START:
+		nb_on_run_start(nb, e);
+		break;
+	case EV_USER_MESSAGE:
+		if (!nb->script) {
+			char *t =
+			    xasprintf("**User:** %s", json_str(e, "text", ""));
+			nb_markdown(nb, t);
+			free(t);
+		} else {
+			nb_markdown(nb, json_str(e, "text", ""));
+		}
+		break;
+	case EV_ASSISTANT_MESSAGE:
+		nb_markdown(nb, json_str(e, "text", ""));
+		break;
+	case EV_TOOL_CALL:
+		nb_on_tool_call(nb, e);
+		break;
+	case EV_APPROVAL:
+		nb_on_approval(nb, e);
+		break;
+	case EV_EXEC_OUTPUT:
+		nb_on_exec_output(nb, e);
+		break;
+	case EV_EXEC_END:
+		nb_on_exec_end(nb, e);
+		break;
+	case EV_TOOL_RESULT:
+		nb_on_tool_result(nb, e);
+		break;
+	case EV_PYTHON_SESSION:
+		if (!strcmp(json_str(e, "state", ""), "started") &&
+		    json_num(e, "generation", 1) > 1) {
+			nb->restarts++;
+			nb_markdown(nb, "*The Python session started again "
+			                "here: what earlier cells defined was "
+			                "lost.*");
+		}
+		break;
+	case EV_WORKSPACE_CHANGE: {
+		/* the call that made an image: images[] grows in the walk */
+		int n = x->n_images;
+		nb->img_cell = xrealloc(nb->img_cell,
+		                        (size_t)(n + 1) * sizeof *nb->img_cell);
+		for (int i = 0; i < n; i++)
+			if (!strcmp(x->images[i], json_str(e, "path", "")))
+				nb->img_cell[i] = nb->last_call;
+		nb->img_cell[n] = nb->last_call; /* if it is added now */
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* ---- the notebook ---- */
+
+/* Text as nbformat's multiline strings: lines keeping their "\n". */
+static cJSON *nb_lines(const char *s, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < n;) {
+		const char *nl = memchr(s + i, '\n', n - i);
+		size_t len = nl ? (size_t)(nl - (s + i)) + 1 : n - i;
+		char *line = xstrndup(s + i, len);
+		cJSON_AddItemToArray(a, cJSON_CreateString(line));
+		free(line);
+		i += len;
+	}
+	return a;
+}
+
+/* s without the suffix tail (and what it was written after): a cell's
+ * streams end with its value and its traceback. */
+static size_t nb_strip(const struct buf *b, const char *tail)
+{
+	size_t t = tail ? strlen(tail) : 0;
+	if (t && b->len >= t && !memcmp(b->data + b->len - t, tail, t))
+		return b->len - t;
+	return b->len;
+}
+
+static void nb_stream(cJSON *outs, const char *name, const char *s, size_t n)
+{
+	if (!n)
+		return;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "output_type", "stream");
+	cJSON_AddStringToObject(o, "name", name);
+	cJSON_AddItemToObject(o, "text", nb_lines(s, n));
+	cJSON_AddItemToArray(outs, o);
+}
+
+/* A python cell's outputs: stdout, stderr, its value, its error. */
+static void nb_python_outputs(struct nb_cell *c, cJSON *outs)
+{
+	const char *value = json_str(c->python, "value", NULL);
+	const char *tb = json_str(c->python, "traceback", NULL);
+	char *vline = value ? xasprintf("%s\n", value) : NULL;
+	nb_stream(outs, "stdout", c->out[0].data, nb_strip(&c->out[0], vline));
+	nb_stream(outs, "stderr", c->out[1].data, nb_strip(&c->out[1], tb));
+	free(vline);
+	if (value) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "output_type", "execute_result");
+		cJSON_AddNumberToObject(o, "execution_count", c->count);
+		cJSON *d = cJSON_AddObjectToObject(o, "data");
+		cJSON_AddItemToObject(d, "text/plain",
+		                      nb_lines(value, strlen(value)));
+		cJSON_AddObjectToObject(o, "metadata");
+		cJSON_AddItemToArray(outs, o);
+	}
+	const cJSON *err = cJSON_GetObjectItem(c->python, "error");
+	if (err) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "output_type", "error");
+		cJSON_AddStringToObject(o, "ename", json_str(err, "type", "?"));
+		cJSON_AddStringToObject(o, "evalue",
+		                        json_str(err, "message", ""));
+		cJSON *lines = cJSON_AddArrayToObject(o, "traceback");
+		const char *t = tb ? tb : "";
+		for (const char *p = t; *p;) {
+			size_t len = strcspn(p, "\n");
+			char *l = xstrndup(p, len);
+			cJSON_AddItemToArray(lines, cJSON_CreateString(l));
+			free(l);
+			p += len + (p[len] == '\n');
+		}
+		cJSON_AddItemToArray(outs, o);
+	}
+}
+
+/* A JSON string literal, which is a Python one too. */
+static char *nb_json_literal(const char *s)
+{
+	cJSON *j = cJSON_CreateString(s);
+	char *t = cJSON_PrintUnformatted(j);
+	char *out = xstrdup(t);
+	cJSON_free(t);
+	cJSON_Delete(j);
+	return out;
+}
+
+static void nb_code(cJSON *cells, int *id, const char *src, int count,
+                    cJSON *outs);
+
+/* write_file as cells: %%writefile (after a cell that makes its
+ * directory: %%writefile makes none) when the path is plain, since
+ * IPython expands {} and $ in a magic's line; else Python that writes
+ * the text. */
+static char *nb_write_source(struct nb_cell *c, cJSON *cells, int *id)
+{
+	const char *p = c->path;
+	int plain =
+	    *p &&
+	    strspn(p, "abcdefghijklmnopqrstuvwxyz"
+	              "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-") == strlen(p);
+	const char *slash = strrchr(p, '/');
+	char *lit = nb_json_literal(p), *src;
+	if (!plain) {
+		char *text = nb_json_literal(c->source);
+		src =
+		    xasprintf("import os\n"
+		              "_p = %s\n"
+		              "if os.path.dirname(_p):\n"
+		              "    os.makedirs(os.path.dirname(_p), "
+		              "exist_ok=True)\n"
+		              "with open(_p, \"w\", encoding=\"utf-8\") as f:\n"
+		              "    f.write(%s)\n",
+		              lit, text);
+		free(text);
+		free(lit);
+		return src;
+	}
+	if (slash && slash != p) {
+		char *dir = xstrndup(p, (size_t)(slash - p));
+		char *dl = nb_json_literal(dir);
+		char *mk =
+		    xasprintf("import os\nos.makedirs(%s, exist_ok=True)", dl);
+		nb_code(cells, id, mk, 0, cJSON_CreateArray());
+		free(mk);
+		free(dl);
+		free(dir);
+	}
+	free(lit);
+	return xasprintf("%%%%writefile %s\n%s", p, c->source);
+}
+
+static cJSON *nb_cell_json(const char *type, int id, const char *src)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "cell_type", type);
+	char cid[32];
+	snprintf(cid, sizeof cid, "cell-%d", id);
+	cJSON_AddStringToObject(j, "id", cid);
+	cJSON_AddObjectToObject(j, "metadata");
+	cJSON_AddItemToObject(j, "source", nb_lines(src, strlen(src)));
+	return j;
+}
+
+/* A code cell of src with outputs (taken). */
+static void nb_code(cJSON *cells, int *id, const char *src, int count,
+                    cJSON *outs)
+{
+	cJSON *j = nb_cell_json("code", (*id)++, src);
+	if (count)
+		cJSON_AddNumberToObject(j, "execution_count", count);
+	else
+		cJSON_AddNullToObject(j, "execution_count");
+	cJSON_AddItemToObject(j, "outputs", outs);
+	cJSON_AddItemToArray(cells, j);
+}
+
+/* One call as its cells (a write_file into a directory: a mkdir cell
+ * first, %%writefile makes no directory). */
+static void nb_call_cells(struct nb_cell *c, cJSON *cells, int *id)
+{
+	cJSON *outs = cJSON_CreateArray();
+	char *src;
+	if (c->kind == NB_PYTHON) {
+		src = xstrdup(c->source);
+		if (c->ran)
+			nb_python_outputs(c, outs);
+	} else if (c->kind == NB_SHELL) {
+		src = xasprintf("%%%%bash\n%s", c->source);
+		nb_stream(outs, "stdout", c->out[0].data, c->out[0].len);
+		nb_stream(outs, "stderr", c->out[1].data, c->out[1].len);
+	} else {
+		src = nb_write_source(c, cells, id);
+	}
+	if (c->cut) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "output_type", "stream");
+		cJSON_AddStringToObject(o, "name", "stderr");
+		char *t = xasprintf("[assay: the output is cut here; all of it "
+		                    "is in the run's exec/%s.stdout and "
+		                    ".stderr]\n",
+		                    c->id);
+		cJSON_AddItemToObject(o, "text", nb_lines(t, strlen(t)));
+		free(t);
+		cJSON_AddItemToArray(outs, o);
+	}
+	for (cJSON *d = c->displays ? c->displays->child : NULL; d;) {
+		cJSON *next = d->next;
+		cJSON_AddItemToArray(
+		    outs, cJSON_DetachItemViaPointer(c->displays, d));
+		d = next;
+	}
+	nb_code(cells, id, src, c->ran ? c->count : 0, outs);
+	free(src);
+}
+
+static void nb_write_ipynb(struct exp *x, struct exp_nb *nb)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON *cells = cJSON_AddArrayToObject(doc, "cells");
+	int id = 1;
+	for (size_t i = 0; i < nb->n; i++) {
+		struct nb_cell *c = &nb->cell[i];
+		if (c->kind == NB_MARKDOWN) {
+			cJSON_AddItemToArray(
+			    cells, nb_cell_json("markdown", id++, c->source));
+		} else if (c->denied) {
+			char *t =
+			    xasprintf("*Not run: the %s call %s was "
+			              "denied.*",
+			              c->kind == NB_PYTHON  ? "python"
+			              : c->kind == NB_SHELL ? "shell"
+			                                    : "write_file",
+			              c->id);
+			cJSON_AddItemToArray(cells,
+			                     nb_cell_json("markdown", id++, t));
+			free(t);
+		} else {
+			nb_call_cells(c, cells, &id);
+		}
+	}
+	for (size_t i = 0; i < nb->notes.n; i++)
+		cJSON_AddItemToArray(
+		    cells, nb_cell_json("markdown", id++, nb->notes.v[i]));
+	cJSON *md = cJSON_AddObjectToObject(doc, "metadata");
+	cJSON *ks = cJSON_AddObjectToObject(md, "kernelspec");
+	cJSON_AddStringToObject(ks, "name", "python3");
+	cJSON_AddStringToObject(ks, "display_name", "Python 3");
+	cJSON_AddStringToObject(ks, "language", "python");
+	cJSON *li = cJSON_AddObjectToObject(md, "language_info");
+	cJSON_AddStringToObject(li, "name", "python");
+	cJSON *as = cJSON_AddObjectToObject(md, "assay");
+	cJSON_AddStringToObject(as, "run_id", nb->run_id ? nb->run_id : "?");
+	cJSON_AddStringToObject(as, "model", nb->model ? nb->model : "?");
+	cJSON_AddNumberToObject(doc, "nbformat", 4);
+	cJSON_AddNumberToObject(doc, "nbformat_minor", 5);
+	char *text = cJSON_Print(doc);
+	exp_puts(x, text);
+	exp_puts(x, "\n");
+	cJSON_free(text);
+	cJSON_Delete(doc);
+}
+
+/* ---- the script ---- */
+
+/* Prose as comment lines: every line break (\r too, which Python
+ * also ends a line at) starts a new "# " line. */
+static void nb_comment(struct exp *x, const char *prefix, const char *s)
+{
+	exp_puts(x, "# ");
+	exp_puts(x, prefix);
+	for (const char *p = s; *p; p++) {
+		if (*p == '\n' || *p == '\r' || *p == '\f' || *p == '\v') {
+			exp_puts(x, "\n# ");
+			exp_puts(x, prefix);
+		} else {
+			exp_put(x, p, 1);
+		}
+	}
+	exp_puts(x, "\n");
+}
+
+/* s as a Python string literal: cJSON's JSON string is one (its
+ * escapes are Python's; other characters stay raw UTF-8). */
+static void nb_literal(struct exp *x, const char *s)
+{
+	char *t = nb_json_literal(s);
+	exp_puts(x, t);
+	free(t);
+}
+
+static const char NB_PRELUDE[] =
+    "import os as _assay_os\n"
+    "import subprocess as _assay_subprocess\n"
+    "import sys as _assay_sys\n"
+    "\n"
+    "\n"
+    "def _assay_shell(command):\n"
+    "    \"\"\"A shell call of the run: bash in the workspace; the "
+    "replay stops if it fails.\"\"\"\n"
+    "    done = _assay_subprocess.run(command, shell=True, "
+    "executable=\"/bin/bash\")\n"
+    "    if done.returncode != 0:\n"
+    "        _assay_sys.exit(\"replay: %r exited %d\" % (command, "
+    "done.returncode))\n"
+    "\n"
+    "\n"
+    "def _assay_write(path, text):\n"
+    "    \"\"\"A write_file call of the run.\"\"\"\n"
+    "    if _assay_os.path.dirname(path):\n"
+    "        _assay_os.makedirs(_assay_os.path.dirname(path), "
+    "exist_ok=True)\n"
+    "    with open(path, \"w\", encoding=\"utf-8\") as f:\n"
+    "        f.write(text)\n";
+
+static const char *nb_kind_name(enum nb_kind k)
+{
+	return k == NB_PYTHON  ? "python"
+	       : k == NB_SHELL ? "shell"
+	                       : "write_file";
+}
+
+/* The header: what it is, where to run it, what it leaves out. */
+static void nb_script_head(struct exp *x, struct exp_nb *nb)
+{
+	exp_puts(x, "#!/usr/bin/env python3\n");
+	nb_comment(x, "", nb->run_id ? nb->run_id : "?");
+	exp_puts(x, "# ^ the assay run this replays (assay export --format "
+	            "script): its python\n"
+	            "# cells in order in one namespace, its shell commands "
+	            "through bash, the files\n"
+	            "# it wrote. Run it in a fresh workspace that holds the "
+	            "run's inputs:\n");
+	const cJSON *in;
+	cJSON_ArrayForEach(in, nb->inputs)
+	{
+		nb_comment(x, "  ",
+		           cJSON_IsString(in) ? in->valuestring
+		                              : json_str(in, "dest", "?"));
+	}
+	exp_puts(x, "# It runs the code the agent ran, outside assay's "
+	            "sandbox: read it first.\n");
+	int dead = 0;
+	for (size_t i = 0; i < nb->n; i++) {
+		struct nb_cell *c = &nb->cell[i];
+		if (c->kind == NB_MARKDOWN || (!c->failed && !c->denied))
+			continue;
+		if (!dead++)
+			exp_puts(x, "#\n# Left out (dead ends):\n");
+		char *what =
+		    xasprintf("  %s (%s): %s", c->id, nb_kind_name(c->kind),
+		              c->denied ? "denied, never ran"
+		              : c->why  ? c->why
+		                        : "failed");
+		nb_comment(x, "", what);
+		free(what);
+	}
+	if (nb->restarts)
+		exp_puts(x, "#\n# The run's Python session started again "
+		            "during the run; here every cell shares one.\n");
+	for (size_t i = 0; i < nb->notes.n; i++)
+		nb_comment(x, "", nb->notes.v[i]);
+	exp_puts(x, "\n");
+	exp_puts(x, NB_PRELUDE);
+}
+
+static void nb_write_script(struct exp *x, struct exp_nb *nb)
+{
+	nb_script_head(x, nb);
+	for (size_t i = 0; i < nb->n; i++) {
+		struct nb_cell *c = &nb->cell[i];
+		if (c->kind == NB_MARKDOWN) {
+			exp_puts(x, "\n");
+			nb_comment(x, "", c->source);
+			continue;
+		}
+		if (c->failed || c->denied || !c->ran)
+			continue;
+		exp_putf(x, "\n# ---- %s (%s) ----\n", c->id,
+		         nb_kind_name(c->kind));
+		if (c->kind == NB_PYTHON) {
+			exp_puts(x, c->source);
+			if (*c->source &&
+			    c->source[strlen(c->source) - 1] != '\n')
+				exp_puts(x, "\n");
+		} else if (c->kind == NB_SHELL) {
+			exp_puts(x, "_assay_shell(");
+			nb_literal(x, c->source);
+			exp_puts(x, ")\n");
+		} else {
+			exp_puts(x, "_assay_write(");
+			nb_literal(x, c->path);
+			exp_puts(x, ", ");
+			nb_literal(x, c->source);
+			exp_puts(x, ")\n");
+		}
+	}
+}
+
+/* ---- the format's callbacks ---- */
+
+static void nb_begin(struct exp *x, const char *title)
+{
+	(void)title;
+	x->nb->last_call = -1;
+}
+
+/* Cells get their execution counts in order, then the document. */
+static void nb_end(struct exp *x)
+{
+	struct exp_nb *nb = x->nb;
+	int count = 0;
+	for (size_t i = 0; i < nb->n; i++)
+		if (nb->cell[i].kind != NB_MARKDOWN && nb->cell[i].ran)
+			nb->cell[i].count = ++count;
+	if (nb->script)
+		nb_write_script(x, nb);
+	else
+		nb_write_ipynb(x, nb);
+}
+
+static void nb_heading(struct exp *x, int level, const char *text)
+{
+	(void)x;
+	(void)level;
+	(void)text;
+}
+
+static void nb_text(struct exp *x, const char *text)
+{
+	(void)x;
+	(void)text;
+}
+
+static void nb_item(struct exp *x, const char *label, const char *value)
+{
+	(void)x;
+	(void)label;
+	(void)value;
+}
+
+/* Only the image notes come here (the walk's own go nowhere). */
+static void nb_note(struct exp *x, const char *text)
+{
+	if (!strncmp(text, "image ", 6) || strstr(text, "images not") ||
+	    strstr(text, "transcript"))
+		strv_push(&x->nb->notes, text);
+}
+
+/* A PNG a call made: a display_data output of that call's cell. */
+static void nb_image(struct exp *x, const char *path, const unsigned char *png,
+                     size_t n)
+{
+	struct exp_nb *nb = x->nb;
+	long at = -1;
+	for (int i = 0; i < x->n_images; i++)
+		if (!strcmp(x->images[i], path))
+			at = nb->img_cell ? nb->img_cell[i] : -1;
+	if (at < 0 || nb->script)
+		return;
+	struct nb_cell *c = &nb->cell[at];
+	char *b64 = xmalloc(4 * ((n + 2) / 3) + 1);
+	b64[img_base64(png, n, b64)] = '\0';
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "output_type", "display_data");
+	cJSON *d = cJSON_AddObjectToObject(o, "data");
+	cJSON_AddStringToObject(d, "image/png", b64);
+	cJSON_AddStringToObject(d, "text/plain", path);
+	cJSON_AddObjectToObject(o, "metadata");
+	free(b64);
+	if (!c->displays)
+		c->displays = cJSON_CreateArray();
+	cJSON_AddItemToArray(c->displays, o);
+}
+
+static void nb_code_block(struct exp *x, const char *text)
+{
+	(void)x;
+	(void)text;
+}
+
+const struct exp_ops exp_nb_ops = {
+    nb_begin, nb_end,        nb_heading, nb_text,
+    nb_item,  nb_code_block, nb_note,    nb_image,
+};
+
+void exp_nb_new(struct exp *x, int script)
+{
+	x->nb = xcalloc(1, sizeof *x->nb);
+	x->nb->script = script;
+	x->nb->last_call = -1;
+}
+
+void exp_nb_free(struct exp *x)
+{
+	struct exp_nb *nb = x->nb;
+	if (!nb)
+		return;
+	for (size_t i = 0; i < nb->n; i++) {
+		struct nb_cell *c = &nb->cell[i];
+		free(c->id);
+		free(c->source);
+		free(c->path);
+		free(c->why);
+		buf_free(&c->out[0]);
+		buf_free(&c->out[1]);
+		cJSON_Delete(c->python);
+		cJSON_Delete(c->displays);
+	}
+	free(nb->cell);
+	free(nb->run_id);
+	free(nb->model);
+	free(nb->img_cell);
+	cJSON_Delete(nb->inputs);
+	strv_free(&nb->notes);
+	free(nb);
+	x->nb = NULL;
+}
