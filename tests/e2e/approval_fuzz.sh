@@ -14,9 +14,9 @@ clang -fsanitize=fuzzer probe.c -o probe 2>/dev/null ||
 	skip "clang has no libFuzzer runtime here"
 
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-D_GNU_SOURCE -I"$SRC/include" -I"$SRC/src" \
+	-D_GNU_SOURCE -DASSAY_SOURCE_DIR="\"$SRC\"" -I"$SRC/include" -I"$SRC/src" \
 	"$SRC/tests/fuzz/fuzz_tokenizer.c" "$SRC"/src/policy/*.c "$SRC"/src/core/*.c \
-	$(pkg-config --cflags --libs libcjson) -o fuzz_tokenizer 2>build.log
+	$(pkg-config --cflags --libs libcjson) -o fuzz_tokenizer 2>build.log || true
 check "the harness builds" test -x fuzz_tokenizer || { cat build.log; finish; exit 1; }
 
 # seeds: shapes the grammar has (the fuzzer mutates from them)
