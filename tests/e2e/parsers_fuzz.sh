@@ -28,7 +28,8 @@ declare -A SOURCES=(
 )
 HARNESSES="sse chat_stream responses_stream anthropic_stream docker_frames pyframe"
 CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-	-D_GNU_SOURCE -I$SRC/include -I$SRC/src $(pkg-config --cflags libcjson)"
+	-D_GNU_SOURCE -DASSAY_SOURCE_DIR=\"$SRC\" -I$SRC/include -I$SRC/src
+	$(pkg-config --cflags libcjson)"
 for h in $HARNESSES; do
 	srcs=()
 	for s in ${SOURCES[$h]}; do srcs+=("$SRC/$s"); done
