@@ -57,6 +57,9 @@ struct config {
 	double max_cost; /* 0 = no budget */
 	int step;
 	int json;
+	/* a missing API key fails each request rather than the start (the
+	 * workbench opens and says how to go on); not a config key */
+	int key_later;
 	size_t max_output_bytes; /* what the model sees of an output */
 	int max_output_tokens;   /* per model answer */
 	/* the conversation against the model's context window

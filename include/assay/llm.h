@@ -110,6 +110,9 @@ void llm_free(struct llm *m);
 const char *llm_provider(const struct llm *m);
 const char *llm_model(const struct llm *m);
 const char *llm_base_url(const struct llm *m);
+/* The provider needs a key it does not have (cfg->key_later): every
+ * request fails with this (provider_auth); NULL when it has one. */
+const char *llm_no_key(const struct llm *m);
 
 /* Canonical request JSON (provider, model, parameters, system,
  * messages, tools) used for request_hash and the cache. Caller frees. */

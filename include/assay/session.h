@@ -116,6 +116,9 @@ void session_interrupt(struct session *s);
 enum session_state session_state(const struct session *s);
 int session_exit_code(const struct session *s);
 const char *session_run_dir(const struct session *s);
+/* The provider has no key (cfg->key_later): why, and every request
+ * fails with it; NULL when it has one or has not been made yet. */
+const char *session_no_key(const struct session *s);
 /* The run's clock now: ms since its t = 0 (the events' t), for a
  * frontend that attaches to a run under way. */
 int64_t session_clock(const struct session *s);

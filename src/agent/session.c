@@ -338,6 +338,11 @@ const char *session_run_dir(const struct session *s)
 	return s->run_dir;
 }
 
+const char *session_no_key(const struct session *s)
+{
+	return llm_no_key(s->llm);
+}
+
 int64_t session_clock(const struct session *s)
 {
 	return s->tr.t0 ? now_ms() - s->tr.t0 : 0;

@@ -717,6 +717,8 @@ int main(int argc, char **argv)
 		/* the demo streams at a pace a person can follow */
 		if (r.demo)
 			setenv("ASSAY_SCRIPT_DELAY_MS", "35", 0);
+		/* no key: the workbench opens and says the ways on */
+		c.key_later = 1;
 		struct ui_opts o = {.prompt = r.prompt,
 		                    .end_when_done = r.demo,
 		                    .resume =

@@ -3,6 +3,7 @@
  * a turn in the cache (request_hash). */
 #include "llm/llm_internal.h"
 #include "assay/config.h"
+#include "assay/loop.h"
 #include "assay/util.h"
 
 #include <stdlib.h>
@@ -83,13 +84,39 @@ const char *llm_base_url(const struct llm *m)
 	return m->base_url ? m->base_url : "";
 }
 
+const char *llm_no_key(const struct llm *m)
+{
+	return m ? m->no_key : NULL;
+}
+
+/* A request without the key it needs fails as a refused one would,
+ * from the loop (the observer is never called inside llm_start). */
+static void llm_no_key_fire(void *arg)
+{
+	struct llm *m = arg;
+	m->no_key_timer = 0;
+	llm_deliver_error(m, LLM_ERR_AUTH, xstrdup(m->no_key), 0);
+}
+
 int llm_start(struct llm *m, const struct llm_request *req, char **err)
 {
+	if (m->no_key) {
+		if (m->no_key_timer)
+			return set_err(err, "%s: a turn is already in flight",
+			               m->provider);
+		m->no_key_timer =
+		    loop_timer_add(m->loop, 0, llm_no_key_fire, m);
+		return 0;
+	}
 	return m->ops->start(m, req, err);
 }
 
 void llm_cancel(struct llm *m)
 {
+	if (m && m->no_key_timer) {
+		loop_timer_cancel(m->loop, m->no_key_timer);
+		m->no_key_timer = 0;
+	}
 	if (m && m->ops->cancel)
 		m->ops->cancel(m);
 }
@@ -104,6 +131,7 @@ void llm_free(struct llm *m)
 	free(m->provider);
 	free(m->model);
 	free(m->base_url);
+	free(m->no_key);
 	free(m);
 }
 

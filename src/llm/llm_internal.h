@@ -32,6 +32,8 @@ struct llm {
 	char *provider; /* name as configured */
 	char *model;    /* resolved model name */
 	char *base_url; /* resolved, for run_start (never a key) */
+	char *no_key;   /* set by init when the key is missing (key_later) */
+	uint64_t no_key_timer;
 	void *priv;
 };
 

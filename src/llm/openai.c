@@ -579,11 +579,16 @@ static int oai_init(struct llm *m, char **err)
 	/* Ollama and llama.cpp need no key unless one is named. */
 	char *key = key_env ? oai_key(key_env) : NULL;
 	o->key_set = key != NULL;
-	if (!key && k->key_needed && !strcmp(m->base_url, k->base))
-		return set_err(err,
-		               "%s: no API key for %s: set %s (or use "
-		               "--base-url for a compatible server)",
-		               m->provider, m->base_url, o->key_env);
+	if (!key && k->key_needed && !strcmp(m->base_url, k->base)) {
+		char *why = xasprintf("%s: no API key for %s: set %s (or use "
+		                      "--base-url for a compatible server)",
+		                      m->provider, m->base_url, o->key_env);
+		if (!cfg->key_later) {
+			*err = why;
+			return -1;
+		}
+		m->no_key = why; /* each request fails with it (llm.c) */
+	}
 	/* Compatible servers mostly ignore the key; some proxies want the
 	 * header present, so send a placeholder rather than none. */
 	o->auth = o->anthropic ? xasprintf("x-api-key: %s", key ? key : "none")

@@ -812,6 +812,12 @@ static const model_handler model_handlers[EV__COUNT] = {
     [EV_PROGRESS] = model_on_progress,
 };
 
+void ui_model_notice(struct ui_model *m, const char *text)
+{
+	item_add(m, UI_ITEM_NOTICE, text);
+	m->dirty |= UI_DIRTY_CONV;
+}
+
 void ui_model_event(struct ui_model *m, const cJSON *ev)
 {
 	enum event_type type = event_type_of(ev);

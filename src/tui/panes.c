@@ -1058,8 +1058,10 @@ void ui_draw_status(struct ui *u)
 		buf_printf(&b, " %s |", phase);
 	if (ui_step_on(u))
 		buf_puts(&b, " STEP |");
-	buf_printf(&b, " %s/%s  in %s out %s", m->provider ? m->provider : "-",
-	           m->model_name ? m->model_name : "-", in, out);
+	buf_printf(&b, " %s/%s%s  in %s out %s",
+	           m->provider ? m->provider : "-",
+	           m->model_name ? m->model_name : "-",
+	           m->no_key ? " (no API key)" : "", in, out);
 	if (m->ctx_window > 0 && m->ctx_tokens > 0)
 		buf_printf(&b, "  ctx %.0f%%",
 		           100 * m->ctx_tokens / m->ctx_window);

@@ -563,6 +563,7 @@ struct ui_model {
 	char *last_idle_reason;
 	char *last_image;        /* the newest image the events named */
 	double last_image_mtime; /* its mtime (0: not known) */
+	int no_key;              /* the provider has no API key */
 	/* hooks for the live frontend (may be NULL) */
 	void (*on_run_start)(void *arg);
 	void (*on_run_end)(void *arg);
@@ -579,6 +580,8 @@ double ui_call_cost(const struct ui_model *m, const struct ui_call *c);
 void ui_model_init(struct ui_model *m);
 void ui_model_free(struct ui_model *m);
 void ui_model_event(struct ui_model *m, const cJSON *ev);
+/* A notice of the frontend's own in the conversation. */
+void ui_model_notice(struct ui_model *m, const char *text);
 struct ui_call *ui_model_call(struct ui_model *m, const char *id);
 /* The i-th newest line of a call (0 = newest); NULL past the ring. */
 const struct ui_oline *ui_call_line(const struct ui_call *c, size_t i);

@@ -639,6 +639,24 @@ static void ui_watch_terminal(struct ui *u)
 	ui_touch(u, UI_DIRTY_EVERYTHING);
 }
 
+/* No API key (a first run): the workbench opens all the same and says
+ * the ways on; the status bar marks the model. */
+static void ui_no_key_notice(struct ui *u)
+{
+	const char *why = u->s ? session_no_key(u->s) : NULL;
+	if (!why)
+		return;
+	u->m.no_key = 1;
+	char *text = xasprintf(
+	    "%s. Until then what you send fails. Three ways on: set the key "
+	    "and start assay again; --provider ollama (a local model, no "
+	    "key); or assay demo (a scripted model, to see the workbench "
+	    "work).",
+	    why);
+	ui_model_notice(&u->m, text);
+	free(text);
+}
+
 /* Everything up to the first frame; -1 with *code when the workbench
  * cannot open (what went wrong is printed on stderr). */
 static int ui_init(struct ui *u, struct config *c, const struct ui_opts *o,
@@ -660,6 +678,7 @@ static int ui_init(struct ui *u, struct config *c, const struct ui_opts *o,
 	}
 	if (ui_attach(u, &err, code) < 0)
 		goto fail;
+	ui_no_key_notice(u);
 	ui_redirect_stderr(u, u->s ? session_run_dir(u->s) : NULL);
 	if (ui_screen_open(u) < 0) {
 		ui_restore_stderr(u);
