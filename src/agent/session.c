@@ -343,11 +343,6 @@ const char *session_no_key(const struct session *s)
 	return llm_no_key(s->llm);
 }
 
-int64_t session_clock(const struct session *s)
-{
-	return s->tr.t0 ? now_ms() - s->tr.t0 : 0;
-}
-
 void session_set_interactive(struct session *s, int on)
 {
 	s->interactive = on;

@@ -161,3 +161,9 @@ void session_record_failed(void *arg)
 	free(msg);
 	session_wind_up(s, "failed", EXIT_FAILED);
 }
+
+/* The events' clock (session.h). */
+int64_t session_clock(const struct session *s)
+{
+	return s->tr.t0 ? now_ms() - s->tr.t0 : 0;
+}

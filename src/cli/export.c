@@ -485,6 +485,52 @@ static void export_usage(FILE *f)
 	      f);
 }
 
+/* The options and the RUN, in any order (`--` ends the options): 0, 1
+ * after --help, -1 + *err on a usage error. */
+static int export_args(int argc, char **argv, const char **run,
+                       const char **format, const char **outpath, char **err)
+{
+	int operands = 0; /* after --: every word is one */
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!operands && !strcmp(a, "--")) {
+			operands = 1;
+		} else if (operands) {
+			if (*run) {
+				set_err(err,
+				        "export: one RUN only: "
+				        "unexpected '%s'",
+				        a);
+				return -1;
+			}
+			*run = a;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			export_usage(stdout);
+			return 1;
+		} else if (!strcmp(a, "--format") && i + 1 < argc) {
+			*format = argv[++i];
+		} else if (!strncmp(a, "--format=", 9)) {
+			*format = a + 9;
+		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) &&
+		           i + 1 < argc) {
+			*outpath = argv[++i];
+		} else if (a[0] == '-' && a[1]) {
+			set_err(err,
+			        "export: unknown option or missing "
+			        "argument: %s (see assay export --help)",
+			        a);
+			return -1;
+		} else if (!*run) {
+			*run = a;
+		} else {
+			set_err(err, "export: one RUN only: unexpected '%s'",
+			        a);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	const char *run = NULL, *format = "md", *outpath = NULL;
@@ -493,44 +539,10 @@ int cmd_export(int argc, char **argv)
 	struct exp x = {0};
 	buf_init(&x.out, EXP_OUT_MAX);
 	buf_init(&x.call_out, 0);
-	int operands = 0; /* after --: every word is one */
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!operands && !strcmp(a, "--")) {
-			operands = 1;
-		} else if (operands) {
-			if (run) {
-				set_err(&err,
-				        "export: one RUN only: "
-				        "unexpected '%s'",
-				        a);
-				goto out;
-			}
-			run = a;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			export_usage(stdout);
-			code = 0;
-			goto out;
-		} else if (!strcmp(a, "--format") && i + 1 < argc) {
-			format = argv[++i];
-		} else if (!strncmp(a, "--format=", 9)) {
-			format = a + 9;
-		} else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) &&
-		           i + 1 < argc) {
-			outpath = argv[++i];
-		} else if (a[0] == '-' && a[1]) {
-			set_err(&err,
-			        "export: unknown option or missing "
-			        "argument: %s (see assay export --help)",
-			        a);
-			goto out;
-		} else if (!run) {
-			run = a;
-		} else {
-			set_err(&err, "export: one RUN only: unexpected '%s'",
-			        a);
-			goto out;
-		}
+	int a = export_args(argc, argv, &run, &format, &outpath, &err);
+	if (a) {
+		code = a > 0 ? 0 : 2;
+		goto out;
 	}
 	if (!strcmp(format, "md"))
 		x.ops = &exp_md_ops;
