@@ -254,7 +254,9 @@ for k in sorted(files):
     print(k)
 PYEOF
 }
-ws_has() { ws_files "$1" | grep -qx "$2"; }
+# (grep reads to the end: -q would close the pipe on the writer, which
+# then fails under pipefail when more names follow the match)
+ws_has() { ws_files "$1" | grep -x -- "$2" >/dev/null; }
 
 # listen_port PID: the 127.0.0.1 TCP port PID listens on (socat is
 # started on port 0, so the port is its own from the start: no port is

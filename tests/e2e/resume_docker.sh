@@ -144,7 +144,7 @@ pid=$!
 mid_call() {
 	[ "$(grep -c '"type":"exec_start"' "$R2/transcript.jsonl" 2>/dev/null)" = 2 ] &&
 		grep -qx started "$R2/exec/"*.stdout 2>/dev/null &&
-		ws_files "$R2" 2>/dev/null | grep -qx output/two.txt
+		ws_files "$R2" 2>/dev/null | grep -x output/two.txt >/dev/null
 }
 for _ in $(seq 1200); do mid_call && break; sleep 0.05; done
 kill -9 "$pid"
