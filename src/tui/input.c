@@ -2,6 +2,7 @@
  * kill commands, a history browsed with Up/Down from the first or last
  * line, and the layout of the text in a box of some width. No curses
  * here, so it is tested on its own. */
+#include "tui/history.h"
 #include "tui/tui.h"
 
 #include "assay/util.h"
@@ -260,6 +261,15 @@ char *ui_input_take(struct ui_input *in)
 	if (a == z)
 		return NULL;
 	char *msg = xstrndup(t + a, z - a);
+	ui_input_remember(in, msg);
+	buf_reset(&in->text);
+	in->cur = 0;
+	in->overflow = 0;
+	return msg;
+}
+
+void ui_input_remember(struct ui_input *in, const char *msg)
+{
 	if (!in->nhist || strcmp(in->hist[in->nhist - 1], msg)) {
 		if (in->nhist == UI_HISTORY_MAX) {
 			free(in->hist[0]);
@@ -274,10 +284,29 @@ char *ui_input_take(struct ui_input *in)
 	in->hpos = in->nhist;
 	free(in->draft);
 	in->draft = NULL;
-	buf_reset(&in->text);
-	in->cur = 0;
+}
+
+int ui_input_hist_find(const struct ui_input *in, const char *q, size_t from,
+                       size_t *at, size_t *off)
+{
+	if (from >= in->nhist)
+		return 0;
+	for (size_t i = from + 1; i-- > 0;) {
+		const char *hit = strstr(in->hist[i], q);
+		if (hit) {
+			*at = i;
+			*off = (size_t)(hit - in->hist[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void ui_input_set(struct ui_input *in, const char *s, size_t cur)
+{
+	set_text(in, s);
+	in->cur = cur < in->text.len ? cur : in->text.len;
 	in->overflow = 0;
-	return msg;
 }
 
 /* One more row (bytes a..z) in a layout. */

@@ -4,6 +4,7 @@
  * them used goes to the replay's timeline, the image preview, the
  * focus keys and the focused pane or the message box. The help and the
  * quit confirmation are overlays of this file. */
+#include "tui/history.h"
 #include "tui/replay.h"
 #include "tui/ui.h"
 
@@ -184,6 +185,8 @@ static void keys_send_input(struct ui *u)
 	if (!u->s || session_send(u->s, msg, &err) < 0) {
 		ui_notice(u, "%s", err ? err : "cannot send");
 		ui_input_insert(&u->in, msg, strlen(msg));
+	} else {
+		ui_hist_record(u, msg); /* for later runs */
 	}
 	free(err);
 	free(msg);
@@ -251,6 +254,8 @@ static void keys_input(struct ui *u, int key, int fn)
 		ui_input_insert(in, "\n", 1);
 	} else if (!fn && key == UI_KEY_CTRL_U) {
 		ui_input_kill_start(in);
+	} else if (!fn && key == UI_KEY_CTRL_R && !u->in_paste) {
+		ui_hist_search_open(u);
 	} else if (ui_edit_key(in, key, fn)) {
 		/* done */
 	} else if (fn && (key == KEY_PPAGE || key == KEY_NPAGE)) {

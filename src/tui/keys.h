@@ -15,6 +15,7 @@ enum {
 	UI_KEY_CTRL_D = 0x04, /* delete the character under the cursor */
 	UI_KEY_CTRL_E = 0x05, /* line end */
 	UI_KEY_CTRL_F = 0x06, /* pager: a page on */
+	UI_KEY_CTRL_G = 0x07, /* a history search: cancel it */
 	UI_KEY_CTRL_H = 0x08, /* backspace, as some terminals send it */
 	UI_KEY_TAB = 0x09,
 	UI_KEY_CTRL_J = 0x0a, /* a new line in a text (Alt-Enter too) */
@@ -22,6 +23,7 @@ enum {
 	UI_KEY_CTRL_L = 0x0c, /* redraw the screen */
 	UI_KEY_ENTER = 0x0d,
 	UI_KEY_CTRL_Q = 0x11, /* quit */
+	UI_KEY_CTRL_R = 0x12, /* the message box: search its history */
 	UI_KEY_CTRL_U = 0x15, /* delete to the start (a field: all of it) */
 	UI_KEY_CTRL_W = 0x17, /* delete the word before the cursor */
 	UI_KEY_ESC = 0x1b,

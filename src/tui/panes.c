@@ -1105,6 +1105,7 @@ static const char *const help_lines[][2] = {
     {"/compact, Enter", "compact the conversation now (a summary)"},
     {"Alt-Enter, Ctrl-J", "new line in the message"},
     {"Up / Down", "history (first/last line), else move between lines"},
+    {"Ctrl-R", "search the history, earlier runs too (Esc: back)"},
     {"Ctrl-A/E, Ctrl-U/K/W", "line start/end, delete to start/end/word"},
     {"arrows, j/k", "scroll; select a call (Tools) or a file (Workspace)"},
     {"PgUp / PgDn", "scroll a page (the output, in Tools)"},

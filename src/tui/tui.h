@@ -312,6 +312,15 @@ void ui_input_down(struct ui_input *in);
 /* The message to send (NULL if blank); clears the box and remembers
  * the message in the history. */
 char *ui_input_take(struct ui_input *in);
+/* Remember msg as the newest entry (not twice in a row; the oldest
+ * goes past UI_HISTORY_MAX); the box browses from the new end. */
+void ui_input_remember(struct ui_input *in, const char *msg);
+/* The newest entry at or before index from (from < nhist) holding q:
+ * 1 with its index in *at and q's byte offset in *off, else 0. */
+int ui_input_hist_find(const struct ui_input *in, const char *q, size_t from,
+                       size_t *at, size_t *off);
+/* The box holds s with the cursor at byte cur. */
+void ui_input_set(struct ui_input *in, const char *s, size_t cur);
 /* Rows of the text wrapped at width (hard wrap), and where the cursor
  * is; rows are byte ranges of in->text. */
 struct ui_input_layout {

@@ -7,6 +7,7 @@
  * the run's log while curses owns the screen. */
 #include "tui/ui.h"
 #include "assay/termtext.h"
+#include "tui/history.h"
 #include "tui/image.h"
 #include "tui/replay.h"
 #include "tui/termcaps.h"
@@ -680,6 +681,7 @@ static int ui_init(struct ui *u, struct config *c, const struct ui_opts *o,
 		goto fail;
 	ui_no_key_notice(u);
 	ui_redirect_stderr(u, u->s ? session_run_dir(u->s) : NULL);
+	ui_hist_attach(u); /* the project's earlier messages */
 	if (ui_screen_open(u) < 0) {
 		ui_restore_stderr(u);
 		fprintf(stderr,
