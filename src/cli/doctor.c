@@ -142,7 +142,33 @@ static void graphics_report(struct doctor *d, const struct ui_termcaps *tc,
 	cJSON_AddBoolToObject(g, "in_tmux", tc->in_tmux);
 	cJSON_AddNumberToObject(g, "tmux_sixel_support", tmux);
 	cJSON_AddBoolToObject(g, "timed_out", tc->timed_out);
+	cJSON_AddBoolToObject(g, "background_light", tc->bg_light);
+	cJSON_AddStringToObject(g, "background_from", tc->bg_from);
+	if (tc->bg_answered) {
+		char rgb[8];
+		snprintf(rgb, sizeof rgb, "#%02x%02x%02x", tc->bg_rgb[0],
+		         tc->bg_rgb[1], tc->bg_rgb[2]);
+		cJSON_AddStringToObject(g, "background", rgb);
+	}
 	cJSON_AddNumberToObject(g, "ms", (double)took);
+}
+
+/* The terminal's background and the theme --theme auto takes there. */
+static void background_item(struct doctor *d, const struct ui_termcaps *tc)
+{
+	char rgb[16] = "";
+	if (tc->bg_answered)
+		snprintf(rgb, sizeof rgb, "#%02x%02x%02x, ", tc->bg_rgb[0],
+		         tc->bg_rgb[1], tc->bg_rgb[2]);
+	item(d, DOC_OK, "background",
+	     xasprintf("%s%s (%s): --theme auto takes %s", rgb,
+	               tc->bg_light ? "light" : "dark", tc->bg_from,
+	               tc->bg_light ? "light" : "default"),
+	     tc->bg_answered || !strcmp(tc->bg_from, "COLORFGBG")
+	         ? NULL
+	         : xstrdup("the terminal did not say (OSC 11): "
+	                   "on a light one, set COLORFGBG=0;15 "
+	                   "or use --theme light"));
 }
 
 /* -1: interrupted (Ctrl-C during the query). */
@@ -244,6 +270,7 @@ static int check_graphics(struct doctor *d, const char *want)
 		              : xstrdup("tmux 3.4+ built with sixel shows "
 		                        "pixel charts; else blocks are used"));
 
+	background_item(d, &tc);
 	graphics_report(d, &tc, want, tmux, took);
 	return 0;
 }

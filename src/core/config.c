@@ -41,7 +41,7 @@ void config_defaults(struct config *c)
 	config_set(&c->sandbox, "local");
 	config_set(&c->ask, "risky");
 	config_set(&c->out_dir, "outputs");
-	config_set(&c->theme, "default");
+	config_set(&c->theme, "auto"); /* light or dark: asked */
 	config_set(&c->images, "auto");
 	config_set(&c->image, "assay-sandbox:latest");
 	c->timeout_s = 120;

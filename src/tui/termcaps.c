@@ -1,9 +1,11 @@
 /* termcaps.c: asks the terminal what it can show before curses takes it:
- * the kitty graphics query, XTSMGRAPHICS, CSI 16 t, then DA1 last (every
- * terminal answers DA1, so once its reply is in, whatever did not answer
- * is unsupported: notcurses' trick). The reply parser is a small state
- * machine that tolerates replies split anywhere and keys typed meanwhile;
- * the choice of image mode is a pure function of what was parsed. */
+ * the kitty graphics query, XTSMGRAPHICS, CSI 16 t, its background colour
+ * (OSC 11), then DA1 last (every terminal answers DA1, so once its reply
+ * is in, whatever did not answer is unsupported: notcurses' trick). The
+ * reply parser is a small state machine that tolerates replies split
+ * anywhere and keys typed meanwhile; the choice of image mode, and of a
+ * light or dark theme for --theme auto, are pure functions of what was
+ * parsed. */
 #include "tui/termcaps.h"
 #include "assay/termtext.h"
 #include "tui/tui.h"
@@ -13,6 +15,7 @@
 #include <curses.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,12 +33,21 @@
 #define MAX_PARAMS 24
 
 /* The kitty query transmits a 1x1 RGB image with a=q: a terminal that
- * speaks the protocol answers i=31;OK and stores nothing. */
-static const char QUERIES[] = "\033_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\033\\"
-                              "\033[?1;1;0S"
-                              "\033[?2;1;0S"
-                              "\033[16t"
-                              "\033[c";
+ * speaks the protocol answers i=31;OK and stores nothing. OSC 11 ends
+ * with BEL, as vim and neovim send it (xterm answers in kind). */
+#define Q_KITTY "\033_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\033\\"
+#define Q_XTSM "\033[?1;1;0S\033[?2;1;0S"
+#define Q_CELL "\033[16t"
+#define Q_BG "\033]11;?\a"
+#define Q_DA1 "\033[c"
+
+/* A background is light when black text on it has more contrast than
+ * white text: WCAG relative luminance above sqrt(1.05 * 0.05) - 0.05. */
+#define LIGHT_LUMINANCE 0.1791
+
+/* The last detection's verdict on the background for --theme auto:
+ * -1 none yet, 0 dark, 1 light. */
+static int last_bg_light = -1;
 
 enum { S_GROUND, S_ESC, S_CSI, S_SS3, S_STR, S_STR_ESC };
 
@@ -197,6 +209,138 @@ static void on_apc(struct ui_termcaps *tc, const char *s, size_t n)
 	tc->kitty = mlen == 2 && !memcmp(semi + 1, "OK", 2);
 }
 
+/* One channel of an X colour, 1 to 4 hex digits, scaled to 0..255;
+ * -1 if it is not one. */
+static int x_channel(const char *s, size_t n)
+{
+	if (n < 1 || n > 4)
+		return -1;
+	long v = 0, max = 0;
+	for (size_t i = 0; i < n; i++) {
+		int d = -1;
+		if (s[i] >= '0' && s[i] <= '9')
+			d = s[i] - '0';
+		else if (s[i] >= 'a' && s[i] <= 'f')
+			d = s[i] - 'a' + 10;
+		else if (s[i] >= 'A' && s[i] <= 'F')
+			d = s[i] - 'A' + 10;
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+		max = max * 16 + 15;
+	}
+	return (int)((v * 255 + max / 2) / max);
+}
+
+int ui_termcaps_osc11(const char *s, size_t n, int rgb[3])
+{
+	/* rgba: rxvt-unicode with a transparent background */
+	int rgba = n > 8 && !memcmp(s, "11;rgba:", 8);
+	if (!rgba && !(n > 7 && !memcmp(s, "11;rgb:", 7)))
+		return -1;
+	size_t at = rgba ? 8 : 7;
+	int want = rgba ? 4 : 3;
+	int v[4];
+	for (int c = 0; c < want; c++) {
+		size_t end = at;
+		while (end < n && s[end] != '/')
+			end++;
+		if ((end == n) != (c == want - 1))
+			return -1; /* too few or too many channels */
+		if ((v[c] = x_channel(s + at, end - at)) < 0)
+			return -1;
+		at = end + 1;
+	}
+	memcpy(rgb, v, 3 * sizeof *v);
+	return 0;
+}
+
+/* sRGB 0..255 to linear light (WCAG 2's formula). */
+static double srgb_linear(int c)
+{
+	double x = c / 255.0;
+	return x <= 0.04045 ? x / 12.92 : pow((x + 0.055) / 1.055, 2.4);
+}
+
+double ui_luminance(int r, int g, int b)
+{
+	return 0.2126 * srgb_linear(r) + 0.7152 * srgb_linear(g) +
+	       0.0722 * srgb_linear(b);
+}
+
+int ui_termcaps_colorfgbg(const char *v)
+{
+	const char *bg = v ? strrchr(v, ';') : NULL;
+	if (!bg || !bg[1])
+		return -1;
+	char *end;
+	long c = strtol(bg + 1, &end, 10);
+	if (*end || end == bg + 1 || c < 0 || c > 15)
+		return -1; /* "default", or not a colour of the 16 */
+	/* rxvt's (and vim's) reading: 0-6 and 8 are dark, the others light */
+	return !(c <= 6 || c == 8);
+}
+
+/* ESC ] 11 ; rgb:... : the background colour. */
+static void on_osc(struct ui_termcaps *tc, const char *s, size_t n)
+{
+	int rgb[3];
+	if (ui_termcaps_osc11(s, n, rgb) < 0)
+		return;
+	tc->bg_answered = 1;
+	memcpy(tc->bg_rgb, rgb, sizeof rgb);
+}
+
+void ui_termcaps_background(struct ui_termcaps *tc)
+{
+	int light;
+	if (tc->bg_answered) {
+		light = ui_luminance(tc->bg_rgb[0], tc->bg_rgb[1],
+		                     tc->bg_rgb[2]) > LIGHT_LUMINANCE;
+		tc->bg_from = "OSC 11";
+	} else if ((light = ui_termcaps_colorfgbg(getenv("COLORFGBG"))) >= 0) {
+		tc->bg_from = "COLORFGBG";
+	} else {
+		light = 0;
+		tc->bg_from = "nothing said: dark assumed";
+	}
+	tc->bg_light = light;
+}
+
+int ui_termcaps_theme_auto(const char *want)
+{
+	return want && !strcmp(want, "auto");
+}
+
+const char *ui_termcaps_theme(const char *want)
+{
+	if (!ui_termcaps_theme_auto(want))
+		return want;
+	int light = last_bg_light;
+	if (light < 0) /* not asked yet */
+		light = ui_termcaps_colorfgbg(getenv("COLORFGBG")) == 1;
+	return light ? "light" : "default";
+}
+
+int ui_termcaps_theme_reload(struct ui_theme *t, const char *want)
+{
+	if (!ui_termcaps_theme_auto(want))
+		return 0;
+	const char *name = ui_termcaps_theme(want);
+	if (t->name && !strcmp(t->name, name))
+		return 0;
+	struct ui_theme next;
+	char *err = NULL;
+	if (ui_theme_load(&next, name, &err) < 0) {
+		ui_theme_free(&next); /* the one loaded before stays */
+		free(err);
+		return -1;
+	}
+	ui_theme_free(t);
+	*t = next;
+	return 0;
+}
+
 /* A whole CSI sequence is in p->seq ("\033[" ... final). */
 static void csi_reply(struct ui_termcaps *tc, struct ui_termcaps_parser *p)
 {
@@ -255,11 +399,14 @@ static void esc_byte(struct ui_termcaps *tc, struct ui_termcaps_parser *p,
 	}
 }
 
-/* A string sequence ended: an APC (kitty's reply) is read. */
+/* A string sequence ended: an APC (kitty's reply) or an OSC (the
+ * background colour) is read. */
 static void str_done(struct ui_termcaps *tc, struct ui_termcaps_parser *p)
 {
 	if (!p->overflow && p->seq[0] == '_')
 		on_apc(tc, p->seq, p->len);
+	else if (!p->overflow && p->seq[0] == ']')
+		on_osc(tc, p->seq + 1, p->len - 1);
 	seq_reset(p, S_GROUND);
 }
 
@@ -427,6 +574,20 @@ static void describe_answers(struct ui_termcaps *tc)
 	        tc->cell_from);
 }
 
+/* The background and the theme --theme auto takes, into why. */
+static void describe_background(struct ui_termcaps *tc)
+{
+	if (!tc->bg_from)
+		return;
+	why_add(tc, "; background ");
+	if (tc->bg_answered)
+		why_add(tc, "#%02x%02x%02x ", tc->bg_rgb[0], tc->bg_rgb[1],
+		        tc->bg_rgb[2]);
+	why_add(tc, "%s (%s): --theme auto is %s",
+	        tc->bg_light ? "light" : "dark", tc->bg_from,
+	        tc->bg_light ? "light" : "default");
+}
+
 /* The mode asked for by name; -1 for a name not known. */
 static int want_mode(const char *want, enum ui_gfx *m, int *is_auto)
 {
@@ -511,6 +672,7 @@ int ui_termcaps_choose(struct ui_termcaps *tc, const char *want, int is_tty)
 	}
 	why_add(tc, ". ");
 	describe_answers(tc);
+	describe_background(tc);
 	return 0;
 }
 
@@ -646,10 +808,14 @@ static void query(int in_fd, int out_fd, int timeout_ms, struct ui_termcaps *tc)
 	struct ui_termcaps_parser p;
 	ui_termcaps_parser_init(&p);
 	/* tmux takes an APC string for a pane title and passes no kitty
-	 * graphics without passthrough: skip that query inside it */
-	const char *q = QUERIES;
-	if (tc->in_tmux)
-		q = strstr(QUERIES, "\033[?1;1;0S");
+	 * graphics without passthrough: skip that query inside it. The
+	 * Linux console reads ESC ] as its palette command and would print
+	 * the rest of OSC 11 (its background is black anyway). */
+	const char *term = getenv("TERM");
+	int linux_console = term && !strncmp(term, "linux", 5);
+	char q[sizeof Q_KITTY Q_XTSM Q_CELL Q_BG Q_DA1];
+	snprintf(q, sizeof q, "%s%s%s%s%s", tc->in_tmux ? "" : Q_KITTY, Q_XTSM,
+	         Q_CELL, linux_console ? "" : Q_BG, Q_DA1);
 	if (write_all(out_fd, q, strlen(q)) == 0) {
 		tc->queried = 1;
 		long deadline = tc_now_ms() + timeout_ms;
@@ -689,11 +855,12 @@ static void query(int in_fd, int out_fd, int timeout_ms, struct ui_termcaps *tc)
  * match them (their parameters vary), so the keys go through a filter
  * (ui_termcaps_get_wch in place of get_wch) while such a reply may
  * still come: it swallows CSI with a private marker (DA1 ...c,
- * XTSMGRAPHICS ...S, any CSI ?...), CSI 4/6/8;h;w t and the kitty APC
- * (ESC _ G ... ESC \). A key is never held back waiting: what is not a
- * reply as far as the bytes already in goes on as it came (a reply cut
- * right after its ESC by the link leaks). DA1 comes last, so once it
- * arrived the filter is off. */
+ * XTSMGRAPHICS ...S, any CSI ?...), CSI 4/6/8;h;w t, the kitty APC
+ * (ESC _ G ... ESC \) and the background's OSC 11 (ESC ] 11 ; ... BEL
+ * or ESC \: Alt-] stays a key). A key is never held back waiting: what
+ * is not a reply as far as the bytes already in goes on as it came (a
+ * reply cut right after its ESC by the link leaks). DA1 comes last, so
+ * once it arrived the filter is off. */
 
 enum { F_NONE, F_CSI, F_STR, F_STR_ESC };
 #define F_MAX_REPLY 4096 /* a longer "reply" is not one: stop swallowing */
@@ -764,8 +931,18 @@ static int after_esc(struct ui_reply_filter *f, int (*get)(void *, wint_t *),
 		if (k[n - 1].r != OK)
 			break;
 		if (n == 1) {
-			if (c != '[' && c != '_')
+			if (c != '[' && c != '_' && c != ']')
 				break;
+			continue;
+		}
+		if (k[0].ch == ']') { /* ESC ] 11 ; ...: the background */
+			if (c != (wint_t) "]11;"[n - 1])
+				break;
+			if (n == 4) {
+				f->state = F_STR;
+				reply = 1;
+				break;
+			}
 			continue;
 		}
 		if (k[0].ch == '_') { /* ESC _ G: the kitty graphics reply */
@@ -835,7 +1012,7 @@ static void filter_arm(const struct ui_termcaps *tc,
 	if (p->state == S_CSI && p->len > 2 && p->seq[2] == '?')
 		late.state = F_CSI;
 	else if ((p->state == S_STR || p->state == S_STR_ESC) &&
-	         p->seq[0] == '_')
+	         (p->seq[0] == '_' || p->seq[0] == ']'))
 		late.state = p->state == S_STR ? F_STR : F_STR_ESC;
 }
 
@@ -866,6 +1043,8 @@ int ui_termcaps_detect(int in_fd, int out_fd, const char *want, int timeout_ms,
 		query(in_fd, out_fd, timeout_ms, tc);
 	if (strcmp(tc->cell_from, "CSI 16 t") && is_tty)
 		ui_termcaps_cells(out_fd, tc);
+	ui_termcaps_background(tc);
+	last_bg_light = tc->bg_light;
 	/* tmux answers DA1 itself: 4 there means tmux can show sixel */
 	if (tc->in_tmux)
 		tc->tmux_sixel = tc->sixel;

@@ -1,7 +1,8 @@
 /* termcaps.h: what the terminal can show (sixel, the kitty graphics
- * protocol, or neither) and how large its cells are in pixels, asked of
- * the terminal itself before curses takes it over. The reply parser is
- * pure (bytes in, fields out) so tests feed it real terminals' replies. */
+ * protocol, or neither), how large its cells are in pixels and whether
+ * its background is light, asked of the terminal itself before curses
+ * takes it over. The reply parser is pure (bytes in, fields out) so
+ * tests feed it real terminals' replies. */
 #ifndef ASSAY_TUI_TERMCAPS_H
 #define ASSAY_TUI_TERMCAPS_H
 
@@ -30,15 +31,20 @@ struct ui_termcaps {
 	int sixel_max_w, sixel_max_h; /* XTSMGRAPHICS Pi=2; 0 = unknown */
 	int cell_w, cell_h;           /* pixels per cell (10x20 when unknown) */
 	const char *cell_from;        /* "CSI 16 t", "TIOCGWINSZ" or "guess" */
-	int truecolor;    /* COLORTERM=truecolor|24bit or TERM *-direct
-	                     (a hint: blocks use 24-bit colour) */
-	int in_tmux;      /* $TMUX set, or TERM=tmux* / screen* */
-	int tmux_sixel;   /* inside tmux and tmux's DA1 says sixel (3.4+
-	                     built with sixel); 0 otherwise */
-	int queried;      /* the queries were sent (a terminal both ways) */
-	int timed_out;    /* no DA1 reply within the timeout */
-	enum ui_gfx mode; /* the choice */
-	char why[512];    /* in words: asked, answered, chosen */
+	int truecolor;       /* COLORTERM=truecolor|24bit or TERM *-direct
+	                        (a hint: blocks use 24-bit colour) */
+	int in_tmux;         /* $TMUX set, or TERM=tmux* / screen* */
+	int tmux_sixel;      /* inside tmux and tmux's DA1 says sixel (3.4+
+	                        built with sixel); 0 otherwise */
+	int bg_answered;     /* OSC 11 answered with a colour: bg_rgb */
+	int bg_rgb[3];       /* the background, 0..255 a channel */
+	int bg_light;        /* the verdict (ui_termcaps_background) */
+	const char *bg_from; /* "OSC 11", "COLORFGBG", or that nothing
+	                        said (dark assumed); NULL: not decided */
+	int queried;         /* the queries were sent (a terminal both ways) */
+	int timed_out;       /* no DA1 reply within the timeout */
+	enum ui_gfx mode;    /* the choice */
+	char why[512];       /* in words: asked, answered, chosen */
 	char typeahead[UI_TERMCAPS_TYPEAHEAD]; /* see ui_termcaps_detect */
 	size_t n_typeahead;
 	int sig_typed; /* SIGINT, SIGQUIT or SIGTSTP: its key was typed
@@ -59,7 +65,7 @@ void ui_termcaps_init(struct ui_termcaps *tc);
 void ui_termcaps_parser_init(struct ui_termcaps_parser *p);
 
 /* Feed reply bytes. Recognised replies (DA1, XTSMGRAPHICS, CSI 6;h;w t,
- * kitty APC) fill tc; other replies (CSI with a private marker ? > =,
+ * kitty APC, OSC 11) fill tc; other replies (CSI with a private marker ? > =,
  * DCS/OSC/APC/PM/SOS strings) are skipped; everything else (keys the
  * person typed meanwhile, arrow-key sequences included) is appended to
  * tc->typeahead (at most UI_TERMCAPS_TYPEAHEAD bytes; the rest dropped).
@@ -88,9 +94,9 @@ char *ui_termcaps_printable(const char *s, size_t n);
 
 /* Query the terminal on in_fd/out_fd and choose the mode for want.
  * Sends the kitty graphics query, XTSMGRAPHICS (registers, geometry),
- * CSI 16 t, then DA1 last; the input is in raw mode meanwhile and
- * restored after. Waits until the DA1 reply or timeout_ms (use ~150),
- * never longer. Not a terminal, TERM=dumb or want "off": no query,
+ * CSI 16 t, OSC 11 (the background colour), then DA1 last; the input is in raw
+ * mode meanwhile and restored after. Waits until the DA1 reply or timeout_ms
+ * (use ~150), never longer. Not a terminal, TERM=dumb or want "off": no query,
  * returns at once. Call it before curses takes the terminal. Keys the
  * person typed during the window are in tc->typeahead: the caller may
  * push them back (ncurses ungetch, in reverse order) or drop them.
@@ -102,6 +108,36 @@ char *ui_termcaps_printable(const char *s, size_t n);
  * Returns 0, or -1 for an unknown want (tc->why says so). */
 int ui_termcaps_detect(int in_fd, int out_fd, const char *want, int timeout_ms,
                        struct ui_termcaps *tc);
+
+/* ---- the background, and the theme --theme auto takes ----------------
+ * A background is light when black text on it has more contrast than
+ * white text (WCAG relative luminance above 0.179). */
+
+/* The body of an OSC 11 reply, after ESC ] and before BEL or ST:
+ * "11;rgb:RRRR/GGGG/BBBB", 1 to 4 hex digits a channel ("rgba:" with a
+ * fourth, ignored), into rgb as 0..255. -1 if it is not one. */
+int ui_termcaps_osc11(const char *s, size_t n, int rgb[3]);
+/* WCAG 2 relative luminance of an sRGB colour: 0 black .. 1 white. */
+double ui_luminance(int r, int g, int b);
+/* $COLORFGBG ("15;0", "0;default;15": the background last): 1 light
+ * (7, 9-15), 0 dark (0-6, 8), -1 when it does not say. */
+int ui_termcaps_colorfgbg(const char *v);
+/* Decide tc->bg_light and bg_from: OSC 11's colour when the terminal
+ * answered, else $COLORFGBG, else dark. ui_termcaps_detect calls it. */
+void ui_termcaps_background(struct ui_termcaps *tc);
+/* 1 when the theme setting is "auto": a light or dark theme, as the
+ * terminal's background is. */
+int ui_termcaps_theme_auto(const char *want);
+/* The theme to load for a theme setting: want itself, or for "auto"
+ * "light" or "default" as the last ui_termcaps_detect found the
+ * background (before any: $COLORFGBG, else "default"). */
+const char *ui_termcaps_theme(const char *want);
+/* For "auto", once the terminal was asked: t becomes the theme
+ * ui_termcaps_theme picks now, if that is another one (in place: what
+ * points at t stays good). Other settings: nothing. -1 if the pick
+ * cannot load (t stays as it was). */
+struct ui_theme;
+int ui_termcaps_theme_reload(struct ui_theme *t, const char *want);
 
 /* Replies that arrive after the deadline (see termcaps.c): a filter
  * between get_wch and the key handler. Pure: the keys come from get

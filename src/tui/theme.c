@@ -71,7 +71,7 @@ const char *ui_elem_name(enum ui_elem e)
 void ui_theme_builtin(struct ui_theme *t)
 {
 	static const struct ui_style def[UE_COUNT] = {
-	    [UE_NORMAL] = {D, D, 0},        [UE_BORDER] = {240, D, 0},
+	    [UE_NORMAL] = {D, D, 0},        [UE_BORDER] = {241, D, 0},
 	    [UE_BORDER_FOCUS] = {75, D, B}, [UE_TITLE] = {250, D, B},
 	    [UE_TITLE_FOCUS] = {16, 75, B}, [UE_USER_LABEL] = {114, D, B},
 	    [UE_USER] = {252, D, 0},        [UE_ASSISTANT_LABEL] = {75, D, B},
@@ -79,7 +79,7 @@ void ui_theme_builtin(struct ui_theme *t)
 	    [UE_BOLD] = {D, D, B},          [UE_CODE] = {180, 236, 0},
 	    [UE_CODE_BLOCK] = {186, D, 0},  [UE_BULLET] = {75, D, 0},
 	    [UE_TOOL_CALL] = {246, D, 0},   [UE_STDOUT] = {D, D, 0},
-	    [UE_STDERR] = {210, D, 0},      [UE_GUTTER_OUT] = {238, D, 0},
+	    [UE_STDERR] = {210, D, 0},      [UE_GUTTER_OUT] = {241, D, 0},
 	    [UE_GUTTER_ERR] = {203, D, B},  [UE_RUNNING] = {221, D, 0},
 	    [UE_OK] = {114, D, 0},          [UE_FAIL] = {203, D, B},
 	    [UE_SELECTION] = {D, 238, 0},   [UE_STATUS] = {252, 236, 0},

@@ -494,6 +494,7 @@ static void ui_on_terminate(int sig, void *arg)
 static int ui_screen_open(struct ui *u)
 {
 	ui_preview_detect(u); /* asks the terminal: before curses */
+	ui_termcaps_theme_reload(&u->theme, u->cfg->theme); /* auto: answered */
 	u->screen = newterm(NULL, stdout, stdin);
 	if (!u->screen)
 		return -1;
@@ -666,7 +667,7 @@ static int ui_init(struct ui *u, struct config *c, const struct ui_opts *o,
 	char *err = NULL;
 	ui_defaults(u, c, o);
 	*code = EXIT_USAGE;
-	if (ui_theme_load(&u->theme, c->theme, &err) < 0 ||
+	if (ui_theme_load(&u->theme, ui_termcaps_theme(c->theme), &err) < 0 ||
 	    ui_terminal_check(&err) < 0)
 		goto fail;
 	setlocale(LC_ALL, "");
@@ -836,7 +837,7 @@ struct ui *ui_view_open(struct loop *l, struct config *c, struct session *s,
 	u->loop = l;
 	u->s = s;
 	u->view = ops;
-	if (ui_theme_load(&u->theme, c->theme, err) < 0 ||
+	if (ui_theme_load(&u->theme, ui_termcaps_theme(c->theme), err) < 0 ||
 	    ui_terminal_check(err) < 0 || ui_view_load(u, run_dir, err) < 0)
 		goto fail;
 	setlocale(LC_ALL, "");

@@ -1,5 +1,6 @@
-/* test_termcaps.c: the terminal reply parser and the image-mode choice
- * (src/tui/termcaps.c) on real terminals' replies, split at every byte,
+/* test_termcaps.c: the terminal reply parser, the image-mode choice and
+ * the light-or-dark verdict (src/tui/termcaps.c) on real terminals'
+ * replies, split at every byte,
  * mixed with keystrokes and garbage; then the whole detection on a pty
  * whose other end answers like foot, or not at all. */
 #include <setjmp.h>
@@ -12,8 +13,10 @@
 #include "tui/text.c"
 #include "tui/sanitize.c"
 #include "tui/termcaps.c"
+#include "tui/theme.c"
 
 #include <locale.h>
+#include <math.h>
 #include <stdlib.h>
 
 /* the tests that need a pty: skipped without one (under CI=true, failed) */
@@ -30,7 +33,12 @@
  *   tmux built with ENABLE_SIXEL (3.4+) answers "\033[?1;2;4c" (its
  *   regress test device_attributes_and_status_reports).
  * - kitty graphics: "\033_Gi=31;OK\033\\" (kitty's graphics protocol
- *   docs: the reply echoes the id, then OK or an error code). */
+ *   docs: the reply echoes the id, then OK or an error code).
+ * - OSC 11: xterm 379 under Xvfb, `xterm -bg white` and `-bg black`
+ *   asked ESC ] 11 ; ? BEL answer in kind, four hex digits a channel
+ *   (tests/e2e/tui_light_xterm.sh sees it whole); ST-ended and shorter
+ *   forms from xterm's ctlseqs ("rgb:r/g/b", 1 to 4 digits); rgba:
+ *   from rxvt-unicode with a transparent background. */
 #define XTERM_VT340                                                            \
 	"\033[?1;0;256S\033[?2;0;480;312S\033[?63;1;2;4;6;9;15;16;22;28c"
 #define XTERM_PLAIN "\033[?1;3S\033[?2;3S\033[?64;1;2;6;9;15;16;17;18;21;22;28c"
@@ -41,6 +49,8 @@
 #define TMUX33 "\033[?1;2c"
 #define TMUX_SIXEL "\033[?1;2;4c"
 #define CELL "\033[6;20;10t"
+#define BG_WHITE "\033]11;rgb:ffff/ffff/ffff\a"
+#define BG_BLACK "\033]11;rgb:0000/0000/0000\a"
 
 struct parsed {
 	struct ui_termcaps tc;
@@ -415,7 +425,7 @@ static pid_t fake_terminal(int master, const char *replies, const char *keys)
 	}
 	/* every query, in order, DA1 last */
 	if (!strstr(got, "\033_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\033\\"
-	                 "\033[?1;1;0S\033[?2;1;0S\033[16t\033[c"))
+	                 "\033[?1;1;0S\033[?2;1;0S\033[16t\033]11;?\a\033[c"))
 		_exit(4);
 	if (replies && write(master, replies, strlen(replies)) < 0)
 		_exit(5);
@@ -441,7 +451,8 @@ static void test_detect_on_a_pty(void **state)
 	setenv("TERM", "xterm-256color", 1);
 	unsetenv("TMUX");
 	unsetenv("COLORTERM");
-	pid_t pid = fake_terminal(master, CELL FOOT, "q");
+	unsetenv("COLORFGBG");
+	pid_t pid = fake_terminal(master, CELL BG_WHITE FOOT, "q");
 	struct ui_termcaps tc;
 	long t0 = tc_now_ms();
 	assert_int_equal(ui_termcaps_detect(slave, slave, "auto", 20000, &tc),
@@ -456,6 +467,14 @@ static void test_detect_on_a_pty(void **state)
 	assert_int_equal(tc.mode, UI_GFX_SIXEL);
 	assert_int_equal(tc.cell_w, 10);
 	assert_string_equal(tc.cell_from, "CSI 16 t");
+	/* the background: white, so --theme auto is light */
+	assert_true(tc.bg_answered);
+	assert_true(tc.bg_light);
+	assert_string_equal(tc.bg_from, "OSC 11");
+	assert_string_equal(ui_termcaps_theme("auto"), "light");
+	assert_string_equal(ui_termcaps_theme("solarized-dark"),
+	                    "solarized-dark");
+	assert_non_null(strstr(tc.why, "background #ffffff light (OSC 11)"));
 	/* the key typed before the replies is handed back */
 	assert_int_equal(tc.n_typeahead, 1);
 	assert_int_equal(tc.typeahead[0], 'q');
@@ -489,6 +508,10 @@ static void test_detect_silent_terminal(void **state)
 	assert_true(tc.timed_out);
 	assert_int_equal(tc.mode, UI_GFX_BLOCKS);
 	assert_non_null(strstr(tc.why, "no DA1 answer in time"));
+	/* no answer, no COLORFGBG: dark */
+	assert_false(tc.bg_answered);
+	assert_false(tc.bg_light);
+	assert_string_equal(ui_termcaps_theme("auto"), "default");
 	/* it waited the 150 ms asked, and the timeout bounds it (a hang
 	 * guard with a wide margin; how close to 150 ms it ends is
 	 * tests/bench/termcaps.sh's figure) */
@@ -575,6 +598,192 @@ static void test_hostile_reply_printable(void **state)
 	free(p);
 }
 
+/* ---- the background: OSC 11, COLORFGBG, the verdict ---- */
+
+/* The OSC 11 body of s (after ESC ], before BEL or ST) parsed. */
+static int osc11(const char *s, int rgb[3])
+{
+	return ui_termcaps_osc11(s, strlen(s), rgb);
+}
+
+static void test_osc11_parse(void **state)
+{
+	(void)state;
+	int c[3];
+	assert_int_equal(osc11("11;rgb:ffff/ffff/ffff", c), 0);
+	assert_int_equal(c[0], 255);
+	assert_int_equal(c[1], 255);
+	assert_int_equal(c[2], 255);
+	/* 1 to 4 digits a channel, each scaled on its own */
+	assert_int_equal(osc11("11;rgb:f/80/123", c), 0);
+	assert_int_equal(c[0], 255);
+	assert_int_equal(c[1], 128);
+	assert_int_equal(c[2], 18); /* 0x123 * 255 / 0xfff = 18.2 */
+	assert_int_equal(osc11("11;rgb:2B2B/3636/0000", c), 0);
+	assert_int_equal(c[0], 43);
+	assert_int_equal(c[1], 54);
+	assert_int_equal(c[2], 0);
+	assert_int_equal(osc11("11;rgba:0000/0000/0000/c8c8", c), 0);
+	assert_int_equal(c[0] + c[1] + c[2], 0);
+	/* not a background: other OSCs, broken colours */
+	const char *bad[] = {
+	    "10;rgb:ffff/ffff/ffff", "11;?",
+	    "11;rgb:ffff/ffff",      "11;rgb:ffff/ffff/ffff/ffff",
+	    "11;rgb:fffff/0/0",      "11;rgb://0",
+	    "11;rgb:gg/00/00",       "11;#ffffff",
+	    "11;rgb:ff/ff/ff;",      "11;rgba:0/0/0",
+	    "111;rgb:0/0/0",         ""};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		c[0] = c[1] = c[2] = -7;
+		if (osc11(bad[i], c) != -1)
+			fail_msg("parsed %s", bad[i]);
+		assert_int_equal(c[0], -7);
+	}
+}
+
+/* The reply through the whole parser: BEL or ST, split anywhere,
+ * among the other replies and keys; another OSC is not it. */
+static void test_osc11_in_replies(void **state)
+{
+	(void)state;
+	const char *all = "k" CELL "\033]11;rgb:fafa/f0f0/e6e6\033\\" FOOT "j";
+	for (size_t step = 1; step <= strlen(all); step++) {
+		struct parsed r;
+		parse_pieces(&r, all, strlen(all), step);
+		assert_true(r.tc.bg_answered);
+		assert_int_equal(r.tc.bg_rgb[0], 250);
+		assert_int_equal(r.tc.bg_rgb[1], 240);
+		assert_int_equal(r.tc.bg_rgb[2], 230);
+		assert_true(r.tc.da1_seen);
+		assert_int_equal(r.tc.n_typeahead, 2);
+		assert_memory_equal(r.tc.typeahead, "kj", 2);
+	}
+	struct ui_termcaps tc = parse(BG_BLACK FOOT);
+	assert_true(tc.bg_answered);
+	assert_int_equal(tc.bg_rgb[0] + tc.bg_rgb[1] + tc.bg_rgb[2], 0);
+	tc = parse("\033]10;rgb:ffff/ffff/ffff\a" FOOT);
+	assert_false(tc.bg_answered);
+	tc = parse("\033]11;rgb:ff\033x"); /* cut: Alt-x is a key */
+	assert_false(tc.bg_answered);
+	assert_int_equal(tc.n_typeahead, 2);
+}
+
+/* Decide on tc as detect does, with COLORFGBG set to fgbg (NULL:
+ * unset). */
+static int verdict(struct ui_termcaps *tc, const char *fgbg)
+{
+	if (fgbg)
+		setenv("COLORFGBG", fgbg, 1);
+	else
+		unsetenv("COLORFGBG");
+	ui_termcaps_background(tc);
+	return tc->bg_light;
+}
+
+static void test_background_verdict(void **state)
+{
+	(void)state;
+	/* luminance: WCAG's numbers */
+	assert_true(fabs(ui_luminance(255, 255, 255) - 1.0) < 1e-9);
+	assert_true(fabs(ui_luminance(0, 0, 0)) < 1e-9);
+	assert_true(fabs(ui_luminance(128, 128, 128) - 0.2158605) < 1e-6);
+	/* OSC 11 decides: light above 0.179, the point where black text
+	 * has more contrast than white */
+	static const struct {
+		int rgb[3];
+		int light;
+	} bgs[] = {
+	    {{255, 255, 255}, 1}, {{0, 0, 0}, 0},     {{0, 43, 54}, 0},
+	    {{253, 246, 227}, 1}, {{40, 44, 52}, 0},  {{118, 118, 118}, 1},
+	    {{115, 115, 115}, 0}, {{255, 255, 0}, 1}, {{0, 0, 255}, 0}};
+	for (size_t i = 0; i < sizeof bgs / sizeof *bgs; i++) {
+		struct ui_termcaps tc;
+		ui_termcaps_init(&tc);
+		tc.bg_answered = 1;
+		memcpy(tc.bg_rgb, bgs[i].rgb, sizeof tc.bg_rgb);
+		/* COLORFGBG says the opposite: the terminal's answer wins */
+		if (verdict(&tc, bgs[i].light ? "15;0" : "0;15") !=
+		    bgs[i].light)
+			fail_msg("#%02x%02x%02x: want %s", bgs[i].rgb[0],
+			         bgs[i].rgb[1], bgs[i].rgb[2],
+			         bgs[i].light ? "light" : "dark");
+		assert_string_equal(tc.bg_from, "OSC 11");
+	}
+	/* no answer: COLORFGBG (its last field), then dark */
+	static const struct {
+		const char *v;
+		int light;
+	} env[] = {
+	    {"0;15", 1}, {"0;7", 1},  {"15;0", 0},   {"0;default;15", 1},
+	    {"7;8", 0},  {"0;12", 1}, {"15;6", 0},   {"default;default", -1},
+	    {"15", -1},  {"0;", -1},  {"0;15x", -1}, {"0;16", -1},
+	    {"", -1}};
+	for (size_t i = 0; i < sizeof env / sizeof *env; i++) {
+		if (ui_termcaps_colorfgbg(env[i].v) != env[i].light)
+			fail_msg("COLORFGBG=%s: want %d", env[i].v,
+			         env[i].light);
+		struct ui_termcaps tc;
+		ui_termcaps_init(&tc);
+		assert_int_equal(verdict(&tc, env[i].v), env[i].light == 1);
+		assert_string_equal(
+		    tc.bg_from, env[i].light < 0 ? "nothing said: dark assumed"
+		                                 : "COLORFGBG");
+	}
+	struct ui_termcaps tc;
+	ui_termcaps_init(&tc);
+	assert_false(verdict(&tc, NULL));
+	assert_int_equal(ui_termcaps_colorfgbg(NULL), -1);
+	unsetenv("COLORFGBG");
+}
+
+/* --theme auto before any detection reads COLORFGBG; other settings
+ * pass through; reload swaps the theme in place once asked. */
+static void test_theme_pick(void **state)
+{
+	(void)state;
+	char xdg[] = "/tmp/assay-termcaps-theme.XXXXXX";
+	assert_non_null(mkdtemp(xdg));
+	setenv("XDG_CONFIG_HOME", xdg, 1); /* the bundled themes only */
+	unsetenv("ASSAY_DATA_DIR");
+	last_bg_light = -1;
+	setenv("COLORFGBG", "0;15", 1);
+	assert_string_equal(ui_termcaps_theme("auto"), "light");
+	setenv("COLORFGBG", "15;0", 1);
+	assert_string_equal(ui_termcaps_theme("auto"), "default");
+	unsetenv("COLORFGBG");
+	assert_string_equal(ui_termcaps_theme("auto"), "default");
+	assert_string_equal(ui_termcaps_theme("mono"), "mono");
+	assert_null(ui_termcaps_theme(NULL));
+	assert_true(ui_termcaps_theme_auto("auto"));
+	assert_false(ui_termcaps_theme_auto("light"));
+	assert_false(ui_termcaps_theme_auto(NULL));
+
+	struct ui_theme t;
+	char *err = NULL;
+	assert_int_equal(ui_theme_load(&t, ui_termcaps_theme("auto"), &err), 0);
+	assert_string_equal(t.name, "default");
+	struct ui_theme *where = &t;
+	last_bg_light = 1; /* a detection found a light background */
+	assert_int_equal(ui_termcaps_theme_reload(&t, "auto"), 0);
+	assert_ptr_equal(where, &t);
+	assert_string_equal(t.name, "light");
+	assert_non_null(strstr(t.path, "/themes/light.json"));
+	struct ui_theme light;
+	assert_int_equal(ui_theme_load(&light, "light", &err), 0);
+	assert_memory_equal(t.el, light.el, sizeof t.el);
+	ui_theme_free(&light);
+	/* a named theme is never swapped */
+	assert_int_equal(ui_termcaps_theme_reload(&t, "default"), 0);
+	assert_string_equal(t.name, "light");
+	last_bg_light = 0;
+	assert_int_equal(ui_termcaps_theme_reload(&t, "auto"), 0);
+	assert_string_equal(t.name, "default");
+	ui_theme_free(&t);
+	last_bg_light = -1;
+	rm_rf(xdg);
+	unsetenv("XDG_CONFIG_HOME");
+}
+
 /* ---- late replies: the filter between get_wch and the keys ---- */
 
 struct keysrc {
@@ -633,6 +842,11 @@ static void test_late_reply_filter(void **state)
 	assert_string_equal(filtered(&f, "a" XTERM_VT340 "b"), "ab");
 	ui_reply_filter_init(&f, 1);
 	assert_string_equal(filtered(&f, "a" CELL "b\033[4;400;800tc"), "abc");
+	assert_string_equal(filtered(&f, "a" BG_WHITE "b"), "ab");
+	assert_string_equal(
+	    filtered(&f, "\033]11;rgb:0/0/0\033\\c\033]11;\x01rgb:\x01"
+	                 "1/2/3\ad"),
+	    "cd");
 	assert_string_equal(filtered(&f, "a\033_Gi=31;OK\033\\b"), "ab");
 	assert_string_equal(
 	    filtered(&f, "\033_Gi=31;ENOTSUPPORTED:x\033\\ok\033_Gi=31;"
@@ -656,6 +870,9 @@ static void test_late_reply_filter(void **state)
 	assert_string_equal(filtered(&f, "\033[1t\033[6;1t"),
 	                    "\033[1t\033[6;1t");
 	assert_string_equal(filtered(&f, "\033#\033_x"), "\033#\033_x");
+	/* Alt-] and what follows it are keys, not the background */
+	assert_string_equal(filtered(&f, "\033]ab\033]1x\033]10;z"),
+	                    "\033]ab\033]1x\033]10;z");
 	assert_string_equal(filtered(&f, "\033[12345678901234567890~"),
 	                    "\033[12345678901234567890~");
 	assert_true(f.armed);
@@ -681,6 +898,14 @@ static void test_detect_arms_filter(void **state)
 	ui_termcaps_parser_init(&p);
 	ui_termcaps_feed(&tc, &p, FOOT, strlen(FOOT));
 	filter_arm(&tc, &p);
+	assert_false(late.armed);
+	/* cut inside OSC 11: its rest is swallowed, then DA1 */
+	ui_termcaps_init(&tc);
+	ui_termcaps_parser_init(&p);
+	ui_termcaps_feed(&tc, &p, "\033]11;rgb:ff", 11);
+	filter_arm(&tc, &p);
+	assert_true(late.armed);
+	assert_string_equal(filtered(&late, "ff/ffff/ffff\aY" FOOT "Z"), "YZ");
 	assert_false(late.armed);
 }
 
@@ -811,6 +1036,10 @@ int main(void)
 	    cmocka_unit_test(test_detect_silent_terminal),
 	    cmocka_unit_test(test_cells_from_winsize),
 	    cmocka_unit_test(test_hostile_reply_printable),
+	    cmocka_unit_test(test_osc11_parse),
+	    cmocka_unit_test(test_osc11_in_replies),
+	    cmocka_unit_test(test_background_verdict),
+	    cmocka_unit_test(test_theme_pick),
 	    cmocka_unit_test(test_late_reply_filter),
 	    cmocka_unit_test(test_detect_arms_filter),
 	    cmocka_unit_test(test_ctrl_c_during_query),
