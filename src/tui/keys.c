@@ -337,20 +337,27 @@ static void keys_tools(struct ui *u, int key, int fn)
 		ui_pager_open_call(u, sel);
 	else if (!fn && key == 'd')
 		ui_diff_open_call(u, sel);
+	else if (!fn && key == 't')
+		ui_table_open_call(u, sel);
 	ui_touch(u, UI_DIRTY_TOOLS);
 }
 
 /* Workspace: Enter, l, o or Right on a node: a directory opens or
- * closes, a file opens in the pager (an image in the preview). */
+ * closes, a file opens in the pager (an image in the preview, a .csv
+ * or .tsv in the table view); t opens any file as a table. */
 static void keys_tree_open(struct ui *u, struct ui_node *n, int key, int fn)
 {
 	int enter = !fn && (key == UI_KEY_ENTER || key == 'o');
 	if (n->type == UI_N_DIR) {
 		n->expanded = enter ? !n->expanded : 1;
 		u->m.tree.vis_dirty = 1;
+	} else if (n->type == UI_N_FILE && !fn && key == 't') {
+		ui_table_open_file(u, n->path);
 	} else if (n->type == UI_N_FILE && enter) {
 		if (ui_preview_is_image(n->path))
 			ui_preview_open(u, n->path, 0);
+		else if (ui_table_is_table(n->path))
+			ui_table_open_file(u, n->path);
 		else
 			ui_pager_open_file(u, n->path);
 	}
@@ -397,7 +404,8 @@ static void keys_tree(struct ui *u, int key, int fn)
 	struct ui_node *n =
 	    t->vis[u->tree_cur < (int)t->nvis ? u->tree_cur : 0];
 	int move = keys_tree_move(u, key, fn, (int)t->nvis);
-	if ((!fn && (key == UI_KEY_ENTER || key == 'l' || key == 'o')) ||
+	if ((!fn && (key == UI_KEY_ENTER || key == 'l' || key == 'o' ||
+	             key == 't')) ||
 	    (fn && key == KEY_RIGHT))
 		keys_tree_open(u, n, key, fn);
 	else if ((!fn && key == 'h') || (fn && key == KEY_LEFT))

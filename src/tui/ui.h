@@ -271,6 +271,12 @@ void ui_select_call(struct ui *u, int call, int user);
 void ui_pager_open_call(struct ui *u, int i);
 void ui_pager_open_file(struct ui *u, const char *rel);
 
+/* tableview.c: a .csv/.tsv workspace file, or call i's stdout, as a
+ * table (an overlay of the VIEW layer); is path named as a table? */
+void ui_table_open_file(struct ui *u, const char *rel);
+void ui_table_open_call(struct ui *u, int i);
+int ui_table_is_table(const char *path);
+
 /* diffview.c: the diff of every text file call i changed; the history
  * of file rel across the run's calls. */
 void ui_diff_open_call(struct ui *u, int i);
