@@ -215,12 +215,12 @@ void ui_pager_open_call(struct ui *u, int i)
 	pager_show(u, p);
 }
 
-void ui_pager_open_file(struct ui *u, const char *rel)
+int ui_open_workspace_file(struct ui *u, const char *rel)
 {
 	char *err = NULL;
 	if (u->ws_fd < 0) {
 		ui_notice(u, "files can be opened with the local sandbox only");
-		return;
+		return -1;
 	}
 	int fd = path_open_mapped(u->ws_fd, &u->m.mounts, rel,
 	                          O_RDONLY | O_CLOEXEC, 0, &err);
@@ -229,8 +229,15 @@ void ui_pager_open_file(struct ui *u, const char *rel)
 		ui_notice(u, "%s", clean);
 		free(clean);
 		free(err);
-		return;
 	}
+	return fd;
+}
+
+void ui_pager_open_file(struct ui *u, const char *rel)
+{
+	int fd = ui_open_workspace_file(u, rel);
+	if (fd < 0)
+		return;
 	char peek[PEEK_BYTES];
 	ssize_t n = pread(fd, peek, sizeof peek, 0);
 	if (n > 8 && !memcmp(peek, "\x89PNG\r\n\x1a\n", 8)) {

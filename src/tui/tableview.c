@@ -434,20 +434,9 @@ static void tv_open_fd(struct ui *u, int fd, char *title)
 
 void ui_table_open_file(struct ui *u, const char *rel)
 {
-	char *err = NULL;
-	if (u->ws_fd < 0) {
-		ui_notice(u, "files can be opened with the local sandbox only");
+	int fd = ui_open_workspace_file(u, rel);
+	if (fd < 0)
 		return;
-	}
-	int fd = path_open_mapped(u->ws_fd, &u->m.mounts, rel,
-	                          O_RDONLY | O_CLOEXEC, 0, &err);
-	if (fd < 0) {
-		char *clean = term_clean(err, strlen(err), 0);
-		ui_notice(u, "%s", clean);
-		free(clean);
-		free(err);
-		return;
-	}
 	tv_open_fd(u, fd, term_clean(rel, strlen(rel), 0));
 }
 

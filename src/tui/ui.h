@@ -270,6 +270,9 @@ void ui_select_call(struct ui *u, int call, int user);
 /* Open the full output of call i, or a workspace file. */
 void ui_pager_open_call(struct ui *u, int i);
 void ui_pager_open_file(struct ui *u, const char *rel);
+/* A workspace file opened for reading through the mounts (a staged
+ * input is read from its host source); -1 with a notice said. */
+int ui_open_workspace_file(struct ui *u, const char *rel);
 
 /* tableview.c: a .csv/.tsv workspace file, or call i's stdout, as a
  * table (an overlay of the VIEW layer); is path named as a table? */

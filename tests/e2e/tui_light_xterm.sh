@@ -27,8 +27,10 @@ TMS=assay-light-$$-$RANDOM
 x_cleanup() {
 	[ -n "$XTERM_PID" ] && kill "$XTERM_PID" 2>/dev/null || true
 	[ -n "$XVFB_PID" ] && kill "$XVFB_PID" 2>/dev/null || true
-	tmux -L "$TMS" kill-server 2>/dev/null || true
-	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$TMS"
+	for s in "$TMS" "$TMS"-1 "$TMS"-2 "$TMS"-3; do
+		tmux -L "$s" kill-server 2>/dev/null || true
+		rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$s"
+	done
 	wait 2>/dev/null || true
 	if [ -n "${ASSAY_SHOTS_DIR:-}" ] && [ -d "$T/shots" ]; then
 		mkdir -p "$ASSAY_SHOTS_DIR" && cp "$T/shots/"*.png "$ASSAY_SHOTS_DIR/"
@@ -150,7 +152,7 @@ xterm_run() {
 export LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color
 export ASSAY_SCRIPT_DELAY_MS=0 ASSAY_TUI_CLOCK_MS=0
 cd "$T"
-exec $PY "$T/relay.py" "$T/keys" "$T/exit" "$ASSAY" --provider script \
+exec $PY "$SRC/tests/e2e/xterm_relay.py" "$T/keys" "$T/exit" "$ASSAY" --provider script \
 	--script "$T/hi.json" --run-dir "$RUN" $* hi
 EOF
 	xterm -b 0 -bw 0 -geometry ${COLS}x$ROWS+0+0 -fa 'DejaVu Sans Mono' -fs 10 \
@@ -178,57 +180,6 @@ shot_contrast() {
 }
 # all_at_least MIN: every ratio on stdin is MIN or more (and there are 3)
 all_at_least() { awk -v m="$1" '{ n++; if ($2 < m) bad++ } END { exit !(n == 3 && !bad) }'; }
-
-# the pty relay of tui_images_xterm.sh: bytes both ways unchanged,
-# the fifo's bytes typed
-cat >"$T/relay.py" <<'PYEND'
-import errno, fcntl, os, select, signal, sys, termios, tty
-fifo, exit_file, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
-def winsize(fd):
-    return fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8)
-master, slave = os.openpty()
-fcntl.ioctl(slave, termios.TIOCSWINSZ, winsize(0))
-pid = os.fork()
-if pid == 0:
-    os.setsid()
-    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
-    for fd in (0, 1, 2):
-        os.dup2(slave, fd)
-    os.close(master)
-    os.close(slave)
-    os.execvp(argv[0], argv)
-os.close(slave)
-tty.setraw(0)
-signal.signal(signal.SIGWINCH,
-              lambda *_: fcntl.ioctl(master, termios.TIOCSWINSZ, winsize(0)))
-keys = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
-def write_all(fd, data):
-    while data:
-        try:
-            data = data[os.write(fd, data):]
-        except (InterruptedError, BlockingIOError):
-            select.select([], [fd], [], 0.1)
-while True:
-    try:
-        ready = select.select([0, master, keys], [], [])[0]
-        if master in ready:
-            data = os.read(master, 65536)
-            if not data:
-                break
-            write_all(1, data)
-        for fd in (0, keys):
-            if fd in ready:
-                write_all(master, os.read(fd, 4096))
-    except InterruptedError:
-        continue
-    except OSError as e:
-        if e.errno == errno.EIO:  # the program has gone
-            break
-        raise
-status = os.waitpid(pid, 0)[1]
-with open(exit_file, "w") as f:
-    f.write("%d\n" % os.waitstatus_to_exitcode(status))
-PYEND
 
 # 1. xterm as it comes (white background, black text), no --theme
 xterm_run auto-white --
@@ -273,19 +224,21 @@ xterm_quit
 # 4. no answer (tmux 3.3 does not answer OSC 11): COLORFGBG decides,
 # then dark; on screen (the title's colour) and in the log
 tmux_title() { # tmux_title COLORFGBG N: the first title's SGR, the log's words
+	# (a server of its own each: a new one on the socket of one that is
+	# still exiting dies with it)
 	cat >"$T/tm.sh" <<EOF
 export LANG=C.UTF-8 LC_ALL=C.UTF-8 ASSAY_SCRIPT_DELAY_MS=0 ASSAY_TUI_CLOCK_MS=0
 ${1:+export COLORFGBG='$1'}
 cd "$T"
 exec "$ASSAY" --provider script --script "$T/hi.json" --run-dir "$T/run-tm$2" hi
 EOF
-	tmux -L "$TMS" -f /dev/null new-session -d -x $COLS -y $ROWS "bash $T/tm.sh; sleep 600"
-	wait_until 20 'tmux -L "$TMS" capture-pane -p | grep -q "waiting for you"' || true
-	tmux -L "$TMS" capture-pane -p -e -S 0 -E 0 | grep -o $'\e\\[[0-9;]*m Conversation' | head -1 | cat -v
+	tmux -L "$TMS-$2" -f /dev/null new-session -d -x $COLS -y $ROWS "bash $T/tm.sh; sleep 600"
+	wait_until 20 'tmux -L "$TMS-$2" capture-pane -p | grep -q "waiting for you"' || true
+	tmux -L "$TMS-$2" capture-pane -p -e -S 0 -E 0 | grep -o $'\e\\[[0-9;]*m Conversation' | head -1 | cat -v
 	grep -o 'background [^.]*' "$T/run-tm$2/assay.log" | head -1
-	tmux -L "$TMS" send-keys C-q
+	tmux -L "$TMS-$2" send-keys C-q
 	sleep 0.3
-	tmux -L "$TMS" kill-server 2>/dev/null || true
+	tmux -L "$TMS-$2" kill-server 2>/dev/null || true
 }
 O=$(tmux_title '0;15' 1)
 echo "$O"
