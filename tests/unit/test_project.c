@@ -118,7 +118,7 @@ static void test_untrusted_loosening_refused(void **state)
 	assert_null(c.workspace);
 	assert_null(c.run_dir);
 	assert_string_equal(c.out_dir, "outputs");
-	assert_string_equal(c.theme, "default");
+	assert_string_equal(c.theme, "auto"); /* the default kept */
 	assert_int_equal(c.n_inputs, 1); /* data.csv, inside */
 	assert_non_null(strstr(c.inputs[0].src, "data.csv"));
 	assert_int_equal(cJSON_GetArraySize(c.rules), 1);
