@@ -474,7 +474,15 @@ static void probe_fail(struct local_probe *p)
 {
 	const char *first = p->first ? p->first : "no profile could be tried";
 	char *err = NULL;
-	if (looks_like_userns(first))
+	if (strstr(first, "Can't mount proc"))
+		/* namespaces work, but /proc is masked: a Docker container */
+		set_err(&err,
+		        "local sandbox: bubblewrap cannot mount /proc (%s): "
+		        "inside a Docker container, run it with --security-opt "
+		        "systempaths=unconfined (or --privileged), or run assay "
+		        "outside it, or use --sandbox docker",
+		        first);
+	else if (looks_like_userns(first))
 		set_err(&err,
 		        "local sandbox: bubblewrap cannot create namespaces "
 		        "(%s): enable unprivileged user namespaces (sysctl "

@@ -514,6 +514,29 @@ static void test_namespaces_unavailable(void **state)
 	free(fake);
 }
 
+static void test_proc_masked(void **state)
+{
+	struct harness *h = *state;
+	/* A bwrap that fails the way it does in a Docker container whose
+	 * /proc paths are masked (namespaces work). */
+	char *fake = xasprintf("%s/bwrap", h->run_dir);
+	write_text(fake, "#!/bin/sh\necho 'bwrap: Can'\\''t mount proc on "
+	                 "/newroot/proc: Operation not permitted' >&2\n"
+	                 "exit 1\n");
+	chmod(fake, 0755);
+	setenv("ASSAY_BWRAP", fake, 1);
+	assert_int_equal(harness_start(h), -1);
+	unsetenv("ASSAY_BWRAP");
+	const char *want[] = {"cannot mount /proc",
+	                      "Can't mount proc on /newroot/proc",
+	                      "systempaths=unconfined", "--sandbox docker"};
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+		if (!strstr(h->start_err, want[i]))
+			fail_msg("'%s' lacks '%s'", h->start_err, want[i]);
+	assert_null(strstr(h->start_err, "user.max_user_namespaces"));
+	free(fake);
+}
+
 static void test_backend_not_available(void **state)
 {
 	struct harness *h = *state;
@@ -1151,6 +1174,7 @@ int main(void)
 	    T(test_workspace_missing),
 	    T(test_bwrap_missing),
 	    T(test_namespaces_unavailable),
+	    T(test_proc_masked),
 	    T(test_backend_not_available),
 	    T(test_file_ops),
 	    T(test_fetch),
