@@ -113,6 +113,7 @@ static int keys_confirm_key(struct ui *u, struct ui_overlay *o, int key, int fn)
 
 void ui_help_open(struct ui *u)
 {
+	u->help_top = 0;
 	ui_overlay_push(u, &help_overlay);
 }
 
@@ -126,12 +127,33 @@ static void keys_help_draw(struct ui *u, struct ui_overlay *o)
 	delwin(w);
 }
 
-/* Any key closes the help (and does nothing else). */
+/* Any key closes the help (and does nothing else), but the ones that
+ * scroll it when the terminal is too short for it. */
 static int keys_help_key(struct ui *u, struct ui_overlay *o, int key, int fn)
 {
-	(void)key;
-	(void)fn;
-	ui_overlay_pop(u, o);
+	int n = ui_help_lines();
+	int room = (n + 4 > u->rows - 1 ? u->rows - 1 : n + 4) - 3;
+	int step = 0;
+	if (n > room && room > 0) {
+		if ((fn && key == KEY_DOWN) || (!fn && key == 'j'))
+			step = 1;
+		else if ((fn && key == KEY_UP) || (!fn && key == 'k'))
+			step = -1;
+		else if ((fn && key == KEY_NPAGE) || (!fn && key == ' '))
+			step = room;
+		else if (fn && key == KEY_PPAGE)
+			step = -room;
+	}
+	if (!step) {
+		ui_overlay_pop(u, o);
+		return 1;
+	}
+	u->help_top += step;
+	if (u->help_top > n - room)
+		u->help_top = n - room;
+	if (u->help_top < 0)
+		u->help_top = 0;
+	ui_touch(u, UI_DIRTY_OVERLAY);
 	return 1;
 }
 
@@ -404,8 +426,8 @@ static void keys_tree(struct ui *u, int key, int fn)
 	struct ui_node *n =
 	    t->vis[u->tree_cur < (int)t->nvis ? u->tree_cur : 0];
 	int move = keys_tree_move(u, key, fn, (int)t->nvis);
-	if ((!fn && (key == UI_KEY_ENTER || key == 'l' || key == 'o' ||
-	             key == 't')) ||
+	if ((!fn &&
+	     (key == UI_KEY_ENTER || key == 'l' || key == 'o' || key == 't')) ||
 	    (fn && key == KEY_RIGHT))
 		keys_tree_open(u, n, key, fn);
 	else if ((!fn && key == 'h') || (fn && key == KEY_LEFT))

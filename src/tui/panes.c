@@ -1141,19 +1141,31 @@ void ui_draw_help(struct ui *u, WINDOW *w)
 {
 	int h, wd;
 	getmaxyx(w, h, wd);
-	(void)u;
 	ui_background(w);
 	werase(w);
 	wbkgdset(w, ' ');
 	for (int y = 0; y < h; y++)
 		ui_fill(w, y, 0, wd, UE_OVERLAY);
 	ui_draw_box(w, "Keys", 1);
-	for (int i = 0; i < ui_help_lines() && i + 1 < h - 2; i++) {
-		ui_draw_text(w, i + 1, 2, 22, help_lines[i][0], UE_PROMPT);
-		ui_draw_text(w, i + 1, 25, wd - 27, help_lines[i][1],
-		             UE_OVERLAY);
+	int n = ui_help_lines(), room = h - 3 > 0 ? h - 3 : 0;
+	if (u->help_top > n - room)
+		u->help_top = n - room > 0 ? n - room : 0;
+	for (int y = 0; y < room && u->help_top + y < n; y++) {
+		const char *const *l = help_lines[u->help_top + y];
+		ui_draw_text(w, y + 1, 2, 22, l[0], UE_PROMPT);
+		ui_draw_text(w, y + 1, 25, wd - 27, l[1], UE_OVERLAY);
 	}
-	ui_draw_text(w, h - 2, 2, wd - 4, "any key closes this help", UE_DIM);
+	if (n <= room) {
+		ui_draw_text(w, h - 2, 2, wd - 4, "any key closes this help",
+		             UE_DIM);
+	} else {
+		char more[96];
+		snprintf(more, sizeof more,
+		         "lines %d-%d of %d: j/k, PgUp/PgDn scroll; any other "
+		         "key closes",
+		         u->help_top + 1, u->help_top + room, n);
+		ui_draw_text(w, h - 2, 2, wd - 4, more, UE_DIM);
+	}
 }
 
 void ui_draw_confirm(struct ui *u, WINDOW *w)

@@ -183,6 +183,8 @@ struct ui {
 	char *notice;
 	int64_t notice_until;
 	int ctrl_c_armed;
+	int help_top; /* the help's first line shown (it scrolls when the
+	                 terminal is shorter than it) */
 	int quitting; /* quit once the run has ended (its archive...) */
 	int quit;     /* leave the loop */
 	int in_paste;
@@ -233,6 +235,7 @@ void ui_draw_tools(struct ui *u);
 void ui_draw_tree(struct ui *u);
 void ui_draw_input(struct ui *u);
 void ui_draw_status(struct ui *u);
+/* The help in w from line u->help_top (kept in range). */
 void ui_draw_help(struct ui *u, WINDOW *w);
 int ui_help_lines(void);
 void ui_draw_confirm(struct ui *u, WINDOW *w);

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The help scrolls when the terminal is too short for it (80x24 has
+# room for 20 of its lines): j/k, arrows, PgUp/PgDn and Space move it,
+# a footer says which lines show, any other key closes it. On a tall
+# terminal it all shows and any key, j too, closes it. Skipped (77)
+# without bubblewrap or tmux.
+source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/tui_helpers.bash"
+need_bwrap
+cd "$T"
+S=$SRC/tests/e2e/data/short.json
+not_shown() { ! screen_has "$1"; }
+tui_start 80 24 -- --provider script --script "$S" hi
+check "the run waits" wait_for 'waiting for you' 30
+keys F1
+check "80x24: the help opens, its first lines" wait_for 'Tab / Shift-Tab +move focus' 5
+check "... the footer says which lines show and how to scroll" \
+	screen_has 'lines 1-20 of [0-9]+: j/k, PgUp/PgDn scroll; any other key closes'
+check "... its last line is not shown yet" not_shown '\? or F1 +this help'
+keys NPage
+check "PgDn: the last lines" wait_for '\? or F1 +this help' 5
+check "... the footer follows" screen_has 'lines [0-9]+-([0-9]+) of \1:'
+check "... the first line scrolled away" not_shown 'Tab / Shift-Tab'
+keys k
+check "k: one line back" wait_for 'lines ([0-9]+)-[0-9]+ of [0-9]+' 5
+top=$(tm capture-pane -p -t t | grep -oE 'lines [0-9]+' | grep -oE '[0-9]+')
+keys j
+check "j: one line on (from $top)" wait_for "lines $((top + 1))-" 5
+keys g
+check "any other key closes it" wait_gone '─ Keys ─' 5
+check "... and does nothing else (the run still waits)" screen_has 'waiting for you'
+keys C-q
+check "quits" test "$(wait_exit 20)" = 0
+tui_start 120 45 -- --provider script --script "$S" hi
+check "120x45: the run waits" wait_for 'waiting for you' 30
+keys F1
+check "the whole help shows" wait_for 'any key closes this help' 5
+check "... its first line" screen_has 'Tab / Shift-Tab +move focus'
+check "... and its last" screen_has '\? or F1 +this help'
+keys j
+check "j closes it when nothing is hidden" wait_gone '─ Keys ─' 5
+keys C-q
+wait_exit 20 >/dev/null
+finish
