@@ -641,13 +641,22 @@ static void print_text(const struct doctor *d)
 /* assay doctor --help. */
 static void doctor_usage(FILE *f)
 {
-	fputs("usage: assay doctor [--json] [--images MODE] [--config FILE]\n"
+	fputs("usage: assay doctor [--json] [--images MODE] [--sandbox NAME] "
+	      "[--config FILE]\n"
 	      "  checks terminal graphics, the sandbox backends, the "
 	      "sandbox's python\n"
 	      "  libraries and model keys (whether set, never their values)\n"
 	      "  --json          one JSON object instead of text\n"
 	      "  --images MODE   auto|sixel|kitty|blocks|off [config, else "
 	      "auto]\n"
+	      "  --sandbox NAME  local|docker|opensandbox: the backend that "
+	      "must work\n"
+	      "                  (the others are checked too, as warnings) "
+	      "[config, else local]\n"
+	      "  --image IMG     the docker sandbox's image [config, else "
+	      "assay-sandbox:latest]\n"
+	      "  --opensandbox-url URL  the OpenSandbox server [config, "
+	      "else $OPEN_SANDBOX_DOMAIN]\n"
 	      "  --config FILE   extra configuration layer\n"
 	      "exit codes: 0 the default setup works, 1 it does not, 2 "
 	      "usage\n",
@@ -657,7 +666,8 @@ static void doctor_usage(FILE *f)
 int cmd_doctor(int argc, char **argv)
 {
 	int json = 0;
-	const char *images = NULL, *extra = NULL;
+	const char *images = NULL, *extra = NULL, *sandbox = NULL;
+	const char *image = NULL, *os_url = NULL;
 	char *err = NULL;
 	struct config c;
 	config_defaults(&c);
@@ -675,6 +685,12 @@ int cmd_doctor(int argc, char **argv)
 			images = a + 9;
 		} else if (!strcmp(a, "--config") && i + 1 < argc) {
 			extra = argv[++i];
+		} else if (!strcmp(a, "--sandbox") && i + 1 < argc) {
+			sandbox = argv[++i];
+		} else if (!strcmp(a, "--image") && i + 1 < argc) {
+			image = argv[++i];
+		} else if (!strcmp(a, "--opensandbox-url") && i + 1 < argc) {
+			os_url = argv[++i];
 		} else {
 			set_err(&err,
 			        "doctor: unknown option or missing argument: "
@@ -692,6 +708,19 @@ int cmd_doctor(int argc, char **argv)
 		config_set(&c.images, images);
 	if (config_check_images(c.images, &err) < 0)
 		goto usage;
+	if (sandbox)
+		config_set(&c.sandbox, sandbox);
+	if (image)
+		config_set(&c.image, image);
+	if (os_url)
+		config_set(&c.opensandbox_url, os_url);
+	if (!sbx_backend_caps(c.sandbox)) {
+		set_err(&err,
+		        "doctor: unknown sandbox '%s': use --sandbox local, "
+		        "docker or opensandbox",
+		        c.sandbox ? c.sandbox : "");
+		goto usage;
+	}
 
 	struct doctor d = {0};
 	d.report = cJSON_CreateObject();

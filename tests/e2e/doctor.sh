@@ -181,6 +181,25 @@ check "... echo and line editing back on" \
 	test "$(jget "$T/intr.st" "d['echo'], d['icanon'], d['isig']")" = "(True, True, True)"
 check "... and says so" grep -aq 'assay doctor: interrupted' "$T/intr.out"
 
+# --sandbox NAME: the backend that must work (the config's otherwise)
+set +e
+"$ASSAY" doctor --sandbox nosuch >"$T/sb.out" 2>&1
+code=$?
+set -e
+check "--sandbox nosuch: usage error (exit $code)" test "$code" = 2
+check "... naming the backends" grep -q "unknown sandbox 'nosuch': use --sandbox local, docker or opensandbox" "$T/sb.out"
+set +e
+OPEN_SANDBOX_API_KEY=k "$ASSAY" doctor --json --images off --sandbox opensandbox \
+	--opensandbox-url 127.0.0.1:9 >"$T/sb.json" 2>"$T/sb.err"
+code=$?
+set -e
+check "--sandbox opensandbox with no server there: exit 1 (got $code)" test "$code" = 1
+check "... the report names that backend" test "$(jget "$T/sb.json" "d['sandbox']")" = opensandbox
+check "... its section fails, naming the URL given" \
+	test "$(jget "$T/sb.json" "[i['status'] for s in d['sections'] if s['name'] == 'sandbox: opensandbox' for i in s['items'] if '127.0.0.1:9' in i['detail']]")" = "['FAIL']"
+check "... local only warns there (not the one that must work)" \
+	test "$(jget "$T/sb.json" "'FAIL' in [i['status'] for s in d['sections'] if s['name'].startswith('sandbox: local') for i in s['items']]")" = False
+
 finish || exit 1
 if [ ${#SKIPS[@]} -gt 0 ]; then
 	skip "${SKIPS[*]}"
