@@ -55,5 +55,8 @@ void ui_hist_record(struct ui *u, const char *msg);
 /* Ctrl-R in the message box: a reverse incremental search of its
  * history (an overlay over the box until accepted or cancelled). */
 void ui_hist_search_open(struct ui *u);
+/* Ctrl-C: a search that is up ends as Esc ends it (the draft back); 1
+ * if there was one. */
+int ui_hist_search_cancel(struct ui *u);
 
 #endif

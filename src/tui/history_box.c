@@ -175,6 +175,14 @@ static void hsearch_shorter(struct ui *u, struct hist_search *s)
 	hsearch_find(u, s, u->in.nhist - 1);
 }
 
+int ui_hist_search_cancel(struct ui *u)
+{
+	if (!hsearch.ov.on_stack)
+		return 0;
+	hsearch_end(u, &hsearch, 0);
+	return 1;
+}
+
 /* Typing narrows, Ctrl-R goes older, Enter takes the entry, Esc and
  * Ctrl-G give the draft back; any other key takes the entry and then
  * does what it does in the box. */

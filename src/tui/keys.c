@@ -164,6 +164,8 @@ static void keys_ctrl_c(struct ui *u)
 		ui_pager_cancel_search(u);
 		return;
 	}
+	if (ui_hist_search_cancel(u)) /* the draft back, nothing stopped */
+		return;
 	if (u->view) { /* its owner's sessions, all of them */
 		if (u->ctrl_c_armed)
 			ui_view_leave(u, 1);

@@ -99,7 +99,15 @@ type_text "zebra"
 check "the dialog's feedback is not found" wait_for "\(failed reverse-i-search\)'zebra': " 5
 keys C-g
 check "Ctrl-G cancels too" wait_for '^│> +│' 5
-keys C-q
+type_text "draft2"
+keys C-r
+type_text "line"
+check "a search again" wait_for "\(reverse-i-search\)'line': line" 5
+keys C-c
+check "Ctrl-C cancels it: the draft back" wait_for '^│> draft2 +│' 5
+check "... and the prompt gone" screen_lacks reverse-i-search
+check "... nothing else (no quit armed)" screen_lacks 'Ctrl-C again to quit'
+keys C-u C-q
 check "run 2 quits" test "$(wait_exit 20)" = 0
 check "the message sent again is not kept twice in a row" \
 	test "$(grep -c 'plot the energy per building' "$HIST")" = 2
