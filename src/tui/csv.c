@@ -160,8 +160,9 @@ void csv_scan_feed(struct csv_scan *sc, const char *s, size_t n, int64_t at,
 			st = S_START;
 			continue;
 		}
-		if (c != '\r')
-			sc->empty = 0;
+		/* an empty line is \n or \r\n (csv_parse's blank): a first
+		 * \r may be the line end's (empty 2), not a second one */
+		sc->empty = c == '\r' && sc->empty == 1 ? 2 : 0;
 		if (c == d) {
 			sc->fields++;
 			st = S_START;
@@ -177,7 +178,8 @@ void csv_scan_feed(struct csv_scan *sc, const char *s, size_t n, int64_t at,
 
 void csv_scan_end(struct csv_scan *sc, int64_t at, csv_scan_fn fn, void *arg)
 {
-	if (at > sc->rec_start && !sc->empty)
+	/* a lone \r at the end is a record, as csv_parse reads it */
+	if (at > sc->rec_start && sc->empty != 1)
 		fn(arg, sc->rec_start, at, sc->fields, sc->state == S_Q);
 	sc->rec_start = at;
 	sc->fields = 1;
@@ -521,8 +523,10 @@ void csv_sum_finish(struct csv_summary *s)
 		s->min = s->num[0];
 		s->max = s->num[s->nnum - 1];
 		size_t m = s->nnum / 2;
+		/* halves first: (a + b) / 2 overflows to inf for two
+		 * numbers near DBL_MAX, a median above the max */
 		s->median =
-		    s->nnum % 2 ? s->num[m] : (s->num[m - 1] + s->num[m]) / 2;
+		    s->nnum % 2 ? s->num[m] : s->num[m - 1] / 2 + s->num[m] / 2;
 	} else {
 		s->min = s->max = s->mean = s->median = NAN;
 	}

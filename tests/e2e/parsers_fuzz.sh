@@ -2,11 +2,11 @@
 # Short libFuzzer runs of the parsers of outside input with a stream
 # shape (tests/fuzz/): the SSE parser, the Chat Completions stream
 # rebuilder, the Responses and Anthropic stream readers, Docker's exec frame
-# demultiplexer and the python kernel's
-# frame reader. Each is fed every input in chunks and whole: it must
-# not crash or leak, and must read the same thing either way. Built
-# here with clang from the sources they need, as approval_fuzz.sh
-# does; SKIPPED when clang or its libFuzzer runtime is missing
+# demultiplexer, the python kernel's frame reader and the table view's
+# CSV parser (src/tui/csv.c). Each is fed every input in chunks and
+# whole: it must not crash or leak, and must read the same thing either
+# way. Built here with clang from the sources they need, as
+# approval_fuzz.sh does; SKIPPED when clang or its libFuzzer runtime is missing
 # (scripts/setup installs clang). Longer runs: cmake
 # -DCMAKE_C_COMPILER=clang -DASSAY_FUZZ=ON, then e.g.
 # build/fuzz_sse -max_total_time=600.
@@ -25,8 +25,9 @@ declare -A SOURCES=(
 	[anthropic_stream]="src/llm/anthropic.c src/llm/chat_stream.c src/llm/retry.c src/net/sse.c"
 	[docker_frames]="src/sandbox/docker_frames.c"
 	[pyframe]="src/agent/pyframe.c"
+	[csv]="src/tui/csv.c"
 )
-HARNESSES="sse chat_stream responses_stream anthropic_stream docker_frames pyframe"
+HARNESSES="sse chat_stream responses_stream anthropic_stream docker_frames pyframe csv"
 CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-D_GNU_SOURCE -DASSAY_SOURCE_DIR=\"$SRC\" -I$SRC/include -I$SRC/src
 	$(pkg-config --cflags libcjson)"
@@ -46,7 +47,8 @@ done
 
 # seeds: the first byte's low 3 bits count the chunk-size bytes after
 # it (tests/fuzz/fuzz_chunks.h); the fuzzer mutates from these
-mkdir c_sse c_chat_stream c_responses_stream c_anthropic_stream c_docker_frames c_pyframe
+mkdir c_sse c_chat_stream c_responses_stream c_anthropic_stream c_docker_frames c_pyframe \
+	c_csv
 $PY - <<'PYEND'
 import struct
 def fr(t, p): return bytes([t, 0, 0, 0]) + struct.pack(">I", len(p)) + p
@@ -115,6 +117,18 @@ seeds = {
         + pf(b"e", b"\xff\x00") + pf(b"r", b"{}"),
         b"\x00" + pf(b"x", b"a"),
         b"\x00o\x00\x00\x10\x00",
+    ],
+    # the first byte's high bits: the delimiter (bits 3-4: , tab ; |,
+    # bit 7: the sniffed one) and the rows csv_tail keeps (bits 5-6)
+    "csv": [
+        b"\x00name,age,city\nann,31,\"Paris, France\"\nbob,42,Oslo\n",
+        b"\x02\x05\x0ba,b\r\n1,\"p\r\nq\"\r\n\r\n2,\"say \"\"hi\"\"\"\r\n",
+        b"\x01\x03a,b,c\n1,2\n3,4,5,6\n\n\n7,\"open,8\n9,10,11\n",
+        b"\x88x;y\n1,5;2,5\n\n-3;NA\n1e2;\n4;q\n",
+        b"\x09\x04k\tv\n1\t\"two\nlines\"\n2\t3.5\n\r\n3\tnull\n",
+        b"\x19\x071|2.5|a\n3|4|b\n5|6|\"c\"x\n7|\"\"\"\"|",
+        b"\x63\x01\x02\x03h1,h2\n\"a\nb\",\"c,\"\"d\"\"\"\n\n1,2,3\r\nx,\"y\n",
+        b"\xc0v,w\n10,1.5e308\n-2.25,9e307\n\n7,NaN\n-1e999,x\n0.5,\n",
     ],
 }
 for name, list_ in seeds.items():

@@ -106,11 +106,10 @@ static void scan_rec(void *arg, int64_t start, int64_t end, int fields,
 	l->unterm[l->n++] = unterminated;
 }
 
-/* The scanner finds the parser's records whatever the chunks are. */
-static void test_scan_agrees(void **state)
+/* The scanner finds the parser's nrec records of s whatever the chunks
+ * are; the log of the last split into l. */
+static void scan_agrees(const char *s, int nrec, struct scan_log *last)
 {
-	(void)state;
-	const char *s = "h1,h2\n\"a\nb\",\"c,\"\"d\"\"\"\n\n1,2,3\r\nx,\"y\n";
 	size_t n = strlen(s);
 	for (size_t split = 0; split <= n; split++) {
 		struct scan_log l = {0};
@@ -120,7 +119,7 @@ static void test_scan_agrees(void **state)
 		csv_scan_feed(&sc, s + split, n - split, (int64_t)split,
 		              scan_rec, &l);
 		csv_scan_end(&sc, (int64_t)n, scan_rec, &l);
-		assert_int_equal(l.n, 4);
+		assert_int_equal(l.n, nrec);
 		struct csv_rec r = {0};
 		size_t at = 0;
 		for (int i = 0; i < l.n; i++) {
@@ -136,9 +135,35 @@ static void test_scan_agrees(void **state)
 			at += used;
 		}
 		csv_rec_free(&r);
-		assert_int_equal(l.fields[2], 3);
-		assert_int_equal(l.unterm[3], 1);
+		*last = l;
 	}
+}
+
+static void test_scan_agrees(void **state)
+{
+	(void)state;
+	struct scan_log l;
+	scan_agrees("h1,h2\n\"a\nb\",\"c,\"\"d\"\"\"\n\n1,2,3\r\nx,\"y\n", 4,
+	            &l);
+	assert_int_equal(l.fields[2], 3);
+	assert_int_equal(l.unterm[3], 1);
+}
+
+/* Found by tests/fuzz/fuzz_csv.c: the scanner skipped any line of \r
+ * alone ("\r\r\n", a "\r" at the end) as empty, where the parser
+ * (blank: \n or \r\n only) reads a record, so the index counted fewer
+ * rows than the table view walks. */
+static void test_scan_cr_lines(void **state)
+{
+	(void)state;
+	struct scan_log l;
+	scan_agrees("a\n\r\r\nb\n\r\n\r", 4, &l);
+	assert_int_equal(l.start[1], 2);
+	assert_int_equal(l.end[1], 5);
+	assert_int_equal(l.start[3], 9);
+	assert_int_equal(l.end[3], 10);
+	scan_agrees("\r", 1, &l);
+	scan_agrees("\r\n\n", 0, &l);
 }
 
 static void test_sniff(void **state)
@@ -259,6 +284,15 @@ static void test_summary_pandas(void **state)
 	assert_string_equal(s.top[1].value, "b");
 	assert_int_equal(s.top[1].n, 2);
 	csv_sum_free(&s);
+	/* found by tests/fuzz/fuzz_csv.c: the middle two summed overflowed
+	 * to inf, a median above the max (pandas' 50%: 1.25e308) */
+	summarize("x\n1e308\n1.5e308\n", ',', 0, &s);
+	assert_true(s.max == 1.5e308);
+	assert_true(s.median == 1.25e308);
+	csv_sum_free(&s);
+	summarize("x\n-1e308\n-1.5e308\n", ',', 0, &s);
+	assert_true(s.median == -1.25e308);
+	csv_sum_free(&s);
 }
 
 /* Rows from the end: a window that starts inside a quoted field must
@@ -315,6 +349,7 @@ int main(void)
 	    cmocka_unit_test(test_crlf_and_blank),
 	    cmocka_unit_test(test_ragged_and_unterminated),
 	    cmocka_unit_test(test_scan_agrees),
+	    cmocka_unit_test(test_scan_cr_lines),
 	    cmocka_unit_test(test_sniff),
 	    cmocka_unit_test(test_numbers),
 	    cmocka_unit_test(test_summary_pandas),
