@@ -631,18 +631,25 @@ static int py_write_word(const char *s)
 	return py_call_in(s, modes) || py_call_in(s, calls);
 }
 
+/* The first and last tokens of the line of token i. */
+static void py_line_span(const struct py *p, size_t i, size_t *a, size_t *b)
+{
+	int line = p->t.v[i].line;
+	*a = *b = i;
+	while (*a > 0 && p->t.v[*a - 1].line == line)
+		(*a)--;
+	while (*b + 1 < p->t.n && p->t.v[*b + 1].line == line)
+		(*b)++;
+}
+
 /* Whether the line of token i moves files (os.rename, Path.replace,
  * shutil.move...). */
 static int py_line_moves(const struct py *p, size_t i)
 {
 	static const char *const moves[] = {"rename", "replace", "move",
 	                                    "renames", NULL};
-	int line = p->t.v[i].line;
-	size_t a = i, b = i;
-	while (a > 0 && p->t.v[a - 1].line == line)
-		a--;
-	while (b + 1 < p->t.n && p->t.v[b + 1].line == line)
-		b++;
+	size_t a, b;
+	py_line_span(p, i, &a, &b);
 	for (size_t k = a; k <= b; k++)
 		if (p->t.v[k].type == PY_NAME &&
 		    py_call_in(p->t.v[k].text, moves))
@@ -653,12 +660,8 @@ static int py_line_moves(const struct py *p, size_t i)
 /* Whether the line of token i writes (a mode "w", df.to_csv...). */
 static int py_line_writes(const struct py *p, size_t i)
 {
-	int line = p->t.v[i].line;
-	size_t a = i, b = i;
-	while (a > 0 && p->t.v[a - 1].line == line)
-		a--;
-	while (b + 1 < p->t.n && p->t.v[b + 1].line == line)
-		b++;
+	size_t a, b;
+	py_line_span(p, i, &a, &b);
 	for (size_t k = a; k <= b; k++)
 		if (k != i && p->t.v[k].type != PY_OP &&
 		    py_write_word(p->t.v[k].text))
