@@ -21,11 +21,13 @@ keys NPage
 check "PgDn: the last lines" wait_for '\? or F1 +this help' 5
 check "... the footer follows" screen_has 'lines [0-9]+-([0-9]+) of \1:'
 check "... the first line scrolled away" not_shown 'Tab / Shift-Tab'
-keys k
-check "k: one line back" wait_for 'lines ([0-9]+)-[0-9]+ of [0-9]+' 5
+# (each wait names the new first line: the footer is on the screen
+# before the key takes effect too)
 top=$(tm capture-pane -p -t t | grep -oE 'lines [0-9]+' | grep -oE '[0-9]+')
+keys k
+check "k: one line back (from $top)" wait_for "lines $((top - 1))-" 5
 keys j
-check "j: one line on (from $top)" wait_for "lines $((top + 1))-" 5
+check "j: one line on again" wait_for "lines $top-" 5
 keys g
 check "any other key closes it" wait_gone '─ Keys ─' 5
 check "... and does nothing else (the run still waits)" screen_has 'waiting for you'
