@@ -24,6 +24,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# keep_shots NAME: the screenshots in $T/shots (the xterm tests) go to
+# $ASSAY_SHOTS_DIR when it is set, else after a failure to
+# /tmp/assay-NAME-shots.PID, to look at
+keep_shots() {
+	if [ -n "${ASSAY_SHOTS_DIR:-}" ] && [ -d "$T/shots" ]; then
+		mkdir -p "$ASSAY_SHOTS_DIR" && cp "$T/shots/"*.png "$ASSAY_SHOTS_DIR/"
+		echo "screenshots: $ASSAY_SHOTS_DIR"
+	elif [ "$FAILED" -gt 0 ] && [ -d "$T/shots" ]; then
+		local keep=/tmp/assay-$1-shots.$$
+		cp -r "$T/shots" "$keep"
+		echo "screenshots: $keep"
+	fi
+}
+
 # skip REASON: this test cannot run here (exit 77, which ctest counts as
 # skipped). Under CI=true nothing may be missing: a skip is a failure
 # that names what was.

@@ -23,15 +23,7 @@ x_cleanup() {
 	[ -n "$XTERM_PID" ] && kill "$XTERM_PID" 2>/dev/null || true
 	[ -n "$XVFB_PID" ] && kill "$XVFB_PID" 2>/dev/null || true
 	wait 2>/dev/null || true
-	if [ -n "${ASSAY_SHOTS_DIR:-}" ] && [ -d "$T/shots" ]; then
-		mkdir -p "$ASSAY_SHOTS_DIR" && cp "$T/shots/"*.png "$ASSAY_SHOTS_DIR/"
-		echo "screenshots: $ASSAY_SHOTS_DIR"
-	elif [ "$FAILED" -gt 0 ] && [ -d "$T/shots" ]; then
-		# keep the screenshots of a failure to look at
-		local keep=/tmp/assay-images-xterm-shots.$$
-		cp -r "$T/shots" "$keep"
-		echo "screenshots: $keep"
-	fi
+	keep_shots images-xterm
 	cleanup
 }
 trap x_cleanup EXIT

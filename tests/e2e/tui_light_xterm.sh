@@ -32,14 +32,7 @@ x_cleanup() {
 		rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$s"
 	done
 	wait 2>/dev/null || true
-	if [ -n "${ASSAY_SHOTS_DIR:-}" ] && [ -d "$T/shots" ]; then
-		mkdir -p "$ASSAY_SHOTS_DIR" && cp "$T/shots/"*.png "$ASSAY_SHOTS_DIR/"
-		echo "screenshots: $ASSAY_SHOTS_DIR"
-	elif [ "$FAILED" -gt 0 ] && [ -d "$T/shots" ]; then
-		local keep=/tmp/assay-light-xterm-shots.$$
-		cp -r "$T/shots" "$keep"
-		echo "screenshots: $keep"
-	fi
+	keep_shots light-xterm
 	cleanup
 }
 trap x_cleanup EXIT
