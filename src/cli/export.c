@@ -481,7 +481,15 @@ static void export_usage(FILE *f)
 	      "the calls\n"
 	      "  with their outputs; script: one Python file that replays "
 	      "the calls\n"
-	      "  that worked (run it in a workspace holding the inputs)\n",
+	      "  safe on a host in workspace/ beside itself (see its --help)."
+	      "\n"
+	      "  Both leave out, as comments with the reason, every call that "
+	      "was\n"
+	      "  denied or failed or that the policy would ask about "
+	      "(deletes,\n"
+	      "  network, paths outside the workspace...): an approval in the "
+	      "run\n"
+	      "  was for its sandbox.\n",
 	      f);
 }
 

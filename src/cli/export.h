@@ -1,7 +1,8 @@
 /* export.h: what the parts of `assay export` share (export.c walks the
  * transcript, export_write.c writes markdown or HTML, export_nb.c a
- * notebook or a script, export_images.c finds the images to embed).
- * Private to src/cli/. */
+ * notebook, export_script.c a script, export_safe.c judges which calls
+ * those may replay on a host, export_images.c finds the images to
+ * embed). Private to src/cli/. */
 #ifndef ASSAY_CLI_EXPORT_H
 #define ASSAY_CLI_EXPORT_H
 
@@ -74,7 +75,8 @@ void exp_putf(struct exp *x, const char *fmt, ...)
  * directories or else the run's workspace.tar.gz (export_images.c). */
 void exp_embed_images(struct exp *x);
 
-/* export_nb.c: the cells of a notebook (script: of a script). */
+/* export_nb.c: the cells of a notebook (script: of a script,
+ * export_nb.h). */
 void exp_nb_new(struct exp *x, int script);
 void exp_nb_event(struct exp *x, const cJSON *e);
 void exp_nb_free(struct exp *x);

@@ -6,13 +6,13 @@
  * with its traceback told apart by exec_end's "python"), each shell
  * call a %%bash cell, each write_file a %%writefile cell (after a
  * mkdir of its directory); the PNGs a call made join its outputs
- * (export_images.c reads them). ipynb writes them as an nbformat 4.5
- * notebook; script as one Python file that replays the calls that
- * worked, in order, in one namespace, and names the dead ends it left
- * out (cells that raised, commands that failed, calls denied). The
- * code is the run's own, byte for byte; the model's prose only goes
- * into comments with every line break made a line of its own. */
-#include "export.h"
+ * (export_images.c reads them). At the end export_safe.c judges which
+ * calls a host may replay; ipynb writes the cells as an nbformat 4.5
+ * notebook, each call it may not replay a cell of comments (the reason,
+ * then its code) that keeps its outputs; script is export_script.c.
+ * The code is the run's own, byte for byte; the model's prose only
+ * goes into comments with every line break made a line of its own. */
+#include "export_nb.h"
 
 #include "assay/events.h"
 #include "assay/json.h"
@@ -23,34 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum nb_kind { NB_MARKDOWN, NB_PYTHON, NB_SHELL, NB_WRITE };
-
-struct nb_cell {
-	enum nb_kind kind;
-	char *id;     /* the tool call's; NULL for markdown */
-	char *source; /* the code, the command, the text */
-	char *path;   /* write_file's */
-	struct buf out[2];
-	int cut;       /* the record has only part of its output */
-	cJSON *python; /* exec_end's "python" */
-	int ran, failed, denied;
-	char *why;       /* why it failed */
-	cJSON *displays; /* its images, as display_data outputs */
-	int count;       /* execution count (code cells that ran) */
-};
-
-struct exp_nb {
-	int script; /* else ipynb */
-	struct nb_cell *cell;
-	size_t n, cap;
-	char *run_id, *model;
-	cJSON *inputs;     /* run_start's */
-	long last_call;    /* the cell of the call that ran last, -1 */
-	long *img_cell;    /* per x->images[i]: the cell that made it */
-	int restarts;      /* python sessions after the first */
-	struct strv notes; /* what could not be exported */
-};
 
 /* ---- gathering ---- */
 
@@ -318,8 +290,33 @@ static void nb_python_outputs(struct nb_cell *c, cJSON *outs)
 	}
 }
 
+const char *exp_nb_kind_name(enum nb_kind k)
+{
+	return k == NB_PYTHON  ? "python"
+	       : k == NB_SHELL ? "shell"
+	                       : "write_file";
+}
+
+char *exp_nb_commented(const char *prefix, const char *s)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	buf_puts(&b, "# ");
+	buf_puts(&b, prefix);
+	for (const char *p = s; *p; p++) {
+		if (*p == '\n' || *p == '\r' || *p == '\f' || *p == '\v') {
+			buf_puts(&b, "\n# ");
+			buf_puts(&b, prefix);
+		} else {
+			buf_append(&b, p, 1);
+		}
+	}
+	buf_puts(&b, "\n");
+	return buf_detach(&b);
+}
+
 /* A JSON string literal, which is a Python one too. */
-static char *nb_json_literal(const char *s)
+char *exp_nb_literal(const char *s)
 {
 	cJSON *j = cJSON_CreateString(s);
 	char *t = cJSON_PrintUnformatted(j);
@@ -344,9 +341,9 @@ static char *nb_write_source(struct nb_cell *c, cJSON *cells, int *id)
 	    strspn(p, "abcdefghijklmnopqrstuvwxyz"
 	              "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-") == strlen(p);
 	const char *slash = strrchr(p, '/');
-	char *lit = nb_json_literal(p), *src;
+	char *lit = exp_nb_literal(p), *src;
 	if (!plain) {
-		char *text = nb_json_literal(c->source);
+		char *text = exp_nb_literal(c->source);
 		src =
 		    xasprintf("import os\n"
 		              "_p = %s\n"
@@ -362,7 +359,7 @@ static char *nb_write_source(struct nb_cell *c, cJSON *cells, int *id)
 	}
 	if (slash && slash != p) {
 		char *dir = xstrndup(p, (size_t)(slash - p));
-		char *dl = nb_json_literal(dir);
+		char *dl = exp_nb_literal(dir);
 		char *mk =
 		    xasprintf("import os\nos.makedirs(%s, exist_ok=True)", dl);
 		nb_code(cells, id, mk, 0, cJSON_CreateArray());
@@ -399,20 +396,52 @@ static void nb_code(cJSON *cells, int *id, const char *src, int count,
 	cJSON_AddItemToArray(cells, j);
 }
 
+static void nb_add_streams(struct nb_cell *c, cJSON *outs)
+{
+	nb_stream(outs, "stdout", c->out[0].data, c->out[0].len);
+	nb_stream(outs, "stderr", c->out[1].data, c->out[1].len);
+}
+
+/* A call a host may not replay, as a cell that runs nothing: the
+ * reason, then its code (the cell it would have been) as comments. */
+static char *nb_skipped_source(const struct nb_cell *c)
+{
+	char *why = exp_nb_commented("assay: not run on replay: ", c->skip);
+	char *code =
+	    c->kind == NB_PYTHON ? xstrdup(c->source)
+	    : c->kind == NB_SHELL
+	        ? xasprintf("%%%%bash\n%s", c->source)
+	        : xasprintf("%%%%writefile %s\n%s", c->path, c->source);
+	char *body = exp_nb_commented("", code);
+	char *src = xasprintf("%s%s", why, body);
+	size_t n = strlen(src);
+	if (n && src[n - 1] == '\n')
+		src[n - 1] = '\0'; /* a cell's last line has no newline */
+	free(why);
+	free(code);
+	free(body);
+	return src;
+}
+
 /* One call as its cells (a write_file into a directory: a mkdir cell
  * first, %%writefile makes no directory). */
 static void nb_call_cells(struct nb_cell *c, cJSON *cells, int *id)
 {
 	cJSON *outs = cJSON_CreateArray();
 	char *src;
-	if (c->kind == NB_PYTHON) {
+	if (c->skip) {
+		src = nb_skipped_source(c);
+		if (c->kind == NB_PYTHON && c->ran)
+			nb_python_outputs(c, outs);
+		else if (c->kind == NB_SHELL)
+			nb_add_streams(c, outs);
+	} else if (c->kind == NB_PYTHON) {
 		src = xstrdup(c->source);
 		if (c->ran)
 			nb_python_outputs(c, outs);
 	} else if (c->kind == NB_SHELL) {
 		src = xasprintf("%%%%bash\n%s", c->source);
-		nb_stream(outs, "stdout", c->out[0].data, c->out[0].len);
-		nb_stream(outs, "stderr", c->out[1].data, c->out[1].len);
+		nb_add_streams(c, outs);
 	} else {
 		src = nb_write_source(c, cells, id);
 	}
@@ -449,13 +478,9 @@ static void nb_write_ipynb(struct exp *x, struct exp_nb *nb)
 			cJSON_AddItemToArray(
 			    cells, nb_cell_json("markdown", id++, c->source));
 		} else if (c->denied) {
-			char *t =
-			    xasprintf("*Not run: the %s call %s was "
-			              "denied.*",
-			              c->kind == NB_PYTHON  ? "python"
-			              : c->kind == NB_SHELL ? "shell"
-			                                    : "write_file",
-			              c->id);
+			char *t = xasprintf("*Not run: the %s call %s was "
+			                    "denied.*",
+			                    exp_nb_kind_name(c->kind), c->id);
 			cJSON_AddItemToArray(cells,
 			                     nb_cell_json("markdown", id++, t));
 			free(t);
@@ -485,142 +510,6 @@ static void nb_write_ipynb(struct exp *x, struct exp_nb *nb)
 	cJSON_Delete(doc);
 }
 
-/* ---- the script ---- */
-
-/* Prose as comment lines: every line break (\r too, which Python
- * also ends a line at) starts a new "# " line. */
-static void nb_comment(struct exp *x, const char *prefix, const char *s)
-{
-	exp_puts(x, "# ");
-	exp_puts(x, prefix);
-	for (const char *p = s; *p; p++) {
-		if (*p == '\n' || *p == '\r' || *p == '\f' || *p == '\v') {
-			exp_puts(x, "\n# ");
-			exp_puts(x, prefix);
-		} else {
-			exp_put(x, p, 1);
-		}
-	}
-	exp_puts(x, "\n");
-}
-
-/* s as a Python string literal: cJSON's JSON string is one (its
- * escapes are Python's; other characters stay raw UTF-8). */
-static void nb_literal(struct exp *x, const char *s)
-{
-	char *t = nb_json_literal(s);
-	exp_puts(x, t);
-	free(t);
-}
-
-static const char NB_PRELUDE[] =
-    "import os as _assay_os\n"
-    "import subprocess as _assay_subprocess\n"
-    "import sys as _assay_sys\n"
-    "\n"
-    "\n"
-    "def _assay_shell(command):\n"
-    "    \"\"\"A shell call of the run: bash in the workspace; the "
-    "replay stops if it fails.\"\"\"\n"
-    "    done = _assay_subprocess.run(command, shell=True, "
-    "executable=\"/bin/bash\")\n"
-    "    if done.returncode != 0:\n"
-    "        _assay_sys.exit(\"replay: %r exited %d\" % (command, "
-    "done.returncode))\n"
-    "\n"
-    "\n"
-    "def _assay_write(path, text):\n"
-    "    \"\"\"A write_file call of the run.\"\"\"\n"
-    "    if _assay_os.path.dirname(path):\n"
-    "        _assay_os.makedirs(_assay_os.path.dirname(path), "
-    "exist_ok=True)\n"
-    "    with open(path, \"w\", encoding=\"utf-8\") as f:\n"
-    "        f.write(text)\n";
-
-static const char *nb_kind_name(enum nb_kind k)
-{
-	return k == NB_PYTHON  ? "python"
-	       : k == NB_SHELL ? "shell"
-	                       : "write_file";
-}
-
-/* The header: what it is, where to run it, what it leaves out. */
-static void nb_script_head(struct exp *x, struct exp_nb *nb)
-{
-	exp_puts(x, "#!/usr/bin/env python3\n");
-	nb_comment(x, "", nb->run_id ? nb->run_id : "?");
-	exp_puts(x, "# ^ the assay run this replays (assay export --format "
-	            "script): its python\n"
-	            "# cells in order in one namespace, its shell commands "
-	            "through bash, the files\n"
-	            "# it wrote. Run it in a fresh workspace that holds the "
-	            "run's inputs:\n");
-	const cJSON *in;
-	cJSON_ArrayForEach(in, nb->inputs)
-	{
-		nb_comment(x, "  ",
-		           cJSON_IsString(in) ? in->valuestring
-		                              : json_str(in, "dest", "?"));
-	}
-	exp_puts(x, "# It runs the code the agent ran, outside assay's "
-	            "sandbox: read it first.\n");
-	int dead = 0;
-	for (size_t i = 0; i < nb->n; i++) {
-		struct nb_cell *c = &nb->cell[i];
-		if (c->kind == NB_MARKDOWN || (!c->failed && !c->denied))
-			continue;
-		if (!dead++)
-			exp_puts(x, "#\n# Left out (dead ends):\n");
-		char *what =
-		    xasprintf("  %s (%s): %s", c->id, nb_kind_name(c->kind),
-		              c->denied ? "denied, never ran"
-		              : c->why  ? c->why
-		                        : "failed");
-		nb_comment(x, "", what);
-		free(what);
-	}
-	if (nb->restarts)
-		exp_puts(x, "#\n# The run's Python session started again "
-		            "during the run; here every cell shares one.\n");
-	for (size_t i = 0; i < nb->notes.n; i++)
-		nb_comment(x, "", nb->notes.v[i]);
-	exp_puts(x, "\n");
-	exp_puts(x, NB_PRELUDE);
-}
-
-static void nb_write_script(struct exp *x, struct exp_nb *nb)
-{
-	nb_script_head(x, nb);
-	for (size_t i = 0; i < nb->n; i++) {
-		struct nb_cell *c = &nb->cell[i];
-		if (c->kind == NB_MARKDOWN) {
-			exp_puts(x, "\n");
-			nb_comment(x, "", c->source);
-			continue;
-		}
-		if (c->failed || c->denied || !c->ran)
-			continue;
-		exp_putf(x, "\n# ---- %s (%s) ----\n", c->id,
-		         nb_kind_name(c->kind));
-		if (c->kind == NB_PYTHON) {
-			exp_puts(x, c->source);
-			if (*c->source &&
-			    c->source[strlen(c->source) - 1] != '\n')
-				exp_puts(x, "\n");
-		} else if (c->kind == NB_SHELL) {
-			exp_puts(x, "_assay_shell(");
-			nb_literal(x, c->source);
-			exp_puts(x, ")\n");
-		} else {
-			exp_puts(x, "_assay_write(");
-			nb_literal(x, c->path);
-			exp_puts(x, ", ");
-			nb_literal(x, c->source);
-			exp_puts(x, ")\n");
-		}
-	}
-}
-
 /* ---- the format's callbacks ---- */
 
 static void nb_begin(struct exp *x, const char *title)
@@ -637,8 +526,9 @@ static void nb_end(struct exp *x)
 	for (size_t i = 0; i < nb->n; i++)
 		if (nb->cell[i].kind != NB_MARKDOWN && nb->cell[i].ran)
 			nb->cell[i].count = ++count;
+	exp_safe_judge(nb);
 	if (nb->script)
-		nb_write_script(x, nb);
+		exp_nb_write_script(x, nb);
 	else
 		nb_write_ipynb(x, nb);
 }
@@ -726,6 +616,8 @@ void exp_nb_free(struct exp *x)
 		free(c->source);
 		free(c->path);
 		free(c->why);
+		free(c->skip);
+		free(c->rel);
 		buf_free(&c->out[0]);
 		buf_free(&c->out[1]);
 		cJSON_Delete(c->python);

@@ -59,14 +59,14 @@ check "... anomalies.csv as the run wrote it" cmp "$T/nbout/output/anomalies.csv
 check "the script compiles" $PY -m py_compile "$T/replay.py"
 cat >"$T/replay.json" <<'EOF'
 {"turns": [
-  {"text": "Replaying.", "tool_calls": [{"name": "shell", "arguments": {"command": "python3 replay.py > /dev/null"}}]},
+  {"text": "Replaying.", "tool_calls": [{"name": "shell", "arguments": {"command": "python3 replay.py input/building_energy.csv > /dev/null"}}]},
   {"text": "Done.", "tool_calls": []}]}
 EOF
 "$ASSAY" run --provider script --script "$T/replay.json" --ask none --input "$T/replay.py:replay.py" \
-	--input "$CSV:input/building_energy.csv" --output output/anomalies.csv \
+	--input "$CSV:input/building_energy.csv" --output workspace/output/anomalies.csv \
 	--run-dir "$T/pyrun" --out "$T/pyout" "replay" 2>"$T/pyrun.err" || cat "$T/pyrun.err"
-check "the script, run in a fresh sandbox with the input, writes the same anomalies.csv" \
-	cmp "$T/pyout/output/anomalies.csv" "$T/run/workspace/output/anomalies.csv"
+check "the script, run in a fresh sandbox given the input, writes the same anomalies.csv in its workspace/" \
+	cmp "$T/pyout/workspace/output/anomalies.csv" "$T/run/workspace/output/anomalies.csv"
 
 # dead ends
 "$ASSAY" run --provider script --script "$SRC/tests/e2e/data/notebook_deadends.json" --ask risky \
@@ -81,11 +81,11 @@ check "... its value apart from its print" \
 check "... the denied call says so" jq_dead "assert any('was denied' in ''.join(c['source']) for c in nb['cells'])"
 check "... a path IPython would expand is written by Python, not %%writefile" \
 	jq_dead "assert not any('we{ird}' in ''.join(c['source']).split(chr(10))[0] and ''.join(c['source']).startswith('%%') for c in code)"
-check "the script names its dead ends" sh -c "grep -q 'call_0_0 (python): raised ZeroDivisionError' '$T/dead.py' && grep -q 'call_2_0 (shell): denied' '$T/dead.py' && grep -q 'call_4_0 (shell): exit code 3' '$T/dead.py'"
-check "... and leaves them out" sh -c "! grep -q '1/0\|exit 3\|rm -f stale' '$T/dead.py'"
-mkdir "$T/fresh" && (cd "$T/fresh" && $PY "$T/dead.py" >/dev/null)
-check "... it runs: what the cells that worked wrote" sh -c "test \"\$(cat '$T/fresh/output/done.txt')\" = 42 && test -s '$T/fresh/notes/we{ird} \$x.txt' && test -s '$T/fresh/plain/note.txt'"
-check "... the model's prose stayed a comment (a \\r cannot start a line of code)" test ! -e "$T/fresh/PWNED"
+check "the script names its dead ends" sh -c "grep -q 'call_0_0 (python): it failed in the run (raised ZeroDivisionError' '$T/dead.py' && grep -q 'call_2_0 (shell): denied' '$T/dead.py' && grep -q 'call_4_0 (shell): it failed in the run (exit code 3)' '$T/dead.py'"
+check "... and leaves them out: their code only in comments" sh -c "! grep -v '^#' '$T/dead.py' | grep -q '1/0\|exit 3\|rm -f stale'"
+mkdir "$T/fresh" && cp "$T/dead.py" "$T/fresh/" && (cd "$T" && $PY "$T/fresh/dead.py" >/dev/null)
+check "... it runs, in workspace/ beside itself: what the cells that worked wrote" sh -c "test \"\$(cat '$T/fresh/workspace/output/done.txt')\" = 42 && test -s '$T/fresh/workspace/notes/we{ird} \$x.txt' && test -s '$T/fresh/workspace/plain/note.txt'"
+check "... the model's prose stayed a comment (a \\r cannot start a line of code)" sh -c "test ! -e '$T/fresh/workspace/PWNED' && test ! -e '$T/PWNED'"
 "$ASSAY" export "$T/dead" --format docx 2>"$T/bad.err" && rc=0 || rc=$?
 check "an unknown format: usage error (2) naming the formats" sh -c "test $rc = 2 && grep -q 'md, html, ipynb or script' '$T/bad.err'"
 finish
