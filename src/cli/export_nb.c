@@ -143,6 +143,19 @@ static void nb_on_tool_result(struct exp_nb *nb, const cJSON *e)
 	nb->last_call = c - nb->cell;
 }
 
+/* A file a shell or python call made or changed: if it is code, the
+ * policy never read it (export_safe.c). */
+static void nb_on_made(struct exp_nb *nb, const cJSON *e)
+{
+	struct nb_cell *c = nb_find(nb, json_str(e, "call", NULL));
+	const char *path = json_str(e, "path", NULL);
+	if (!c || !path || c->kind == NB_WRITE ||
+	    !strcmp(json_str(e, "kind", ""), "deleted"))
+		return;
+	strv_push(&nb->made_paths, path);
+	strv_push(&nb->made_by, c->id);
+}
+
 static void nb_on_run_start(struct exp_nb *nb, const cJSON *e)
 {
 	free(nb->run_id);
@@ -198,6 +211,7 @@ void exp_nb_event(struct exp *x, const cJSON *e)
 		}
 		break;
 	case EV_WORKSPACE_CHANGE: {
+		nb_on_made(nb, e);
 		/* the call that made an image: images[] grows in the walk */
 		int n = x->n_images;
 		nb->img_cell = xrealloc(nb->img_cell,
@@ -629,6 +643,8 @@ void exp_nb_free(struct exp *x)
 	free(nb->img_cell);
 	cJSON_Delete(nb->inputs);
 	strv_free(&nb->notes);
+	strv_free(&nb->made_paths);
+	strv_free(&nb->made_by);
 	free(nb);
 	x->nb = NULL;
 }

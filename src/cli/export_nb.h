@@ -41,6 +41,8 @@ struct exp_nb {
 	long *img_cell;    /* per x->images[i]: the cell that made it */
 	int restarts;      /* python sessions after the first */
 	struct strv notes; /* what could not be exported */
+	/* files shell and python calls made or changed, and the call */
+	struct strv made_paths, made_by;
 };
 
 /* "python", "shell" or "write_file". */

@@ -73,8 +73,8 @@ static char *safe_code_reasons(struct policy *p, const char *lang,
 	return r;
 }
 
-/* The language of a file of code by its name or its #! line, or NULL
- * for data. */
+/* The language of a file of code by its name or its #! line (text
+ * NULL: by its name alone), or NULL for data. */
 static const char *safe_code_lang(const char *path, const char *text)
 {
 	size_t n = strlen(path);
@@ -83,7 +83,7 @@ static const char *safe_code_lang(const char *path, const char *text)
 	if ((n > 3 && !strcmp(path + n - 3, ".sh")) ||
 	    (n > 5 && !strcmp(path + n - 5, ".bash")))
 		return "shell";
-	if (strncmp(text, "#!", 2))
+	if (!text || strncmp(text, "#!", 2))
 		return NULL;
 	size_t line = strcspn(text, "\n");
 	char *first = xstrndup(text, line);
@@ -148,22 +148,40 @@ static char *safe_call(struct policy *p, struct nb_cell *c, int *code)
 	return why;
 }
 
-/* The file name a left-out write_file wrote: calls that name it after
- * it would run code that is not there, or that is. */
-static void safe_names_file(struct exp_nb *nb, size_t from,
-                            const struct nb_cell *w)
+/* Calls after cell from that name the file path: they would run code
+ * the policy did not pass (why says which). */
+static void safe_names_file(struct exp_nb *nb, size_t from, const char *path,
+                            const char *why)
 {
-	const char *slash = strrchr(w->rel, '/');
-	const char *base = slash ? slash + 1 : w->rel;
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
 	for (size_t i = from; i < nb->n; i++) {
 		struct nb_cell *c = &nb->cell[i];
 		if (c->kind == NB_MARKDOWN || c->skip ||
 		    !strstr(c->source, base))
 			continue;
-		c->skip = xasprintf("it names %s, which %s wrote with code "
-		                    "the policy would ask about (left out "
-		                    "too)",
-		                    base, w->id);
+		c->skip = xasprintf("it names %s, %s", base, why);
+	}
+}
+
+/* Files of code a shell or python call made: the policy never read
+ * them, so the calls after it that name one are left out. */
+static void safe_made_code(struct exp_nb *nb)
+{
+	for (size_t k = 0; k < nb->made_paths.n; k++) {
+		const char *path = nb->made_paths.v[k];
+		const char *by = nb->made_by.v[k];
+		if (!safe_code_lang(path, NULL))
+			continue;
+		size_t i = 0;
+		while (i < nb->n &&
+		       !(nb->cell[i].id && !strcmp(nb->cell[i].id, by)))
+			i++;
+		char *why = xasprintf("code that %s made, which the policy "
+		                      "could not read",
+		                      by);
+		safe_names_file(nb, i + 1, path, why);
+		free(why);
 	}
 }
 
@@ -183,9 +201,17 @@ void exp_safe_judge(struct exp_nb *nb)
 		}
 		int code = 0;
 		c->skip = safe_call(p, c, &code);
-		if (code)
-			safe_names_file(nb, i + 1, c);
+		if (code) {
+			char *why = xasprintf("which %s wrote with code the "
+			                      "policy would ask about (left "
+			                      "out too)",
+			                      c->id);
+			safe_names_file(nb, i + 1, c->rel, why);
+			free(why);
+		}
 	}
+	if (p)
+		safe_made_code(nb);
 	policy_free(p);
 	free(err);
 }
