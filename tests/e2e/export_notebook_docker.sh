@@ -3,8 +3,8 @@
 # (which has jupyter-nbconvert and an ipykernel beside the python
 # stack: scripts/sandbox-image/build-offline): nbconvert --execute
 # runs its code cells in order in a container and writes the three
-# outputs, anomalies.csv as the run wrote it; the exported script does
-# the same there.
+# outputs, anomalies.csv as the run wrote it; the exported script, given
+# the input, does the same there in its workspace/.
 source "$(dirname "$0")/lib.bash"
 need_bwrap
 need_docker_image
@@ -37,12 +37,12 @@ assert code and all(c["execution_count"] for c in code), "a cell did not run"
 assert not any(o["output_type"] == "error" for c in code for o in c["outputs"])' "$T/nbout/executed.ipynb"
 cat >"$T/replay.json" <<'EOF'
 {"turns": [
-  {"text": "Replaying.", "tool_calls": [{"name": "shell", "arguments": {"command": "python3 replay.py > /dev/null"}}]},
+  {"text": "Replaying.", "tool_calls": [{"name": "shell", "arguments": {"command": "python3 replay.py input/building_energy.csv > /dev/null"}}]},
   {"text": "Done.", "tool_calls": []}]}
 EOF
 "$ASSAY" run --sandbox docker --provider script --script "$T/replay.json" --ask none \
 	--input "$T/replay.py:replay.py" --input "$CSV:input/building_energy.csv" \
-	--output output/anomalies.csv --run-dir "$T/pyrun" --out "$T/pyout" "replay" 2>"$T/pyrun.err" || tail -20 "$T/pyrun.err"
-check "the script in the docker sandbox: the same anomalies.csv" \
-	cmp "$T/pyout/output/anomalies.csv" "$T/run/workspace/output/anomalies.csv"
+	--output workspace/output/anomalies.csv --run-dir "$T/pyrun" --out "$T/pyout" "replay" 2>"$T/pyrun.err" || tail -20 "$T/pyrun.err"
+check "the script in the docker sandbox, given the input: the same anomalies.csv in its workspace/" \
+	cmp "$T/pyout/workspace/output/anomalies.csv" "$T/run/workspace/output/anomalies.csv"
 finish
