@@ -108,6 +108,13 @@ check "... with --force it replays over it (exit $rc)" cmp "$T/host/workspace/ou
 check "... still nothing reached the listener or the canaries" sh -c "test ! -e '$T/connections'" 
 check "... (canaries)" canaries_alive
 
+# /workspace in code becomes the workspace's path only when that path
+# can go into code unquoted
+mkdir -p "$T/odd dir" && cp "$T/replay.py" "$T/odd dir/replay.py"
+(cd "$T/odd dir" && $PY replay.py --dry-run "$T/data.csv") >"$T/odd.out" 2>&1 || true
+check "a workspace path with a space: the call naming /workspace is left out, saying why" \
+	grep -q '^skip call_[0-9_]* (python): it names /workspace, and the path of this workspace' "$T/odd.out"
+
 # the notebook: the same calls as cells that run nothing
 "$ASSAY" export "$T/run" --format ipynb -o "$T/nb.ipynb"
 nb_check() { $PY -c "
