@@ -117,6 +117,10 @@ check "a workspace path with a space: the call naming /workspace is left out, sa
 
 # the notebook: the same calls as cells that run nothing
 "$ASSAY" export "$T/run" --format ipynb -o "$T/nb.ipynb"
+$PY -c 'import jsonschema' 2>/dev/null || echo "note: /usr/bin/python3 has no jsonschema (scripts/setup installs it): the next check fails"
+check "the notebook validates against the nbformat 4.5 schema" $PY -c '
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))' "$SRC/tests/e2e/data/nbformat.v4.5.schema.json" "$T/nb.ipynb"
 nb_check() { $PY -c "
 import json
 nb = json.load(open('$T/nb.ipynb'))
