@@ -27,7 +27,11 @@
  * as `python3 check.py` in /workspace holding the task's inputs, the
  * delivered outputs at their workspace paths, answer.txt (the final
  * answer) and check/ (check.files): exit 0 passes; its last line of
- * output is the reason. */
+ * output is the reason. The suite is its project's content (the nearest
+ * dir above it with .git): its keys and check paths go through the
+ * project files' rule (config_apply_content), so what loosens security
+ * applies only when that project is trusted (--trust-project, the trust
+ * store), and base_url and the like never. */
 #include "assay/config.h"
 #include "assay/events.h"
 #include "assay/json.h"
@@ -952,8 +956,9 @@ static void eval_refusals(struct eval *ev)
 		        "assay eval: until you trust the suite's project (%s) "
 		        "its suites may only tighten security; the eval goes "
 		        "on without those settings: read the suite, then pass "
-		        "--trust-project, or open assay on a terminal there "
-		        "to trust it (`assay trust` shows its status)\n",
+		        "--trust-project (a project you trusted in assay's "
+		        "Trust dialog counts while its files are unchanged; "
+		        "`assay trust` there shows its status)\n",
 		        root);
 	free(root);
 }

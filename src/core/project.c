@@ -6,7 +6,9 @@
  * outside the project) is recorded as "loose" and, unless the project
  * is trusted, not applied; every other setting applies as written.
  * What happened is kept in cfg->project for the run_start event, the
- * headless report and the Trust dialog. */
+ * headless report and the Trust dialog. Project content read from files
+ * of its own (an eval suite: config_apply_content) goes through the same
+ * filter_key. */
 #include "config_internal.h"
 
 #include "assay/buf.h"
