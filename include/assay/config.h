@@ -142,13 +142,16 @@ int config_content_open(struct config_content *cc, const char *file, int flag,
 void config_content_close(struct config_content *cc);
 /* One layer of that content (a suite's defaults, a task's keys) onto c
  * like config_apply_json_in, but key by key under the project rule:
- * what loosens security applies only when trusted, and the keys a
- * project file may not set (base_url...) never apply. Each refused
+ * what loosens security against ref (the user's configuration, so a
+ * task may go back up to what the user allows after its suite's
+ * defaults tightened; NULL: c) applies only when trusted, and the keys
+ * a project file may not set (base_url...) never apply. Each refused
  * setting is appended to refused as {file (origin), key, value, why,
  * required, user_only (only on those)}. */
-int config_apply_content(struct config *c, const struct config_content *cc,
-                         const cJSON *obj, const char *origin,
-                         const char *base_dir, cJSON *refused, char **err);
+int config_apply_content(struct config *c, const struct config *ref,
+                         const struct config_content *cc, const cJSON *obj,
+                         const char *origin, const char *base_dir,
+                         cJSON *refused, char **err);
 /* A host path v (relative to base_dir) the content names for the
  * command's own use (an eval check's script or files): 1 when inside
  * the project or trusted, else 0 with the refusal (required: what

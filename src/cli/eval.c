@@ -175,33 +175,47 @@ static void job_refusals(struct job *jb)
 	}
 }
 
-/* The task's configuration: the user's layers, the suite's defaults,
- * the task's own keys (both under the project rule of the suite's
- * project), the model, the run dir. */
-static int job_config(struct job *jb, char **err)
+/* The layers below the suite: the user's file, the project here. */
+static int eval_user_layers(const struct eval *ev, struct config *c, char **err)
 {
-	struct eval *ev = jb->ev;
-	struct config *c = &jb->cfg;
 	config_defaults(c);
 	c->trust = ev->trust_flag ? CONFIG_TRUST_FLAG : CONFIG_TRUST_ASK;
-	jb->refused = cJSON_CreateArray();
 	char *user = config_user_file();
 	int rc = config_load(c, user, NULL, err);
 	free(user);
-	if (rc < 0)
-		return -1;
+	return rc;
+}
+
+/* The task's configuration: the user's layers, the suite's defaults,
+ * the task's own keys (both under the project rule of the suite's
+ * project, judged against the user's layers alone: a task may go back
+ * up to them after the defaults tightened), the model, the run dir. */
+static int job_config(struct job *jb, char **err)
+{
+	struct eval *ev = jb->ev;
+	struct config *c = &jb->cfg, ref;
+	jb->refused = cJSON_CreateArray();
+	int rc = eval_user_layers(ev, &ref, err);
+	if (rc == 0)
+		rc = eval_user_layers(ev, c, err);
 	const cJSON *def = cJSON_GetObjectItem(ev->suite, "defaults");
-	if (def && config_apply_content(c, &ev->content, def, ev->suite_path,
-	                                ev->suite_dir, jb->refused, err) < 0)
+	if (rc == 0 && def)
+		rc = config_apply_content(c, &ref, &ev->content, def,
+		                          ev->suite_path, ev->suite_dir,
+		                          jb->refused, err);
+	if (rc < 0) {
+		config_free(&ref);
 		return -1;
+	}
 	cJSON *own = cJSON_Duplicate(jb->task, 1);
 	static const char *const not_config[] = {"name", "prompt", "check",
 	                                         "expect"};
 	for (size_t i = 0; i < sizeof not_config / sizeof *not_config; i++)
 		cJSON_DeleteItemFromObject(own, not_config[i]);
 	char *origin = xasprintf("%s: task %s", ev->suite_path, jb->name);
-	rc = config_apply_content(c, &ev->content, own, origin, ev->suite_dir,
-	                          jb->refused, err);
+	rc = config_apply_content(c, &ref, &ev->content, own, origin,
+	                          ev->suite_dir, jb->refused, err);
+	config_free(&ref);
 	if (rc == 0)
 		job_check_paths(jb, origin);
 	free(origin);

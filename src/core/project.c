@@ -605,9 +605,10 @@ static void user_only(struct project *p, const cJSON *v, cJSON *refused)
 	cJSON_AddBoolToObject(it, "user_only", 1);
 }
 
-int config_apply_content(struct config *c, const struct config_content *cc,
-                         const cJSON *obj, const char *origin,
-                         const char *base_dir, cJSON *refused, char **err)
+int config_apply_content(struct config *c, const struct config *ref,
+                         const struct config_content *cc, const cJSON *obj,
+                         const char *origin, const char *base_dir,
+                         cJSON *refused, char **err)
 {
 	if (!cJSON_IsObject(obj))
 		return set_err(err, "%s: must be a JSON object", origin);
@@ -626,7 +627,7 @@ int config_apply_content(struct config *c, const struct config_content *cc,
 		}
 		cJSON_Delete(keep);
 		keep = cJSON_CreateObject();
-		filter_key(&p, c, v, base_dir, keep);
+		filter_key(&p, ref ? ref : c, v, base_dir, keep);
 		if (keep->child &&
 		    (rc = config_apply_key(c, keep->child, origin, base_dir,
 		                           err)) < 0)

@@ -374,7 +374,8 @@ static void content(struct config *c, const char *file, int flag,
 	cJSON *j = cJSON_Parse(obj), *refused = cJSON_CreateArray();
 	char *base = realpath("eval", NULL);
 	assert_non_null(base);
-	if (config_apply_content(c, &cc, j, file, base, refused, &err) < 0)
+	if (config_apply_content(c, NULL, &cc, j, file, base, refused, &err) <
+	    0)
 		fail_msg("config_apply_content: %s", err);
 	cJSON *scr = cJSON_CreateString("../../outside/check.py");
 	assert_int_equal(config_content_path(&cc, file, "check.script", scr,
@@ -435,6 +436,46 @@ static void test_suite_content(void **state)
 	assert_string_equal(keys, "inputs check.script");
 	assert_int_equal(c.n_inputs, 0);
 	config_free(&c);
+}
+
+/* A task's keys are judged against the user's configuration (ref): after
+ * the suite's defaults lowered max_turns, a task may raise it up to the
+ * user's limit, not above. */
+static void test_suite_against_user(void **state)
+{
+	(void)state;
+	struct config_content cc;
+	struct config c, ref;
+	char *err = NULL;
+	assert_int_equal(mkdir_p("eval", NULL), 0);
+	assert_int_equal(config_content_open(&cc, "eval/s.json", 0, &err), 0);
+	config_defaults(&ref);
+	config_defaults(&c);
+	c.max_turns = 5; /* the defaults' */
+	cJSON *refused = cJSON_CreateArray();
+	cJSON *up = cJSON_Parse("{\"max_turns\": 30}");
+	cJSON *over = cJSON_Parse("{\"max_turns\": 51}");
+	assert_int_equal(
+	    config_apply_content(&c, &ref, &cc, up, "t", NULL, refused, &err),
+	    0);
+	assert_int_equal(c.max_turns, 30);
+	assert_int_equal(cJSON_GetArraySize(refused), 0);
+	assert_int_equal(
+	    config_apply_content(&c, &ref, &cc, over, "t", NULL, refused, &err),
+	    0);
+	assert_int_equal(c.max_turns, 30);
+	assert_int_equal(cJSON_GetArraySize(refused), 1);
+	c.max_turns = 5; /* without ref: against c itself */
+	assert_int_equal(
+	    config_apply_content(&c, NULL, &cc, up, "t", NULL, refused, &err),
+	    0);
+	assert_int_equal(c.max_turns, 5);
+	cJSON_Delete(up);
+	cJSON_Delete(over);
+	cJSON_Delete(refused);
+	config_free(&c);
+	config_free(&ref);
+	config_content_close(&cc);
 }
 
 /* The trust store holding the suite's project with its files' digest
@@ -500,6 +541,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_suite_content, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_suite_remembered, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_suite_against_user, setup,
 	                                    teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
