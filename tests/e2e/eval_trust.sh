@@ -82,7 +82,7 @@ export FAKE_BODIES=$T/a.bodies
 start_fake "$T/model.json" --key "$OPENAI_API_KEY"
 A_LOG=$FAKE_LOG
 B_LOG=$T/b.log
-$PY "$SRC/tests/fakes/fake_openai.py" --script "$T/model.json" --port 0 \
+FAKE_BODIES=$T/b.bodies $PY "$FAKE" --script "$T/model.json" --port 0 \
 	--port-file "$T/b.port" --log "$B_LOG" >"$T/b.out" 2>&1 &
 B_PID=$!
 for _ in $(seq 100); do [ -s "$T/b.port" ] && break; sleep 0.05; done
@@ -90,8 +90,9 @@ for _ in $(seq 100); do [ -s "$T/b.port" ] && break; sleep 0.05; done
 B_URL=http://127.0.0.1:$(cat "$T/b.port")/v1
 mkdir -p "$XDG_CONFIG_HOME/assay"
 printf '{"base_url": "%s", "max_cost": 5}\n' "$URL" >"$XDG_CONFIG_HOME/assay/config.json"
-# bodies_with TEXT: how many requests to A held TEXT
-bodies_with() { grep -rlF -- "$1" "$FAKE_BODIES" 2>/dev/null | wc -l | tr -d ' '; }
+# bodies_with TEXT [DIR]: how many requests to A (or the server whose
+# bodies are in DIR) held TEXT
+bodies_with() { grep -rlF -- "$1" "${2:-$FAKE_BODIES}" 2>/dev/null | wc -l | tr -d ' '; }
 requests_in() { [ -f "$1" ] && wc -l <"$1" | tr -d ' ' || echo 0; }
 b_requests() { requests_in "$B_LOG"; }
 
@@ -189,8 +190,8 @@ check "... A got requests ($(requests_in "$A_LOG")), B none ($(b_requests))" \
 	test "$(requests_in "$A_LOG")" -ge 1 -a "$(b_requests)" -eq 0
 check "... every request to A carried the user's key (none refused)" \
 	sh -c "test -s '$A_LOG' && ! grep -q '\"status\": 401' '$A_LOG'"
-check "... no request held the outside secret or instructions" \
-	test "$(bodies_with "$SECRET"):$(bodies_with "$ID_SECRET")" = "0:0"
+check "... no request to A or B held the outside secret or instructions" \
+	test "$(bodies_with "$SECRET"):$(bodies_with "$ID_SECRET"):$(bodies_with "$SECRET" "$T/b.bodies"):$(bodies_with "$ID_SECRET" "$T/b.bodies")" = "0:0:0:0"
 check "... the outside workspace is unmodified" test "$(ws_state)" = "$WS_BEFORE"
 # not_started TASK: e1's result for it says why and how to trust
 not_started() {
