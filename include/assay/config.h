@@ -127,6 +127,38 @@ int config_load(struct config *c, const char *user_file, const char *extra_file,
 /* The project settings that were not applied (an array of
  * {file, key, value, why, required}), or NULL when none were refused. */
 const cJSON *config_project_refused(const struct config *c);
+/* Project content a command reads from a file of its own (an eval
+ * suite) is held to the same rule as the project files: its project is
+ * the nearest ancestor of the file's dir holding .git (else that dir),
+ * trusted by the flag (--trust-project) or by the trust store holding
+ * that dir with the digest its project files have now. */
+struct config_content {
+	char *root;        /* the project dir, a realpath */
+	const char *trust; /* "flag", "remembered" or "untrusted" */
+	cJSON *saved;      /* rules the user saved into root (trust store) */
+};
+int config_content_open(struct config_content *cc, const char *file, int flag,
+                        char **err);
+void config_content_close(struct config_content *cc);
+/* One layer of that content (a suite's defaults, a task's keys) onto c
+ * like config_apply_json_in, but key by key under the project rule:
+ * what loosens security against ref (the user's configuration, so a
+ * task may go back up to what the user allows after its suite's
+ * defaults tightened; NULL: c) applies only when trusted, and the keys
+ * a project file may not set (base_url...) never apply. Each refused
+ * setting is appended to refused as {file (origin), key, value, why,
+ * required, user_only (only on those)}. */
+int config_apply_content(struct config *c, const struct config *ref,
+                         const struct config_content *cc, const cJSON *obj,
+                         const char *origin, const char *base_dir,
+                         cJSON *refused, char **err);
+/* A host path v (relative to base_dir) the content names for the
+ * command's own use (an eval check's script or files): 1 when inside
+ * the project or trusted, else 0 with the refusal (required: what
+ * needs it cannot go on) appended to refused. what: the verb ("runs"). */
+int config_content_path(const struct config_content *cc, const char *origin,
+                        const char *key, const cJSON *v, const char *base_dir,
+                        const char *what, cJSON *refused);
 /* The digest of the project files in the current directory as they are
  * now (their contents and the host paths they name, links resolved). */
 int config_project_digest(char out[65], char **err);

@@ -71,6 +71,12 @@ int cmd_replay(int argc, char **argv);
  * apply, named on stderr; EXIT_USAGE when the run needs one of them,
  * else 0. */
 int trust_report(const struct config *c);
+/* One refused project setting ({file, key, value, why, required,
+ * user_only}) on stderr as trust_report names them, prog first; needs
+ * is said of a required one, how (may be NULL) of each one trust would
+ * apply. */
+void trust_say_refused(const char *prog, const cJSON *it, const char *needs,
+                       const char *how);
 /* assay trust [--list | --revoke DIR]; argv[0] is "trust". */
 int cmd_trust(int argc, char **argv);
 

@@ -27,7 +27,11 @@
  * as `python3 check.py` in /workspace holding the task's inputs, the
  * delivered outputs at their workspace paths, answer.txt (the final
  * answer) and check/ (check.files): exit 0 passes; its last line of
- * output is the reason. */
+ * output is the reason. The suite is its project's content (the nearest
+ * dir above it with .git): its keys and check paths go through the
+ * project files' rule (config_apply_content), so what loosens security
+ * applies only when that project is trusted (--trust-project, the trust
+ * store), and base_url and the like never. */
 #include "assay/config.h"
 #include "assay/events.h"
 #include "assay/json.h"
@@ -35,6 +39,7 @@
 #include "assay/path.h"
 #include "assay/sandbox.h"
 #include "assay/session.h"
+#include "assay/termtext.h"
 #include "assay/util.h"
 #include "cli/cli.h"
 #include "cli/eval.h"
@@ -130,33 +135,94 @@ static char *path_word(const char *s)
 	return w;
 }
 
-/* The task's configuration: the user's layers, the suite's defaults,
- * the task's own keys, the model, the run dir. */
-static int job_config(struct job *jb, char **err)
+/* The host paths the task's check names (its script, its files): as
+ * the suite's other paths, inside its project or trusted. */
+static void job_check_paths(struct job *jb, const char *origin)
 {
 	struct eval *ev = jb->ev;
-	struct config *c = &jb->cfg;
+	const cJSON *ck = cJSON_GetObjectItem(jb->task, "check"), *f;
+	const cJSON *sc = cJSON_GetObjectItem(ck, "script");
+	if (sc)
+		config_content_path(&ev->content, origin, "check.script", sc,
+		                    ev->suite_dir, "runs", jb->refused);
+	cJSON_ArrayForEach(f, cJSON_GetObjectItem(ck, "files"))
+	{
+		config_content_path(&ev->content, origin, "check.files", f,
+		                    ev->suite_dir, "gives the check",
+		                    jb->refused);
+	}
+}
+
+/* What the job was refused: the project files' settings here too; the
+ * first one it needs blocks it. */
+static void job_refusals(struct job *jb)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, config_project_refused(&jb->cfg))
+	{
+		cJSON_AddItemToArray(jb->refused, cJSON_Duplicate(it, 1));
+	}
+	cJSON_ArrayForEach(it, jb->refused)
+	{
+		if (jb->blocked || !json_bool(it, "required", 0))
+			continue;
+		jb->blocked = xasprintf(
+		    "not started: the task needs %s: \"%s\" (it %s), which "
+		    "an untrusted project may not set: read the suite, then "
+		    "pass --trust-project",
+		    json_str(it, "file", "?"), json_str(it, "key", "?"),
+		    json_str(it, "why", ""));
+	}
+}
+
+/* The layers below the suite: the user's file, the project here. */
+static int eval_user_layers(const struct eval *ev, struct config *c, char **err)
+{
 	config_defaults(c);
+	c->trust = ev->trust_flag ? CONFIG_TRUST_FLAG : CONFIG_TRUST_ASK;
 	char *user = config_user_file();
 	int rc = config_load(c, user, NULL, err);
 	free(user);
-	if (rc < 0)
-		return -1;
+	return rc;
+}
+
+/* The task's configuration: the user's layers, the suite's defaults,
+ * the task's own keys (both under the project rule of the suite's
+ * project, judged against the user's layers alone: a task may go back
+ * up to them after the defaults tightened), the model, the run dir. */
+static int job_config(struct job *jb, char **err)
+{
+	struct eval *ev = jb->ev;
+	struct config *c = &jb->cfg, ref;
+	jb->refused = cJSON_CreateArray();
+	int rc = eval_user_layers(ev, &ref, err);
+	if (rc == 0)
+		rc = eval_user_layers(ev, c, err);
 	const cJSON *def = cJSON_GetObjectItem(ev->suite, "defaults");
-	if (def && config_apply_json_in(c, def, ev->suite_path, ev->suite_dir,
-	                                err) < 0)
+	if (rc == 0 && def)
+		rc = config_apply_content(c, &ref, &ev->content, def,
+		                          ev->suite_path, ev->suite_dir,
+		                          jb->refused, err);
+	if (rc < 0) {
+		config_free(&ref);
 		return -1;
+	}
 	cJSON *own = cJSON_Duplicate(jb->task, 1);
 	static const char *const not_config[] = {"name", "prompt", "check",
 	                                         "expect"};
 	for (size_t i = 0; i < sizeof not_config / sizeof *not_config; i++)
 		cJSON_DeleteItemFromObject(own, not_config[i]);
 	char *origin = xasprintf("%s: task %s", ev->suite_path, jb->name);
-	rc = config_apply_json_in(c, own, origin, ev->suite_dir, err);
+	rc = config_apply_content(c, &ref, &ev->content, own, origin,
+	                          ev->suite_dir, jb->refused, err);
+	config_free(&ref);
+	if (rc == 0)
+		job_check_paths(jb, origin);
 	free(origin);
 	cJSON_Delete(own);
 	if (rc < 0)
 		return -1;
+	job_refusals(jb);
 	if (*jb->model)
 		config_set(&c->model, jb->model);
 	if (ev->ask)
@@ -175,6 +241,8 @@ static int job_config(struct job *jb, char **err)
 }
 
 /* ---- the sessions ---- */
+
+static void check_done(struct job *jb, int pass, char *reason);
 
 static void job_event(void *arg, const cJSON *e)
 {
@@ -228,6 +296,12 @@ static void job_start(struct job *jb)
 	jb->t0 = now_ms();
 	jb->state = JOB_RUNNING;
 	ev->running++;
+	if (jb->blocked) { /* as `assay run` refuses it: a usage error */
+		jb->category = xstrdup("setup");
+		jb->exit_code = EXIT_USAGE;
+		check_done(jb, 0, xstrdup(jb->blocked));
+		return;
+	}
 	/* its configuration was made by plan_reuse */
 	if (!(jb->s = session_new(ev->loop, &jb->cfg, &err))) {
 		jb->error = err ? err : xstrdup("cannot start");
@@ -295,19 +369,23 @@ static void job_key(struct job *jb)
 	cJSON_AddNumberToObject(k, "repeat", jb->repeat);
 	if (jb->ev->ask) /* --ask */
 		cJSON_AddStringToObject(k, "ask", jb->ev->ask);
+	/* what was not applied (trusting the project changes it) */
+	cJSON_AddItemToObject(k, "refused", cJSON_Duplicate(jb->refused, 1));
 	cJSON *files = cJSON_AddArrayToObject(k, "files");
 	for (size_t i = 0; i < jb->cfg.n_inputs; i++)
 		key_file(files, jb->cfg.inputs[i].src, 0);
 	if (jb->cfg.script)
 		key_file(files, jb->cfg.script, 1);
-	char *sc = check_script(jb);
+	/* a blocked job's check may name host files it must not read */
+	char *sc = jb->blocked ? NULL : check_script(jb);
 	if (sc)
 		key_file(files, sc, 1);
 	free(sc);
 	const cJSON *f;
 	cJSON_ArrayForEach(
-	    f, cJSON_GetObjectItem(cJSON_GetObjectItem(jb->task, "check"),
-	                           "files")) if (cJSON_IsString(f))
+	    f,
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(jb->task, "check"),
+	                        "files")) if (cJSON_IsString(f) && !jb->blocked)
 	{
 		char *p = xasprintf("%s/%s", jb->ev->suite_dir, f->valuestring);
 		key_file(files, p, 0);
@@ -751,7 +829,9 @@ static void job_free(struct job *jb)
 	free(jb->category);
 	free(jb->error);
 	free(jb->reason);
+	free(jb->blocked);
 	cJSON_Delete(jb->reused);
+	cJSON_Delete(jb->refused);
 }
 
 /* ---- the command ---- */
@@ -828,6 +908,10 @@ static int eval_usage_to(FILE *f, int code)
 	        "                asks waits in the table until it is answered "
 	        "in the session's view\n"
 	        "                (Enter on its row), else it is denied\n"
+	        "  --trust-project  apply the settings of the suite (and "
+	        "of ./assay.json and\n"
+	        "                ./.assay/config.json) that loosen security "
+	        "[only when trusted]\n"
 	        "exit codes: 0 every session ran (pass or fail), 1 some "
 	        "could not, 2 usage, 130 interrupted\n");
 	return code;
@@ -852,6 +936,45 @@ static void eval_bound(struct eval *ev)
 			ev->j = (int)cap;
 		}
 	}
+}
+
+/* Each setting not applied named once (not once per model and
+ * repeat), then how to have them. */
+static void eval_refusals(struct eval *ev)
+{
+	cJSON *said = cJSON_CreateObject();
+	int loose = 0;
+	for (size_t i = 0; i < ev->n; i++) {
+		const cJSON *it;
+		cJSON_ArrayForEach(it, ev->jobs[i].refused)
+		{
+			char *id = xasprintf(
+			    "%s\n%s\n%s", json_str(it, "file", ""),
+			    json_str(it, "key", ""), json_str(it, "value", ""));
+			int seen = cJSON_GetObjectItem(said, id) != NULL;
+			if (!seen)
+				cJSON_AddTrueToObject(said, id);
+			free(id);
+			if (seen)
+				continue;
+			trust_say_refused("assay eval", it,
+			                  "the task needs it: not started",
+			                  "--trust-project applies it");
+			loose |= !json_bool(it, "user_only", 0);
+		}
+	}
+	cJSON_Delete(said);
+	char *root = term_clean(ev->content.root, strlen(ev->content.root), 0);
+	if (loose)
+		fprintf(stderr,
+		        "assay eval: until you trust the suite's project (%s) "
+		        "its suites may only tighten security; the eval goes "
+		        "on without those settings: read the suite, then pass "
+		        "--trust-project (a project you trusted in assay's "
+		        "Trust dialog counts while its files are unchanged; "
+		        "`assay trust` there shows its status)\n",
+		        root);
+	free(root);
 }
 
 static void eval_write_report(struct eval *ev)
@@ -880,6 +1003,21 @@ static char *eval_default_dir(const char *suite_path)
 	return dir;
 }
 
+/* The suite, its dir, and the project it belongs to (content's rule). */
+static int eval_open_suite(struct eval *ev, const char *path, char **err)
+{
+	ev->suite_path = xstrdup(path);
+	ev->suite = json_parse_file(ev->suite_path, 16u << 20, err);
+	if (!ev->suite)
+		return -1;
+	char *tmp = xstrdup(ev->suite_path);
+	char *rd = realpath(dirname(tmp), NULL);
+	ev->suite_dir = rd ? rd : xstrdup(".");
+	free(tmp);
+	return config_content_open(&ev->content, ev->suite_path, ev->trust_flag,
+	                           err);
+}
+
 int cmd_eval(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -889,6 +1027,7 @@ int cmd_eval(int argc, char **argv)
 	    {"json", no_argument, NULL, 'J'},
 	    {"rerun-failed", no_argument, NULL, 'f'},
 	    {"ask", required_argument, NULL, 'a'},
+	    {"trust-project", no_argument, NULL, 'T'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0}};
 	struct eval ev = {.j = 1};
@@ -913,6 +1052,8 @@ int cmd_eval(int argc, char **argv)
 			ev.rerun_failed = 1;
 		else if (c == 'a' && config_ask_rank(optarg) >= 0)
 			ev.ask = optarg;
+		else if (c == 'T')
+			ev.trust_flag = 1;
 		else if (c == 'h') {
 			strv_free(&models);
 			return eval_usage_to(stdout, EXIT_OK);
@@ -926,15 +1067,9 @@ int cmd_eval(int argc, char **argv)
 		strv_free(&models);
 		return eval_usage();
 	}
-	ev.suite_path = xstrdup(argv[optind]);
-	ev.suite = json_parse_file(ev.suite_path, 16u << 20, &err);
 	int code = EXIT_USAGE;
-	if (!ev.suite)
+	if (eval_open_suite(&ev, argv[optind], &err) < 0)
 		goto out;
-	char *tmp = xstrdup(ev.suite_path);
-	char *rd = realpath(dirname(tmp), NULL);
-	ev.suite_dir = rd ? rd : xstrdup(".");
-	free(tmp);
 	if (plan(&ev, &models, repeats, &err) < 0)
 		goto out;
 	ev.dir = dir ? xstrdup(dir) : eval_default_dir(ev.suite_path);
@@ -946,6 +1081,7 @@ int cmd_eval(int argc, char **argv)
 		free(rpath);
 		goto out;
 	}
+	eval_refusals(&ev);
 	eval_bound(&ev);
 	ev.results = fopen(rpath, "we");
 	if (!ev.results) {
@@ -991,6 +1127,7 @@ out:
 	free(ev.suite_path);
 	free(ev.suite_dir);
 	free(ev.dir);
+	config_content_close(&ev.content);
 	strv_free(&models);
 	return code;
 }

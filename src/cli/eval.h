@@ -55,6 +55,11 @@ struct job {
 	char key[65];  /* what the result depends on (job_key) */
 	cJSON *reused; /* the previous eval's result, taken as it is */
 	int resume;    /* interrupted last time: resumed, not started afresh */
+	/* the settings of the suite (and of the project here) not applied
+	 * ({file, key, value, why, required...}, config_apply_content);
+	 * blocked: why the task cannot run without one of them */
+	cJSON *refused;
+	char *blocked;
 	int live_turn; /* as it goes: the turn, tokens and cost so far */
 	double live_tok, live_cost;
 };
@@ -73,6 +78,10 @@ struct eval {
 	size_t reused;
 	int json;        /* every session's events on stdout */
 	const char *ask; /* --ask: every task's ask mode */
+	/* the suite is its project's content: trusted by --trust-project
+	 * (trust_flag, which trusts the project here too) or the store */
+	int trust_flag;
+	struct config_content content;
 	/* on a terminal: the table of the sessions under way, redrawn in
 	 * place below the progress lines (live_lines: its height now) */
 	int live, live_lines;

@@ -27,6 +27,24 @@ static char *setting_text(const cJSON *it)
 	return t;
 }
 
+void trust_say_refused(const char *prog, const cJSON *it, const char *needs,
+                       const char *how)
+{
+	char *s = setting_text(it);
+	const char *w = json_str(it, "why", "");
+	char *why = term_clean(w, strlen(w), 0);
+	int req = json_bool(it, "required", 0) && needs;
+	if (json_bool(it, "user_only", 0))
+		fprintf(stderr, "%s: not applied: %s (%s)\n", prog, s, why);
+	else
+		fprintf(stderr,
+		        "%s: untrusted project: not applied: %s (%s%s%s%s%s)\n",
+		        prog, s, why, req ? "; " : "", req ? needs : "",
+		        how ? "; " : "", how ? how : "");
+	free(why);
+	free(s);
+}
+
 int trust_report(const struct config *c)
 {
 	const cJSON *refused = config_project_refused(c);
@@ -36,16 +54,7 @@ int trust_report(const struct config *c)
 	int required = 0;
 	cJSON_ArrayForEach(it, refused)
 	{
-		char *s = setting_text(it);
-		char *why = term_clean(json_str(it, "why", ""),
-		                       strlen(json_str(it, "why", "")), 0);
-		fprintf(stderr,
-		        "assay: untrusted project: not applied: %s (%s%s)\n", s,
-		        why,
-		        json_bool(it, "required", 0) ? "; the run needs it"
-		                                     : "");
-		free(why);
-		free(s);
+		trust_say_refused("assay", it, "the run needs it", NULL);
 		required |= json_bool(it, "required", 0);
 	}
 	if (required) {

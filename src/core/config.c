@@ -543,19 +543,26 @@ int config_apply_key(struct config *c, const cJSON *v, const char *origin,
 static const char *const user_only_keys[] = {"base_url", "api_key_env",
                                              "opensandbox", NULL};
 
+int config_user_only(const char *key)
+{
+	for (int i = 0; user_only_keys[i]; i++)
+		if (!strcmp(key, user_only_keys[i]))
+			return 1;
+	return 0;
+}
+
 int config_check_key(const cJSON *v, const char *origin, int project,
                      char **err)
 {
 	if (!strcmp(v->string, "$schema") || !strcmp(v->string, "//"))
 		return 1;
-	for (int i = 0; project && user_only_keys[i]; i++)
-		if (!strcmp(v->string, user_only_keys[i]))
-			return set_err(err,
-			               "%s: \"%s\" cannot be set by a project "
-			               "file (it decides where your API key is "
-			               "sent): set it in your user config, the "
-			               "environment or on the command line",
-			               origin, v->string);
+	if (project && config_user_only(v->string))
+		return set_err(err,
+		               "%s: \"%s\" cannot be set by a project "
+		               "file (it decides where your API key is "
+		               "sent): set it in your user config, the "
+		               "environment or on the command line",
+		               origin, v->string);
 	return 0;
 }
 

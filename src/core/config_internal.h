@@ -16,6 +16,9 @@ int config_apply_key(struct config *c, const cJSON *v, const char *origin,
                      const char *base_dir, char **err);
 /* A relative path of a file layer, made relative to base_dir. */
 char *config_resolve_src(const char *src, const char *base_dir);
+/* Whether key is one project content may never set (base_url,
+ * api_key_env, opensandbox: they decide where an API key is sent). */
+int config_user_only(const char *key);
 /* Every key of obj (a layer's top object) but "$schema" and "//",
  * with the keys a project file may not set refused. */
 int config_check_key(const cJSON *v, const char *origin, int project,

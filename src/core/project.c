@@ -6,7 +6,9 @@
  * outside the project) is recorded as "loose" and, unless the project
  * is trusted, not applied; every other setting applies as written.
  * What happened is kept in cfg->project for the run_start event, the
- * headless report and the Trust dialog. */
+ * headless report and the Trust dialog. Project content read from files
+ * of its own (an eval suite: config_apply_content) goes through the same
+ * filter_key. */
 #include "config_internal.h"
 
 #include "assay/buf.h"
@@ -16,6 +18,7 @@
 #include "assay/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -32,6 +35,22 @@ struct project {
 	const char *file; /* the file being applied */
 };
 
+/* A setting the rule decided on, appended to arr. */
+static cJSON *record(cJSON *arr, const char *file, const char *key,
+                     const cJSON *value, int required, const char *why)
+{
+	char *text = json_print(value);
+	cJSON *it = cJSON_CreateObject();
+	cJSON_AddStringToObject(it, "file", file);
+	cJSON_AddStringToObject(it, "key", key);
+	cJSON_AddStringToObject(it, "value", text);
+	cJSON_AddStringToObject(it, "why", why);
+	cJSON_AddBoolToObject(it, "required", required);
+	cJSON_AddItemToArray(arr, it);
+	free(text);
+	return it;
+}
+
 /* A loosening setting: recorded; kept (returned 1) only when trusted. */
 static int loose(struct project *p, const char *key, const cJSON *value,
                  int required, const char *fmt, ...)
@@ -44,15 +63,7 @@ static int loose(struct project *p, const char *key, const cJSON *value,
 	va_start(ap, fmt);
 	char *why = xvasprintf(fmt, ap);
 	va_end(ap);
-	char *text = json_print(value);
-	cJSON *it = cJSON_CreateObject();
-	cJSON_AddStringToObject(it, "file", p->file);
-	cJSON_AddStringToObject(it, "key", key);
-	cJSON_AddStringToObject(it, "value", text);
-	cJSON_AddStringToObject(it, "why", why);
-	cJSON_AddBoolToObject(it, "required", required);
-	cJSON_AddItemToArray(p->loose, it);
-	free(text);
+	record(p->loose, p->file, key, value, required, why);
 	free(why);
 	return p->trusted;
 }
@@ -89,18 +100,25 @@ static int inside(struct project *p, const char *path, const char *rel_to,
 	return in;
 }
 
+/* A path setting named key: kept when inside the project. */
+static int path_named(struct project *p, const char *key, const cJSON *v,
+                      const char *rel_to, int required, const char *what)
+{
+	char *where = NULL;
+	if (!cJSON_IsString(v) || inside(p, v->valuestring, rel_to, &where))
+		return 1;
+	int keep = loose(p, key, v, required, "%s %s, outside the project",
+	                 what, where);
+	free(where);
+	return keep;
+}
+
 /* A path-valued key ("instructions", "workspace"...): kept when inside
  * the project. */
 static int path_key(struct project *p, const cJSON *v, const char *rel_to,
                     int required, const char *what)
 {
-	char *where = NULL;
-	if (!cJSON_IsString(v) || inside(p, v->valuestring, rel_to, &where))
-		return 1;
-	int keep = loose(p, v->string, v, required,
-	                 "%s %s, outside the project", what, where);
-	free(where);
-	return keep;
+	return path_named(p, v->string, v, rel_to, required, what);
 }
 
 /* The source path of one "inputs" entry, or NULL when malformed (then
@@ -479,4 +497,154 @@ const cJSON *config_project_refused(const struct config *c)
 {
 	const cJSON *r = cJSON_GetObjectItem(c->project, "refused");
 	return cJSON_GetArraySize(r) ? r : NULL;
+}
+
+/* ---- project content in files of its own (an eval suite) ---- */
+
+/* The project dir holds start: the nearest ancestor with .git (a
+ * repository, or a worktree's .git file), else start itself. */
+static char *content_root(const char *start)
+{
+	char *dir = xstrdup(start);
+	for (;;) {
+		char *git = xasprintf("%s/.git", dir);
+		int found = access(git, F_OK) == 0;
+		free(git);
+		if (found)
+			return dir;
+		char *slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			break;
+		*slash = '\0';
+	}
+	free(dir);
+	return xstrdup(start);
+}
+
+/* Whether the trust store holds root with the digest its project files
+ * have now. The digest is computed in root (the names and relative
+ * paths it covers are as a run there sees them): this is called once,
+ * before any session or child exists, and the cwd is restored. */
+static int content_remembered(const char *root, char **err)
+{
+	char digest[65];
+	int back = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (back < 0)
+		return set_err(err, "the current directory: %s",
+		               strerror(errno));
+	int rc = 0;
+	if (chdir(root) < 0)
+		rc = set_err(err, "%s: %s", root, strerror(errno));
+	else if (have_project_files())
+		rc = digest_of(root, digest, err) < 0
+		         ? -1
+		         : trust_is_remembered(root, digest);
+	if (fchdir(back) < 0 && rc >= 0)
+		rc = set_err(err,
+		             "cannot return to the working directory after "
+		             "reading %s: %s",
+		             root, strerror(errno));
+	close(back);
+	return rc;
+}
+
+int config_content_open(struct config_content *cc, const char *file, int flag,
+                        char **err)
+{
+	memset(cc, 0, sizeof *cc);
+	char *tmp = xstrdup(file);
+	char *dir = realpath(dirname(tmp), NULL);
+	free(tmp);
+	if (!dir)
+		return set_err(err, "%s: its directory: %s", file,
+		               strerror(errno));
+	cc->root = content_root(dir);
+	free(dir);
+	int known = flag ? 1 : content_remembered(cc->root, err);
+	if (known < 0) {
+		config_content_close(cc);
+		return -1;
+	}
+	cc->trust = flag ? "flag" : known ? "remembered" : "untrusted";
+	cc->saved = trust_saved_rules(cc->root);
+	return 0;
+}
+
+void config_content_close(struct config_content *cc)
+{
+	free(cc->root);
+	cJSON_Delete(cc->saved);
+	memset(cc, 0, sizeof *cc);
+}
+
+static void content_begin(struct project *p, const struct config_content *cc,
+                          const char *origin)
+{
+	project_init(p, cc->root, strcmp(cc->trust, "untrusted") != 0);
+	p->saved = cc->saved; /* borrowed: content_end gives it back */
+	p->file = origin;
+}
+
+/* What the rule refused, onto refused; p finished. */
+static void content_end(struct project *p, cJSON *refused)
+{
+	cJSON *it;
+	while (!p->trusted && (it = cJSON_DetachItemFromArray(p->loose, 0)))
+		cJSON_AddItemToArray(refused, it);
+	p->saved = NULL;
+	project_fini(p);
+}
+
+/* A key project content may never set, trusted or not: refused. */
+static void user_only(struct project *p, const cJSON *v, cJSON *refused)
+{
+	cJSON *it =
+	    record(refused, p->file, v->string, v, 0,
+	           "it decides where your API key is sent: only your user "
+	           "config, the environment or the command line may set it");
+	cJSON_AddBoolToObject(it, "user_only", 1);
+}
+
+int config_apply_content(struct config *c, const struct config *ref,
+                         const struct config_content *cc, const cJSON *obj,
+                         const char *origin, const char *base_dir,
+                         cJSON *refused, char **err)
+{
+	if (!cJSON_IsObject(obj))
+		return set_err(err, "%s: must be a JSON object", origin);
+	struct project p;
+	content_begin(&p, cc, origin);
+	cJSON *keep = NULL;
+	const cJSON *v;
+	int rc = 0;
+	cJSON_ArrayForEach(v, obj)
+	{
+		if (config_check_key(v, origin, 0, err))
+			continue; /* "$schema", "//" */
+		if (config_user_only(v->string)) {
+			user_only(&p, v, refused);
+			continue;
+		}
+		cJSON_Delete(keep);
+		keep = cJSON_CreateObject();
+		filter_key(&p, ref ? ref : c, v, base_dir, keep);
+		if (keep->child &&
+		    (rc = config_apply_key(c, keep->child, origin, base_dir,
+		                           err)) < 0)
+			break;
+	}
+	cJSON_Delete(keep);
+	content_end(&p, refused);
+	return rc;
+}
+
+int config_content_path(const struct config_content *cc, const char *origin,
+                        const char *key, const cJSON *v, const char *base_dir,
+                        const char *what, cJSON *refused)
+{
+	struct project p;
+	content_begin(&p, cc, origin);
+	int keep = path_named(&p, key, v, base_dir, 1, what);
+	content_end(&p, refused);
+	return keep;
 }

@@ -38,24 +38,8 @@ printf 'You are a helpful assistant. %s\n' "$ID_SECRET" >outside/id_rsa
 OUT=$(cd outside && pwd -P)
 
 # --- the fake OpenAI server, each request body saved (its own log has
-# no contents): a wrapper around tests/fakes/fake_openai.py
-FAKE_DIR=$(dirname "$FAKE")
-cat >fake_bodies.py <<'PY'
-import os, sys
-sys.path.insert(0, os.environ["FAKE_DIR"])
-import fake_openai as f
-out = os.environ["FAKE_BODIES"]
-orig = f.Handler.answer
-def answer(self, n, path, raw, entry):
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "%d.json" % n), "wb") as o:
-        o.write(raw)
-    return orig(self, n, path, raw, entry)
-f.Handler.answer = answer
-sys.exit(f.main())
-PY
-export FAKE_DIR
-FAKE=$T/fake_bodies.py
+# no contents): tests/fakes/fake_bodies.py
+FAKE=$SRC/tests/fakes/fake_bodies.py
 # fake NAME SCRIPT: a fresh server whose bodies land in $T/NAME.bodies
 fake() {
 	export FAKE_BODIES=$T/$1.bodies

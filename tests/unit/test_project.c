@@ -119,7 +119,7 @@ static void test_untrusted_loosening_refused(void **state)
 	assert_null(c.run_dir);
 	assert_string_equal(c.out_dir, "outputs");
 	assert_string_equal(c.theme, "auto"); /* the default kept */
-	assert_int_equal(c.n_inputs, 1); /* data.csv, inside */
+	assert_int_equal(c.n_inputs, 1);      /* data.csv, inside */
 	assert_non_null(strstr(c.inputs[0].src, "data.csv"));
 	assert_int_equal(cJSON_GetArraySize(c.rules), 1);
 	assert_string_equal(
@@ -362,6 +362,162 @@ static void test_path_resolve(void **state)
 	free(cwd);
 }
 
+/* Apply obj (JSON text) as content of the suite at file; the refused
+ * items' keys, in order, joined by spaces, into keys. */
+static void content(struct config *c, const char *file, int flag,
+                    const char *obj, char *keys, size_t n)
+{
+	struct config_content cc;
+	char *err = NULL;
+	if (config_content_open(&cc, file, flag, &err) < 0)
+		fail_msg("config_content_open: %s", err);
+	cJSON *j = cJSON_Parse(obj), *refused = cJSON_CreateArray();
+	char *base = realpath("eval", NULL);
+	assert_non_null(base);
+	if (config_apply_content(c, NULL, &cc, j, file, base, refused, &err) <
+	    0)
+		fail_msg("config_apply_content: %s", err);
+	cJSON *scr = cJSON_CreateString("../../outside/check.py");
+	assert_int_equal(config_content_path(&cc, file, "check.script", scr,
+	                                     base, "runs", refused),
+	                 strcmp(cc.trust, "untrusted") != 0);
+	keys[0] = '\0';
+	const cJSON *it;
+	cJSON_ArrayForEach(it, refused)
+	{
+		snprintf(keys + strlen(keys), n - strlen(keys), "%s%s",
+		         *keys ? " " : "", json_str(it, "key", "?"));
+	}
+	cJSON_Delete(scr);
+	cJSON_Delete(j);
+	cJSON_Delete(refused);
+	free(base);
+	config_content_close(&cc);
+}
+
+/* A suite is its project's content: the project is the nearest dir
+ * with .git; untrusted, what loosens is refused; trusted, it applies;
+ * the keys deciding where the API key goes never do. */
+static void test_suite_content(void **state)
+{
+	(void)state;
+	char keys[256];
+	assert_int_equal(mkdir_p(".git", NULL), 0);
+	assert_int_equal(mkdir_p("eval", NULL), 0);
+	write_text("../outside/i.md", "secret\n");
+	const char *obj = "{\"network\": true, \"base_url\": \"http://x\", "
+	                  "\"inputs\": [\"../data.csv\"], \"$schema\": \"s\", "
+	                  "\"instructions\": \"../../outside/i.md\", "
+	                  "\"max_turns\": 9}";
+	struct config c;
+	config_defaults(&c);
+	content(&c, "eval/suite.json", 0, obj, keys, sizeof keys);
+	assert_string_equal(keys, "base_url network instructions "
+	                          "check.script");
+	assert_int_equal(c.network, 0);
+	assert_null(c.base_url);
+	assert_null(c.instructions);
+	assert_int_equal(c.n_inputs, 1);  /* inside: the project's own */
+	assert_int_equal(c.max_turns, 9); /* a lower limit: tightens */
+	config_free(&c);
+	config_defaults(&c);
+	content(&c, "eval/suite.json", 1, obj, keys, sizeof keys);
+	assert_string_equal(keys, "base_url");
+	assert_int_equal(c.network, 1);
+	assert_null(c.base_url);
+	assert_non_null(c.instructions);
+	config_free(&c);
+	/* without .git the project is the suite's own dir: ../data.csv
+	 * lies outside it */
+	assert_int_equal(rmdir(".git"), 0);
+	config_defaults(&c);
+	content(&c, "eval/suite.json", 0, "{\"inputs\": [\"../data.csv\"]}",
+	        keys, sizeof keys);
+	assert_string_equal(keys, "inputs check.script");
+	assert_int_equal(c.n_inputs, 0);
+	config_free(&c);
+}
+
+/* A task's keys are judged against the user's configuration (ref): after
+ * the suite's defaults lowered max_turns, a task may raise it up to the
+ * user's limit, not above. */
+static void test_suite_against_user(void **state)
+{
+	(void)state;
+	struct config_content cc;
+	struct config c, ref;
+	char *err = NULL;
+	assert_int_equal(mkdir_p("eval", NULL), 0);
+	assert_int_equal(config_content_open(&cc, "eval/s.json", 0, &err), 0);
+	config_defaults(&ref);
+	config_defaults(&c);
+	c.max_turns = 5; /* the defaults' */
+	cJSON *refused = cJSON_CreateArray();
+	cJSON *up = cJSON_Parse("{\"max_turns\": 30}");
+	cJSON *over = cJSON_Parse("{\"max_turns\": 51}");
+	assert_int_equal(
+	    config_apply_content(&c, &ref, &cc, up, "t", NULL, refused, &err),
+	    0);
+	assert_int_equal(c.max_turns, 30);
+	assert_int_equal(cJSON_GetArraySize(refused), 0);
+	assert_int_equal(
+	    config_apply_content(&c, &ref, &cc, over, "t", NULL, refused, &err),
+	    0);
+	assert_int_equal(c.max_turns, 30);
+	assert_int_equal(cJSON_GetArraySize(refused), 1);
+	c.max_turns = 5; /* without ref: against c itself */
+	assert_int_equal(
+	    config_apply_content(&c, NULL, &cc, up, "t", NULL, refused, &err),
+	    0);
+	assert_int_equal(c.max_turns, 5);
+	cJSON_Delete(up);
+	cJSON_Delete(over);
+	cJSON_Delete(refused);
+	config_free(&c);
+	config_free(&ref);
+	config_content_close(&cc);
+}
+
+/* The trust store holding the suite's project with its files' digest
+ * trusts the suite, read from any directory (the cwd is kept). */
+static void test_suite_remembered(void **state)
+{
+	(void)state;
+	char keys[256], *err = NULL, digest[65], here[4096], now[4096];
+	assert_int_equal(mkdir_p(".git", NULL), 0);
+	assert_int_equal(mkdir_p("eval", NULL), 0);
+	write_text("assay.json", "{\"limits\": {\"memory_mb\": 1024}}");
+	assert_int_equal(config_project_digest(digest, &err), 0);
+	char *root = realpath(".", NULL);
+	assert_int_equal(trust_remember(root, digest, &err), 0);
+	struct config_content cc;
+	assert_int_equal(chdir("../outside"), 0);
+	assert_non_null(getcwd(here, sizeof here));
+	assert_int_equal(
+	    config_content_open(&cc, "../proj/eval/suite.json", 0, &err), 0);
+	assert_non_null(getcwd(now, sizeof now));
+	assert_string_equal(here, now);
+	assert_string_equal(cc.root, root);
+	assert_string_equal(cc.trust, "remembered");
+	config_content_close(&cc);
+	assert_int_equal(chdir(root), 0);
+	struct config c;
+	config_defaults(&c);
+	content(&c, "eval/suite.json", 0, "{\"network\": true}", keys,
+	        sizeof keys);
+	assert_int_equal(c.network, 1);
+	config_free(&c);
+	/* the project's files changed: no longer */
+	write_text("assay.json", "{\"limits\": {\"memory_mb\": 512}}");
+	config_defaults(&c);
+	content(&c, "eval/suite.json", 0, "{\"network\": true}", keys,
+	        sizeof keys);
+	assert_int_equal(c.network, 0);
+	assert_string_equal(keys, "network check.script");
+	config_free(&c);
+	free(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +538,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_no_project_files, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_path_resolve, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_suite_content, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_suite_remembered, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_suite_against_user, setup,
+	                                    teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
