@@ -170,9 +170,9 @@ static void oai_log_noted(struct openai *o, const cJSON *noted)
 		}
 		if (old)
 			continue;
-		log_info("%s: the answer held a %s, which this build does not "
-		         "read: kept as it came and sent back unchanged where "
-		         "the API wants it, never run as a tool",
+		log_info("%s: the stream held a kind of thing this build does "
+		         "not read, %s: ignored, or kept as it came and sent "
+		         "back unchanged; never run as a tool",
 		         o->m->provider, n->valuestring);
 		cJSON_AddItemToArray(o->noted,
 		                     cJSON_CreateString(n->valuestring));
