@@ -3,7 +3,10 @@
  * conversation (tool results first in the next user message, thinking
  * blocks sent back unchanged with their signatures, prompt-cache
  * breakpoints on the system prompt, the tools and the last message),
- * and a reader of its event stream that fills a chat_stream. */
+ * and a reader of its event stream that fills a chat_stream. Only
+ * tool_use blocks become calls: a block of a type this build does not
+ * read (a server tool's use and result) is kept as it came, with its
+ * deltas, and the answer then goes back whole, in order. */
 #include "llm/llm_internal.h"
 #include "assay/json.h"
 #include "assay/util.h"
@@ -42,35 +45,82 @@ static cJSON *text_block(const char *text)
 	return b;
 }
 
-/* The assistant's blocks: its thinking (as given), text, tool uses. */
+/* A neutral call as a tool_use block. */
+static cJSON *anth_tool_use(const cJSON *call)
+{
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "type", "tool_use");
+	add_tool_id(b, "id", json_str(call, "id", ""));
+	cJSON_AddStringToObject(b, "name", json_str(call, "name", ""));
+	/* arguments that did not parse go back as {} (see openai.c) */
+	const cJSON *args = cJSON_GetObjectItem(call, "arguments");
+	cJSON_AddItemToObject(b, "input",
+	                      cJSON_IsObject(args) ? cJSON_Duplicate(args, 1)
+	                                           : cJSON_CreateObject());
+	return b;
+}
+
+/* An answer kept whole (it held blocks this build does not know, such
+ * as a server tool's use and result): its blocks in the order they
+ * came, each call filled in from the neutral calls, then any call the
+ * blocks did not place. Its text is in its blocks, without the notes
+ * the person was shown. */
+static void anth_ordered(cJSON *content, const cJSON *items, const cJSON *calls)
+{
+	int n = cJSON_GetArraySize(calls);
+	char *placed = xcalloc((size_t)n + 1, 1);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, items)
+	{
+		if (strcmp(json_str(it, "type", ""), "tool_use")) {
+			cJSON_AddItemToArray(content, cJSON_Duplicate(it, 1));
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			const cJSON *c = cJSON_GetArrayItem(calls, i);
+			if (!placed[i] && !strcmp(json_str(c, "id", ""),
+			                          json_str(it, "id", "?"))) {
+				cJSON_AddItemToArray(content, anth_tool_use(c));
+				placed[i] = 1;
+				break;
+			}
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (!placed[i])
+			cJSON_AddItemToArray(
+			    content,
+			    anth_tool_use(cJSON_GetArrayItem(calls, i)));
+	free(placed);
+}
+
+/* The assistant's blocks: its thinking (as given), text, tool uses;
+ * or, kept whole, all its blocks as they came. */
 static cJSON *anth_assistant(const cJSON *msg)
 {
 	cJSON *content = cJSON_CreateArray();
 	const cJSON *pi = cJSON_GetObjectItem(msg, "provider_items");
-	const cJSON *it;
-	if (!strcmp(json_str(pi, "provider", ""), ANTH_PROVIDER)) {
-		cJSON_ArrayForEach(it, cJSON_GetObjectItem(pi, "items"))
-		{
-			cJSON_AddItemToArray(content, cJSON_Duplicate(it, 1));
-		}
-	}
-	const char *text = json_str(msg, "content", "");
+	const cJSON *items = cJSON_GetObjectItem(pi, "items");
 	const cJSON *calls = cJSON_GetObjectItem(msg, "tool_calls");
-	if (*text)
-		cJSON_AddItemToArray(content, text_block(text));
-	cJSON_ArrayForEach(it, calls)
-	{
-		cJSON *b = cJSON_CreateObject();
-		cJSON_AddStringToObject(b, "type", "tool_use");
-		add_tool_id(b, "id", json_str(it, "id", ""));
-		cJSON_AddStringToObject(b, "name", json_str(it, "name", ""));
-		/* arguments that did not parse go back as {} (see openai.c) */
-		const cJSON *args = cJSON_GetObjectItem(it, "arguments");
-		cJSON_AddItemToObject(b, "input",
-		                      cJSON_IsObject(args)
-		                          ? cJSON_Duplicate(args, 1)
-		                          : cJSON_CreateObject());
-		cJSON_AddItemToArray(content, b);
+	const cJSON *it;
+	int ours = !strcmp(json_str(pi, "provider", ""), ANTH_PROVIDER);
+	if (ours && json_bool(pi, "ordered", 0)) {
+		anth_ordered(content, items, calls);
+	} else {
+		if (ours) {
+			cJSON_ArrayForEach(it, items)
+			{
+				cJSON_AddItemToArray(content,
+				                     cJSON_Duplicate(it, 1));
+			}
+		}
+		const char *text = json_str(msg, "content", "");
+		if (*text)
+			cJSON_AddItemToArray(content, text_block(text));
+		cJSON_ArrayForEach(it, calls)
+		{
+			cJSON_AddItemToArray(content, anth_tool_use(it));
+		}
 	}
 	if (!cJSON_GetArraySize(content)) /* the API refuses an empty turn */
 		cJSON_AddItemToArray(content, text_block("(no answer)"));
@@ -124,8 +174,10 @@ static cJSON *anth_messages(const cJSON *messages)
 	cJSON *last = cJSON_GetArrayItem(out, cJSON_GetArraySize(out) - 1);
 	cJSON *blocks = cJSON_GetObjectItem(last, "content");
 	cJSON *lb = cJSON_GetArrayItem(blocks, cJSON_GetArraySize(blocks) - 1);
-	if (lb && strcmp(json_str(lb, "type", ""), "thinking") &&
-	    strcmp(json_str(lb, "type", ""), "redacted_thinking"))
+	const char *lt = json_str(lb, "type", "");
+	/* not thinking, nor a block kept as it came (server tools) */
+	if (!strcmp(lt, "text") || !strcmp(lt, "tool_result") ||
+	    !strcmp(lt, "tool_use"))
 		cache_mark(lb);
 	return out;
 }
@@ -181,29 +233,34 @@ char *anth_body(const char *model, const struct llm_request *req,
 
 /* --- the stream ------------------------------------------------------- */
 
-/* The slot of content block index (a tool_use), made when missing
- * (NULL + s->error past the bound on calls). */
+/* The tool_use slot of content block index, or NULL. */
 static struct chat_slot *anth_slot(struct chat_stream *s, int index)
 {
 	for (size_t i = 0; i < s->n_slots; i++)
 		if (s->slots[i].index == index)
 			return &s->slots[i];
-	return chat_stream_new_slot(s, index);
+	return NULL;
 }
 
-static int has_slot(const struct chat_stream *s, int index)
+/* The kept block of content index, or NULL. */
+static struct chat_block *anth_block(struct chat_stream *s, int index)
 {
-	for (size_t i = 0; i < s->n_slots; i++)
-		if (s->slots[i].index == index)
+	for (size_t i = s->n_blocks; i-- > 0;)
+		if (s->blocks[i].index == index)
+			return &s->blocks[i];
+	return NULL;
+}
+
+/* The block types this build reads; any other is kept and sent back
+ * as it came, never run (server_tool_use, web_search_tool_result...). */
+static int anth_known(const char *type)
+{
+	static const char *const known[] = {"text", "thinking",
+	                                    "redacted_thinking", "tool_use"};
+	for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+		if (!strcmp(type, known[i]))
 			return 1;
 	return 0;
-}
-
-static void keep_item(struct chat_stream *s, cJSON *item)
-{
-	if (!s->items)
-		s->items = cJSON_CreateArray();
-	cJSON_AddItemToArray(s->items, item);
 }
 
 /* The usage of message_start (input) or message_delta (output; the
@@ -242,82 +299,128 @@ static const char *finish_of(const char *stop)
 	return stop;
 }
 
+/* A tool call's arguments fragment, into its slot. */
+static int anth_args(struct chat_stream *s, struct chat_slot *sl, const char *p)
+{
+	sl->have_args = 1;
+	s->args_total += strlen(p);
+	if (buf_puts(&sl->args, p) < 0 || s->args_total > LLM_MAX_TEXT) {
+		chat_stream_error(
+		    s, 1, NULL,
+		    xstrdup("the tool call arguments passed the bound"));
+		return -1;
+	}
+	return 0;
+}
+
+/* A delta of a kept block merged into it: JSON into its input,
+ * citations into its list, any other delta's strings onto the fields
+ * of the same name (text_delta's text, thinking_delta's thinking...). */
+static int anth_merge(struct chat_stream *s, struct chat_block *b,
+                      const cJSON *d, const char *type)
+{
+	if (!strcmp(type, "input_json_delta"))
+		return chat_block_append(s, b, "input",
+		                         json_str(d, "partial_json", ""));
+	if (!strcmp(type, "citations_delta")) {
+		const cJSON *c = cJSON_GetObjectItem(d, "citation");
+		cJSON *list = cJSON_GetObjectItem(b->json, "citations");
+		if (!cJSON_IsArray(list)) {
+			cJSON_DeleteItemFromObject(b->json, "citations");
+			list = cJSON_AddArrayToObject(b->json, "citations");
+		}
+		if (chat_stream_kept(s, s->ev_len) < 0)
+			return -1;
+		if (c)
+			cJSON_AddItemToArray(list, cJSON_Duplicate(c, 1));
+		return 0;
+	}
+	static const char *const known[] = {"text_delta", "thinking_delta",
+	                                    "signature_delta"};
+	int k = 0;
+	for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+		k |= !strcmp(type, known[i]);
+	if (!k)
+		chat_stream_note(s, "content block delta", type);
+	const cJSON *f;
+	cJSON_ArrayForEach(f, d)
+	{
+		if (cJSON_IsString(f) && strcmp(f->string, "type") &&
+		    chat_block_append(s, b, f->string, f->valuestring) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A delta: a call's arguments go to its slot, answer text to the
+ * answer, and every kept block gathers its own. */
 static int anth_delta(struct chat_stream *s, const cJSON *j)
 {
 	const cJSON *d = cJSON_GetObjectItem(j, "delta");
 	const char *type = json_str(d, "type", "");
 	int index = (int)json_num(j, "index", -1);
-	if (!strcmp(type, "text_delta"))
-		return chat_stream_text(s, json_str(d, "text", ""));
-	if (!strcmp(type, "input_json_delta")) {
-		struct chat_slot *sl = anth_slot(s, index);
-		const char *p = json_str(d, "partial_json", "");
-		if (!sl)
-			return -1;
-		sl->have_args = 1;
-		s->args_total += strlen(p);
-		if (buf_puts(&sl->args, p) < 0 ||
-		    s->args_total > LLM_MAX_TEXT) {
-			chat_stream_error(
-			    s, 1, NULL,
-			    xstrdup("the tool call arguments passed "
-			            "the bound"));
-			return -1;
-		}
+	struct chat_slot *sl = anth_slot(s, index);
+	if (sl)
+		return !strcmp(type, "input_json_delta")
+		           ? anth_args(s, sl, json_str(d, "partial_json", ""))
+		           : 0;
+	struct chat_block *b = anth_block(s, index);
+	const char *btype = b ? json_str(b->json, "type", "") : "text";
+	if (!strcmp(type, "text_delta") && !strcmp(btype, "text") &&
+	    chat_stream_text(s, json_str(d, "text", "")) < 0)
+		return -1;
+	if (!strcmp(type, "thinking_delta"))
+		s->reasoning_bytes += strlen(json_str(d, "thinking", ""));
+	if (!b) { /* a delta of no block: nothing to keep it in */
+		chat_stream_note(s, "delta without its block", type);
 		return 0;
 	}
-	if (!strcmp(type, "thinking_delta")) {
-		const char *t = json_str(d, "thinking", "");
-		s->reasoning_bytes += strlen(t);
-		return buf_puts(&s->think, t) < 0 ? -1 : 0;
-	}
-	if (!strcmp(type, "signature_delta")) {
-		free(s->think_sig);
-		s->think_sig = xstrdup(json_str(d, "signature", ""));
-	}
-	return 0;
+	return anth_merge(s, b, d, type);
 }
 
-/* A content block opens: a tool_use gets its slot; thinking is gathered
- * until it stops; redacted thinking is kept as it is. */
+/* A content block opens: a tool_use gets its slot; every block is kept
+ * as it came, to gather its deltas. */
 static int anth_block_start(struct chat_stream *s, const cJSON *j)
 {
 	const cJSON *b = cJSON_GetObjectItem(j, "content_block");
 	const char *type = json_str(b, "type", "");
 	int index = (int)json_num(j, "index", -1);
+	if (!cJSON_IsObject(b))
+		return 0;
+	struct chat_block *kb = chat_stream_new_block(s, cJSON_Duplicate(b, 1));
+	if (!kb)
+		return -1;
+	kb->index = index;
 	if (!strcmp(type, "tool_use")) {
 		struct chat_slot *sl = anth_slot(s, index);
-		if (!sl)
+		if (!sl && !(sl = chat_stream_new_slot(s, index)))
 			return -1;
 		free(sl->id);
 		sl->id = xstrdup(json_str(b, "id", ""));
 		free(sl->name);
 		sl->name = xstrdup(json_str(b, "name", ""));
-	} else if (!strcmp(type, "thinking")) {
-		buf_reset(&s->think);
-		buf_puts(&s->think, json_str(b, "thinking", ""));
-		free(s->think_sig);
-		s->think_sig = xstrdup(json_str(b, "signature", ""));
-		s->thinking = 1;
-	} else if (!strcmp(type, "redacted_thinking")) {
-		keep_item(s, cJSON_Duplicate(b, 1));
+	} else if (!anth_known(type)) {
+		s->unknown = 1;
+		chat_stream_note(s, "content block", type);
 	}
 	return 0;
 }
 
-/* A block closes: finished thinking is kept, with its signature. */
-static void anth_block_stop(struct chat_stream *s, const cJSON *j)
+/* A block closes: its deltas merged; a server tool's use is shown. */
+static int anth_block_stop(struct chat_stream *s, const cJSON *j)
 {
-	int index = (int)json_num(j, "index", -1);
-	if (has_slot(s, index) || !s->thinking)
-		return;
-	cJSON *t = cJSON_CreateObject();
-	cJSON_AddStringToObject(t, "type", "thinking");
-	cJSON_AddStringToObject(t, "thinking", buf_str(&s->think));
-	cJSON_AddStringToObject(t, "signature",
-	                        s->think_sig ? s->think_sig : "");
-	keep_item(s, t);
-	s->thinking = 0;
+	struct chat_block *b = anth_block(s, (int)json_num(j, "index", -1));
+	if (!b || b->stopped)
+		return 0;
+	chat_block_merge(b);
+	b->stopped = 1;
+	const char *type = json_str(b->json, "type", "");
+	size_t n = strlen(type);
+	if (n > 9 && !strcmp(type + n - 9, "_tool_use"))
+		return chat_stream_server_note(
+		    s, json_str(b->json, "name", type),
+		    cJSON_GetObjectItem(b->json, "input"));
+	return 0;
 }
 
 static void anth_error(struct chat_stream *s, const cJSON *j, const char *raw)
@@ -343,6 +446,7 @@ static int anth_event(const struct sse_event *ev, void *arg)
 		return -1;
 	const char *type = json_str(j, "type", ev->event);
 	int rc = 0;
+	s->ev_len = ev->data_len;
 	if (!strcmp(type, "message_start")) {
 		anth_usage(s, cJSON_GetObjectItem(
 		                  cJSON_GetObjectItem(j, "message"), "usage"));
@@ -351,7 +455,7 @@ static int anth_event(const struct sse_event *ev, void *arg)
 	} else if (!strcmp(type, "content_block_delta")) {
 		rc = anth_delta(s, j);
 	} else if (!strcmp(type, "content_block_stop")) {
-		anth_block_stop(s, j);
+		rc = anth_block_stop(s, j);
 	} else if (!strcmp(type, "message_delta")) {
 		const char *stop = json_str(cJSON_GetObjectItem(j, "delta"),
 		                            "stop_reason", NULL);
@@ -365,6 +469,8 @@ static int anth_event(const struct sse_event *ev, void *arg)
 	} else if (!strcmp(type, "error")) {
 		anth_error(s, j, ev->data);
 		rc = -1;
+	} else if (strcmp(type, "ping")) {
+		chat_stream_note(s, "event", type);
 	}
 	/* ping and event types this build does not know: ignored */
 	cJSON_Delete(j);
@@ -381,7 +487,44 @@ void anth_stream_init(struct chat_stream *s, int turn,
 	s->sse.bare_json = 0;
 }
 
+/* One kept block as it goes back: thinking only when whole, a call as
+ * its id when it is one (the neutral call fills it in), text only
+ * when not empty; NULL when it does not go back. */
+static cJSON *anth_item(struct chat_stream *s, struct chat_block *b)
+{
+	const char *type = json_str(b->json, "type", "");
+	chat_block_merge(b);
+	if (!strcmp(type, "thinking"))
+		return b->stopped ? cJSON_Duplicate(b->json, 1) : NULL;
+	if (!strcmp(type, "redacted_thinking"))
+		return cJSON_Duplicate(b->json, 1);
+	if (!s->unknown) /* the neutral message holds the rest */
+		return NULL;
+	if (!strcmp(type, "tool_use")) {
+		struct chat_slot *sl = anth_slot(s, b->index);
+		if (!sl || !sl->name || !*sl->name)
+			return NULL;
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "type", "tool_use");
+		cJSON_AddStringToObject(c, "id", sl->id ? sl->id : "");
+		return c;
+	}
+	if (!strcmp(type, "text") && !*json_str(b->json, "text", ""))
+		return NULL;
+	return cJSON_Duplicate(b->json, 1);
+}
+
 cJSON *anth_stream_items(struct chat_stream *s)
 {
+	cJSON *items = cJSON_CreateArray();
+	for (size_t i = 0; i < s->n_blocks; i++) {
+		cJSON *it = anth_item(s, &s->blocks[i]);
+		if (it)
+			cJSON_AddItemToArray(items, it);
+	}
+	if (s->unknown)
+		return chat_stream_ordered(ANTH_PROVIDER, items);
+	cJSON_Delete(s->items);
+	s->items = items;
 	return chat_stream_take_items(s, ANTH_PROVIDER);
 }

@@ -153,10 +153,25 @@ static int chat_tool_call(struct chat_stream *s, const cJSON *tc)
 	int index = cJSON_IsNumber(idx) ? idx->valueint : -1;
 	const char *id = str_item(tc, "id");
 	const char *name = str_item(fn, "name");
+	const char *type = str_item(tc, "type");
+	int foreign = type && strcmp(type, "function");
 
 	struct chat_slot *sl = chat_find_slot(s, index, id, name);
+	/* A call of another type (custom, a server's own) is never run:
+	 * its slot only soaks up the fragments that follow it. */
+	if (sl && sl->foreign != foreign && (type || name))
+		sl = NULL;
 	if (!sl && !(sl = chat_stream_new_slot(s, index)))
 		return -1;
+	if (foreign && !sl->foreign) {
+		sl->foreign = 1;
+		chat_stream_note(s, "tool call of type", type);
+	}
+	if (sl->foreign) {
+		if (id && !sl->id)
+			sl->id = xstrdup(id);
+		return 0;
+	}
 	if (id && !sl->id)
 		sl->id = xstrdup(id);
 	if (name && !sl->name)
@@ -309,7 +324,6 @@ void chat_stream_init(struct chat_stream *s, int turn,
 	/* A server that ignores stream:true answers one JSON line. */
 	s->sse.bare_json = 1;
 	buf_init(&s->text, LLM_MAX_TEXT);
-	buf_init(&s->think, LLM_MAX_TEXT);
 	s->turn = turn;
 	s->on_text = on_text;
 	s->arg = arg;
@@ -327,8 +341,14 @@ void chat_stream_free(struct chat_stream *s)
 	}
 	free(s->slots);
 	cJSON_Delete(s->items);
-	buf_free(&s->think);
-	free(s->think_sig);
+	for (size_t i = 0; i < s->n_blocks; i++) {
+		cJSON_Delete(s->blocks[i].json);
+		free(s->blocks[i].id);
+		buf_free(&s->blocks[i].acc);
+		free(s->blocks[i].acc_field);
+	}
+	free(s->blocks);
+	cJSON_Delete(s->noted);
 	free(s->response_id);
 	free(s->finish_reason);
 	free(s->error);
@@ -424,7 +444,8 @@ cJSON *chat_stream_tool_calls(const struct chat_stream *s)
 
 	for (size_t i = 0; i < s->n_slots; i++) {
 		const struct chat_slot *sl = &s->slots[i];
-		if (!sl->name && sl->args.len == 0)
+		/* a call without a name cannot be run nor sent back */
+		if (!sl->name || !*sl->name || sl->foreign)
 			continue;
 		cJSON_AddItemToArray(arr, chat_call(s, i));
 	}
@@ -454,5 +475,135 @@ cJSON *chat_stream_take_items(struct chat_stream *s, const char *provider)
 	cJSON_AddStringToObject(o, "provider", provider);
 	cJSON_AddItemToObject(o, "items", s->items);
 	s->items = NULL;
+	return o;
+}
+
+void chat_stream_note(struct chat_stream *s, const char *what, const char *type)
+{
+	char *n = xasprintf("%s %s", what, type);
+	const cJSON *it;
+	if (!s->noted)
+		s->noted = cJSON_CreateArray();
+	cJSON_ArrayForEach(it, s->noted)
+	{
+		if (!strcmp(it->valuestring, n)) {
+			free(n);
+			return;
+		}
+	}
+	cJSON_AddItemToArray(s->noted, cJSON_CreateString(n));
+	free(n);
+}
+
+int chat_stream_kept(struct chat_stream *s, size_t n)
+{
+	s->kept_bytes += n;
+	if (s->kept_bytes <= LLM_MAX_KEPT)
+		return 0;
+	chat_stream_error(s, 1, NULL,
+	                  xasprintf("the answer's content blocks passed %d MiB",
+	                            LLM_MAX_KEPT / (1024 * 1024)));
+	return -1;
+}
+
+struct chat_block *chat_stream_new_block(struct chat_stream *s, cJSON *json)
+{
+	if (s->n_blocks >= LLM_MAX_BLOCKS)
+		chat_stream_error(
+		    s, 1, NULL,
+		    xasprintf("more than %d content blocks in one "
+		              "answer",
+		              LLM_MAX_BLOCKS));
+	if (s->n_blocks >= LLM_MAX_BLOCKS || chat_stream_kept(s, s->ev_len)) {
+		cJSON_Delete(json);
+		return NULL;
+	}
+	if (s->n_blocks % 8 == 0)
+		s->blocks =
+		    xrealloc(s->blocks, (s->n_blocks + 8) * sizeof *s->blocks);
+	struct chat_block *b = &s->blocks[s->n_blocks++];
+	memset(b, 0, sizeof *b);
+	b->json = json;
+	b->index = -1;
+	buf_init(&b->acc, LLM_MAX_KEPT);
+	return b;
+}
+
+/* A field's value as a string ("" when absent or not a string). */
+static const char *block_str(const cJSON *json, const char *field)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(json, field);
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+void chat_block_merge(struct chat_block *b)
+{
+	if (!b->acc_field)
+		return;
+	const char *f = b->acc_field;
+	cJSON *v;
+	if (!strcmp(f, "input")) {
+		/* streamed JSON replaces the placeholder input of the start */
+		v = b->acc.len ? parse_strict(buf_str(&b->acc)) : NULL;
+		if (b->acc.len && !cJSON_IsObject(v)) {
+			cJSON_Delete(v);
+			v = cJSON_CreateObject();
+		}
+	} else {
+		char *joined =
+		    xasprintf("%s%s", block_str(b->json, f), buf_str(&b->acc));
+		v = cJSON_CreateString(joined);
+		free(joined);
+	}
+	if (v) {
+		cJSON_DeleteItemFromObjectCaseSensitive(b->json, f);
+		cJSON_AddItemToObject(b->json, f, v);
+	}
+	buf_reset(&b->acc);
+	free(b->acc_field);
+	b->acc_field = NULL;
+}
+
+int chat_block_append(struct chat_stream *s, struct chat_block *b,
+                      const char *field, const char *text)
+{
+	size_t n = strlen(text);
+	if (b->acc_field && strcmp(b->acc_field, field))
+		chat_block_merge(b);
+	if (!b->acc_field)
+		b->acc_field = xstrdup(field);
+	if (chat_stream_kept(s, n) < 0)
+		return -1;
+	return buf_append(&b->acc, text, n); /* acc's max is the bound's */
+}
+
+int chat_stream_server_note(struct chat_stream *s, const char *name,
+                            const cJSON *input)
+{
+	char *in = input ? cJSON_PrintUnformatted(input) : xstrdup("");
+	size_t n = strlen(in ? in : "");
+	const char *more = "";
+	if (n > 200) { /* cut on a character's first byte */
+		n = 200;
+		while (n > 0 && ((unsigned char)in[n] & 0xc0) == 0x80)
+			n--;
+		more = "...";
+	}
+	const char *lead =
+	    s->text.len && s->text.data[s->text.len - 1] != '\n' ? "\n" : "";
+	char *note = xasprintf("%s[server tool %s%s%.*s%s]\n", lead, name,
+	                       n ? ": " : "", (int)n, in ? in : "", more);
+	int rc = chat_stream_text(s, note);
+	free(note);
+	free(in);
+	return rc;
+}
+
+cJSON *chat_stream_ordered(const char *provider, cJSON *items)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "provider", provider);
+	cJSON_AddItemToObject(o, "items", items);
+	cJSON_AddTrueToObject(o, "ordered");
 	return o;
 }

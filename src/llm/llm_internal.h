@@ -46,6 +46,8 @@ extern const struct llm_ops llm_script_ops;
 #define LLM_MAX_TEXT (8 * 1024 * 1024)  /* answer text of one turn */
 #define LLM_MAX_ARGS (4 * 1024 * 1024)  /* all tool calls' arguments */
 #define LLM_MAX_TOOL_CALLS 128
+#define LLM_MAX_BLOCKS 1024             /* content blocks / output items */
+#define LLM_MAX_KEPT (16 * 1024 * 1024) /* bytes of them kept verbatim */
 
 /* --- llm.c: finishing a turn --- */
 
@@ -119,10 +121,23 @@ struct chat_slot {
 	char *name;
 	struct buf args;
 	int have_args; /* an arguments field was seen */
+	int foreign;   /* Chat: a tool call of a type other than function */
 	/* A running scan of args, so that telling whether the call is
 	 * whole costs nothing per fragment: JSON nesting depth outside
 	 * strings, and whether a top-level value has closed. */
 	int depth, in_str, esc, closed;
+};
+
+/* A content block (Anthropic) or output item (Responses) kept as it
+ * came, so that it can go back unchanged: the deltas of its fields
+ * gather in acc and are merged when the field changes or it stops. */
+struct chat_block {
+	cJSON *json;
+	int index; /* Anthropic: the content index */
+	char *id;  /* Responses: the item id */
+	struct buf acc;
+	char *acc_field;
+	int stopped;
 };
 
 struct chat_stream {
@@ -141,11 +156,15 @@ struct chat_stream {
 	char *error_body;  /* the error JSON of an error event, if any */
 	int error_final;   /* retrying cannot help (a bound was passed) */
 	int error_context; /* the error says the prompt is too long */
-	cJSON *items;      /* reasoning items / thinking blocks to send back */
+	cJSON *items;      /* Responses: reasoning items to send back */
 	char *response_id; /* Responses API: the answer's resp_ id */
-	struct buf think;  /* Anthropic: the thinking block being streamed */
-	char *think_sig;
-	int thinking;
+	/* Anthropic and Responses: every block / item, in order */
+	struct chat_block *blocks;
+	size_t n_blocks;
+	size_t kept_bytes; /* their bytes, at most LLM_MAX_KEPT */
+	size_t ev_len;     /* bytes of the event being read */
+	int unknown;       /* one is of a type this build does not know */
+	cJSON *noted;      /* what was seen and not understood, once each */
 	void (*on_text)(void *arg, const char *text, size_t n);
 	void *arg;
 };
@@ -176,6 +195,27 @@ cJSON *chat_stream_event_json(struct chat_stream *s,
                               const struct sse_event *ev);
 /* The kept items as {"provider", "items"} (taken), or NULL if none. */
 cJSON *chat_stream_take_items(struct chat_stream *s, const char *provider);
+/* Note once that something of this kind was not understood ("content
+ * block server_tool_use"); the transport logs each once (openai.c). */
+void chat_stream_note(struct chat_stream *s, const char *what,
+                      const char *type);
+/* Count n more bytes kept verbatim; -1 + s->error past the bounds. */
+int chat_stream_kept(struct chat_stream *s, size_t n);
+/* Keep json (taken) as a new block, counting the event's bytes; NULL
+ * + s->error past LLM_MAX_BLOCKS or LLM_MAX_KEPT. */
+struct chat_block *chat_stream_new_block(struct chat_stream *s, cJSON *json);
+/* Append to a block's field (a string, or "input": JSON text) and
+ * merge what gathered; -1 + s->error past LLM_MAX_KEPT. */
+int chat_block_append(struct chat_stream *s, struct chat_block *b,
+                      const char *field, const char *text);
+void chat_block_merge(struct chat_block *b);
+/* A server-side tool's use, shown to the person in the answer text:
+ * "[server tool NAME: INPUT]" on a line of its own. */
+int chat_stream_server_note(struct chat_stream *s, const char *name,
+                            const cJSON *input);
+/* The provider_items of an answer whose items go back in order, all
+ * of them (text and calls included): {"provider", "items", "ordered"}. */
+cJSON *chat_stream_ordered(const char *provider, cJSON *items);
 
 /* --- responses.c: the Responses API (protocols.md B) ----------------- */
 
@@ -189,7 +229,9 @@ void resp_stream_init(struct chat_stream *s, int turn,
                       void (*on_text)(void *arg, const char *text, size_t n),
                       void *arg);
 /* The answer's reasoning items (and, stored, its response id) as an
- * llm_result's items, or NULL. */
+ * llm_result's items, or NULL; when it holds items of types this build
+ * does not know (server tools), all its output items in order, calls
+ * as {"type":"function_call","call_id"}. */
 cJSON *resp_stream_items(struct chat_stream *s, int store);
 /* --- anthropic.c: the Messages API (protocols.md C) ------------------ */
 
@@ -200,7 +242,9 @@ char *anth_body(const char *model, const struct llm_request *req,
 void anth_stream_init(struct chat_stream *s, int turn,
                       void (*on_text)(void *arg, const char *text, size_t n),
                       void *arg);
-/* The answer's thinking blocks as an llm_result's items, or NULL. */
+/* The answer's thinking blocks as an llm_result's items, or NULL; when
+ * it holds blocks of types this build does not know (server tools),
+ * all its blocks in order, calls as {"type":"tool_use","id"}. */
 cJSON *anth_stream_items(struct chat_stream *s);
 
 /* Whether the SSE transport (openai.c) serves provider, and its model

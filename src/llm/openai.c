@@ -50,6 +50,8 @@ struct openai {
 	int tries;
 	uint64_t timer; /* retry backoff */
 	struct openai_try *t;
+	cJSON *noted; /* what the streams held and this build does not read,
+	                 logged once each */
 };
 
 static void oai_retry_fire(void *arg);
@@ -152,6 +154,31 @@ static void oai_failed(struct openai *o, struct openai_try *t,
 	free(message);
 }
 
+/* Log, once per provider, each kind of thing a stream held that this
+ * build does not read (a new block or item type, an event, a delta). */
+static void oai_log_noted(struct openai *o, const cJSON *noted)
+{
+	const cJSON *n, *seen;
+	if (!o->noted)
+		o->noted = cJSON_CreateArray();
+	cJSON_ArrayForEach(n, noted)
+	{
+		int old = 0;
+		cJSON_ArrayForEach(seen, o->noted)
+		{
+			old |= !strcmp(seen->valuestring, n->valuestring);
+		}
+		if (old)
+			continue;
+		log_info("%s: the stream held a kind of thing this build does "
+		         "not read, %s: ignored, or kept as it came and sent "
+		         "back unchanged; never run as a tool",
+		         o->m->provider, n->valuestring);
+		cJSON_AddItemToArray(o->noted,
+		                     cJSON_CreateString(n->valuestring));
+	}
+}
+
 static void oai_succeeded(struct openai *o, struct openai_try *t)
 {
 	struct llm_result *r = llm_result_new();
@@ -172,6 +199,7 @@ static void oai_succeeded(struct openai *o, struct openai_try *t)
 	               ? anth_stream_items(&t->st)
 	               : resp_stream_items(&t->st, m->cfg->responses_store);
 	r->attempts = o->tries;
+	oai_log_noted(o, t->st.noted);
 	try_free(t);
 	free(o->body);
 	o->body = NULL;
@@ -663,6 +691,7 @@ static void oai_destroy(struct llm *m)
 		memset(o->auth, 0, strlen(o->auth));
 	free(o->auth);
 	free(o->key_env);
+	cJSON_Delete(o->noted);
 	free(o);
 	m->priv = NULL;
 }

@@ -4,7 +4,10 @@
  * chat_stream the Chat Completions reader fills (text, calls by slot,
  * finish reason, usage), plus the reasoning items to send back. The
  * run is stateless: store false, the whole history each turn, reasoning
- * kept as encrypted items (include reasoning.encrypted_content). */
+ * kept as encrypted items (include reasoning.encrypted_content). Only
+ * function_call items become calls: an item of a type this build does
+ * not read (web_search_call...) is kept as it came, and the answer then
+ * goes back whole, its output items in order. */
 #include "llm/llm_internal.h"
 #include "assay/json.h"
 #include "assay/util.h"
@@ -34,38 +37,93 @@ void oai_add_id(cJSON *obj, const char *key, const char *id)
 
 /* --- the request ------------------------------------------------------ */
 
+/* A neutral call as a function_call item. */
+static cJSON *resp_call(const cJSON *call)
+{
+	cJSON *fc = cJSON_CreateObject();
+	cJSON_AddStringToObject(fc, "type", "function_call");
+	oai_add_id(fc, "call_id", json_str(call, "id", ""));
+	cJSON_AddStringToObject(fc, "name", json_str(call, "name", ""));
+	/* arguments that did not parse go back as {} (see openai.c) */
+	const cJSON *args = cJSON_GetObjectItem(call, "arguments");
+	char *s = cJSON_IsObject(args) ? json_print(args) : xstrdup("{}");
+	cJSON_AddStringToObject(fc, "arguments", s);
+	free(s);
+	return fc;
+}
+
+static void resp_text(cJSON *input, const char *text)
+{
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "role", "assistant");
+	cJSON_AddStringToObject(m, "content", text);
+	cJSON_AddItemToArray(input, m);
+}
+
+/* An answer kept whole (it held items this build does not know, such
+ * as a server tool's call): its output items in the order they came,
+ * each call filled in from the neutral calls, then any call they did
+ * not place. Its text is in its message items, without the notes the
+ * person was shown (the neutral text goes only when none came). */
+static void resp_ordered(cJSON *input, const cJSON *items, const cJSON *msg)
+{
+	const cJSON *calls = cJSON_GetObjectItem(msg, "tool_calls");
+	int n = cJSON_GetArraySize(calls), text = 0;
+	char *placed = xcalloc((size_t)n + 1, 1);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, items)
+	{
+		const char *type = json_str(it, "type", "");
+		text |= !strcmp(type, "message");
+		if (strcmp(type, "function_call")) {
+			cJSON_AddItemToArray(input, cJSON_Duplicate(it, 1));
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			const cJSON *c = cJSON_GetArrayItem(calls, i);
+			if (!placed[i] &&
+			    !strcmp(json_str(c, "id", ""),
+			            json_str(it, "call_id", "?"))) {
+				cJSON_AddItemToArray(input, resp_call(c));
+				placed[i] = 1;
+				break;
+			}
+		}
+	}
+	if (!text && *json_str(msg, "content", ""))
+		resp_text(input, json_str(msg, "content", ""));
+	for (int i = 0; i < n; i++)
+		if (!placed[i])
+			cJSON_AddItemToArray(
+			    input, resp_call(cJSON_GetArrayItem(calls, i)));
+	free(placed);
+}
+
 /* One neutral assistant message as input items: the reasoning items
- * this provider gave with it, its text, its calls. */
+ * this provider gave with it, its text, its calls; or, kept whole, all
+ * its output items as they came. */
 static void resp_assistant(cJSON *input, const cJSON *msg)
 {
 	const cJSON *pi = cJSON_GetObjectItem(msg, "provider_items");
+	const cJSON *items = cJSON_GetObjectItem(pi, "items");
 	const cJSON *it;
-	if (!strcmp(json_str(pi, "provider", ""), RESP_PROVIDER)) {
-		cJSON_ArrayForEach(it, cJSON_GetObjectItem(pi, "items"))
+	int ours = !strcmp(json_str(pi, "provider", ""), RESP_PROVIDER);
+	if (ours && json_bool(pi, "ordered", 0)) {
+		resp_ordered(input, items, msg);
+		return;
+	}
+	if (ours) {
+		cJSON_ArrayForEach(it, items)
 		{
 			cJSON_AddItemToArray(input, cJSON_Duplicate(it, 1));
 		}
 	}
 	const char *text = json_str(msg, "content", "");
-	if (*text) {
-		cJSON *m = cJSON_CreateObject();
-		cJSON_AddStringToObject(m, "role", "assistant");
-		cJSON_AddStringToObject(m, "content", text);
-		cJSON_AddItemToArray(input, m);
-	}
+	if (*text)
+		resp_text(input, text);
 	cJSON_ArrayForEach(it, cJSON_GetObjectItem(msg, "tool_calls"))
 	{
-		cJSON *fc = cJSON_CreateObject();
-		cJSON_AddStringToObject(fc, "type", "function_call");
-		oai_add_id(fc, "call_id", json_str(it, "id", ""));
-		cJSON_AddStringToObject(fc, "name", json_str(it, "name", ""));
-		/* arguments that did not parse go back as {} (see openai.c) */
-		const cJSON *args = cJSON_GetObjectItem(it, "arguments");
-		char *s =
-		    cJSON_IsObject(args) ? json_print(args) : xstrdup("{}");
-		cJSON_AddStringToObject(fc, "arguments", s);
-		free(s);
-		cJSON_AddItemToArray(input, fc);
+		cJSON_AddItemToArray(input, resp_call(it));
 	}
 }
 
@@ -183,15 +241,25 @@ char *resp_body(const char *model, const struct llm_request *req,
 
 /* --- the stream ------------------------------------------------------- */
 
-/* The slot of the call whose fc_ item is item_id (made when missing;
- * NULL + s->error past the bound on calls). */
-static struct chat_slot *resp_slot(struct chat_stream *s, const char *item_id)
+/* The slot of the call whose fc_ item is item_id, or NULL. */
+static struct chat_slot *resp_find_slot(struct chat_stream *s,
+                                        const char *item_id)
 {
 	for (size_t i = 0; i < s->n_slots; i++)
 		if (s->slots[i].item_id &&
 		    !strcmp(s->slots[i].item_id, item_id))
 			return &s->slots[i];
-	struct chat_slot *sl = chat_stream_new_slot(s, (int)s->n_slots);
+	return NULL;
+}
+
+/* The slot of the call whose fc_ item is item_id (made when missing;
+ * NULL + s->error past the bound on calls). */
+static struct chat_slot *resp_slot(struct chat_stream *s, const char *item_id)
+{
+	struct chat_slot *sl = resp_find_slot(s, item_id);
+	if (sl)
+		return sl;
+	sl = chat_stream_new_slot(s, (int)s->n_slots);
 	if (sl)
 		sl->item_id = xstrdup(item_id);
 	return sl;
@@ -205,13 +273,79 @@ static void set_str(char **field, const char *v)
 	}
 }
 
-/* An output item, as added or done: a call's ids and name (and, when
- * done, its whole arguments); a finished reasoning item is kept. */
+/* The kept output item of id, or NULL. */
+static struct chat_block *resp_block(struct chat_stream *s, const char *id)
+{
+	for (size_t i = 0; id && i < s->n_blocks; i++)
+		if (s->blocks[i].id && !strcmp(s->blocks[i].id, id))
+			return &s->blocks[i];
+	return NULL;
+}
+
+/* Whether item_id names an output item that is not a function call
+ * (its deltas never make one). */
+static int resp_foreign(struct chat_stream *s, const char *item_id)
+{
+	struct chat_block *b = resp_block(s, item_id);
+	return b && strcmp(json_str(b->json, "type", ""), "function_call");
+}
+
+/* The item types this build reads; any other is kept and sent back as
+ * it came, never run (web_search_call, mcp_call...). */
+static int resp_known(const char *type)
+{
+	return !strcmp(type, "function_call") || !strcmp(type, "message") ||
+	       !strcmp(type, "reasoning");
+}
+
+/* A server tool's call (web_search_call...) is shown when done. */
+static int resp_server_note(struct chat_stream *s, const cJSON *item)
+{
+	const char *type = json_str(item, "type", "");
+	size_t n = strlen(type);
+	if (n <= 5 || strcmp(type + n - 5, "_call"))
+		return 0;
+	static const char *const inputs[] = {"action", "arguments", "code",
+	                                     "queries", "input"};
+	const cJSON *in = NULL;
+	for (size_t i = 0; !in && i < sizeof inputs / sizeof *inputs; i++)
+		in = cJSON_GetObjectItem(item, inputs[i]);
+	char *name = xasprintf("%.*s", (int)(n - 5), type);
+	const char *given = json_str(item, "name", NULL);
+	char *full = given ? xasprintf("%s %s", name, given) : xstrdup(name);
+	int rc = chat_stream_server_note(s, full, in);
+	free(full);
+	free(name);
+	return rc;
+}
+
+/* An output item, as added or done: every item is kept in order (the
+ * done one replaces the added); a call's ids and name (and, when done,
+ * its whole arguments) go to its slot; a finished reasoning item is
+ * kept to send back. */
 static int resp_item(struct chat_stream *s, const cJSON *item, int done)
 {
 	const char *type = json_str(item, "type", "");
+	const char *id = json_str(item, "id", NULL);
+	struct chat_block *b = resp_block(s, id);
+	if (!cJSON_IsObject(item))
+		return 0;
+	if (!b) {
+		if (!(b = chat_stream_new_block(s, cJSON_Duplicate(item, 1))))
+			return -1;
+		b->id = id ? xstrdup(id) : NULL;
+		if (!resp_known(type)) {
+			s->unknown = 1;
+			chat_stream_note(s, "output item", type);
+		}
+	} else if (done) {
+		if (chat_stream_kept(s, s->ev_len) < 0)
+			return -1;
+		cJSON_Delete(b->json);
+		b->json = cJSON_Duplicate(item, 1);
+	}
 	if (!strcmp(type, "function_call")) {
-		struct chat_slot *sl = resp_slot(s, json_str(item, "id", "?"));
+		struct chat_slot *sl = resp_slot(s, id ? id : "?");
 		if (!sl)
 			return -1;
 		set_str(&sl->id, json_str(item, "call_id", NULL));
@@ -223,16 +357,18 @@ static int resp_item(struct chat_stream *s, const cJSON *item, int done)
 				return -1;
 			sl->have_args = 1;
 		}
-		return 0;
 	}
-	if (done && !strcmp(type, "reasoning")) {
+	if (!done || b->stopped)
+		return 0;
+	b->stopped = 1;
+	if (!strcmp(type, "reasoning")) {
 		if (!s->items)
 			s->items = cJSON_CreateArray();
 		cJSON *keep = cJSON_Duplicate(item, 1);
 		cJSON_DeleteItemFromObject(keep, "status");
 		cJSON_AddItemToArray(s->items, keep);
 	}
-	return 0;
+	return resp_known(type) ? 0 : resp_server_note(s, item);
 }
 
 static void resp_usage(struct chat_stream *s, const cJSON *resp)
@@ -302,12 +438,16 @@ static int resp_event(const struct sse_event *ev, void *arg)
 	const cJSON *resp = cJSON_GetObjectItem(j, "response");
 	const cJSON *item = cJSON_GetObjectItem(j, "item");
 	int rc = 0;
+	s->ev_len = ev->data_len;
 	if (json_str(resp, "id", NULL)) {
 		free(s->response_id);
 		s->response_id = xstrdup(json_str(resp, "id", ""));
 	}
 	if (!strcmp(type, "response.output_text.delta")) {
 		rc = chat_stream_text(s, json_str(j, "delta", ""));
+	} else if (strstr(type, "function_call_arguments") &&
+	           resp_foreign(s, json_str(j, "item_id", "?"))) {
+		/* deltas of an item that is not a call: its done has all */
 	} else if (!strcmp(type, "response.function_call_arguments.delta")) {
 		struct chat_slot *sl =
 		    resp_slot(s, json_str(j, "item_id", "?"));
@@ -369,9 +509,41 @@ void resp_stream_init(struct chat_stream *s, int turn,
 	sse_init(&s->sse, LLM_MAX_EVENT, resp_event, s);
 }
 
+/* All the answer's output items in order, as they go back: finished
+ * ones (reasoning without its status, as kept above), a call as its
+ * call_id when it is one (the neutral call fills it in). */
+static cJSON *resp_ordered_items(struct chat_stream *s)
+{
+	cJSON *items = cJSON_CreateArray();
+	for (size_t i = 0; i < s->n_blocks; i++) {
+		struct chat_block *b = &s->blocks[i];
+		const char *type = json_str(b->json, "type", "");
+		cJSON *it = NULL;
+		if (!strcmp(type, "function_call")) {
+			struct chat_slot *sl =
+			    resp_find_slot(s, b->id ? b->id : "?");
+			if (sl && sl->name && *sl->name && sl->id) {
+				it = cJSON_CreateObject();
+				cJSON_AddStringToObject(it, "type", type);
+				cJSON_AddStringToObject(it, "call_id", sl->id);
+			}
+		} else if (b->stopped || !resp_known(type)) {
+			it = cJSON_Duplicate(b->json, 1);
+			if (!strcmp(type, "reasoning"))
+				cJSON_DeleteItemFromObject(it, "status");
+		}
+		if (it)
+			cJSON_AddItemToArray(items, it);
+	}
+	return items;
+}
+
 cJSON *resp_stream_items(struct chat_stream *s, int store)
 {
 	/* stored, the chain keeps the reasoning: only the id is needed */
+	if (!store && s->unknown)
+		return chat_stream_ordered(RESP_PROVIDER,
+		                           resp_ordered_items(s));
 	if (!store)
 		return chat_stream_take_items(s, RESP_PROVIDER);
 	if (!s->response_id)

@@ -1073,6 +1073,64 @@ check("--sse lax: 'data:' without a space, CRLF, comments, unknown event types; 
                                in r.body and b"future_event" in r.body)
       and ml["content"][2]["input"] == ARGS0 and ml.get("done"), lambda: r.body[:300])
 lx.stop()
+
+
+# ------------------------------------------------------------------ --unknown-content
+def rebuild_all(events):
+    """Every block as a client that keeps what it does not read rebuilds it: input_json_delta
+    into input, citations_delta into citations, any other delta's strings onto its fields."""
+    blocks, jbuf = {}, {}
+    for e in events:
+        d = e["data"]
+        if d["type"] == "content_block_start":
+            blocks[d["index"]], jbuf[d["index"]] = copy.deepcopy(d["content_block"]), ""
+        elif d["type"] == "content_block_delta":
+            b, dl = blocks[d["index"]], d["delta"]
+            if dl["type"] == "input_json_delta":
+                jbuf[d["index"]] += dl["partial_json"]
+            elif dl["type"] == "citations_delta":
+                b.setdefault("citations", []).append(dl["citation"])
+            else:
+                for key, val in dl.items():
+                    if key != "type":
+                        b[key] = b.get(key, "") + val
+        elif d["type"] == "content_block_stop" and jbuf[d["index"]]:
+            blocks[d["index"]]["input"] = json.loads(jbuf[d["index"]])
+    return [blocks[k] for k in sorted(blocks)]
+
+
+uc = Server("unknown", "--unknown-content")
+a = post(uc, req(thinking=TH))
+blocks = rebuild_all(a.events)
+kinds = [b["type"] for b in blocks]
+check("--unknown-content: thinking, text, a web search (server_tool_use with its input as "
+      "input_json_delta, web_search_tool_result), future_widget with its own deltas, cited text, "
+      "the calls; future_event events",
+      kinds == ["thinking", "text", "server_tool_use", "web_search_tool_result", "future_widget",
+                "text", "tool_use", "tool_use"]
+      and blocks[2]["input"] == {"query": "assay unknown blocks"}
+      and blocks[3]["tool_use_id"] == blocks[2]["id"]
+      and blocks[4]["label"] == "a widget label" and blocks[4]["input"]["dial"] == 7
+      and len(blocks[5].get("citations", [])) == 1 and blocks[1]["text"] + blocks[5]["text"] == TEXT0
+      and sum(e["event"] == "future_event" for e in a.events) == 2, lambda: kinds)
+res = [{"type": "tool_result", "tool_use_id": b["id"], "content": "x"} for b in blocks
+       if b["type"] == "tool_use"]
+back = conv(blocks, res, thinking=TH)
+check("--unknown-content: the answer sent back whole and unchanged -> 200",
+      post(uc, back).status == 200, lambda: post(uc, back).body[:300])
+refused("--unknown-content: a server_tool_use without its result after it", uc,
+        conv(blocks[:3] + blocks[4:], res, thinking=TH),
+        "messages.1.content.2: `server_tool_use` ids were found without their result blocks",
+        exact=False)
+changed = copy.deepcopy(blocks)
+changed[4]["label"] = "a widget"
+refused("--unknown-content: the future block changed", uc, conv(changed, res, thinking=TH),
+        "fake_anthropic: messages.1.content.4 is not the answer's block 4 sent back unchanged",
+        exact=False)
+refused("--unknown-content: the server's blocks dropped (only text and calls back)", uc,
+        conv([b for b in blocks if b["type"] in ("thinking", "text", "tool_use")], res,
+             thinking=TH), "is not the answer's block 2 sent back unchanged", exact=False)
+uc.stop()
 s1 = Server("seed1", seed=None)
 sd = re.search(r"fake_anthropic: seed (\d+) \(rerun with --seed \1 ", s1.stderr())
 check("seed: stderr says 'fake_anthropic: seed N (rerun with --seed N ...)'", sd, s1.stderr())

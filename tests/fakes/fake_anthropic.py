@@ -53,6 +53,10 @@ SERVER_BLOCKS = ("server_tool_use", "web_search_tool_result", "web_fetch_tool_re
                  "text_editor_code_execution_tool_result", "tool_search_tool_result",
                  "container_upload")
 BLOCK_TAGS = tuple(BLOCK_FIELDS) + SERVER_BLOCKS
+# --unknown-content: a block type from the future this fake makes up, streamed and then
+# accepted back (only from this fake's own answers, unchanged)
+FUTURE_BLOCK = "future_widget"
+EXTRA_TAGS = []  # FUTURE_BLOCK when --unknown-content is on
 ASSISTANT_ONLY = ("thinking", "redacted_thinking", "tool_use", "server_tool_use")
 TOOL_RESULT_TAGS = ("document", "image", "search_result", "text", "tool_reference")
 TOOL_FIELDS = {"type", "name", "description", "input_schema", "cache_control", "strict",
@@ -267,8 +271,8 @@ def check_text_field(path, block):
 def check_block(bp, b, role, found):
     """One content block of messages[i].content (schema only); returns its type."""
     want(bp, isinstance(b, dict), "a valid dictionary")
-    t = tag(b, bp, BLOCK_TAGS)
-    if t in SERVER_BLOCKS:
+    t = tag(b, bp, BLOCK_TAGS + tuple(EXTRA_TAGS))
+    if t in SERVER_BLOCKS or t in EXTRA_TAGS:
         return t
     tp = f"{bp}.{t}"
     if t == "text":
@@ -509,6 +513,13 @@ def check_conversation(parsed, thinking):
                 bad(f"{bp}: Invalid `signature` in `thinking` block")
             if t == "redacted_thinking" and not redacted_ok(b["data"]):
                 bad(f"{bp}: Invalid `data` in `redacted_thinking` block")
+            if t == "server_tool_use":
+                nxt = blocks[j + 1] if j + 1 < len(blocks) else {}
+                if nxt.get("tool_use_id") != b.get("id") or not str(
+                        nxt.get("type", "")).endswith("_tool_result"):
+                    bad(f"{bp}: `server_tool_use` ids were found without their result blocks "
+                        f"immediately after: {b.get('id')}. Each `server_tool_use` block must be "
+                        "followed by its result block (e.g. `web_search_tool_result`).")
             if t == "tool_use":
                 if b["id"] in all_ids:
                     bad(f"{bp}: `tool_use` ids must be unique")
@@ -781,8 +792,10 @@ class Builder:
     Each event is (name, payload, tag); tag says what the event carries so that
     faults can cut at a meaningful place."""
 
-    def __init__(self, rng, model, turn, usage, show_thinking, stop_sequences, max_tokens):
+    def __init__(self, rng, model, turn, usage, show_thinking, stop_sequences, max_tokens,
+                 unknown=False):
         self.rng, self.model, self.turn, self.usage = rng, model, dict(turn), usage
+        self.unknown = unknown  # --unknown-content
         self.events, self.content = [], []
         self.msg_id = rand_id(rng, "msg_01", 22)
         t = self.turn
@@ -830,11 +843,16 @@ class Builder:
         if t["redacted_thinking"]:
             b = {"type": "redacted_thinking", "data": redact(t["redacted_thinking"])}
             self.block(b, [], b)
-        if t["text"]:
-            self.block({"type": "text", "text": ""},
-                       [("text", {"type": "text_delta", "text": p})
-                        for p in split_text(t["text"], r, 1, 8)],
-                       {"type": "text", "text": t["text"]})
+        half = len(t["text"]) // 2 if self.unknown else len(t["text"])
+        if t["text"][:half]:
+            self.text_block(t["text"][:half], None)
+        if self.unknown:
+            self.unknown_blocks()
+        if t["text"][half:]:
+            self.text_block(t["text"][half:], {
+                "type": "web_search_result_location", "url": "https://example.com/assay",
+                "title": "Fake result", "encrypted_index": "EncIdx" + self.msg_id[-8:],
+                "cited_text": t["text"][half:][:40]})
         for i, c in enumerate(t["tool_calls"]):
             try:
                 parsed = json.loads(c["arguments"])
@@ -859,6 +877,44 @@ class Builder:
                 out.append(("ping", {"type": "ping"}, "ping"))
         self.events = out
         return out
+
+    def text_block(self, text, citation):
+        deltas = [("text", {"type": "text_delta", "text": p}) for p in split_text(text, self.rng, 1, 8)]
+        final = {"type": "text", "text": text}
+        if citation:  # as the API cites a search: a citations_delta within the text
+            deltas.insert(len(deltas) // 2, ("citation", {"type": "citations_delta",
+                                                          "citation": citation}))
+            final["citations"] = [citation]
+        self.block({"type": "text", "text": ""}, deltas, final)
+
+    def future_event(self):
+        self.add("future_event", {"note": "an event type from the future: ignore it"}, "unknown")
+
+    def unknown_blocks(self):
+        """--unknown-content: a web search the server runs (server_tool_use whose input streams as
+        input_json_delta, then its web_search_tool_result), and a block type from the future with
+        its own delta type, among events of an unknown type."""
+        r, tail = self.rng, self.msg_id[-10:]
+        srv = "srvtoolu_01" + tail
+        query = json.dumps({"query": "assay unknown blocks"}, separators=(",", ":"))
+        self.future_event()
+        self.block({"type": "server_tool_use", "id": srv, "name": "web_search", "input": {}},
+                   [("server_args", {"type": "input_json_delta", "partial_json": f})
+                    for f in [""] + split_json(query, r)],
+                   {"type": "server_tool_use", "id": srv, "name": "web_search",
+                    "input": json.loads(query)})
+        result = {"type": "web_search_tool_result", "tool_use_id": srv, "content": [{
+            "type": "web_search_result", "title": "Fake result", "url": "https://example.com/assay",
+            "encrypted_content": "EncContent" + tail, "page_age": None}]}
+        self.block(result, [], result)
+        self.future_event()
+        fw = {"type": FUTURE_BLOCK, "id": "fw_01" + tail, "label": "", "input": {}}
+        args = json.dumps({"dial": 7, "mode": "ünïcode"}, ensure_ascii=False, separators=(",", ":"))
+        self.block(dict(fw), [("future_args", {"type": "input_json_delta", "partial_json": f})
+                              for f in split_json(args, r)]
+                   + [("future", {"type": "future_widget_delta", "label": p})
+                      for p in split_text("a widget label", r, 2, 5)],
+                   dict(fw, label="a widget label", input=json.loads(args)))
 
     def message(self):
         return {"id": self.msg_id, "type": "message", "role": "assistant", "model": self.model,
@@ -952,6 +1008,7 @@ class State:
         self.by_status = {}
         self.seed = opts.seed
         self.cache = PromptCache(opts.cache_min_tokens)
+        self.answers = {}  # --unknown-content: block id -> the answer's content
 
     def next_n(self):
         with self.lock:
@@ -968,6 +1025,35 @@ class State:
 
     def fault_for(self, n):
         return next((f for f in self.faults if n in f.requests), None)
+
+    def remember(self, content):
+        """--unknown-content: an answer's blocks, by each id they hold, to check it comes back."""
+        with self.lock:
+            for b in content:
+                if b.get("id"):
+                    self.answers[b["id"]] = content
+
+    def check_returned(self, msgs):
+        """--unknown-content: an assistant message that repeats one of this fake's answers (it
+        holds one of its ids) must repeat it whole and unchanged: the same blocks in the same
+        order, the server tool's blocks and the future block as they were streamed."""
+        for i, m in enumerate(msgs):
+            if not is_assistant(m):
+                continue
+            got = [strip_cc(b) for b in blocks_of(m)]
+            ids = [b.get("id") for b in got if b.get("id")]
+            with self.lock:
+                sent = next((self.answers[x] for x in ids if x in self.answers), None)
+            if sent is None:
+                continue
+            for j in range(max(len(got), len(sent))):
+                a = sent[j] if j < len(sent) else None
+                b = got[j] if j < len(got) else None
+                if a != b:
+                    bad(f"fake_anthropic: messages.{i}.content.{j} is not the answer's block "
+                        f"{j} sent back unchanged (--unknown-content): sent "
+                        f"{json.dumps(a, ensure_ascii=False)}, got back "
+                        f"{json.dumps(b, ensure_ascii=False)}")
 
 
 def estimate_tokens(req, raw):
@@ -1118,6 +1204,8 @@ class Handler(BaseHTTPRequestHandler):
         except (ValueError, UnicodeDecodeError) as e:
             raise ApiError(400, f"There was an error parsing the body of your request: {e}")
         v = validate(req, st.opts.models, count_only)
+        if st.opts.unknown_content:
+            st.check_returned(req["messages"])
         segs = prompt_segments(req)
         entry["cache_breakpoints"] = len(v["breakpoints"])
         total = entry["prompt_tokens"] = sum(s[1] for s in segs)
@@ -1145,10 +1233,13 @@ class Handler(BaseHTTPRequestHandler):
             usage["cache_creation"] = {"ephemeral_5m_input_tokens": usage[
                 "cache_creation_input_tokens"], "ephemeral_1h_input_tokens": 0}
         b = Builder(rng, req["model"], turn, dict(usage, output_tokens=0),
-                    v["thinking"] != "disabled", req.get("stop_sequences"), v["max_tokens"])
+                    v["thinking"] != "disabled", req.get("stop_sequences"), v["max_tokens"],
+                    st.opts.unknown_content)
         out = 0 if v["max_tokens"] == 0 else given.get("output_tokens", output_tokens(b.turn))
         b.usage["output_tokens"] = out
         events = b.build()
+        if st.opts.unknown_content:
+            st.remember(b.content)
         entry["tool_use_ids"] = b.ids
         entry["usage"] = {k: b.usage[k] for k in ("input_tokens", "cache_creation_input_tokens",
                                                   "cache_read_input_tokens", "output_tokens")}
@@ -1268,8 +1359,14 @@ def main(argv=None):
     ap.add_argument("--sse", choices=("strict", "lax"), default="strict",
                     help="lax: vary the SSE framing as section 0 allows (no space, CRLF, comments) "
                     "and add events of an unknown type")
+    ap.add_argument("--unknown-content", action="store_true",
+                    help="each answer also holds a server tool's use and result (web search), a "
+                    "block of a made-up future type with its own delta type and events of an "
+                    "unknown type; an answer sent back must come back whole and unchanged")
     ap.add_argument("--verbose", action="store_true", help="log HTTP requests on stderr")
     opts = ap.parse_args(argv)
+    if opts.unknown_content:
+        EXTRA_TAGS[:] = [FUTURE_BLOCK]
     if opts.models is not None:
         opts.models = [m.strip() for m in opts.models.split(",") if m.strip()]
         if not opts.models:

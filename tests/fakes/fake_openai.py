@@ -555,8 +555,10 @@ class Builder:
     Each event is (kind, payload, tag): kind data|done|comment|raw; tag says
     what the event carries so faults can cut at a meaningful place."""
 
-    def __init__(self, quirk, rng, model, turn, include_usage, prompt_tokens):
+    def __init__(self, quirk, rng, model, turn, include_usage, prompt_tokens, unknown=False):
         self.quirk, self.rng, self.model, self.turn = quirk, rng, model, turn
+        self.unknown = unknown  # --unknown-content
+        self.custom_id = None
         self.include_usage, self.prompt_tokens = include_usage, prompt_tokens
         self.cid = "chatcmpl-" + "".join(rng.choice(ALNUM) for _ in range(29))
         self.created = int(time.time())
@@ -618,23 +620,43 @@ class Builder:
         getattr(self, "build_" + self.quirk)()
         return self.events
 
+    def build_unknown(self):
+        """--unknown-content: a chunk of an unknown object type, text deltas with unknown fields,
+        and a tool call of type custom (not a function) whose later fragments also carry
+        function.arguments, as a relaying server might: none of it may become a call."""
+        r = self.rng
+        self.events.append(("data", dict(self.chunk([]), object="chat.completion.future",
+                                         future={"note": "ignore me"}), "unknown"))
+        for p in split_text("Searching. ", r, 1, 5):
+            self.add("text", {"content": p, "annotations": [], "future_field": {"n": 1}})
+        self.custom_id = self.call_id()
+        self.add("custom_start", {"tool_calls": [{"index": 0, "id": self.custom_id, "type": "custom",
+                                                  "custom": {"name": "grammar_tool", "input": ""}}]})
+        for frag in split_args('{"grammar":"x"}', r):
+            self.add("custom_args", {"tool_calls": [{"index": 0, "custom": {"input": frag},
+                                                     "function": {"arguments": frag}}]})
+
     def build_openai(self):
         t, r = self.turn, self.rng
         calls = t["tool_calls"]
-        if t["text"] or not calls:
+        base = 1 if self.unknown else 0  # the index of the first function call
+        if t["text"] or not calls or self.unknown:
             self.add("role", {"role": "assistant", "content": "", "refusal": None})
+        if self.unknown:
+            self.build_unknown()
         for p in split_text(t["text"], r, 1, 5):
             self.add("text", {"content": p})
         for i, c in enumerate(calls):
-            first = {"index": i, "id": self.ids[i], "type": "function",
+            first = {"index": base + i, "id": self.ids[i], "type": "function",
                      "function": {"name": c["name"], "arguments": ""}}
-            if i == 0 and not t["text"]:  # role rides on the first tool-call chunk
+            if i == 0 and not t["text"] and not self.unknown:  # role rides on the first call chunk
                 self.add("tool_start", {"role": "assistant", "content": None,
                                         "tool_calls": [first], "refusal": None})
             else:
                 self.add("tool_start", {"tool_calls": [first]})
             for frag in split_args(c["arguments"], r):
-                self.add("tool_args", {"tool_calls": [{"index": i, "function": {"arguments": frag}}]})
+                self.add("tool_args", {"tool_calls": [{"index": base + i,
+                                                        "function": {"arguments": frag}}]})
         self.add("finish", {}, self.finish_reason())
         self.usage_chunk()
         self.events.append(("done", None, "done"))
@@ -785,6 +807,7 @@ class State:
         self.n = 0
         self.by_status = {}
         self.seed = opts.seed
+        self.custom_ids = set()  # --unknown-content: ids of the custom calls streamed
 
     def next_n(self):
         with self.lock:
@@ -798,6 +821,19 @@ class State:
             if self.opts.log:
                 with open(self.opts.log, "a", encoding="utf-8") as f:
                     f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+    def check_no_custom(self, msgs):
+        """--unknown-content: a custom tool call this fake streamed is not a function call; sent
+        back as one (or answered by a tool message) it is refused."""
+        with self.lock:
+            custom = set(self.custom_ids)
+        for i, m in enumerate(msgs):
+            calls = m.get("tool_calls") if isinstance(m, dict) else None
+            for j, tc in enumerate(calls if isinstance(calls, list) else []):
+                if isinstance(tc, dict) and tc.get("id") in custom:
+                    p = f"messages[{i}].tool_calls[{j}]"
+                    bad(p, f"Invalid '{p}': tool call '{tc['id']}' was a custom tool call (type "
+                        "'custom'), not a function call (--unknown-content).", "invalid_value")
 
     def fault_for(self, n):
         return next((f for f in self.faults if n in f.requests), None)
@@ -942,6 +978,8 @@ class Handler(BaseHTTPRequestHandler):
                            f"expects a JSON payload, but what was sent was not valid JSON.) ({e})")
         names, include_usage = validate(req, st.opts.quirks, st.opts.models)
         msgs = req["messages"]
+        if st.opts.unknown_content:
+            st.check_no_custom(msgs)
         tokens = entry["prompt_tokens"] = prompt_tokens(msgs)
         if st.opts.max_context and tokens > st.opts.max_context:
             raise context_exceeded(st.opts.max_context, tokens, st.opts.quirks)
@@ -953,8 +991,12 @@ class Handler(BaseHTTPRequestHandler):
             check_offered(turn, idx, names)
             entry["summary"] = False
         rng = random.Random(st.seed * 1000003 + n)
-        b = Builder(st.opts.quirks, rng, req["model"], turn, include_usage, tokens)
+        b = Builder(st.opts.quirks, rng, req["model"], turn, include_usage, tokens,
+                    st.opts.unknown_content)
         events = b.build()
+        if b.custom_id:
+            with st.lock:
+                st.custom_ids.add(b.custom_id)
         entry["tool_call_ids"] = b.ids
         if fault:
             entry["fault"] = fault.spec
@@ -1069,8 +1111,15 @@ def main(argv=None):
     ap.add_argument("--turn-by", choices=TURN_BY, default="assistants",
                     help="pick the script turn by the number of assistant messages (default) or "
                     "by the latest tool call id (call-id: the script's calls fix their ids)")
+    ap.add_argument("--unknown-content", action="store_true",
+                    help="(style openai) each answer also holds a chunk of an unknown object "
+                    "type, text deltas with unknown fields and a tool call of type custom; "
+                    "sending that call back as a function call is refused")
     ap.add_argument("--verbose", action="store_true", help="log HTTP requests on stderr")
     opts = ap.parse_args(argv)
+    if opts.unknown_content and opts.quirks != "openai":
+        print("fake_openai: --unknown-content needs --quirks openai", file=sys.stderr)
+        return 2
     if opts.models is not None:
         opts.models = [m.strip() for m in opts.models.split(",") if m.strip()]
         if not opts.models:

@@ -62,6 +62,12 @@ ITEM_KEYS = {
     "reasoning": {"type", "id", "summary", "content", "encrypted_content", "status"},
     "item_reference": {"type", "id"},
 }
+# --unknown-content: output items of types assay does not read, issued by this fake and
+# accepted back only unchanged: a web search the server ran, and a type from the future
+EXTRA_ITEM_KEYS = {
+    "web_search_call": {"type", "id", "status", "action"},
+    "future_gizmo": {"type", "id", "status", "label", "setting"},
+}
 PART_KEYS = {
     "input_text": {"type", "text", "prompt_cache_breakpoint"},
     "input_image": {"type", "image_url", "file_id", "detail"},
@@ -298,6 +304,11 @@ def item_kind(item, p):
     return itype
 
 
+def unknown_content_keys():
+    """--unknown-content: the extra item types become input items too."""
+    ITEM_KEYS.update(EXTRA_ITEM_KEYS)
+
+
 def check_item(item, p, kind):
     """Shape of one new input item (not its pairing with the others)."""
     unknown_keys(item, ITEM_KEYS[kind], p)
@@ -343,6 +354,8 @@ def check_item(item, p, kind):
             want(p + ".encrypted_content", isinstance(item["encrypted_content"], str), "a string",
                  item["encrypted_content"])
     elif kind == "item_reference":
+        check_string(p + ".id", need(item, "id", p + ".id"))
+    elif kind in EXTRA_ITEM_KEYS:
         check_string(p + ".id", need(item, "id", p + ".id"))
 
 
@@ -590,6 +603,28 @@ class Conversation:
                          "reasoning items back unchanged")
         return item["id"]
 
+    def extra_as_issued(self, item, p):
+        """--unknown-content: an item of an extra type must be one this fake issued, unchanged."""
+        issued = self.st.extras.get(item.get("id"))
+        if issued is None:
+            self.item_not_found(item.get("id"))
+        if item != issued:
+            bad(p, f"fake_responses: {p} ({item['type']} '{item['id']}') is not sent back as it "
+                f"was issued (--unknown-content): issued {json.dumps(issued)}, got "
+                f"{json.dumps(item)}.", "invalid_value")
+
+    def extras_with_call(self, cid, entries):
+        """--unknown-content: a call goes back with the extra items of the answer that made it
+        (the API keeps a turn's output items together)."""
+        issued = self.st.issued.get(cid) or {}
+        have = {it.get("id") for it, _ in entries}
+        for eid in issued.get("extras", []):
+            if eid not in have:
+                bad("input", f"fake_responses: the input holds call '{cid}' but not item '{eid}' "
+                    f"({self.st.extras[eid]['type']}) of the same response "
+                    f"'{issued['resp']}': send a turn's output items back with its calls "
+                    "(--unknown-content).", "invalid_value")
+
     def walk(self, entries):
         """Checks the effective input; returns the turn index (assistant groups)."""
         groups, in_group, group_resp = 0, False, None
@@ -622,8 +657,11 @@ class Conversation:
                         "your input and try again.")
                 ids[iid] = p
             role = item.get("role")
+            if kind in EXTRA_ITEM_KEYS and p is not None:
+                self.extra_as_issued(item, p)
             assistant = kind in ("reasoning", "function_call") or (kind == "message"
-                                                                   and role == "assistant")
+                                                                   and role == "assistant") \
+                or kind in EXTRA_ITEM_KEYS
             if assistant:
                 if not in_group:
                     issued = self.st.issued.get(item.get("call_id")) if kind == "function_call" else None
@@ -638,7 +676,8 @@ class Conversation:
                     group_rs.add(self.reasoning_id(item, p))
                     nxt = entries[k + 1][0] if k + 1 < len(entries) else None
                     if not (isinstance(nxt, dict) and (nxt.get("type") == "function_call" or (
-                            nxt.get("type") in (None, "message") and nxt.get("role") == "assistant"))):
+                            nxt.get("type") in (None, "message") and nxt.get("role") == "assistant")
+                            or nxt.get("type") in EXTRA_ITEM_KEYS)):
                         bad("input", f"Item '{item['id']}' of type 'reasoning' was provided without "
                             "its required following item.")
                 elif kind == "function_call":
@@ -647,6 +686,8 @@ class Conversation:
                         bad("input", f"Duplicate function call with call_id {cid}.")
                     pending[cid] = item
                     group_calls.append((item, p))
+                    if p is not None:
+                        self.extras_with_call(cid, entries)
                     issued = self.st.issued.get(cid)
                     if issued:
                         group_resp = issued["resp"]
@@ -709,6 +750,8 @@ class Builder:
                          for c in turn["tool_calls"]]
         self.output = []  # the completed output items
         self.rs_id = None
+        self.unknown = st.opts.unknown_content
+        self.extras = []  # --unknown-content: the items of extra types
 
     def item_id(self, prefix):
         return prefix + self.stem + "%024x" % self.rng.getrandbits(96)
@@ -789,20 +832,25 @@ class Builder:
         self.add("response.output_item.done", "item_done", output_index=oi, item=item)
         self.output.append(item)
 
-    def build_message(self, oi, last_status):
+    def build_message(self, oi, last_status, text=None, annotation=None):
         t, r = self.turn, self.rng
+        text = t["text"] if text is None else text
         mid = self.item_id("msg_")
         self.add("response.output_item.added", "item_added", output_index=oi, item={
             "id": mid, "type": "message", "status": "in_progress", "content": [], "role": "assistant"})
         self.add("response.content_part.added", "part", item_id=mid, output_index=oi,
                  content_index=0, part={"type": "output_text", "annotations": [], "logprobs": [],
                                         "text": ""})
-        for piece in split_text(t["text"], r, 1, 5):
+        for piece in split_text(text, r, 1, 5):
             self.delta("response.output_text.delta", "text", item_id=mid, output_index=oi,
                        content_index=0, delta=piece, logprobs=[])
+        if annotation:
+            self.add("response.output_text.annotation.added", "annotation", item_id=mid,
+                     output_index=oi, content_index=0, annotation_index=0, annotation=annotation)
         self.add("response.output_text.done", "text_done", item_id=mid, output_index=oi,
-                 content_index=0, text=t["text"], logprobs=[])
-        part = {"type": "output_text", "annotations": [], "logprobs": [], "text": t["text"]}
+                 content_index=0, text=text, logprobs=[])
+        part = {"type": "output_text", "annotations": [annotation] if annotation else [],
+                "logprobs": [], "text": text}
         self.add("response.content_part.done", "part", item_id=mid, output_index=oi,
                  content_index=0, part=part)
         item = {"id": mid, "type": "message", "status": last_status, "content": [part],
@@ -827,6 +875,43 @@ class Builder:
         self.output.append(item)
         return fc
 
+    def build_unknown(self, oi, text):
+        """--unknown-content: a web_search_call with its own events, the rest of the text citing
+        it, and an item of a type from the future with events of unknown types (one of them
+        names it as function_call_arguments would, as a call's delta: it must not become one).
+        Returns the next output index."""
+        ws = self.item_id("ws_")
+        self.add("response.future_event", "unknown", note="an event type from the future")
+        self.add("response.output_item.added", "item_added", output_index=oi, item={
+            "id": ws, "type": "web_search_call", "status": "in_progress"})
+        for phase in ("in_progress", "searching", "completed"):
+            self.add("response.web_search_call." + phase, "web_search", output_index=oi, item_id=ws)
+        item = {"id": ws, "type": "web_search_call", "status": "completed",
+                "action": {"type": "search", "query": "assay unknown items"}}
+        self.add("response.output_item.done", "item_done", output_index=oi, item=item)
+        self.output.append(item)
+        self.extras.append(item)
+        oi += 1
+        if text:
+            self.build_message(oi, "completed", text, {
+                "type": "url_citation", "start_index": 0, "end_index": len(text),
+                "url": "https://example.com/assay", "title": "Fake result"})
+            oi += 1
+        fg = self.item_id("fg_")
+        self.add("response.output_item.added", "item_added", output_index=oi, item={
+            "id": fg, "type": "future_gizmo", "status": "in_progress", "label": ""})
+        for piece in split_text("a gizmo label", self.rng, 2, 5):
+            self.delta("response.future_gizmo.label.delta", "unknown", item_id=fg,
+                       output_index=oi, delta=piece)
+        self.delta("response.function_call_arguments.delta", "unknown", item_id=fg,
+                   output_index=oi, delta='{"not":"a call"}')
+        item = {"id": fg, "type": "future_gizmo", "status": "completed", "label": "a gizmo label",
+                "setting": {"dial": 7, "mode": "ünïcode"}}
+        self.add("response.output_item.done", "item_done", output_index=oi, item=item)
+        self.output.append(item)
+        self.extras.append(item)
+        return oi + 1
+
     def build(self):
         """The events of the whole stream; returns (events, final response, fc ids)."""
         t = self.turn
@@ -844,7 +929,14 @@ class Builder:
             self.build_reasoning(oi)
             oi += 1
         k = 0
-        if t["text"] or not t["tool_calls"]:
+        if self.unknown:  # --unknown-content: text, a web search, cited text, a future item
+            half = len(t["text"]) // 2
+            if t["text"][:half]:
+                self.build_message(oi, "completed", t["text"][:half])
+                oi += 1
+            oi = self.build_unknown(oi, t["text"][half:])
+            n_items = len(t["tool_calls"])
+        elif t["text"] or not t["tool_calls"]:
             k += 1
             self.build_message(oi, "incomplete" if incomplete and k == n_items else "completed")
             oi += 1
@@ -949,7 +1041,8 @@ class State:
         self.sealer = Sealer(opts.secret)
         self.stored = {}        # resp id -> {"items": effective input + output}
         self.stored_items = {}  # item id -> item, from stored responses' output
-        self.issued = {}        # call id -> {"resp", "fc", "rs", "retrievable"}
+        self.issued = {}        # call id -> {"resp", "fc", "rs", "retrievable", "extras"}
+        self.extras = {}        # --unknown-content: item id -> the extra item issued
 
     def next_n(self):
         with self.lock:
@@ -1118,7 +1211,10 @@ class Handler(BaseHTTPRequestHandler):
             retrievable = b.store or "reasoning.encrypted_content" in b.include
             for cid, fc in zip(b.call_ids, fc_ids):
                 st.issued[cid] = {"resp": b.resp_id, "fc": fc, "rs": b.rs_id,
-                                  "retrievable": retrievable}
+                                  "retrievable": retrievable,
+                                  "extras": [x["id"] for x in b.extras]}
+            for x in b.extras:
+                st.extras[x["id"]] = copy.deepcopy(x)
             if b.store and not fault:
                 st.stored[b.resp_id] = {"items": effective + copy.deepcopy(b.output)}
                 for item in b.output:
@@ -1284,8 +1380,14 @@ def main(argv=None):
     ap.add_argument("--lax-reasoning", action="store_true",
                     help="accept a function_call of a reasoning turn sent back without its "
                     "reasoning item (the real API does when the call carries no item id)")
+    ap.add_argument("--unknown-content", action="store_true",
+                    help="each answer also holds a web_search_call, text citing it and an item of "
+                    "a made-up future type, with events of unknown types; those items must come "
+                    "back unchanged with the calls of their answer")
     ap.add_argument("--verbose", action="store_true", help="log HTTP requests on stderr")
     opts = ap.parse_args(argv)
+    if opts.unknown_content:
+        unknown_content_keys()
     if opts.models is not None:
         opts.models = [m.strip() for m in opts.models.split(",") if m.strip()]
         if not opts.models:

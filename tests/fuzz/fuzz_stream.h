@@ -4,8 +4,12 @@
  * a struct chat_stream), then includes this. The body (fuzz_chunks.h)
  * is fed in chunks and again whole: any bytes must be rebuilt or
  * refused with a message, without crashing or leaking; a failure always
- * says why; the calls always come out as an array; and both runs must
- * rebuild the same answer. */
+ * says why; the calls always come out as an array, each with a name;
+ * and both runs must rebuild the same answer. Seeds are in
+ * tests/fuzz/corpus/<harness>/ (unknown_content: a fake's
+ * --unknown-content stream, chunk sizes 7 and 13): ./fuzz_chat_stream
+ * -max_total_time=60 tests/fuzz/corpus/fuzz_chat_stream (a copy: the
+ * fuzzer adds to the directory it is given). */
 #ifndef FUZZ_STREAM_H
 #define FUZZ_STREAM_H
 
@@ -40,6 +44,15 @@ static void summarize(const struct chat_stream *s, int rc,
 	cJSON *calls = chat_stream_tool_calls(s);
 	if (!cJSON_IsArray(calls))
 		abort();
+	/* a call always has a name: one without could be neither run nor
+	 * sent back (a block of another type is never a call) */
+	const cJSON *call;
+	cJSON_ArrayForEach(call, calls)
+	{
+		const cJSON *name = cJSON_GetObjectItem(call, "name");
+		if (!cJSON_IsString(name) || !*name->valuestring)
+			abort();
+	}
 	char *json = cJSON_PrintUnformatted(calls);
 	cJSON_Delete(calls);
 	const struct llm_usage *u = &s->usage;
