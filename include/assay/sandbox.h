@@ -119,6 +119,9 @@ unsigned sbx_caps(const struct sbx *s);
 /* The caps of the backend a record names ("local", "docker"...), for
  * readers of a recorded run without a sandbox; 0 when unknown. */
 unsigned sbx_backend_caps(const char *name);
+/* The descriptors a sandbox of the backend cfg->sandbox names holds at
+ * most (measured per backend), for fitting sessions to the limit. */
+int sbx_backend_fds(const struct config *cfg);
 /* The host workspace directory once started, or NULL (see
  * SBX_CAP_HOST_WORKSPACE). */
 const char *sbx_workspace(const struct sbx *s);

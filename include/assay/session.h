@@ -106,6 +106,10 @@ int session_start(struct session *s, const char *prompt, char **err);
  * get going (the sandbox did not start, a resumed workspace could not
  * be restored): the message to show as the start's error, or NULL. */
 const char *session_error(const struct session *s);
+/* The descriptors a session of cfg holds at most at once, its
+ * sandbox's included (measured: see rundir.c), to fit -j to the
+ * limit. */
+int session_fds(const struct config *cfg);
 
 /* Ctrl-C: cancel the model stream or command in flight and end the run
  * as interrupted (a running command's result is recorded first; a

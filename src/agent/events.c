@@ -40,10 +40,12 @@
  * | run_end | status (completed, failed, budget_exhausted, interrupted), exit_code, outputs [{path, present, bytes, copied_to or error}], totals {turns, input_tokens, output_tokens, cost_usd, [unpriced_turns], duration_ms}, archive? |
  */
 /* clang-format on */
+#include <stdlib.h>
 #include <string.h>
 
 #include "assay/config.h"
 #include "assay/events.h"
+#include "assay/fdlimit.h"
 #include "assay/json.h"
 #include "assay/policy.h"
 #include "assay/util.h"
@@ -593,7 +595,9 @@ cJSON *ev_error(const char *category, const char *message, long retry_in_ms)
 {
 	cJSON *ev = ev_new(EV_ERROR);
 	cJSON_AddStringToObject(ev, "category", category);
-	cJSON_AddStringToObject(ev, "message", message);
+	char *told = fdlimit_explain(message); /* out of descriptors */
+	cJSON_AddStringToObject(ev, "message", told ? told : message);
+	free(told);
 	if (retry_in_ms >= 0)
 		cJSON_AddNumberToObject(ev, "retry_in_ms", (double)retry_in_ms);
 	return ev;
@@ -605,7 +609,9 @@ cJSON *ev_error_retry(const char *category, const char *message,
 {
 	cJSON *ev = ev_new(EV_ERROR);
 	cJSON_AddStringToObject(ev, "category", category);
-	cJSON_AddStringToObject(ev, "message", message);
+	char *told = fdlimit_explain(message); /* out of descriptors */
+	cJSON_AddStringToObject(ev, "message", told ? told : message);
+	free(told);
 	cJSON_AddNumberToObject(ev, "retry_in_ms", (double)retry_in_ms);
 	cJSON_AddNumberToObject(ev, "attempt", attempt);
 	cJSON_AddNumberToObject(ev, "discarded_bytes", (double)discarded_bytes);

@@ -52,6 +52,19 @@ int rundir_create(struct session *s, char **err)
 	return rundir_open(s, err);
 }
 
+/* A session's own descriptors, at most, besides its sandbox's: 5 seen
+ * in /proc/PID/fd while its commands ran (its run dir's lock, assay.log
+ * and transcript.jsonl, libcurl's multi socketpair), and the model's
+ * connection, which a provider keeps alive between requests (the fake
+ * server closes it: a session against it needed no more descriptors
+ * than a scripted one, `ulimit -n 21` for both at -j 1). */
+#define SESSION_OWN_FDS 6
+
+int session_fds(const struct config *cfg)
+{
+	return SESSION_OWN_FDS + sbx_backend_fds(cfg);
+}
+
 int rundir_open(struct session *s, char **err)
 {
 	char *sub[] = {"exec", "cache"};

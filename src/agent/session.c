@@ -9,6 +9,7 @@
 
 #include "assay/config.h"
 #include "assay/events.h"
+#include "assay/fdlimit.h"
 #include "assay/http.h"
 #include "assay/json.h"
 #include "assay/llm.h"
@@ -819,9 +820,10 @@ int session_prepare(struct session *s, char **err)
 
 void session_start_failed(struct session *s, char *why, int code)
 {
-	log_warn("start: %s", why);
+	char *told = fdlimit_explain(why); /* out of descriptors: what to do */
+	log_warn("start: %s", told ? told : why);
 	free(s->error);
-	s->error = why;
+	s->error = told ? (free(why), told) : why;
 	session_wind_up(s, "failed", code);
 }
 

@@ -34,6 +34,7 @@
  * store), and base_url and the like never. */
 #include "assay/config.h"
 #include "assay/events.h"
+#include "assay/fdlimit.h"
 #include "assay/json.h"
 #include "assay/loop.h"
 #include "assay/path.h"
@@ -289,6 +290,28 @@ static void job_event(void *arg, const cJSON *e)
 	}
 }
 
+static void check_done(struct job *jb, int pass, char *reason);
+
+/* The session could not start (err: why, taken): the job fails in
+ * category setup with that reason, and the session is freed at once,
+ * its descriptors with it, for the jobs still to start. */
+static void job_setup_failed(struct job *jb, char *err)
+{
+	if (jb->s) {
+		jb->exit_code = session_exit_code(jb->s);
+		live_detach(jb);
+		session_free(jb->s);
+		jb->s = NULL;
+	}
+	jb->wall_ms = now_ms() - jb->t0;
+	free(jb->error);
+	jb->error = err;
+	free(jb->category);
+	jb->category = xstrdup("setup");
+	check_done(jb, 0,
+	           xasprintf("the session could not start: %s", jb->error));
+}
+
 static void job_start(struct job *jb)
 {
 	struct eval *ev = jb->ev;
@@ -304,9 +327,7 @@ static void job_start(struct job *jb)
 	}
 	/* its configuration was made by plan_reuse */
 	if (!(jb->s = session_new(ev->loop, &jb->cfg, &err))) {
-		jb->error = err ? err : xstrdup("cannot start");
-		jb->category = xstrdup("setup");
-		jb->state = JOB_DONE;
+		job_setup_failed(jb, err ? err : xstrdup("cannot start"));
 		return;
 	}
 	session_observe(jb->s, job_event, jb);
@@ -318,12 +339,8 @@ static void job_start(struct job *jb)
 	                                 .mode = SESSION_RESUME};
 	int rc = jb->resume ? session_resume(jb->s, &ro, NULL, &err)
 	                    : session_start(jb->s, prompt, &err);
-	if (rc < 0) {
-		jb->error = err ? err : xstrdup("refused");
-		jb->category = xstrdup("setup");
-		jb->exit_code = session_exit_code(jb->s);
-		jb->state = JOB_DONE;
-	}
+	if (rc < 0)
+		job_setup_failed(jb, err ? err : xstrdup("refused"));
 }
 
 /* ---- re-running only what changed ---- */
@@ -680,6 +697,22 @@ static void job_ended(struct job *jb)
 
 /* ---- results ---- */
 
+/* The reason a result carries, with what to do when it tells of
+ * running out of descriptors. A failure is never recorded without one:
+ * a path that gets here with none is a bug, and the result says so. */
+static char *job_reason(const struct job *jb)
+{
+	const char *r = jb->reason ? jb->reason : "";
+	if (!*r && !jb->pass)
+		return xasprintf(
+		    "assay recorded this failure (category %s, exit %d) "
+		    "without a reason: a bug, please report it with the "
+		    "eval's stderr and this run dir's assay.log",
+		    jb->category ? jb->category : "none", jb->exit_code);
+	char *told = fdlimit_explain(r);
+	return told ? told : xstrdup(r);
+}
+
 static void job_result(struct eval *ev, struct job *jb)
 {
 	if (jb->sbx) {
@@ -713,7 +746,9 @@ static void job_result(struct eval *ev, struct job *jb)
 	cJSON_AddStringToObject(r, "model", job_model(jb));
 	cJSON_AddNumberToObject(r, "repeat", jb->repeat);
 	cJSON_AddBoolToObject(r, "pass", jb->pass);
-	cJSON_AddStringToObject(r, "reason", jb->reason ? jb->reason : "");
+	char *reason = job_reason(jb);
+	cJSON_AddStringToObject(r, "reason", reason);
+	free(reason);
 	if (jb->category)
 		cJSON_AddStringToObject(r, "category", jb->category);
 	else
@@ -977,6 +1012,34 @@ static void eval_refusals(struct eval *ev)
 	free(root);
 }
 
+/* The descriptor limit's bound on sessions at once: what is left of it
+ * (less what is open now and EVAL_FD_RESERVE) over what a session of
+ * the jobs to run holds at most (session_fds, measured per backend). */
+static void eval_fit_fds(struct eval *ev)
+{
+	int need = 0;
+	for (size_t i = 0; i < ev->n; i++) {
+		int n = ev->jobs[i].reused ? 0 : session_fds(&ev->jobs[i].cfg);
+		need = n > need ? n : need;
+	}
+	long soft = fdlimit_soft(), hard = fdlimit_hard();
+	long open = fdlimit_open();
+	long fit = need ? (soft - open - EVAL_FD_RESERVE) / need : ev->j;
+	if (fit >= ev->j)
+		return;
+	long want = open + EVAL_FD_RESERVE + (long)ev->j * need;
+	fprintf(stderr,
+	        "assay eval: -j %d lowered to %ld (descriptors: %ld allowed, "
+	        "%ld open, %d kept in reserve, a session holds up to %d%s): "
+	        "`ulimit -n %ld` before assay eval lets -j %d run%s\n",
+	        ev->j, fit < 1 ? 1 : fit, soft, open, EVAL_FD_RESERVE, need,
+	        fit < 1 ? "; even one may run out" : "", want, ev->j,
+	        want > hard ? " (above the hard limit: as root, or nofile "
+	                      "in /etc/security/limits.conf)"
+	                    : "");
+	ev->j = fit < 1 ? 1 : (int)fit;
+}
+
 static void eval_write_report(struct eval *ev)
 {
 	char *err = NULL;
@@ -1093,6 +1156,7 @@ int cmd_eval(int argc, char **argv)
 	loop_signal(ev.loop, SIGINT, on_eval_signal, &ev);
 	loop_signal(ev.loop, SIGTERM, on_eval_signal, &ev);
 	loop_signal(ev.loop, SIGHUP, on_eval_signal, &ev);
+	eval_fit_fds(&ev);
 	size_t keep = 0;
 	for (size_t i = 0; i < ev.n; i++)
 		keep += ev.jobs[i].reused != NULL;

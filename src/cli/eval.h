@@ -20,6 +20,11 @@ struct sbx_exec;
 
 #define EVAL_MAX_J 64
 #define EVAL_CHECK_S 120 /* a check script's time */
+/* descriptors kept beside the sessions': a workbench view of one opened
+ * from the live table holds 3 more (seen in /proc/PID/fd: inotify, its
+ * workspace's directory, the log stderr goes to), a preview's helper 3
+ * while it runs; the rest is a margin (the report, a check's spikes) */
+#define EVAL_FD_RESERVE 16
 
 enum job_state {
 	JOB_QUEUED,

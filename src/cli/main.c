@@ -4,6 +4,7 @@
 #include "tui/tui.h"
 
 #include "assay/config.h"
+#include "assay/fdlimit.h"
 #include "assay/json.h"
 #include "assay/loop.h"
 #include "assay/models.h"
@@ -674,6 +675,7 @@ int main(int argc, char **argv)
 	char *err = NULL;
 	int code = EXIT_USAGE;
 	cli_locale();
+	fdlimit_raise(); /* every subcommand: sessions need many */
 	if (argc > 1 && !strcmp(argv[1], "help"))
 		return cmd_help(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "export"))

@@ -8,6 +8,7 @@
 #include "assay/loop.h"
 #include "assay/util.h"
 
+#include <errno.h>
 #include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@ struct http_xfer {
 	int cancelled;  /* http_cancel while it could not be freed */
 	int in_done;    /* finishing: on_done (or on_response) running */
 	int user_abort; /* on_data returned -1 */
+	int sock_errno; /* why a socket could not be opened (EMFILE...) */
 	struct http_xfer *next;
 	char errbuf[CURL_ERROR_SIZE];
 };
@@ -177,7 +179,12 @@ static void xfer_finish(struct http_xfer *x, CURLcode rc)
 			msg = "transfer stopped by the receiver";
 		else if (rc != CURLE_OK)
 			msg = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+		char *out = NULL; /* curl says only "Couldn't connect" */
+		if (msg && x->sock_errno)
+			msg = out =
+			    xasprintf("%s: %s", msg, strerror(x->sock_errno));
 		x->on_done(x, rc == CURLE_OK && !x->user_abort, msg, x->arg);
+		free(out);
 	}
 	xfer_free(x);
 }
@@ -420,6 +427,20 @@ static void xfer_set_method(struct http_xfer *x, const struct http_request *r)
 		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m);
 }
 
+/* curl opens its sockets here, so that why one could not be opened
+ * (out of descriptors) is kept: curl's own message does not say. */
+static curl_socket_t xfer_socket(void *arg, curlsocktype purpose,
+                                 struct curl_sockaddr *a)
+{
+	struct http_xfer *x = arg;
+	(void)purpose;
+	curl_socket_t fd =
+	    socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+	if (fd == CURL_SOCKET_BAD)
+		x->sock_errno = errno;
+	return fd;
+}
+
 static int xfer_setup(struct http_xfer *x, const struct http_request *r,
                       char **err)
 {
@@ -439,6 +460,8 @@ static int xfer_setup(struct http_xfer *x, const struct http_request *r,
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+	curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, xfer_socket);
+	curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, http_write_cb);

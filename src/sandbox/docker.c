@@ -27,6 +27,10 @@
 #define DK_REMOVE_MS 60000 /* the stop's DELETE */
 #define DK_REMOVE_TRIES 20 /* by name, while a create may be under way */
 #define DK_REMOVE_RETRY_MS 50
+/* Descriptors a docker sandbox holds at most: 15. Measured as for
+ * LOCAL_FDS (local.c), the same suite with "sandbox": "docker" on
+ * assay-sandbox:latest: clean under `ulimit -n 28`, not under 27. */
+#define DOCKER_FDS 15
 
 /* A command, through the runner or an exec of its own. */
 static struct sbx_exec *docker_exec(struct sbx *s, const struct sbx_exec_req *r,
@@ -336,6 +340,7 @@ static void docker_destroy(struct sbx *s)
 const struct sbx_ops sbx_docker_ops = {
     .name = "docker",
     .caps = SBX_CAP_IMPORT_TAR | SBX_CAP_DOCKER | SBX_CAP_DELTA,
+    .fds = DOCKER_FDS,
     .start = dk_start,
     .exec = docker_exec,
     .cancel = docker_cancel,

@@ -31,6 +31,9 @@ struct sbx_job;
 struct sbx_ops {
 	const char *name;
 	unsigned caps; /* enum sbx_cap */
+	/* descriptors a sandbox of this backend holds at most while it
+	 * runs a session's commands (measured: see where it is set) */
+	int fds;
 	/* Create the sandbox; stage cfg->inputs when stage_inputs. */
 	void (*start)(struct sbx *s, int stage_inputs, sbx_done_fn fn,
 	              void *arg);

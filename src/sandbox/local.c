@@ -43,6 +43,12 @@
 #define LOCAL_CG_RETRY_MS 5
 #define LOCAL_LIST_INLINE 2000       /* entries walked in-process at most */
 #define LOCAL_PROGRESS_LINES 1000000 /* the archive helper's, at most */
+/* Descriptors a local sandbox holds at most: 14. Measured: a scripted
+ * session of sample-data/eval/suite.json (python, charts, outputs,
+ * check scripts) ran clean under `ulimit -n 27` at -j 1 and not under
+ * 26; the eval held 8 before it and the session itself 5 (its run dir's
+ * three files, libcurl's socketpair; seen in /proc/PID/fd). */
+#define LOCAL_FDS 14
 
 /* The /etc snapshot. Building it costs a few milliseconds of copies
  * and as many to delete, on every run; so it lives in the user's cache
@@ -657,6 +663,7 @@ static void local_destroy(struct sbx *s)
 const struct sbx_ops sbx_local_ops = {
     .name = "local",
     .caps = SBX_CAP_HOST_WORKSPACE,
+    .fds = LOCAL_FDS,
     .start = local_start,
     .exec = local_exec,
     .cancel = local_cancel,

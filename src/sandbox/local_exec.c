@@ -5,6 +5,7 @@
  * and exec; stdout and stderr stream through the loop as they arrive,
  * stdin is queued and written as the pipe takes it. */
 #include "assay/config.h"
+#include "assay/fdlimit.h"
 #include "assay/log.h"
 #include "assay/loop.h"
 #include "assay/util.h"
@@ -90,6 +91,10 @@ static void __attribute__((noreturn)) lx_child_run(const struct local_spawn *sp)
 			lx_child_fail("dup2 failed");
 	/* Nothing else of ours may reach bwrap or the sandbox. */
 	close_range(3, ~0U, 0);
+	/* the code it runs gets the descriptor limit its user set (ours
+	 * was raised for the sessions), now only 0-2 are open */
+	if (fdlimit_child() < 0)
+		lx_child_fail("setrlimit(RLIMIT_NOFILE) failed");
 	char *const envp[] = {NULL};
 	execve(lp->bwrap, sp->argv, envp);
 	lx_child_fail("cannot execute bwrap");

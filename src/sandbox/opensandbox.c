@@ -33,6 +33,11 @@
 #define OS_DELETE_MS 15000 /* the stop's DELETE */
 #define OS_DRAIN_MS 10000  /* file operations may finish at stop */
 #define OS_MAX_BODY (8u << 20)
+/* Descriptors an OpenSandbox sandbox holds at most here: 10. Measured
+ * as for LOCAL_FDS (local.c), the same suite with "sandbox":
+ * "opensandbox" against tests/fakes/fake_opensandbox.py: clean under
+ * `ulimit -n 23`, not under 22. */
+#define OS_FDS 10
 
 /* ---- requests ---- */
 
@@ -1030,6 +1035,7 @@ static void ops_delta(struct sbx *s, const char *path,
 const struct sbx_ops sbx_opensandbox_ops = {
     .name = "opensandbox",
     .caps = SBX_CAP_IMPORT_TAR | SBX_CAP_OPENSANDBOX | SBX_CAP_DELTA,
+    .fds = OS_FDS,
     .start = os_start,
     .exec = os_exec,
     .cancel = os_cancel,

@@ -404,6 +404,19 @@ unsigned sbx_backend_caps(const char *name)
 	return 0;
 }
 
+int sbx_backend_fds(const struct config *cfg)
+{
+	const char *name =
+	    cfg->sandbox && *cfg->sandbox ? cfg->sandbox : "local";
+	int most = 0;
+	for (size_t i = 0; i < sizeof backends / sizeof *backends; i++) {
+		if (!strcmp(backends[i]->name, name))
+			return backends[i]->fds;
+		most = backends[i]->fds > most ? backends[i]->fds : most;
+	}
+	return most; /* unknown: sbx_new will say so */
+}
+
 unsigned sbx_caps(const struct sbx *s)
 {
 	return s->ops->caps;
