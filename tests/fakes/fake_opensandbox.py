@@ -1332,7 +1332,7 @@ class Handler(BaseHTTPRequestHandler):
             if mode:
                 try:
                     os.chmod(host, int(str(mode), 8))
-                except ValueError as e:
+                except (ValueError, OSError) as e:  # OSError: removed under it
                     raise Err(500, "RUNTIME_ERROR", f"error chmoding file {sp}. {e}")
             done.append({"path": sp, "size": len(data)})
         self.extra["uploaded"] = done
