@@ -136,6 +136,27 @@ check "... its command never ran in the first one's sandbox" \
 check "the first run completes (exit $fcode)" test "$fcode" -eq 0
 check "... its command's output intact" grep -q first-run-done "$T/first/transcript.jsonl"
 
+# --- bridge without the egress sidecar: refused likewise -----------------
+start_fake_os --no-egress
+set +e
+"$ASSAY" run --sandbox opensandbox --provider script --script "$T/sh.json" \
+	--run-dir "$T/bridge" "look" 2>"$T/bridge.stderr"
+code=$?
+set -e
+check "bridge without egress: the default run stops too (exit $code)" test "$code" -eq 3
+check "... with the same explanation" grep -q "no egress component" "$T/bridge.stderr"
+
+# --- a server with egress: doctor's probe passes, and is deleted -----------
+start_fake_os
+set +e
+"$ASSAY" doctor --sandbox opensandbox >"$T/doc3.out" 2>&1
+set -e
+check "with egress, doctor's network line is OK" \
+	grep -q "OK    network: .*accepts a network policy" "$T/doc3.out"
+check "... its probe sandbox asked deny-all, and was deleted" \
+	test "$(jget "$OS_LOG" "[(e['status'], e.get('networkPolicy', {}).get('defaultAction'), e.get('metadata', {}).get('assay.probe')) for e in x if e['path'] == '/v1/sandboxes' and e['method'] == 'POST']") $(os_count DELETE '^/v1/sandboxes/[^/?]+$')" \
+	= "[(202, 'deny', 'doctor')] 1"
+
 # --- a python call: no command of its own ---------------------------------
 start_fake_os
 cat >"$T/py.json" <<'EOF'
