@@ -1,7 +1,8 @@
 /* os_internal.h: the pieces of the opensandbox backend (private to
  * src/sandbox/): requests to the lifecycle server and to a sandbox's
  * execd (opensandbox.c), commands through execd's event stream
- * (os_exec.c) and the workspace's files (os_files.c). */
+ * (os_exec.c), the workspace's files (os_files.c) and what doctor
+ * asks the server (os_doctor.c). */
 #ifndef ASSAY_SANDBOX_OS_INTERNAL_H
 #define ASSAY_SANDBOX_OS_INTERNAL_H
 
