@@ -49,6 +49,10 @@ struct config {
 	 * sandbox's TTL, renewed while the run lives */
 	char *opensandbox_url;
 	long opensandbox_ttl_s;
+	/* "opensandbox.network_policy": "server": send no networkPolicy
+	 * (a server without egress refuses any); the sandbox's network is
+	 * then whatever the server gives it */
+	int opensandbox_server_net;
 	int responses_store; /* openai-responses: store at OpenAI and chain
 	                        with previous_response_id */
 	int timeout_s;       /* per command */

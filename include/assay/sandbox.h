@@ -299,6 +299,13 @@ void sbx_docker_probe_free(struct sbx_docker_probe *p);
  * *detail saying why not and *fix what to do. Caller frees both. */
 int sbx_opensandbox_probe(const struct config *cfg, long timeout_ms,
                           char **detail, char **fix);
+/* Whether that server can keep a sandbox off the network: a probe
+ * sandbox with a deny-all networkPolicy, deleted at once. 0 (it can),
+ * 1 (a warning: runs get the server's network by the user's choice,
+ * or it cannot be told), -1 (it refuses any policy: a default run
+ * cannot start), with *detail and maybe *fix. Caller frees both. */
+int sbx_opensandbox_probe_network(const struct config *cfg, long timeout_ms,
+                                  char **detail, char **fix);
 
 /* Copy the regular files names[0..n) (at most max bytes each) of a
  * workspace archive sbx_export_tar wrote into the empty directory dir,

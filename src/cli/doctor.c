@@ -556,6 +556,14 @@ static void check_opensandbox(struct doctor *d, const struct config *c)
 	char *detail = NULL, *fix = NULL;
 	int rc = sbx_opensandbox_probe(c, DOC_DOCKER_MS, &detail, &fix);
 	item(d, rc == 0 ? DOC_OK : DOC_FAIL, "server", detail, fix);
+	if (rc < 0)
+		return;
+	rc = sbx_opensandbox_probe_network(c, DOC_DOCKER_MS, &detail, &fix);
+	item(d,
+	     rc == 0  ? DOC_OK
+	     : rc > 0 ? DOC_WARN
+	              : DOC_FAIL,
+	     "network", detail, fix);
 }
 
 /* ---- model keys ---- */

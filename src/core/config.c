@@ -259,7 +259,8 @@ static int apply_network(struct config *c, const cJSON *v, const char *origin,
 	return 0;
 }
 
-/* "opensandbox": {"url": "host:port" or URL, "timeout_s": N}. */
+/* "opensandbox": {"url": "host:port" or URL, "timeout_s": N,
+ * "network_policy": "assay" | "server"}. */
 static int apply_opensandbox(struct config *c, const cJSON *v,
                              const char *origin, char **err)
 {
@@ -289,11 +290,24 @@ static int apply_opensandbox(struct config *c, const cJSON *v,
 				    "or more (the server's minimum)",
 				    origin);
 			c->opensandbox_ttl_s = (long)f->valuedouble;
+		} else if (!strcmp(f->string, "network_policy")) {
+			const char *p = cJSON_IsString(f) ? f->valuestring : "";
+			if (strcmp(p, "assay") && strcmp(p, "server"))
+				return set_err(
+				    err,
+				    "%s: \"opensandbox.network_policy\" must "
+				    "be \"assay\" (send the policy --network "
+				    "says; the default) or \"server\" (send "
+				    "none: the sandbox gets the server's "
+				    "network)",
+				    origin);
+			c->opensandbox_server_net = !strcmp(p, "server");
 		} else {
-			return set_err(err,
-			               "%s: unknown key \"opensandbox.%s\" "
-			               "(known: url, timeout_s)",
-			               origin, f->string);
+			return set_err(
+			    err,
+			    "%s: unknown key \"opensandbox.%s\" "
+			    "(known: url, timeout_s, network_policy)",
+			    origin, f->string);
 		}
 	}
 	return 0;

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,8 +52,7 @@ struct os_call {
 	void *arg;
 };
 
-/* The server's words for an error answer. */
-static char *server_message(long status, const struct buf *body)
+char *os_server_message(long status, const struct buf *body)
 {
 	cJSON *j =
 	    body->len ? cJSON_ParseWithLength(body->data, body->len) : NULL;
@@ -121,7 +121,7 @@ static void oc_done(struct http_xfer *x, int ok, const char *errmsg, void *arg)
 	if (!ok)
 		err = xstrdup(errmsg ? errmsg : "no answer");
 	else if (status >= 300)
-		err = server_message(status, &c->body);
+		err = os_server_message(status, &c->body);
 	if (c->fn)
 		c->fn(c->arg, status, reply, err);
 	cJSON_Delete(reply);
@@ -333,6 +333,8 @@ struct os_start {
 	int64_t t0;
 	int stage, pings;
 	struct os_fop *staging;
+	struct os_exec *check; /* whose execd answers (os_check_mine) */
+	struct buf seen;
 	struct strv sweep; /* ids of leftovers to delete */
 	size_t swept;
 };
@@ -341,6 +343,8 @@ static void ost_free(struct os_start *st)
 {
 	os_call_cancel(st->call);
 	os_fop_cancel(st->staging);
+	os_exec_detach(st->check);
+	buf_free(&st->seen);
 	if (st->timer)
 		loop_timer_cancel(st->s->loop, st->timer);
 	strv_free(&st->sweep);
@@ -363,8 +367,16 @@ static void ost_end(struct os_start *st, char *err)
 		renew_arm(s);
 		log_info("opensandbox: sandbox %s ready in %lld ms", o->id,
 		         (long long)(now_ms() - st->t0));
+		/* the one warning of the run: on stderr too (the session
+		 * takes a start's warning as a note only) */
+		err = os_server_net_warning(s->cfg);
+		if (err) {
+			log_warn("%s", err);
+			fprintf(stderr, "assay: warning: %s\n", err);
+		}
 	}
-	sbx_job_end(&st->job, err ? SBX_FAILED : SBX_OK, err, NULL, NULL);
+	sbx_job_end(&st->job, o->started ? SBX_OK : SBX_FAILED, err, NULL,
+	            NULL);
 	free(err);
 	st->timer = 0;
 	ost_free(st);
@@ -380,6 +392,42 @@ static void ost_call(struct os_start *st, int execd, const char *method,
 	if (!st->call)
 		ost_end(st, xasprintf("opensandbox: %s", err ? err : "?"));
 	free(err);
+}
+
+int os_policy_refused(long status, const char *err)
+{
+	return status == 400 && err && strstr(err, "networkPolicy");
+}
+
+char *os_no_egress_msg(const char *server, const char *why)
+{
+	return xasprintf(
+	    "opensandbox: the server at %s cannot keep a sandbox off the "
+	    "network: it refuses any networkPolicy, saying \"%s\". Its "
+	    "Docker runtime has no egress component (or runs sandboxes with "
+	    "network_mode \"host\"), and assay does not start a sandbox "
+	    "with a network you did not ask for. Either configure the server's "
+	    "egress (in "
+	    "its config, ~/.sandbox.toml: [egress] image = "
+	    "\"opensandbox/egress:...\" and [docker] network_mode = "
+	    "\"bridge\"; see its server/README.md), or accept the server's "
+	    "network: run with --network, or set \"opensandbox\": "
+	    "{\"network_policy\": \"server\"} in your user config",
+	    server, why ? why : "HTTP 400");
+}
+
+char *os_server_net_warning(const struct config *cfg)
+{
+	if (cfg->network || !cfg->opensandbox_server_net)
+		return NULL;
+	return xstrdup(
+	    cfg->net_allow.n
+	        ? "opensandbox: network_policy is \"server\": no "
+	          "networkPolicy sent, so network.allow is not enforced; the "
+	          "sandbox's network is whatever the server gives it"
+	        : "opensandbox: network_policy is \"server\": no "
+	          "networkPolicy sent; the sandbox's network is whatever the "
+	          "server gives it (often the host's), not none");
 }
 
 /* No answer, or an error answer: what to tell the user. */
@@ -410,6 +458,7 @@ static void on_staged(void *arg, char *err)
 }
 
 static void on_ping(void *arg, long status, cJSON *reply, const char *err);
+static void check_mine(struct os_start *st);
 
 static void ping_again(void *arg)
 {
@@ -435,10 +484,74 @@ static void on_ping(void *arg, long status, cJSON *reply, const char *err)
 		                      err ? err : "no answer"));
 		return;
 	}
+	check_mine(st);
+}
+
+static void stage(struct os_start *st)
+{
 	char *serr = NULL;
 	st->staging = os_stage(st->s, st->stage, on_staged, st, &serr);
 	if (!st->staging)
 		ost_end(st, serr);
+}
+
+static void on_check_output(void *arg, enum sbx_stream stream, const char *data,
+                            size_t n)
+{
+	struct os_start *st = arg;
+	if (stream == SBX_STDOUT && st->seen.len + n < 256)
+		buf_append(&st->seen, data, n);
+}
+
+/* The sandbox whose execd answered: ours, or (network_mode host: one
+ * port 44772 for every sandbox of the host) another's. */
+static void on_checked(void *arg, const struct sbx_exit *ex)
+{
+	struct os_start *st = arg;
+	struct osbx *o = os_of(st->s);
+	st->check = NULL;
+	if (ex->exit_code != 0) {
+		ost_end(st,
+		        xasprintf("opensandbox: the first command in "
+		                  "sandbox %s failed (exit %d%s%s)",
+		                  o->id, ex->exit_code, ex->error ? ": " : "",
+		                  ex->error ? ex->error : ""));
+		return;
+	}
+	const char *seen = st->seen.data ? st->seen.data : "";
+	while (st->seen.len && isspace((unsigned char)seen[st->seen.len - 1]))
+		st->seen.data[--st->seen.len] = '\0';
+	/* empty: an execd whose commands do not inherit the sandbox's
+	 * environment; nothing to tell then */
+	if (*seen && strcmp(seen, o->mark)) {
+		ost_end(st, xasprintf(
+		                "opensandbox: the execd the server gave for "
+		                "sandbox %s (%s) belongs to another sandbox: "
+		                "the server runs sandboxes with network_mode "
+		                "\"host\", where all share the host's port "
+		                "%d and only the first one's execd answers. "
+		                "Run one assay at a time on this server (no "
+		                "eval -j, no second run), or configure it with "
+		                "[docker] network_mode = \"bridge\"",
+		                o->id, o->execd, OS_EXECD_PORT));
+		return;
+	}
+	stage(st);
+}
+
+static void check_mine(struct os_start *st)
+{
+	struct os_exec_args a = {
+	    .command = "printf '%s\\n' \"${ASSAY_SANDBOX_MARK-}\"",
+	    .internal = 1,
+	    .timeout_s = 60};
+	struct sbx_exec_obs obs = {on_check_output, on_checked, st};
+	char *err = NULL;
+	buf_init(&st->seen, 0);
+	st->check = os_exec_start(st->s, &a, &obs, &err);
+	if (!st->check)
+		ost_end(st, xasprintf("opensandbox: %s", err ? err : "?"));
+	free(err);
 }
 
 /* The endpoint's headers, also in a 0600 file for the helpers. */
@@ -551,6 +664,10 @@ static void os_on_created(void *arg, long status, cJSON *reply, const char *err)
 	struct osbx *o = os_of(st->s);
 	st->call = NULL;
 	const char *id = json_str(reply, "id", NULL);
+	if (os_policy_refused(status, err)) {
+		ost_end(st, os_no_egress_msg(o->server, err));
+		return;
+	}
 	if ((status != 202 && status != 200 && status != 201) || !id) {
 		ost_end(st, start_error(st, "create a sandbox", status,
 		                        err ? err : "no id in the answer"));
@@ -576,11 +693,13 @@ static cJSON *resource_limits(struct sbx *s)
 	return r;
 }
 
-/* deny-all unless --network; an allowlist becomes egress rules. */
+/* deny-all unless --network; an allowlist becomes egress rules. None
+ * either with opensandbox.network_policy "server": the user accepted
+ * the server's network (its start says so). */
 static void network_policy(struct sbx *s, cJSON *o)
 {
 	const struct config *cfg = s->cfg;
-	if (cfg->network)
+	if (cfg->network || cfg->opensandbox_server_net)
 		return; /* the server's default: open */
 	cJSON *p = cJSON_AddObjectToObject(o, "networkPolicy");
 	cJSON_AddStringToObject(p, "defaultAction", "deny");
@@ -615,7 +734,9 @@ static char *create_body(struct sbx *s)
 	cJSON_AddItemToArray(ep, cJSON_CreateString("/dev/null"));
 	cJSON_AddNumberToObject(b, "timeout", (double)o->ttl_s);
 	cJSON_AddItemToObject(b, "resourceLimits", resource_limits(s));
-	cJSON_AddObjectToObject(b, "env");
+	/* a mark only this sandbox has: its first command reads it back */
+	cJSON *env = cJSON_AddObjectToObject(b, "env");
+	cJSON_AddStringToObject(env, "ASSAY_SANDBOX_MARK", o->mark);
 	char *digest = root_digest(s->run_dir);
 	cJSON_AddItemToObject(b, "metadata", dk_owner_labels(s, digest));
 	free(digest);
@@ -703,8 +824,7 @@ static void list_mine(struct os_start *st)
 	free(kv);
 }
 
-/* OPEN_SANDBOX_DOMAIN-style "host:port" or a URL: the API base. */
-static int server_url(const char *v, char **server, char **api, char **err)
+int os_server_url(const char *v, char **server, char **api, char **err)
 {
 	if (!v || !*v)
 		return set_err(err, "opensandbox: no server: set "
@@ -737,7 +857,7 @@ void os_start(struct sbx *s, int stage_inputs, sbx_done_fn fn, void *arg)
 	const char *url = cfg->opensandbox_url;
 	if (!url || !*url)
 		url = getenv("OPEN_SANDBOX_DOMAIN");
-	if (server_url(url, &o->server, &o->api, &err) < 0) {
+	if (os_server_url(url, &o->server, &o->api, &err) < 0) {
 		sbx_later(s, fn, arg, SBX_FAILED, err, NULL, NULL);
 		return;
 	}
@@ -748,78 +868,16 @@ void os_start(struct sbx *s, int stage_inputs, sbx_done_fn fn, void *arg)
 	free(s->image);
 	s->image = xstrdup(cfg->image && *cfg->image ? cfg->image
 	                                             : "assay-sandbox:latest");
+	uint64_t rnd;
+	if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+		rnd = (uint64_t)now_ms() ^ ((uint64_t)getpid() << 40);
+	snprintf(o->mark, sizeof o->mark, "%016llx", (unsigned long long)rnd);
 	struct os_start *st = xcalloc(1, sizeof *st);
 	st->s = s;
 	st->stage = stage_inputs;
 	st->t0 = now_ms();
 	sbx_job_begin(s, &st->job, "the start", 0, fn, arg, ost_abort);
 	list_mine(st);
-}
-
-/* ---- doctor ---- */
-
-int sbx_opensandbox_probe(const struct config *cfg, long timeout_ms,
-                          char **detail, char **fix)
-{
-	*detail = *fix = NULL;
-	const char *url = cfg->opensandbox_url;
-	if (!url || !*url)
-		url = getenv("OPEN_SANDBOX_DOMAIN");
-	char *server = NULL, *api = NULL, *err = NULL;
-	if (server_url(url, &server, &api, &err) < 0) {
-		*detail = err;
-		*fix = xstrdup("set OPEN_SANDBOX_DOMAIN=host:port (or "
-		               "--opensandbox-url)");
-		return -1;
-	}
-	const char *key = getenv("OPEN_SANDBOX_API_KEY");
-	char *kh =
-	    key && *key ? xasprintf("OPEN-SANDBOX-API-KEY: %s", key) : NULL;
-	const char *h[] = {kh, NULL};
-	char *u = xasprintf("%s/sandboxes?pageSize=1", api);
-	struct os_call c = {0};
-	buf_init(&c.body, 1u << 20);
-	struct http_request r = {.method = "GET",
-	                         .url = u,
-	                         .headers = kh ? h : NULL,
-	                         .connect_timeout_ms = timeout_ms,
-	                         .total_timeout_ms = timeout_ms,
-	                         .on_response = oc_response,
-	                         .on_data = oc_data,
-	                         .arg = &c};
-	char *perr = NULL;
-	int rc = http_perform(&r, &perr);
-	int out = -1;
-	if (rc < 0 || !c.status) {
-		*detail = xasprintf("no answer from %s: %s", server,
-		                    perr ? perr : "no connection");
-		*fix = xstrdup("start the server or fix --opensandbox-url / "
-		               "OPEN_SANDBOX_DOMAIN; only needed for --sandbox "
-		               "opensandbox");
-	} else if (c.status != 200) {
-		char *m = server_message(c.status, &c.body);
-		*detail = xasprintf("%s answered: %s", server, m);
-		free(m);
-		if (c.status == 401 || c.status == 403)
-			*fix = xstrdup("set OPEN_SANDBOX_API_KEY to a key of "
-			               "that server");
-	} else {
-		cJSON *j = cJSON_ParseWithLength(c.body.data ? c.body.data : "",
-		                                 c.body.len);
-		const cJSON *pg = cJSON_GetObjectItem(j, "pagination");
-		*detail = xasprintf("%s answers (%s), %.0f sandboxes listed",
-		                    server, kh ? "the key is taken" : "no key",
-		                    json_num(pg, "totalItems", 0));
-		cJSON_Delete(j);
-		out = 0;
-	}
-	buf_free(&c.body);
-	free(perr);
-	free(u);
-	free(kh);
-	free(server);
-	free(api);
-	return out;
 }
 
 /* ---- the ops ---- */

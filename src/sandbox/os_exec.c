@@ -16,12 +16,14 @@
  * from the create's resourceLimits.
  *
  * execd gives a command no stdin. A command that wants one (the python
- * kernel) reads a FIFO in /tmp/.assay-io/TAG that the prelude makes and
- * keeps open for writing (so it never sees EOF between writes); each
- * write is one more command that decodes its base64 into the FIFO, one
- * at a time, in order. Its stdout goes through a relay that base64s
- * every read on a line of its own, so binary frames survive execd's
- * line-based text stream. */
+ * kernel) gets it from a feeder in its pipeline that waits for files in
+ * /tmp/.assay-io/TAG: each write is an upload (POST /files/upload, not
+ * a command) of in.N and then an empty in.N.ok, one at a time, in
+ * order; the feeder copies in.N to the kernel once in.N.ok is there
+ * (execd writes the parts in their order) and removes both. So a
+ * python cell costs no command of its own. Its stdout goes through a
+ * relay that base64s every read on a line of its own, so binary frames
+ * survive execd's line-based text stream. */
 #include "assay/config.h"
 #include "assay/http.h"
 #include "assay/json.h"
@@ -36,8 +38,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define OS_KILL_GRACE_MS 8000 /* from the DELETE to giving up */
-#define OS_WRITE_CHUNK 49152  /* stdin bytes per write command */
+#define OS_KILL_GRACE_MS 8000     /* from the DELETE to giving up */
+#define OS_WRITE_CHUNK (4u << 20) /* stdin bytes per upload */
 #define OS_STDIN_MAX (64u << 20)
 #define OS_LINE_MAX (16u << 20)
 
@@ -60,7 +62,10 @@ struct os_exec {
 	char *error;
 	/* stdin: the bytes not yet written, the write command running */
 	struct buf pending;
-	struct os_exec *writer;
+	struct http_xfer *up; /* the upload of in.N */
+	struct buf up_err;
+	long up_status;
+	unsigned up_n;
 	int stdin_closed;
 };
 
@@ -131,6 +136,23 @@ char *os_quote(const char *s)
 
 /* ---- the command line ---- */
 
+/* stdin from the uploads in.N (written, then in.N.ok), in order; it
+ * ends when the command it feeds is gone (its pipe's POLLERR). A pair
+ * is removed once the next is in: execd may still be setting the mode
+ * of in.N.ok when it appears, and a file gone under it fails the
+ * upload. */
+static const char feeder_py[] =
+    "import os,select,sys\n"
+    "d=sys.argv[1];n=0;p=select.poll();p.register(1,0)\n"
+    "while not p.poll(10):\n"
+    " f='%s/in.%d'%(d,n)\n"
+    " if not os.path.exists(f+'.ok'): continue\n"
+    " b=open(f,'rb').read()\n"
+    " if n:\n"
+    "  for x in ('','.ok'): os.unlink('%s/in.%d%s'%(d,n-1,x))\n"
+    " n+=1\n"
+    " while b: b=b[os.write(1,b):]\n";
+
 /* python3 -u: each read goes out as one base64 line at once */
 static const char relay_py[] = "import os,binascii\n"
                                "while 1:\n"
@@ -170,14 +192,14 @@ static char *command_line(struct os_exec *e, const struct os_exec_args *a)
 	}
 	if (a->keep_stdin) {
 		char *relay = os_quote(relay_py);
-		buf_printf(
-		    &b,
-		    "d=/tmp/.assay-io/%s\n"
-		    "mkdir -p \"$d\" && mkfifo -m 600 \"$d/in\" || exit 125\n"
-		    "exec 3<>\"$d/in\"\n"
-		    "%s <&3 3<&- | python3 -u -c %s\n"
-		    "rc=${PIPESTATUS[0]}\nrm -rf \"$d\"\nexit $rc\n",
-		    e->tag, run, relay);
+		char *feeder = os_quote(feeder_py);
+		buf_printf(&b,
+		           "d=/tmp/.assay-io/%s\n"
+		           "mkdir -p \"$d\" || exit 125\n"
+		           "python3 -u -c %s \"$d\" | %s | python3 -u -c %s\n"
+		           "rc=${PIPESTATUS[1]}\nrm -rf \"$d\"\nexit $rc\n",
+		           e->tag, feeder, run, relay);
+		free(feeder);
 		free(relay);
 	} else {
 		buf_printf(&b, "exec %s\n", run);
@@ -238,7 +260,10 @@ static void ox_free(struct os_exec *e)
 		loop_timer_cancel(l, e->fin);
 	buf_free(&e->line);
 	buf_free(&e->err);
+	if (e->up)
+		http_cancel(e->up);
 	buf_free(&e->pending);
+	buf_free(&e->up_err);
 	free(e->cmd_id);
 	free(e->error);
 	free(e);
@@ -248,10 +273,6 @@ static void ox_free(struct os_exec *e)
 static void exec_finish(struct os_exec *e)
 {
 	exec_unlink(e);
-	if (e->writer) { /* its write is moot now */
-		e->writer->obs.on_exit = NULL;
-		e->writer = NULL;
-	}
 	struct sbx_exit ex = {
 	    .exit_code = e->have_code ? e->exit_code : -1,
 	    .timed_out = e->timed_out,
@@ -506,6 +527,7 @@ struct os_exec *os_exec_start(struct sbx *s, const struct os_exec_args *a,
 	buf_init(&e->line, 0);
 	buf_init(&e->err, 0);
 	buf_init(&e->pending, OS_STDIN_MAX);
+	buf_init(&e->up_err, 4096);
 	char *cmd = command_line(e, a);
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "command", cmd);
@@ -552,53 +574,97 @@ struct os_exec *os_exec_start(struct sbx *s, const struct os_exec_args *a,
 
 static void write_next(struct os_exec *e);
 
-static void on_written(void *arg, const struct sbx_exit *ex)
+static void ox_up_response(struct http_xfer *x, long status, void *arg)
 {
+	(void)x;
+	((struct os_exec *)arg)->up_status = status;
+}
+
+static int ox_up_data(struct http_xfer *x, const char *data, size_t n,
+                      void *arg)
+{
+	(void)x;
 	struct os_exec *e = arg;
-	e->writer = NULL;
-	if (ex->exit_code != 0) {
-		log_warn(
-		    "opensandbox: writing to %s's stdin failed (exit %d%s%s)",
-		    e->tag, ex->exit_code, ex->error ? ": " : "",
-		    ex->error ? ex->error : "");
+	if (e->up_err.len + n <= 4096)
+		buf_append(&e->up_err, data, n);
+	return 0;
+}
+
+static void ox_uploaded(struct http_xfer *x, int ok, const char *errmsg,
+                        void *arg)
+{
+	(void)x;
+	struct os_exec *e = arg;
+	e->up = NULL; /* curl frees it */
+	if (!ok || e->up_status != 200) {
+		cJSON *j = cJSON_ParseWithLength(
+		    e->up_err.data ? e->up_err.data : "", e->up_err.len);
+		log_warn("opensandbox: writing to %s's stdin failed: %s "
+		         "(HTTP %ld); its stdin is closed",
+		         e->tag,
+		         !ok ? (errmsg ? errmsg : "no answer")
+		             : json_str(j, "message", "refused"),
+		         e->up_status);
+		cJSON_Delete(j);
 		e->stdin_closed = 1;
 		buf_reset(&e->pending);
 		return;
 	}
+	e->up_n++;
 	write_next(e);
 }
 
-/* One write command for the next chunk of what is queued. */
+/* Upload the next chunk of what is queued as in.N, then in.N.ok. */
 static void write_next(struct os_exec *e)
 {
-	if (e->writer || !e->pending.len || e->finished)
+	if (e->up || !e->pending.len || e->finished)
 		return;
+	struct osbx *o = os_of(e->s);
 	size_t n =
 	    e->pending.len < OS_WRITE_CHUNK ? e->pending.len : OS_WRITE_CHUNK;
-	char *enc = os_b64_encode(e->pending.data, n);
+	struct buf body, ok_pre, post;
+	char *path = xasprintf("/tmp/.assay-io/%s/in.%u", e->tag, e->up_n);
+	char *ok = xasprintf("%s.ok", path);
+	/* two pairs: in.N with the bytes, then in.N.ok, empty */
+	os_upload_form(path, &body, &post);
+	buf_append(&body, e->pending.data, n);
+	buf_puts(&body, "\r\n");
+	buf_free(&post);
+	os_upload_form(ok, &ok_pre, &post);
+	buf_append(&body, ok_pre.data, ok_pre.len);
+	buf_append(&body, post.data, post.len);
+	buf_free(&ok_pre);
+	buf_free(&post);
 	buf_consume(&e->pending, n);
-	char *cmd = xasprintf(
-	    "d=/tmp/.assay-io/%s\n"
-	    "for i in $(seq 200); do [ -p \"$d/in\" ] && break; sleep 0.05; "
-	    "done\n"
-	    "[ -p \"$d/in\" ] || exit 3\n"
-	    "exec 4<>\"$d/in\"\n"
-	    "printf %%s '%s' | base64 -d >&4\n",
-	    e->tag, enc);
-	free(enc);
-	struct os_exec_args a = {
-	    .command = cmd, .internal = 1, .timeout_s = 60};
-	struct sbx_exec_obs obs = {NULL, on_written, e};
+	char *url = xasprintf("%s/files/upload", o->execd);
+	const char **h = os_execd_headers(e->s, OS_UPLOAD_CTYPE);
+	buf_reset(&e->up_err);
+	e->up_status = 0;
+	struct http_request r = {
+	    .method = "POST",
+	    .url = url,
+	    .headers = h,
+	    .body = body.data,
+	    .body_len = body.len,
+	    .total_timeout_ms = 60000,
+	    .on_response = ox_up_response,
+	    .on_data = ox_up_data,
+	    .on_done = ox_uploaded,
+	    .arg = e,
+	};
 	char *err = NULL;
-	/* through bash -c itself: internal commands skip the prelude */
-	e->writer = os_exec_start(e->s, &a, &obs, &err);
-	if (!e->writer) {
+	e->up = http_start(o->http, &r, &err);
+	if (!e->up) {
 		log_warn("opensandbox: cannot write stdin: %s",
 		         err ? err : "?");
 		e->stdin_closed = 1;
 	}
 	free(err);
-	free(cmd);
+	free(h);
+	free(url);
+	free(ok);
+	free(path);
+	buf_free(&body);
 }
 
 int os_exec_write(struct os_exec *e, const void *data, size_t n)
@@ -606,7 +672,7 @@ int os_exec_write(struct os_exec *e, const void *data, size_t n)
 	if (!e->keep_stdin || e->stdin_closed || e->finished)
 		return -1;
 	if (n == 0) {
-		e->stdin_closed = 1; /* the FIFO stays open: EOF never comes */
+		e->stdin_closed = 1; /* the feeder waits on: EOF never comes */
 		return 0;
 	}
 	if (buf_append(&e->pending, data, n) < 0)
@@ -651,10 +717,6 @@ void os_exec_detach(struct os_exec *e)
 		return;
 	if (!e->finished)
 		send_kill(e);
-	if (e->writer) {
-		e->writer->obs.on_exit = NULL;
-		e->writer = NULL;
-	}
 	exec_unlink(e);
 	ox_free(e);
 }

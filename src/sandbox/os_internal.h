@@ -1,7 +1,8 @@
 /* os_internal.h: the pieces of the opensandbox backend (private to
  * src/sandbox/): requests to the lifecycle server and to a sandbox's
  * execd (opensandbox.c), commands through execd's event stream
- * (os_exec.c) and the workspace's files (os_files.c). */
+ * (os_exec.c), the workspace's files (os_files.c) and what doctor
+ * asks the server (os_doctor.c). */
 #ifndef ASSAY_SANDBOX_OS_INTERNAL_H
 #define ASSAY_SANDBOX_OS_INTERNAL_H
 
@@ -38,6 +39,7 @@ struct osbx {
 	struct os_exec *execs;
 	unsigned seq;
 	long threads;
+	char mark[17]; /* ASSAY_SANDBOX_MARK: which sandbox execd is */
 };
 
 static inline struct osbx *os_of(struct sbx *s)
@@ -46,6 +48,14 @@ static inline struct osbx *os_of(struct sbx *s)
 }
 
 /* ---- requests (opensandbox.c) ---- */
+
+/* OPEN_SANDBOX_DOMAIN-style "host:port" or a URL: *server as given
+ * (for messages), *api the base (http://host:port/v1). 0, or -1 and
+ * *err. */
+int os_server_url(const char *v, char **server, char **api, char **err);
+/* The server's words for an error answer ({"code","message"}, a 422's
+ * detail, or the body's start). */
+char *os_server_message(long status, const struct buf *body);
 
 struct os_call;
 /* status 0 and err set when no answer came; for a status of 300 and
@@ -71,6 +81,14 @@ void os_mark_expired(struct sbx *s);
 
 /* ---- the start (opensandbox.c) ---- */
 void os_start(struct sbx *s, int stage_inputs, sbx_done_fn fn, void *arg);
+/* A create refused for its networkPolicy (400, the message names it):
+ * a server without the egress component (protocols.md E.5). */
+int os_policy_refused(long status, const char *err);
+/* What to tell the user then: the cause and the two ways on. */
+char *os_no_egress_msg(const char *server, const char *why);
+/* The warning of a run that sends no policy because the user config
+ * says "network_policy": "server" (NULL when it does not apply). */
+char *os_server_net_warning(const struct config *cfg);
 
 /* ---- commands (os_exec.c) ---- */
 

@@ -17,7 +17,12 @@ are validated and logged, not enforced).
 
   fake_opensandbox.py --port 0 --port-file F [--log F] [--key KEY]
       [--start-ms 300] [--fail-create REASON] [--ttl-scale 1] [--grace-ms 1000]
-      [--pids-limit 512] [--root DIR] [--host 127.0.0.1] [--verbose]
+      [--pids-limit 512] [--network-mode bridge|host] [--no-egress] [--root DIR]
+      [--host 127.0.0.1] [--verbose]
+
+--no-egress refuses any networkPolicy (a server without its egress sidecar);
+--network-mode host too, and gives every sandbox one execd address that reaches
+the oldest one (protocols.md E.5).
 
 See tests/fakes/README.md for the details and the log format.
 """
@@ -44,6 +49,12 @@ ROUTE_HEADER = "X-Fake-Route-Token"  # the endpoint's extra header: execd requir
 STATES = ("Pending", "Running", "Pausing", "Paused", "Resuming", "Stopping", "Terminated",
           "Failed")
 WS = "/workspace"
+HOSTNET = "hostnet"  # --network-mode host: the one execd address, /hostnet/PORT
+# what a create with a networkPolicy hears without the egress component: the real
+# server's words for network_mode host (protocols.md E.5); bridge: the fake's own
+NO_EGRESS = {"host": "networkPolicy is not supported when docker network_mode=host.",
+             "bridge": "networkPolicy is not supported: no egress image is configured "
+                       "(egress.image) for docker network_mode=bridge."}
 ROOTS = (WS, "/tmp")  # the sandbox paths that are host dirs of their own (the files API's reach)
 
 
@@ -917,7 +928,11 @@ class Handler(BaseHTTPRequestHandler):
         try:
             self.body = self.read_body()
             m = re.match(r"^/sandboxes/([^/]+)/port/(\d+)(/.*)?$", u.path)
-            if m:
+            h = re.match(r"^/" + HOSTNET + r"/(\d+)(/.*)?$", u.path)
+            if h and st.opts.network_mode == "host":
+                self.execd = True
+                self.route_hostnet(int(h.group(1)), h.group(2) or "/")
+            elif m and st.opts.network_mode != "host":
                 self.execd = True
                 self.sid = m.group(1)
                 self.route_execd(m.group(1), int(m.group(2)), m.group(3) or "/")
@@ -970,6 +985,10 @@ class Handler(BaseHTTPRequestHandler):
             errs = validate_create(body)
             if errs:
                 raise Err(422, "", "", {"detail": errs})
+            if body.get("networkPolicy") is not None and opts.no_egress:
+                # the real server's Docker runtime without its egress sidecar
+                # (protocols.md E.5): any policy at all, deny or allow
+                raise Err(400, "SANDBOX::INVALID_PARAMETER", NO_EGRESS[opts.network_mode])
             with st.lock:
                 s = Sandbox(st, body)
                 st.sandboxes[s.id] = s
@@ -1020,6 +1039,11 @@ class Handler(BaseHTTPRequestHandler):
                 if not 1 <= port <= 65535:
                     raise Err(400, "INVALID_PORT", f"Invalid port {port}.")
                 host = self.server.server_address[0]
+                if opts.network_mode == "host":
+                    # every sandbox shares the host's network: its execd is the
+                    # host's port, the same address for all, no route header
+                    return self.send(200, {
+                        "endpoint": f"{host}:{self.server.server_address[1]}/{HOSTNET}/{port}"})
                 return self.send(200, {
                     "endpoint": f"{host}:{self.server.server_address[1]}/sandboxes/{sid}/port/{port}",
                     "headers": {ROUTE_HEADER: s.token}})
@@ -1061,7 +1085,22 @@ class Handler(BaseHTTPRequestHandler):
                                        "totalPages": pages, "hasNextPage": page < pages}})
 
     # -- execd
-    def route_execd(self, sid, port, path):
+    def route_hostnet(self, port, path):
+        """network_mode host: port 44772 of the host is the execd of the oldest sandbox
+        still there (a later sandbox's execd could not bind it, and its container runs
+        on without one); a request for any sandbox lands in that one."""
+        st = self.server.st
+        with st.lock:
+            live = sorted((s for s in st.sandboxes.values() if not s.gone and
+                           s.state == "Running"), key=lambda s: s.created)
+            if not live:
+                raise Err(502, "BAD_GATEWAY", "fake_opensandbox: connection refused (no "
+                          f"sandbox's execd listens on the host's port {port})")
+            owner = live[0]
+        self.route_execd(owner.id, port, path, routed=True)
+
+    def route_execd(self, sid, port, path, routed=False):
+        self.sid = sid
         st = self.server.st
         with st.lock:
             s = st.sandboxes.get(sid)
@@ -1074,7 +1113,7 @@ class Handler(BaseHTTPRequestHandler):
                 raise Err(502, "SANDBOX_NOT_READY",
                           f"fake_opensandbox: sandbox {sid} is {s.state}, its execd does not "
                           "answer")
-        if self.headers.get(ROUTE_HEADER) != s.token:
+        if not routed and self.headers.get(ROUTE_HEADER) != s.token:
             raise Err(401, "MISSING_ROUTE_HEADER",
                       f"fake_opensandbox: the endpoint's header {ROUTE_HEADER} is missing or "
                       "wrong (send every header of GET /v1/sandboxes/{id}/endpoints/{port})")
@@ -1293,7 +1332,7 @@ class Handler(BaseHTTPRequestHandler):
             if mode:
                 try:
                     os.chmod(host, int(str(mode), 8))
-                except ValueError as e:
+                except (ValueError, OSError) as e:  # OSError: removed under it
                     raise Err(500, "RUNTIME_ERROR", f"error chmoding file {sp}. {e}")
             done.append({"path": sp, "size": len(data)})
         self.extra["uploaded"] = done
@@ -1420,12 +1459,22 @@ def main(argv=None):
     ap.add_argument("--pids-limit", type=int, default=512, metavar="N",
                     help="at most N processes (tasks) per sandbox, as a runtime's pids limit: "
                     "a pids cgroup per sandbox (default 512)")
+    ap.add_argument("--network-mode", choices=("bridge", "host"), default="bridge",
+                    help="the Docker runtime's network_mode: host refuses any networkPolicy "
+                    "(400 SANDBOX::INVALID_PARAMETER, as the real one) and gives every "
+                    "sandbox the same execd endpoint, which reaches the oldest live sandbox "
+                    "(default bridge: a route per sandbox)")
+    ap.add_argument("--no-egress", action="store_true",
+                    help="no egress sidecar configured: refuse any networkPolicy (400 "
+                    "SANDBOX::INVALID_PARAMETER); implied by --network-mode host")
     ap.add_argument("--root", help="directory for the sandboxes' host dirs (default $TMPDIR)")
     ap.add_argument("--verbose", action="store_true", help="log HTTP requests on stderr")
     opts = ap.parse_args(argv)
     if opts.ttl_scale <= 0:
         print("fake_opensandbox: --ttl-scale must be > 0", file=sys.stderr)
         return 2
+    if opts.network_mode == "host":
+        opts.no_egress = True
     if opts.pids_limit < 1:
         print("fake_opensandbox: --pids-limit must be >= 1", file=sys.stderr)
         return 2
