@@ -296,12 +296,15 @@ static char *container_body(struct sbx *s, long ncpu)
 	return s_;
 }
 
-/* A name Docker accepts: assay-<run dir name>-<pid>. */
+/* A name Docker accepts: assay-<run dir name>-<pid>-<n>. */
 static char *container_name(struct sbx *s)
 {
 	const char *run = strrchr(s->run_dir, '/');
 	run = run && run[1] ? run + 1 : s->run_dir;
-	char *n = xasprintf("assay-%.64s-%d", run, (int)getpid());
+	/* distinct within the process too: eval's checks all run in a dir
+	 * named "check", and two at once met as a name conflict */
+	static unsigned seq;
+	char *n = xasprintf("assay-%.64s-%d-%u", run, (int)getpid(), ++seq);
 	for (char *p = n; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
