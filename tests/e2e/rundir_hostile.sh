@@ -124,22 +124,35 @@ check "read_file of a FIFO at exec/: refused by name" \
 	grep -q '@exec/call_0_0.stdout is a FIFO, not a regular file' fifo/transcript.jsonl
 check "... and the run went on to its end" test "$(jget fifo/transcript.jsonl 'x[-1]["status"]')" = completed
 
-# replay (the workbench, in tmux) on the files it reads: it comes up,
-# goes to the last step (every call's output is read), and quits
-replay_ok() { # replay_ok DIR: 0 when it showed the end and quit
+# replay (the workbench, in tmux) on the files it reads: it comes up
+# (or refuses), goes to the last step, opens the call's output in the
+# pager (Enter in the Tools pane) and as a table (t), and quits
+REFUSED='is (a FIFO|a socket|a character device|a symbolic link), not'
+replay_ok() { # replay_ok DIR: 0 when it did all that and quit
 	tui_start 100 30 -- replay "$1"
 	local last
 	last=$(wc -l <"$TR")
-	if wait_for "replay 1/$last|is a|cannot" 10 >/dev/null; then
+	if wait_for "replay 1/$last|$REFUSED" 10 >/dev/null &&
+		! screen_has "$REFUSED"; then
 		keys '>'
-		wait_for "replay $last/$last|is a|cannot" 5 >/dev/null || return 1
+		wait_for "replay $last/$last" 5 >/dev/null || return 1
+		keys Tab
+		sleep 0.3
+		keys Enter
+		sleep 1
+		keys q
+		sleep 0.3
+		keys t
+		sleep 1
+		keys q
+		sleep 0.3
 		keys q
 	fi
 	test "$(wait_exit 5)" != timeout
 }
 RBAD=()
-for kind in fifo socket devzero; do
-	for f in transcript.jsonl exec/call_0_0.stdout exec/call_0_0.stderr workspace/t.csv workspace/p.png; do
+for kind in $KINDS; do
+	for f in transcript.jsonl exec/call_0_0.stdout exec/call_0_0.stderr; do
 		cp -a run rp && plant "$kind" "rp/$f"
 		replay_ok "$T/rp" || RBAD+=("replay: $kind at $f")
 		tm kill-server 2>/dev/null || true
