@@ -154,7 +154,11 @@ RBAD=()
 for kind in $KINDS; do
 	for f in transcript.jsonl exec/call_0_0.stdout exec/call_0_0.stderr; do
 		cp -a run rp && plant "$kind" "rp/$f"
-		replay_ok "$T/rp" || RBAD+=("replay: $kind at $f")
+		if ! replay_ok "$T/rp"; then
+			RBAD+=("replay: $kind at $f")
+			# a replay stuck in open(2) outlives its tmux server
+			pkill -KILL -P "$(cat "$T/pane.pid")" 2>/dev/null || true
+		fi
 		tm kill-server 2>/dev/null || true
 		rm -rf rp
 	done
