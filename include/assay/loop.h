@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <poll.h>
+#include <termios.h>
 
 struct loop;
 
@@ -31,8 +32,16 @@ void loop_timer_cancel(struct loop *l, uint64_t id);
 
 /* Handle SIGINT, SIGTERM, SIGHUP, SIGWINCH (sig) on the loop; one
  * handler per signal. SIGCHLD is handled internally: see
- * loop_child_watch. */
+ * loop_child_watch. The first SIGINT or SIGTERM goes to its handler; a
+ * second one ends assay at once, even when the loop is stuck: the
+ * process group of every watched child is killed (SIGKILL), the
+ * terminal put back (loop_terminal_guard), and the process _exit()s
+ * with 128 + sig, from the signal handler. */
 void loop_signal(struct loop *l, int sig, loop_signal_fn fn, void *arg);
+/* While curses owns the terminal fd: its mode from before (tio) and the
+ * bytes that turn off what curses turned on, for a second signal's
+ * exit (fd -1: curses has let go). */
+void loop_terminal_guard(int fd, const struct termios *tio, const char *reset);
 /* Call fn once pid has exited (the loop reaps it). */
 void loop_child_watch(struct loop *l, pid_t pid, loop_child_fn fn, void *arg);
 void loop_child_unwatch(struct loop *l, pid_t pid);

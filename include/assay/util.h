@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <stdio.h>
 
 #define ASSAY_VERSION "0.1.0"
 
@@ -48,8 +49,32 @@ void bytes_human(double n, char out[16]);
 /* Lowercase hex sha256 of data into out (65 bytes). */
 void sha256_hex(const void *data, size_t len, char out[65]);
 
-/* Read a whole file of at most max bytes; NULL + *err on failure. */
+/* Open a file assay did not make itself (in a run dir, a workspace, an
+ * input, a project, a theme, the history) so that it can neither block
+ * nor be something else than it seems: opened O_NONBLOCK (a FIFO opens
+ * at once), O_NOCTTY and O_CLOEXEC, its type checked with fstat (a
+ * regular file; a directory under O_DIRECTORY) before O_NONBLOCK is
+ * cleared. Anything else is refused with its type named ("exec/x.stdout
+ * is a FIFO, not a regular file: ..."), a device before it is opened.
+ * flags: the access mode and O_NOFOLLOW (a link is refused as one),
+ * O_APPEND, O_CREAT, O_EXCL, O_TRUNC, O_DIRECTORY. -1 and *err on
+ * failure, errno kept (EINVAL for a file of the wrong type). */
+int open_regular(const char *path, int flags, unsigned mode, char **err);
+/* The same for name relative to dirfd; shown names it in messages
+ * (name when NULL). */
+int open_regular_at(int dirfd, const char *name, int flags, unsigned mode,
+                    const char *shown, char **err);
+/* open_regular as a stdio stream, its mode from flags ("r", "w", "a",
+ * "r+", "a+"). */
+FILE *fopen_regular(const char *path, int flags, unsigned mode, char **err);
+/* What a file of this st_mode is, for messages: "a FIFO", "a socket". */
+const char *file_type_name(unsigned mode);
+/* Read a whole regular file of at most max bytes (links followed);
+ * NULL + *err on failure (a FIFO, a device... refused: open_regular). */
 char *read_file_max(const char *path, size_t max, size_t *len, char **err);
+/* The same with open_regular's flags (O_NOFOLLOW for a run dir's files). */
+char *read_file_flags(const char *path, int flags, size_t max, size_t *len,
+                      char **err);
 /* Write data to path atomically (tmp file + fsync + rename). */
 int write_file_atomic(const char *path, const void *data, size_t len,
                       char **err);

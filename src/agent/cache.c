@@ -8,6 +8,8 @@
 #include "assay/log.h"
 #include "assay/util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +55,15 @@ cJSON *cache_load(const char *run_dir, const char *hash)
 	if (!hash || strspn(hash, "0123456789abcdef") != 64 || hash[64])
 		return NULL;
 	char *path = xasprintf("%s/cache/%s.json", run_dir, hash);
-	cJSON *c = json_parse_file(path, CACHE_MAX, NULL);
+	/* a copied run dir's file: never through a link, never a FIFO */
+	char *err = NULL;
+	size_t len = 0;
+	char *text = read_file_flags(path, O_NOFOLLOW, CACHE_MAX, &len, &err);
+	if (!text && errno != ENOENT)
+		log_warn("cache: %s", err);
+	cJSON *c = text ? cJSON_ParseWithLength(text, len) : NULL;
+	free(text);
+	free(err);
 	free(path);
 	if (c && (!cJSON_IsArray(cJSON_GetObjectItem(c, "tool_calls")) ||
 	          strcmp(json_str(c, "request_hash", ""), hash))) {

@@ -204,6 +204,15 @@ static int record_is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Whether path is there at all (a link not followed): a run dir whose
+ * transcript is a FIFO or a link is found, and refused by name when it
+ * is read (record_load). */
+static int record_exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
 /* RUN as a run dir, a transcript path or a run id. */
 static char *record_find_dir(const char *run, char **err)
 {
@@ -220,7 +229,7 @@ static char *record_find_dir(const char *run, char **err)
 	}
 	char *dir = xstrndup(run, n > 1 && run[n - 1] == '/' ? n - 1 : n);
 	char *t = xasprintf("%s/transcript.jsonl", dir);
-	int ok = record_is_file(t);
+	int ok = record_is_dir(dir) && record_exists(t);
 	free(t);
 	if (ok)
 		return dir;
@@ -228,7 +237,7 @@ static char *record_find_dir(const char *run, char **err)
 	if (!strchr(run, '/')) {
 		dir = xasprintf(".assay/runs/%s", run);
 		t = xasprintf("%s/transcript.jsonl", dir);
-		ok = record_is_file(t);
+		ok = record_exists(t);
 		free(t);
 		if (ok)
 			return dir;
@@ -307,7 +316,8 @@ int record_load(const char *run, struct record *r, char **err)
 		return -1;
 	r->transcript = xasprintf("%s/transcript.jsonl", r->dir);
 	size_t len = 0;
-	char *text = read_file_max(r->transcript, TRANSCRIPT_MAX, &len, err);
+	char *text = read_file_flags(r->transcript, O_NOFOLLOW, TRANSCRIPT_MAX,
+	                             &len, err);
 	if (!text) {
 		record_free(r);
 		return -1;
@@ -346,13 +356,21 @@ static double record_in_range(const cJSON *lim, const char *key, double min,
 	return v >= min && v <= 1e9 ? v : def;
 }
 
-/* dir/name when it is a regular file and not a link, else NULL. */
-static char *record_own_file(const char *dir, const char *name)
+/* dir/name when it is a regular file and not a link; NULL when it is
+ * absent, NULL and *err when something else is there (a FIFO, a link:
+ * named by its type). */
+static char *record_own_file(const char *dir, const char *name, char **err)
 {
 	char *p = xasprintf("%s/%s", dir, name);
 	struct stat st;
 	if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
 		return p;
+	if (lstat(p, &st) == 0)
+		set_err(err,
+		        "%s is %s, not a regular file: the run's copy is "
+		        "read from its run dir only; remove it, or put the "
+		        "file there if you trust this run",
+		        p, file_type_name(st.st_mode));
 	free(p);
 	return NULL;
 }
@@ -371,14 +389,21 @@ int session_record_config(const char *run, struct config *cfg, char **err)
 	record_set_if(&cfg->model, rs, "model");
 	/* the texts the run used, from the copies kept in its run dir;
 	 * a path recorded elsewhere is never read */
-	char *copy = record_own_file(r.dir, RECORD_INSTRUCTIONS);
+	char *bad = NULL;
+	char *copy = record_own_file(r.dir, RECORD_INSTRUCTIONS, &bad);
 	config_set(&cfg->instructions,
 	           *json_str(rs, "instructions", "") ? copy : NULL);
 	free(copy);
-	if (*json_str(rs, "script", "")) {
-		copy = record_own_file(r.dir, RECORD_SCRIPT);
+	if (*json_str(rs, "script", "") && !bad) {
+		copy = record_own_file(r.dir, RECORD_SCRIPT, &bad);
 		config_set(&cfg->script, copy);
 		free(copy);
+	}
+	if (bad) {
+		set_err(err, "%s", bad);
+		free(bad);
+		record_free(&r);
+		return -1;
 	}
 	/* the more careful of the two; --ask still decides */
 	const char *ask = json_str(rs, "ask", NULL);
@@ -641,10 +666,10 @@ int record_lock(struct session *s, char **err)
 	if (s->lock_fd >= 0)
 		return 0;
 	char *path = xasprintf("%s/%s", s->run_dir, RECORD_LOCK);
-	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = open_regular(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0644, err);
 	int rc = 0;
 	if (fd < 0) {
-		rc = set_err(err, "cannot open %s: %s", path, strerror(errno));
+		rc = -1;
 		goto out;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {

@@ -495,9 +495,10 @@ static void tools_read_exec(struct session *s, const char *id, const char *name,
 	struct buf data;
 	buf_init(&data, 0);
 	char *err = NULL;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		err = xasprintf("@exec/%s: %s", name, strerror(errno));
+	char *shown = xasprintf("@exec/%s", name);
+	int fd = open_regular_at(AT_FDCWD, path, O_RDONLY | O_NOFOLLOW, 0,
+	                         shown, &err);
+	free(shown);
 	char chunk[65536];
 	ssize_t got = 0;
 	while (fd >= 0 && data.len < READ_FILE_MAX &&

@@ -28,7 +28,10 @@ void transcript_init(struct transcript *t)
 int transcript_open(struct transcript *t, const char *run_dir, char **err)
 {
 	char *p = xasprintf("%s/transcript.jsonl", run_dir);
-	t->fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	/* a copied run dir's transcript may be anything: never a FIFO
+	 * (the open would block) nor a link (written through) */
+	t->fd = open_regular(p, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW,
+	                     0666, err);
 	struct stat st;
 	if (t->fd < 0 || fstat(t->fd, &st) < 0) {
 		set_err(err, "cannot create %s: %s", p, strerror(errno));

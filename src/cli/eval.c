@@ -46,6 +46,7 @@
 #include "cli/eval.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <signal.h>
@@ -1146,9 +1147,9 @@ int cmd_eval(int argc, char **argv)
 	}
 	eval_refusals(&ev);
 	eval_bound(&ev);
-	ev.results = fopen(rpath, "we");
+	ev.results = fopen_regular(
+	    rpath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644, &err);
 	if (!ev.results) {
-		set_err(&err, "%s: %s", rpath, strerror(errno));
 		free(rpath);
 		goto out;
 	}

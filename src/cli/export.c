@@ -15,6 +15,7 @@
 #include "assay/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,10 +422,9 @@ static int exp_read_line(FILE *f, struct buf *b, int *nl)
  * that is not JSON becomes a note, a line too long an error. */
 static int exp_read_transcript(struct exp *x, const char *path, char **err)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen_regular(path, O_RDONLY | O_NOFOLLOW, 0, err);
 	if (!f)
-		return set_err(err, "cannot open %s: %s", path,
-		               strerror(errno));
+		return -1;
 	struct buf line;
 	buf_init(&line, EXP_LINE_MAX);
 	int rc = -1, r, nl;
@@ -579,7 +579,7 @@ int cmd_export(int argc, char **argv)
 	if (S_ISDIR(st.st_mode)) {
 		x.run_dir = xstrdup(run);
 		tpath = xasprintf("%s/transcript.jsonl", run);
-		if (stat(tpath, &st) < 0) {
+		if (lstat(tpath, &st) < 0) { /* a link: refused by name */
 			set_err(&err,
 			        "export: %s has no transcript.jsonl: is "
 			        "it a run directory?",

@@ -57,9 +57,68 @@ struct loop {
 
 static int self_pipe[2] = {-1, -1};
 
+/* What a second SIGINT or SIGTERM needs, readable from its handler:
+ * the watched children (a slot is 0 when free; past LOOP_KILL_MAX
+ * children the rest go unkilled), the terminal curses holds. */
+#define LOOP_KILL_MAX 512
+static volatile pid_t kill_list[LOOP_KILL_MAX];
+static volatile sig_atomic_t stop_signals;
+static volatile sig_atomic_t term_fd = -1;
+static struct termios term_tio;
+static const char *volatile term_reset;
+
+/* The second SIGINT/SIGTERM: children and their groups killed, the
+ * terminal put back, gone. Async-signal-safe calls only. */
+static void loop_die(int sig)
+{
+	for (int i = 0; i < LOOP_KILL_MAX; i++) {
+		pid_t p = kill_list[i];
+		if (p > 0) {
+			kill(-p, SIGKILL); /* a group leader: its group */
+			kill(p, SIGKILL);
+		}
+	}
+	int fd = term_fd;
+	const char *reset = term_reset;
+	if (fd >= 0) {
+		tcsetattr(fd, TCSANOW, &term_tio);
+		if (reset && write(fd, reset, strlen(reset)) < 0) {
+			/* nothing more to do on the way out */
+		}
+	}
+	static const char msg[] = "assay: a second signal: its commands "
+	                          "killed, ending at once\n";
+	if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+		/* stderr gone */
+	}
+	_exit(128 + sig);
+}
+
+/* Keep pid (add) or let it go (!add) in the second signal's list. */
+static void kill_list_set(pid_t pid, int add)
+{
+	for (int i = 0; i < LOOP_KILL_MAX; i++)
+		if (kill_list[i] == (add ? 0 : pid)) {
+			kill_list[i] = add ? pid : 0;
+			return;
+		}
+}
+
+void loop_terminal_guard(int fd, const struct termios *tio, const char *reset)
+{
+	term_fd = -1; /* the handler never reads half of it */
+	if (fd < 0 || !tio)
+		return;
+	term_tio = *tio;
+	term_reset = reset;
+	term_fd = fd;
+}
+
 static void on_signal(int sig)
 {
 	int saved = errno;
+	if ((sig == SIGINT || sig == SIGTERM) && ++stop_signals >= 2)
+		loop_die(sig);
 	unsigned char c = (unsigned char)sig;
 	if (write(self_pipe[1], &c, 1) < 0) {
 		/* pipe full: a wake-up is already pending */
@@ -197,6 +256,7 @@ void loop_child_watch(struct loop *l, pid_t pid, loop_child_fn fn, void *arg)
 		l->c = xrealloc(l->c, l->capc * sizeof *l->c);
 	}
 	l->c[l->nc++] = (struct child){pid, fn, arg};
+	kill_list_set(pid, 1);
 	/* It may have exited before we watched it. */
 	on_signal(SIGCHLD);
 }
@@ -207,6 +267,7 @@ void loop_child_unwatch(struct loop *l, pid_t pid)
 		if (l->c[i].pid != pid)
 			continue;
 		l->c[i] = l->c[--l->nc];
+		kill_list_set(pid, 0);
 		return;
 	}
 }
@@ -222,6 +283,7 @@ static void reap_children(struct loop *l)
 		}
 		struct child c = l->c[i];
 		l->c[i] = l->c[--l->nc];
+		kill_list_set(c.pid, 0);
 		if (r < 0)
 			status = 0xff00; /* already reaped elsewhere */
 		c.fn(c.pid, status, c.arg);

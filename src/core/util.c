@@ -188,13 +188,116 @@ void sha256_hex(const void *data, size_t len, char out[65])
 		snprintf(out + 8 * i, 9, "%08x", h[i]);
 }
 
+const char *file_type_name(unsigned mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		return "a regular file";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFLNK:
+		return "a symbolic link";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	default:
+		return "a file of unknown type";
+	}
+}
+
+/* Refuse st (the file shown) unless it is what flags ask for: -1, *err,
+ * errno EINVAL. */
+static int open_regular_refuse(const struct stat *st, int flags,
+                               const char *shown, char **err)
+{
+	int dir = (flags & O_DIRECTORY) != 0;
+	if (dir ? S_ISDIR(st->st_mode) : S_ISREG(st->st_mode))
+		return 0;
+	set_err(err,
+	        "%s is %s, not %s: assay does not open it; remove it, or "
+	        "put %s there if you trust where it came from",
+	        shown, file_type_name(st->st_mode),
+	        dir ? "a directory" : "a regular file",
+	        dir ? "a directory" : "a regular file");
+	errno = EINVAL;
+	return -1;
+}
+
+int open_regular_at(int dirfd, const char *name, int flags, unsigned mode,
+                    const char *shown, char **err)
+{
+	if (!shown)
+		shown = name;
+	int nofollow = (flags & O_NOFOLLOW) != 0;
+	struct stat st;
+	/* before opening: a device is refused without its open's effects */
+	if (fstatat(dirfd, name, &st, nofollow ? AT_SYMLINK_NOFOLLOW : 0) ==
+	        0 &&
+	    open_regular_refuse(&st, flags, shown, err) < 0)
+		return -1;
+	int fd = openat(dirfd, name, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+	                (mode_t)mode);
+	if (fd < 0) {
+		int e = errno;
+		set_err(err, "cannot open %s: %s", shown, strerror(e));
+		errno = e;
+		return -1;
+	}
+	int fl;
+	if (fstat(fd, &st) < 0 || open_regular_refuse(&st, flags, shown, err) ||
+	    (!(flags & O_NONBLOCK) &&
+	     ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	      fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0))) {
+		int e = errno;
+		set_err(err, "cannot open %s: %s", shown, strerror(e));
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int open_regular(const char *path, int flags, unsigned mode, char **err)
+{
+	return open_regular_at(AT_FDCWD, path, flags, mode, path, err);
+}
+
+FILE *fopen_regular(const char *path, int flags, unsigned mode, char **err)
+{
+	int fd = open_regular(path, flags, mode, err);
+	if (fd < 0)
+		return NULL;
+	int acc = flags & O_ACCMODE;
+	const char *how = acc == O_RDONLY    ? "r"
+	                  : acc == O_WRONLY  ? (flags & O_APPEND ? "a" : "w")
+	                  : flags & O_APPEND ? "a+"
+	                                     : "r+";
+	FILE *f = fdopen(fd, how);
+	if (!f) {
+		int e = errno;
+		set_err(err, "cannot open %s: %s", path, strerror(e));
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 char *read_file_max(const char *path, size_t max, size_t *len, char **err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		set_err(err, "%s: %s", path, strerror(errno));
+	return read_file_flags(path, 0, max, len, err);
+}
+
+char *read_file_flags(const char *path, int flags, size_t max, size_t *len,
+                      char **err)
+{
+	int fd = open_regular(path, O_RDONLY | flags, 0, err);
+	if (fd < 0)
 		return NULL;
-	}
 	struct stat st;
 	if (fstat(fd, &st) == 0 && (size_t)st.st_size > max) {
 		set_err(err, "%s: too large (%lld bytes, at most %zu)", path,
@@ -241,7 +344,11 @@ static int write_replace(const char *path, const void *data, size_t len,
 {
 	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
 	int rc = -1;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* a fresh file: whatever was left at the name (a link, a FIFO in
+	 * a copied run dir) is neither written through nor waited on */
+	unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	              0644);
 	if (fd < 0) {
 		set_err(err, "%s: %s", tmp, strerror(errno));
 		goto out;

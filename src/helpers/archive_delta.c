@@ -465,16 +465,23 @@ static int hidden(const struct layer_map *m, const char *path, int layer)
 	}
 }
 
-static struct archive *layer_open(const char *path, char **err)
+static struct archive *layer_open(const char *path, int *fd, char **err)
 {
+	/* a copied run dir's layer: a regular file, never a FIFO (the
+	 * read would wait for ever) nor a link */
+	*fd = open_regular(path, O_RDONLY | O_NOFOLLOW, 0, err);
+	if (*fd < 0)
+		return NULL;
 	struct archive *in = archive_read_new();
 	archive_read_support_format_tar(in);
 	archive_read_support_filter_gzip(in);
 	archive_read_support_filter_zstd(in);
 	archive_read_support_filter_none(in);
-	if (archive_read_open_filename(in, path, DELTA_CHUNK) != ARCHIVE_OK) {
+	if (archive_read_open_fd(in, *fd, DELTA_CHUNK) != ARCHIVE_OK) {
 		set_err(err, "fold: %s: %s", path, archive_error_string(in));
 		archive_read_free(in);
+		close(*fd);
+		*fd = -1;
 		return NULL;
 	}
 	return in;
@@ -513,7 +520,8 @@ static int fold_index(char **deltas, int n, struct layer_map *m, char **err)
 {
 	size_t count = 0;
 	for (int i = 0; i < n; i++) {
-		struct archive *in = layer_open(deltas[i], err);
+		int fd;
+		struct archive *in = layer_open(deltas[i], &fd, err);
 		if (!in)
 			return -1;
 		struct archive_entry *e;
@@ -535,6 +543,7 @@ static int fold_index(char **deltas, int n, struct layer_map *m, char **err)
 			rc = set_err(err, "fold: %s: %s", deltas[i],
 			             archive_error_string(in));
 		archive_read_free(in);
+		close(fd);
 		if (rc < 0)
 			return -1;
 	}
@@ -545,7 +554,8 @@ static int fold_index(char **deltas, int n, struct layer_map *m, char **err)
 static int fold_layer(const char *path, int layer, const struct layer_map *m,
                       struct archive *out, char **err)
 {
-	struct archive *in = layer_open(path, err);
+	int fd;
+	struct archive *in = layer_open(path, &fd, err);
 	if (!in)
 		return -1;
 	struct archive_entry *e;
@@ -580,6 +590,7 @@ static int fold_layer(const char *path, int layer, const struct layer_map *m,
 		rc = set_err(err, "fold: %s: %s", path,
 		             archive_error_string(in));
 	archive_read_free(in);
+	close(fd);
 	return rc;
 }
 

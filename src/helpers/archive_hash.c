@@ -512,7 +512,9 @@ static int hash_one(struct hash *h, const char *src,
 {
 	char *real = realpath(src, NULL);
 	struct stat st;
-	int fd = real ? open(real, O_RDONLY | O_CLOEXEC) : -1;
+	/* an input may be anything: a FIFO must not hold the hash up */
+	int fd = real ? open(real, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+	              : -1;
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		*err = xasprintf("hash: %s: %s", src, strerror(errno));
 		if (fd >= 0)

@@ -596,7 +596,9 @@ static int members(const char *archive, const char *dir, const char *maxs,
 	char *folded = xasprintf("%s/.assay-fold%s", dir,
 	                         sbx_archive_zstd() ? ".tar.zst" : ".tar.gz");
 	int nf = archive_fold(archive, folded, &err);
-	fd = nf < 0 ? -1 : open(nf ? folded : archive, O_RDONLY | O_CLOEXEC);
+	fd = nf < 0 ? -1
+	            : open_regular(nf ? folded : archive, O_RDONLY | O_NOFOLLOW,
+	                           0, &err);
 	if (nf > 0)
 		unlink(folded);
 	free(folded);
@@ -963,11 +965,9 @@ static int restore(const char *archive)
 		goto out;
 	if (nf > 0)
 		sbx_deltas_clear(archive);
-	fd = open(archive, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		set_err(&err, "restore: %s: %s", archive, strerror(errno));
+	fd = open_regular(archive, O_RDONLY | O_NOFOLLOW, 0, &err);
+	if (fd < 0)
 		goto out;
-	}
 	if (restore_pass(&r, fd, NULL) < 0)
 		goto out;
 	out = archive_write_new();

@@ -162,8 +162,8 @@ int sbx_walk(struct sbx_walk *w, int dirfd, const char *prefix)
 }
 
 /* Open rel for reading if it is a regular file beneath the root. */
-static int open_regular(int root_fd, const struct path_mounts *m,
-                        const char *rel, struct stat *st, char **err)
+static int hostfs_open_regular(int root_fd, const struct path_mounts *m,
+                               const char *rel, struct stat *st, char **err)
 {
 	int fd = path_open_mapped(root_fd, m, rel,
 	                          O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, err);
@@ -174,7 +174,8 @@ static int open_regular(int root_fd, const struct path_mounts *m,
 	} else if (S_ISDIR(st->st_mode)) {
 		set_err(err, "%s is a directory", rel);
 	} else if (!S_ISREG(st->st_mode)) {
-		set_err(err, "%s is not a regular file", rel);
+		set_err(err, "%s is %s, not a regular file", rel,
+		        file_type_name(st->st_mode));
 	} else {
 		return fd;
 	}
@@ -187,7 +188,7 @@ int sbx_host_read(int root_fd, const struct path_mounts *m, const char *rel,
 {
 	buf_init(out, 0);
 	struct stat st;
-	int fd = open_regular(root_fd, m, rel, &st, err);
+	int fd = hostfs_open_regular(root_fd, m, rel, &st, err);
 	if (fd < 0)
 		return -1;
 	int rc = 0;

@@ -171,15 +171,17 @@ static int hist_read_tail(const char *path, size_t max, struct buf *out,
                           size_t *size, char **err)
 {
 	*size = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT
-		           ? 0
-		           : set_err(err, "%s: %s", path, strerror(errno));
+	char *why = NULL;
+	int fd = open_regular(path, O_RDONLY | O_NOFOLLOW, 0, &why);
+	if (fd < 0) {
+		int rc = errno == ENOENT ? 0 : set_err(err, "%s", why);
+		free(why);
+		return rc;
+	}
 	struct stat st;
 	int rc = -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		set_err(err, "%s: not a regular file", path);
+	if (fstat(fd, &st) < 0) {
+		set_err(err, "%s: %s", path, strerror(errno));
 		goto out;
 	}
 	*size = (size_t)st.st_size;
@@ -419,9 +421,9 @@ static char *hist_line(const struct ui_hist *h, const char *text, int64_t t)
 /* Append line to the file (created 0600; an older file made 0600). */
 static int hist_append(struct ui_hist *h, const char *line, char **err)
 {
-	int fd =
-	    open(h->path,
-	         O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* a FIFO there would block the open: refused by its type */
+	int fd = open_regular(
+	    h->path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0600, err);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 ||
 	    ((st.st_mode & 077) && fchmod(fd, 0600) < 0) ||

@@ -64,9 +64,11 @@ static void pager_set_msg(struct ui_pager *p, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A run dir's or a workspace's file: never a FIFO (the open would
+ * block the loop), never through a link. */
 static int pager_open_ro(const char *path)
 {
-	return path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+	return path ? open_regular(path, O_RDONLY | O_NOFOLLOW, 0, NULL) : -1;
 }
 
 /* (Re)build the document of a call for the current mode. */

@@ -553,7 +553,8 @@ static void tail_emit(void *arg, const char *line, size_t n)
 static void tail_read(struct ui_tail *t, const char *path, int err,
                       uint64_t upto)
 {
-	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+	/* a replayed run dir's file may be a FIFO: never waited on */
+	int fd = path ? open_regular(path, O_RDONLY | O_NOFOLLOW, 0, NULL) : -1;
 	struct stat st;
 	if (fd < 0)
 		return;

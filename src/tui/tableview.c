@@ -448,10 +448,15 @@ void ui_table_open_call(struct ui *u, int i)
 	}
 	struct ui_call *c = u->m.calls[i];
 	char *path = ui_call_file(&u->m, c, 0);
-	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+	char *err = NULL;
+	int fd = path ? open_regular(path, O_RDONLY | O_NOFOLLOW, 0, &err) : -1;
 	free(path);
 	if (fd < 0) {
-		ui_notice(u, "no output file for #%d (yet)", i + 1);
+		if (err && errno != ENOENT)
+			ui_notice(u, "#%d: %s", i + 1, err);
+		else
+			ui_notice(u, "no output file for #%d (yet)", i + 1);
+		free(err);
 		return;
 	}
 	char *name = term_clean(c->name, strlen(c->name), 0);

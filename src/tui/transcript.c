@@ -9,6 +9,7 @@
 #include "assay/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,8 @@ static char *find_transcript(const char *run, char **err)
 	char *p = NULL;
 	if (is_dir(run)) {
 		p = xasprintf("%s/transcript.jsonl", run);
-		if (is_file(p, &st))
+		/* anything there is read (or refused by its type) */
+		if (lstat(p, &st) == 0)
 			return p;
 		set_err(err,
 		        "replay: %s has no transcript.jsonl: is it a run "
@@ -218,7 +220,7 @@ int ui_transcript_load(struct ui_transcript *t, const char *run, char **err)
 	t->path = find_transcript(run, err);
 	if (!t->path)
 		goto out;
-	f = fopen(t->path, "re");
+	f = fopen_regular(t->path, O_RDONLY | O_NOFOLLOW, 0, err);
 	if (!f || fstat(fileno(f), &st) < 0) {
 		set_err(err, "replay: %s: %s", t->path, strerror(errno));
 		goto out;

@@ -35,6 +35,12 @@
 #include <unistd.h>
 
 #define NOTICE_MS 4000
+/* What a second signal's exit writes while curses holds the terminal:
+ * bracketed paste and the mouse off, attributes reset, the cursor shown,
+ * the main screen back. */
+#define UI_TERM_RESET                                                          \
+	"\033[?2004l\033[?1000l\033[?1002l\033[?1006l\033[0m\033[?25h"         \
+	"\033[?1049l\r\n"
 
 static void ui_frame(struct ui *u);
 
@@ -495,9 +501,14 @@ static int ui_screen_open(struct ui *u)
 {
 	ui_preview_detect(u); /* asks the terminal: before curses */
 	ui_termcaps_theme_reload(&u->theme, u->cfg->theme); /* auto: answered */
+	struct termios before;
+	int saved = tcgetattr(STDOUT_FILENO, &before) == 0;
 	u->screen = newterm(NULL, stdout, stdin);
 	if (!u->screen)
 		return -1;
+	/* a second SIGTERM ends assay from its handler: the terminal back */
+	if (saved)
+		loop_terminal_guard(STDOUT_FILENO, &before, UI_TERM_RESET);
 	ui_preview_typeahead(u);
 	raw();
 	noecho();
@@ -527,6 +538,7 @@ static void ui_screen_close(void)
 	fflush(stdout);
 	curs_set(1);
 	endwin();
+	loop_terminal_guard(-1, NULL, NULL);
 }
 
 /* stderr into the run's log while curses owns the terminal; the old
@@ -534,9 +546,11 @@ static void ui_screen_close(void)
 static void ui_redirect_stderr(struct ui *u, const char *run_dir)
 {
 	/* a replay writes nothing into the run it shows */
-	char *path =
-	    run_dir ? xasprintf("%s/assay.log", run_dir) : xstrdup("/dev/null");
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	char *path = run_dir ? xasprintf("%s/assay.log", run_dir) : NULL;
+	int fd = path ? open_regular(path,
+	                             O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW,
+	                             0644, NULL)
+	              : open("/dev/null", O_WRONLY | O_CLOEXEC);
 	free(path);
 	if (fd < 0)
 		return;

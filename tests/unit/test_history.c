@@ -295,6 +295,31 @@ static void test_secrets(void **state)
 	ui_input_free(&in);
 }
 
+static void test_a_fifo_is_refused_not_waited_on(void **state)
+{
+	(void)state;
+	char *d = xasprintf("%s/assay", dir), *err = NULL;
+	assert_int_equal(mkdir_p(d, &err), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	struct ui_hist h;
+	struct ui_input in;
+	ui_input_init(&in);
+	ui_hist_init(&h, NULL, "/p");
+	int64_t t0 = now_ms();
+	assert_int_equal(ui_hist_load(&h, &in, &err), -1);
+	assert_non_null(strstr(err, "history is a FIFO, not a regular file"));
+	free(err);
+	err = NULL;
+	assert_int_equal(ui_hist_add(&h, "hello", 1700000000, &err), -1);
+	assert_non_null(strstr(err, "history is a FIFO"));
+	assert_true(now_ms() - t0 < 1000);
+	free(err);
+	unlink(path);
+	ui_hist_free(&h);
+	ui_input_free(&in);
+	free(d);
+}
+
 static void test_loaded_text_is_cleaned(void **state)
 {
 	(void)state;
@@ -367,6 +392,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_trim_keeps_the_newest, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_secrets, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        test_a_fifo_is_refused_not_waited_on, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_loaded_text_is_cleaned, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_too_long_is_not_kept, setup,

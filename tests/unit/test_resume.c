@@ -222,8 +222,12 @@ static void found_and_applied(void **state)
 	config_free(&c);
 	assert_int_equal(symlink("/etc/passwd", "r2/instructions.md"), 0);
 	config_defaults(&c);
-	assert_int_equal(session_record_config("r2", &c, &err), 0);
-	assert_null(c.instructions); /* a link is not the copy */
+	/* a link is not the copy: refused by its type */
+	assert_int_equal(session_record_config("r2", &c, &err), -1);
+	assert_non_null(strstr(err, "instructions.md is a symbolic link"));
+	free(err);
+	err = NULL;
+	assert_null(c.instructions);
 	config_free(&c);
 	assert_int_equal(unlink("r2/instructions.md"), 0);
 	assert_int_equal(
