@@ -7,9 +7,10 @@
  * where the run took them), refuses a workspace that is not empty
  * without --force, and lists its plan without running anything with
  * --dry-run. Shell calls run in the workspace with HOME set to it (the
- * sandbox's HOME was its workspace); python cells share one namespace
- * with the workspace as their directory; "/workspace" as a whole path
- * word in a call becomes the workspace's path, when that path is plain
+ * sandbox's HOME was its workspace) and python3 on PATH the interpreter
+ * that runs the replay (the sandbox's was the cells' one); python cells share
+ * one namespace with the workspace as their directory; "/workspace" as a whole
+ * path word in a call becomes the workspace's path, when that path is plain
  * enough to go into code unquoted (else the call is left out). */
 #include "export_nb.h"
 
@@ -21,11 +22,13 @@
 #include <string.h>
 
 static const char SCRIPT_PRELUDE[] =
+    "import atexit as _assay_atexit\n"
     "import os as _assay_os\n"
     "import re as _assay_re\n"
     "import shutil as _assay_shutil\n"
     "import subprocess as _assay_subprocess\n"
     "import sys as _assay_sys\n"
+    "import tempfile as _assay_tempfile\n"
     "\n"
     "# the replay's workspace: beside this file, never the current "
     "directory\n"
@@ -167,6 +170,16 @@ static const char SCRIPT_PRELUDE[] =
     "        _assay_stage(ws, dest, src)\n"
     "    _assay_os.environ[\"HOME\"] = ws  # the sandbox's HOME was its "
     "workspace\n"
+    "    # python3 in a shell call is this interpreter, as the sandbox's "
+    "was the one\n"
+    "    # its cells ran in (the first on PATH may lack their libraries)\n"
+    "    pybin = _assay_tempfile.mkdtemp(prefix=\"replay-bin-\")\n"
+    "    _assay_atexit.register(_assay_shutil.rmtree, pybin, True)\n"
+    "    for name in (\"python3\", \"python\"):\n"
+    "        _assay_os.symlink(_assay_sys.executable, "
+    "_assay_os.path.join(pybin, name))\n"
+    "    _assay_os.environ[\"PATH\"] = pybin + _assay_os.pathsep + "
+    "_assay_os.environ.get(\"PATH\", \"\")\n"
     "    _assay_os.chdir(ws)\n"
     "    ns = {\"__name__\": \"__main__\"}\n"
     "    for call_id, kind, body, why in plan:\n"
