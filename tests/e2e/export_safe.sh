@@ -52,6 +52,9 @@ cat >"$T/safe.json" <<EOF
     {"name": "shell", "arguments": {"command": "bash tools/sweep.sh"}}]},
   {"text": "Look at the data.", "tool_calls": [{"name": "shell", "arguments": {"command": "mkdir -p output && head -3 input/data.csv"}}]},
   {"text": "This one fails.", "tool_calls": [{"name": "shell", "arguments": {"command": "touch output/failed_marker; exit 4"}}]},
+  {"text": "A counting script, run by python3.", "tool_calls": [
+    {"name": "write_file", "arguments": {"path": "tools/count.py", "content": "n = sum(1 for _ in open('input/data.csv')) - 1\nopen('output/count.txt', 'w').write('%d\\\\n' % n)\n"}},
+    {"name": "shell", "arguments": {"command": "python3 tools/count.py"}}]},
   {"text": "The analysis.", "tool_calls": [{"name": "python", "arguments": {"code": "import csv\nsums = {}\nwith open('input/data.csv') as f:\n    for row in csv.DictReader(f):\n        sums[row['group']] = sums.get(row['group'], 0) + int(row['value'])\nwith open('output/summary.csv', 'w') as f:\n    for g in sorted(sums):\n        f.write('%s,%d\\\\n' % (g, sums[g]))\nwith open('/workspace/output/total.txt', 'w') as f:\n    f.write(str(sum(sums.values())) + '\\\\n')\nprint(sums)"}}]},
   {"text": "Done.", "tool_calls": []}]}
 EOF
@@ -84,7 +87,12 @@ check "... it lists what would run" grep -q '^run  call_[0-9_]* (python):' "$T/d
 check "... and what it leaves out, with the reason" sh -c "grep -q '^skip .*(shell): the policy would ask.*deletes' '$T/dry.out' && grep -q '^skip .*(shell): the policy would ask.*network' '$T/dry.out' && grep -q '^skip .*(shell): it failed in the run (exit code 4)' '$T/dry.out'"
 
 canaries && mv "$T/connections" "$T/dry-connections" 2>/dev/null || true # each part on its own
-(cd "$T/host" && $PY replay.py "$T/data.csv") >"$T/host.out" 2>&1 && rc=0 || rc=$?
+# the first python3 on PATH may not be the one that runs the replay (here:
+# one that fails): python3 in a shell call must be the replay's own
+mkdir -p "$T/badbin"
+printf '#!/bin/sh\necho "not this python3" >&2\nexit 9\n' >"$T/badbin/python3"
+chmod +x "$T/badbin/python3"
+(cd "$T/host" && PATH=$T/badbin:$PATH $PY replay.py "$T/data.csv") >"$T/host.out" 2>&1 && rc=0 || rc=$?
 check "the script ran on the host (exit 0, got $rc)" test "$rc" = 0
 check "... the canaries survive (../canary, absolute paths, what the scripts the run wrote delete)" canaries_alive
 check "... the listener got no connection (curl | sh, urllib, socket)" test ! -e "$T/connections"
@@ -92,12 +100,14 @@ check "... the analysis wrote the run's summary.csv, byte for byte, in workspace
 	cmp "$T/host/workspace/output/summary.csv" "$T/out/output/summary.csv"
 check "... /workspace/output/total.txt went into workspace/ too" \
 	cmp "$T/host/workspace/output/total.txt" "$T/out/output/total.txt"
+check "... python3 in a shell call was the replay's interpreter (count.txt as in the run)" \
+	cmp "$T/host/workspace/output/count.txt" "$T/run/workspace/output/count.txt"
 check "... nothing was written in the current directory" sh -c "test ! -e '$T/host/output' && test ! -e '$T/host/input'"
 check "... the failed call was not replayed" test ! -e "$T/host/workspace/output/failed_marker"
 check "... nor the script file of code that deletes" test ! -e "$T/host/workspace/tools/tidy.py"
 check "... nor the script a command wrote (the policy never read it)" grep -q 'left out call_.*(shell): it names sweep.sh, code that call_.* made' "$T/host.out"
 check "... it said what it left out" grep -q 'left out call_.*(python): the policy would ask.*network' "$T/host.out"
-check "... the code left out is only in comments (and reasons)" sh -c "! grep -v '^ *#\|^_assay_skip(' '$T/replay.py' | grep -q 'rm -rf \.\./\|rm -rf /\|curl -s\|urlopen\|create_connection\|rmtree\|output/failed_marker\|bash tools/sweep'"
+check "... the code left out is only in comments (and reasons)" sh -c "! grep -v '^ *#\|^_assay_skip(' '$T/replay.py' | grep -q 'rm -rf \.\./\|rm -rf /\|curl -s\|urlopen\|create_connection\|rmtree(\|output/failed_marker\|bash tools/sweep'"
 
 (cd "$T/host" && $PY replay.py "$T/data.csv") >"$T/again.out" 2>&1 && rc=0 || rc=$?
 check "a workspace that is not empty: refused without --force (exit $rc)" \
