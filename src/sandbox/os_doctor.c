@@ -76,16 +76,24 @@ static void sync_free(struct os_sync *r)
 	free(r->err);
 }
 
+/* The server doctor asks (--opensandbox-url, else OPEN_SANDBOX_DOMAIN):
+ * -1 and *detail when there is none to ask. */
+static int probe_server(const struct config *cfg, char **server, char **api,
+                        char **detail)
+{
+	const char *url = cfg->opensandbox_url;
+	if (!url || !*url)
+		url = getenv("OPEN_SANDBOX_DOMAIN");
+	*server = *api = NULL;
+	return os_server_url(url, server, api, detail);
+}
+
 int sbx_opensandbox_probe(const struct config *cfg, long timeout_ms,
                           char **detail, char **fix)
 {
 	*detail = *fix = NULL;
-	const char *url = cfg->opensandbox_url;
-	if (!url || !*url)
-		url = getenv("OPEN_SANDBOX_DOMAIN");
-	char *server = NULL, *api = NULL, *err = NULL;
-	if (os_server_url(url, &server, &api, &err) < 0) {
-		*detail = err;
+	char *server, *api;
+	if (probe_server(cfg, &server, &api, detail) < 0) {
 		*fix = xstrdup("set OPEN_SANDBOX_DOMAIN=host:port (or "
 		               "--opensandbox-url)");
 		return -1;
@@ -174,14 +182,9 @@ int sbx_opensandbox_probe_network(const struct config *cfg, long timeout_ms,
                                   char **detail, char **fix)
 {
 	*detail = *fix = NULL;
-	const char *url = cfg->opensandbox_url;
-	if (!url || !*url)
-		url = getenv("OPEN_SANDBOX_DOMAIN");
-	char *server = NULL, *api = NULL, *err = NULL;
-	if (os_server_url(url, &server, &api, &err) < 0) {
-		*detail = err;
+	char *server, *api;
+	if (probe_server(cfg, &server, &api, detail) < 0)
 		return -1;
-	}
 	int server_net = cfg->opensandbox_server_net;
 	char *body = probe_body(cfg);
 	struct os_sync r = {0};
