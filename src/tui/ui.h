@@ -1,6 +1,7 @@
 /* ui.h: the workbench's view state, shared by the files that draw and
  * drive it (ui.c: loop, layout, frames; keys.c: keys and the mouse;
- * overlay.c: the overlay stack; panes.c: the panes; pager.c; watch.c).
+ * overlay.c: the overlay stack; panes.c: the panes; pane_tools.c: the
+ * Tools pane; pager.c; watch.c).
  * The model it shows lives in struct ui_model (model.c). */
 #ifndef ASSAY_TUI_UI_H
 #define ASSAY_TUI_UI_H
@@ -231,7 +232,6 @@ void ui_view_leave(struct ui *u, int interrupt);
 
 /* panes.c */
 void ui_draw_conv(struct ui *u);
-void ui_draw_tools(struct ui *u);
 void ui_draw_tree(struct ui *u);
 void ui_draw_input(struct ui *u);
 void ui_draw_status(struct ui *u);
@@ -240,6 +240,9 @@ void ui_draw_help(struct ui *u, WINDOW *w);
 int ui_help_lines(void);
 void ui_draw_confirm(struct ui *u, WINDOW *w);
 void ui_draw_box(WINDOW *w, const char *title, int focused);
+/* Pane p's box; when it is the only pane shown, the top border names
+ * the others Tab reaches. */
+void ui_pane_box(struct ui *u, int p);
 /* Untrusted text (term_clean'd), each of its lines wrapped into out
  * after label (in element le, or none when NULL), the text in e. */
 void ui_st_add_text(struct ui_rows *out, int width, int indent,
@@ -265,6 +268,12 @@ struct ui_rows *ui_item_rows(struct ui *u, int i, int width);
 int ui_conv_width(const struct ui *u);
 /* Map a click in the conversation to an item (or -1). */
 int ui_conv_item_at(struct ui *u, int row);
+
+/* pane_tools.c */
+void ui_draw_tools(struct ui *u);
+/* Call i on one line of width cells after lead: "#3 shell  head -5
+ * input/x.csv" with its state at the right edge (a styled string). */
+char *ui_call_summary(struct ui *u, int i, int width, const char *lead);
 void ui_tail_free(struct ui_tail *t);
 /* Select a call in Tools (and in the conversation). */
 void ui_select_call(struct ui *u, int call, int user);
