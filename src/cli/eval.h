@@ -1,5 +1,6 @@
 /* eval.h: what the files of `assay eval` share (not a public API):
- * eval.c plans, runs, checks and reports the jobs; eval_live.c is the
+ * eval.c plans, runs and reports the jobs; eval_check.c gives each
+ * finished session its verdict (the task's check); eval_live.c is the
  * live table on a terminal, its keys and the workbench view of a
  * session it opens. */
 #ifndef ASSAY_CLI_EVAL_H
@@ -110,6 +111,17 @@ struct eval {
 const char *job_model(const struct job *jb);
 /* Stop every session (Ctrl-C, SIGTERM, SIGHUP). */
 void eval_interrupt(struct eval *ev);
+
+/* eval_check.c */
+/* The host paths the task's check names, through the project files'
+ * rule (origin: the file they come from); refusals go to jb->refused. */
+void job_check_paths(struct job *jb, const char *origin);
+/* The script of the task's check, resolved; NULL when it has none. */
+char *check_script(struct job *jb);
+/* The job's verdict (reason: taken): it is done. */
+void check_done(struct job *jb, int pass, char *reason);
+/* The session is over: take what it said, check it. */
+void job_ended(struct job *jb);
 
 /* eval_live.c */
 /* The table (and its keys) when stderr (and stdin, stdout) is a
