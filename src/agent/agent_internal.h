@@ -285,6 +285,13 @@ int session_prepare(struct session *s, char **err);
 /* Start the sandbox: SESSION_STARTING until it is up, then the run is
  * announced (run_start, or the replay's) and the kernel starts. */
 void session_boot(struct session *s, int stage_inputs);
+/* sbx_start completed (start.c): the inputs checked, a resumed
+ * workspace restored, then session_announce. */
+void session_sandbox_started(struct session *s, void *ctx, int rc,
+                             const char *err, struct buf *data, cJSON *list);
+/* The sandbox is up with its workspace: announce the run, list the
+ * workspace, start the kernel (SESSION_LISTING). */
+void session_announce(struct session *s);
 /* Run the next call now: a decision arrived (approval.c). */
 void session_run_next(struct session *s);
 /* The workspace listing is done (scan.c): what waited for it goes on. */
@@ -312,6 +319,9 @@ void session_on_llm_text(void *arg, const char *text, size_t n);
 void session_on_llm_retry(void *arg, int attempt, long delay_ms,
                           const char *category, const char *message,
                           size_t discarded);
+/* session.c: the provider's answer is complete (the observer
+ * gives the provider). */
+void session_on_llm_done(void *arg, struct llm_result *r);
 
 /* context.c: the conversation against the model's context window. */
 /* The window from the configuration or the model table (after
