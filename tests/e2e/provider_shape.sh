@@ -45,9 +45,10 @@ R3=$!
 wait $R1 $R2 $R3 # the three runs, not the fake servers
 # the event types in order, the calls and their arguments: text and
 # output deltas aside (how a stream or a pipe is cut into pieces is
-# timing, not shape)
+# timing, not shape), and input_hashes too (the inputs are hashed beside
+# the run: where their event falls is timing; each run has it once)
 shape() {
-	jget "$T/$1/transcript.jsonl" "[(e['type'], e.get('name'), json.dumps(e.get('arguments'), sort_keys=True) if 'arguments' in e else None) for i, e in enumerate(x) if e['type'] not in ('text_delta', 'exec_output')]"
+	jget "$T/$1/transcript.jsonl" "[(e['type'], e.get('name'), json.dumps(e.get('arguments'), sort_keys=True) if 'arguments' in e else None) for i, e in enumerate(x) if e['type'] not in ('text_delta', 'exec_output', 'input_hashes')]"
 }
 results() { jget "$T/$1/transcript.jsonl" "[e['content'] for e in x if e['type'] == 'tool_result']"; }
 for n in chat resp anth; do
@@ -56,8 +57,14 @@ for n in chat resp anth; do
 	"$ASSAY" export "$T/$n" --format md -o "$T/$n.md" 2>/dev/null
 	check "... exported" test -s "$T/$n.md"
 done
-check "openai-responses: the same events, calls and arguments as openai" test "$(shape resp)" = "$(shape chat)"
-check "anthropic: the same events, calls and arguments as openai" test "$(shape anth)" = "$(shape chat)"
+# one event per line, so that a difference shows as a diff
+for n in chat resp anth; do shape "$n" | tr -d '[]' | sed 's/), (/)\n(/g' >"$T/$n.shape"; done
+same_shape() { diff -u "$T/chat.shape" "$T/$1.shape" | head -40; cmp -s "$T/chat.shape" "$T/$1.shape"; }
+check "openai-responses: the same events, calls and arguments as openai" same_shape resp
+check "anthropic: the same events, calls and arguments as openai" same_shape anth
+for n in chat resp anth; do
+	check "$n: the inputs hashed once" test "$(jget "$n/transcript.jsonl" "sum(e['type'] == 'input_hashes' for e in x)")" = 1
+done
 check "the same tool results (byte for byte) through all three" \
 	sh -c "test '$(results chat | sha256sum)' = '$(results resp | sha256sum)' && test '$(results chat | sha256sum)' = '$(results anth | sha256sum)'"
 heads() { grep -c '^#' "$T/$1.md"; }

@@ -308,13 +308,14 @@ static inline void ticker_stop(struct ticker *t)
 	t->id = 0;
 }
 
-/* How many host processes have marker in their command line. */
-static inline int count_procs(const char *marker)
+/* How many host processes have marker in their command line; with
+ * show, each is printed (pid, state, command line) to stderr. */
+static inline int scan_procs(const char *marker, int show)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 	int n = 0;
-	char path[300], buf[4096];
+	char path[300], buf[4096], stat[512];
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
@@ -330,12 +331,30 @@ static inline int count_procs(const char *marker)
 			if (!buf[i])
 				buf[i] = ' ';
 		buf[len] = '\0';
-		if (strstr(buf, marker))
-			n++;
+		if (!strstr(buf, marker))
+			continue;
+		n++;
+		if (!show)
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+		stat[0] = '\0';
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t k = read(fd, stat, sizeof stat - 1);
+			stat[k > 0 ? k : 0] = '\0';
+			close(fd);
+		}
+		fprintf(stderr, "left: pid %s stat [%.80s] cmdline [%.200s]\n",
+		        de->d_name, stat, buf);
 	}
 	if (d)
 		closedir(d);
 	return n;
+}
+
+static inline int count_procs(const char *marker)
+{
+	return scan_procs(marker, 0);
 }
 
 /* Run the loop until at least n host processes have marker in their
@@ -350,13 +369,17 @@ static inline int wait_procs(struct loop *l, const char *marker, int n, int ms)
 	return c;
 }
 
-/* Wait up to ms for processes with marker to disappear; the count left. */
+/* Wait up to ms for processes with marker to disappear; the count left
+ * (those left are printed). ms is a hang guard, not a speed target: a
+ * loaded machine takes its time to schedule a killed process. */
 static inline int wait_no_procs(const char *marker, int ms)
 {
 	int64_t end = now_ms() + ms;
 	int n;
 	while ((n = count_procs(marker)) > 0 && now_ms() < end)
 		usleep(20000);
+	if (n > 0)
+		scan_procs(marker, 1);
 	return n;
 }
 

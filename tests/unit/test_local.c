@@ -146,7 +146,7 @@ static void test_timeout_kills_tree(void **state)
 	/* a hang guard (10 times the 1 s timeout); how soon the kill
 	 * comes: tests/bench/sandbox_bench.sh */
 	assert_true(r.t_exit - t0 < 10000);
-	assert_int_equal(wait_no_procs("sleep 98761", 1000), 0);
+	assert_int_equal(wait_no_procs("sleep 98761", 10000), 0);
 	result_free(&r);
 }
 
@@ -164,7 +164,7 @@ static void test_background_holding_pipe(void **state)
 	assert_string_equal(buf_str(&r.out), "main done\n");
 	/* a hang guard: the child sleeps for days */
 	assert_true(r.ex.duration_ms < 30000);
-	assert_int_equal(wait_no_procs("sleep 987621", 1000), 0);
+	assert_int_equal(wait_no_procs("sleep 987621", 10000), 0);
 	result_free(&r);
 }
 
@@ -183,7 +183,7 @@ static void test_cancel(void **state)
 	assert_true(r.done);
 	assert_true(r.ex.cancelled);
 	assert_false(r.ex.timed_out);
-	assert_int_equal(wait_no_procs("sleep 987631", 1000), 0);
+	assert_int_equal(wait_no_procs("sleep 987631", 10000), 0);
 	result_free(&r);
 }
 
@@ -203,7 +203,7 @@ static void test_stop_kills_running(void **state)
 	assert_true(r1.done);
 	assert_true(r2.done);
 	assert_true(r1.ex.cancelled);
-	assert_int_equal(wait_no_procs("sleep 98764", 1000), 0);
+	assert_int_equal(wait_no_procs("sleep 98764", 10000), 0);
 	char *err = NULL;
 	struct sbx_exec_req req = {.command = "true"};
 	struct sbx_exec_obs obs = {result_output, result_exit, &r1};
