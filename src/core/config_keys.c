@@ -172,6 +172,7 @@ static const struct config_key keys[] = {
     {.name = "never_save",
      .type = CONFIG_T_CUSTOM,
      .must = "an array of reason kinds (network, deletion, hidden...)",
+     .def = "[\"deletion\", \"network\", \"hidden\"]",
      .by = CONFIG_BY_FILES,
      .loose = CONFIG_LOOSE_KINDS,
      .why = "lets more kinds of calls be saved as rules",

@@ -185,38 +185,27 @@ static int keep_rule(struct project *p, const struct config_key *k,
 	return loose(p, k->name, r, 0, "%s", k->why);
 }
 
-/* A list (CONFIG_LOOSE_KINDS, "never_save") that leaves out a kind the
- * configuration has (unset: the policy's default kinds). */
-static int kinds_loosen(const cJSON *have_list, const cJSON *v)
+/* A list (CONFIG_LOOSE_KINDS, "never_save") that leaves out a kind
+ * the configuration has (unset: the row's default, the policy's). */
+static int kinds_loosen(const struct config_key *k, const cJSON *have,
+                        const cJSON *v)
 {
-	static const char *const def[] = {"deletion", "network", "hidden"};
-	const cJSON *it, *have;
 	if (!cJSON_IsArray(v))
 		return 0;
-	if (!have_list) {
-		for (int i = 0; i < 3; i++) {
-			int found = 0;
-			cJSON_ArrayForEach(have, v)
-			{
-				found |= cJSON_IsString(have) &&
-				         !strcmp(have->valuestring, def[i]);
-			}
-			if (!found)
-				return 1;
-		}
-		return 0;
-	}
-	cJSON_ArrayForEach(it, have_list)
+	cJSON *def = have ? NULL : cJSON_Parse(k->def ? k->def : "[]");
+	const cJSON *list = have ? have : def, *it, *in;
+	int missing = 0;
+	cJSON_ArrayForEach(it, list)
 	{
 		int found = 0;
-		cJSON_ArrayForEach(have, v)
+		cJSON_ArrayForEach(in, v)
 		{
-			found |= cJSON_Compare(have, it, 1);
+			found |= cJSON_Compare(in, it, 1);
 		}
-		if (!found)
-			return 1;
+		missing |= !found;
 	}
-	return 0;
+	cJSON_Delete(def);
+	return missing;
 }
 
 /* A number setting above the configured one (budgets: 0 is none). */
@@ -278,7 +267,7 @@ static int keep_value(struct project *p, const struct config *c,
 	case CONFIG_LOOSE_ASK:
 		return keep_ask(p, k, v, *(char *const *)mine);
 	case CONFIG_LOOSE_KINDS:
-		if (!kinds_loosen(*(cJSON *const *)mine, v))
+		if (!kinds_loosen(k, *(cJSON *const *)mine, v))
 			return 1;
 		return loose(p, k->name, v, 0, "%s", k->why);
 	case CONFIG_LOOSE_PATH_IF_FILE:
