@@ -36,34 +36,15 @@ int config_check_images(const char *value, char **err)
 }
 
 /* A row's default onto c (strings, numbers, booleans; the others
- * start empty). */
+ * start empty, and a CUSTOM row's default only documents it). */
 static void config_default(struct config *c, const struct config_key *k)
 {
-	void *f = config_key_field(c, k);
-	switch (k->type) {
-	case CONFIG_T_STRING:
-	case CONFIG_T_FILE:
-		config_set(f, k->def);
-		break;
-	case CONFIG_T_BOOL:
-		*(int *)f = !strcmp(k->def, "true");
-		break;
-	case CONFIG_T_INT:
-		*(int *)f = (int)strtod(k->def, NULL);
-		break;
-	case CONFIG_T_LONG:
-		*(long *)f = (long)strtod(k->def, NULL);
-		break;
-	case CONFIG_T_SIZE:
-		*(size_t *)f = (size_t)strtod(k->def, NULL);
-		break;
-	case CONFIG_T_REAL:
-	case CONFIG_T_SHARE:
-		*(double *)f = strtod(k->def, NULL);
-		break;
-	default:
-		break;
-	}
+	if (k->type == CONFIG_T_STRING || k->type == CONFIG_T_FILE)
+		config_set(config_key_field(c, k), k->def);
+	else if (k->type == CONFIG_T_BOOL)
+		config_key_set_number(c, k, !strcmp(k->def, "true"));
+	else if (k->type != CONFIG_T_ENUM)
+		config_key_set_number(c, k, strtod(k->def, NULL));
 }
 
 void config_defaults(struct config *c)

@@ -100,43 +100,39 @@ static const char *loose_of(const struct config_key *k)
 	return loose_words[k->loose];
 }
 
-static void write_text(FILE *f)
+/* The text's opening paragraphs, above the keys. */
+static const char text_head[] =
+    "usage: assay help config        the configuration keys\n"
+    "\n"
+    "The keys of the configuration files "
+    "($XDG_CONFIG_HOME/assay/config.json,\n"
+    "./.assay/config.json, ./assay.json, --config FILE) and of an eval "
+    "suite's\n"
+    "defaults and tasks; a member is written inside its object "
+    "(\"limits\":\n"
+    "{\"memory_mb\": 4096}). Later layers win (assay --help). Defaults in "
+    "brackets.\n"
+    "A setting that loosens security applies from a project or suite only "
+    "when\n"
+    "you trust it (assay trust, --trust-project).\n"
+    "\n";
+
+static const char md_head[] =
+    "| key | value | default | set by | loosens security when | what |\n"
+    "|---|---|---|---|---|---|\n";
+
+/* One key as `assay help config` shows it. */
+static void text_row(FILE *f, const struct config_key *k, const char *value,
+                     const char *who)
 {
-	fputs("usage: assay help config        the configuration keys\n"
-	      "\n"
-	      "The keys of the configuration files "
-	      "($XDG_CONFIG_HOME/assay/config.json,\n"
-	      "./.assay/config.json, ./assay.json, --config FILE) and of an "
-	      "eval suite's\n"
-	      "defaults and tasks; a member is written inside its object "
-	      "(\"limits\":\n"
-	      "{\"memory_mb\": 4096}). Later layers win (assay --help). "
-	      "Defaults in brackets.\n"
-	      "A setting that loosens security applies from a project or "
-	      "suite only when\n"
-	      "you trust it (assay trust, --trust-project).\n"
-	      "\n",
-	      f);
-	struct buf b;
-	buf_init(&b, 0);
-	for (const struct config_key *k = config_keys(); k->name; k++) {
-		if (k->type == CONFIG_T_IGNORED)
-			continue;
-		buf_reset(&b);
-		value_words(&b, k);
-		fprintf(f, "  %-26s  %s", k->name, buf_str(&b));
-		fprintf(f, k->def ? " [%s]\n" : "\n", k->def);
-		fprintf(f, "      %s\n", k->doc);
-		buf_reset(&b);
-		who_words(&b, k, 0);
-		fprintf(f, "      set by: %s\n", buf_str(&b));
-		if (!(k->by & CONFIG_BY_PROJECT))
-			fprintf(f, "      %s\n", loose_of(k));
-		else if (loose_of(k))
-			fprintf(f, "      loosens security when: %s\n",
-			        loose_of(k));
-	}
-	buf_free(&b);
+	fprintf(f, "  %-26s  %s", k->name, value);
+	fprintf(f, k->def ? " [%s]\n" : "\n", k->def);
+	fprintf(f, "      %s\n", k->doc);
+	fprintf(f, "      set by: %s\n", who);
+	if (!(k->by & CONFIG_BY_PROJECT))
+		fprintf(f, "      %s\n", loose_of(k));
+	else if (loose_of(k))
+		fprintf(f, "      loosens security when: %s\n", loose_of(k));
 }
 
 /* A markdown table cell: pipes and tags escaped. */
@@ -153,37 +149,36 @@ static void md_cell(FILE *f, const char *s, int code)
 	fputs(code ? "` |" : " |", f);
 }
 
-static void write_markdown(FILE *f)
+/* One key as a row of the doc's table. */
+static void md_row(FILE *f, const struct config_key *k, const char *value,
+                   const char *who)
 {
-	fputs("| key | value | default | set by | loosens security when | "
-	      "what |\n"
-	      "|---|---|---|---|---|---|\n",
-	      f);
-	struct buf b;
-	buf_init(&b, 0);
-	for (const struct config_key *k = config_keys(); k->name; k++) {
-		if (k->type == CONFIG_T_IGNORED)
-			continue;
-		fputs("|", f);
-		md_cell(f, k->name, 1);
-		buf_reset(&b);
-		value_words(&b, k);
-		md_cell(f, buf_str(&b), 0);
-		md_cell(f, k->def ? k->def : "", k->def != NULL);
-		buf_reset(&b);
-		who_words(&b, k, 1);
-		md_cell(f, buf_str(&b), 0);
-		md_cell(f, loose_of(k) ? loose_of(k) : "never", 0);
-		md_cell(f, k->doc, 0);
-		fputs("\n", f);
-	}
-	buf_free(&b);
+	fputs("|", f);
+	md_cell(f, k->name, 1);
+	md_cell(f, value, 0);
+	md_cell(f, k->def ? k->def : "", k->def != NULL);
+	md_cell(f, who, 0);
+	md_cell(f, loose_of(k) ? loose_of(k) : "never", 0);
+	md_cell(f, k->doc, 0);
+	fputs("\n", f);
 }
 
 void config_keys_write(FILE *f, int markdown)
 {
-	if (markdown)
-		write_markdown(f);
-	else
-		write_text(f);
+	struct buf value, who;
+	buf_init(&value, 0);
+	buf_init(&who, 0);
+	fputs(markdown ? md_head : text_head, f);
+	for (const struct config_key *k = config_keys(); k->name; k++) {
+		if (k->type == CONFIG_T_IGNORED)
+			continue;
+		buf_reset(&value);
+		buf_reset(&who);
+		value_words(&value, k);
+		who_words(&who, k, markdown);
+		(markdown ? md_row : text_row)(f, k, buf_str(&value),
+		                               buf_str(&who));
+	}
+	buf_free(&value);
+	buf_free(&who);
 }

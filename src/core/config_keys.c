@@ -466,6 +466,31 @@ double config_key_number(const struct config *c, const struct config_key *k)
 	}
 }
 
+void config_key_set_number(struct config *c, const struct config_key *k,
+                           double d)
+{
+	void *f = config_key_field(c, k);
+	switch (k->type) {
+	case CONFIG_T_BOOL:
+	case CONFIG_T_INT:
+	case CONFIG_T_ENUM:
+		*(int *)f = (int)d;
+		break;
+	case CONFIG_T_LONG:
+		*(long *)f = (long)d;
+		break;
+	case CONFIG_T_SIZE:
+		*(size_t *)f = (size_t)d;
+		break;
+	case CONFIG_T_REAL:
+	case CONFIG_T_SHARE:
+		*(double *)f = d;
+		break;
+	default:
+		break;
+	}
+}
+
 /* The error for a value of the wrong type or out of range: the row's
  * own words, else the type's (which name the key as written: a
  * member's bare name, as they always have). */
@@ -520,21 +545,7 @@ static int apply_number(struct config *c, const struct config_key *k,
 		return must_be(k, v, origin, err);
 	if (high)
 		return set_err(err, "%s: \"%s\" is too large", origin, k->name);
-	void *f = config_key_field(c, k);
-	switch (k->type) {
-	case CONFIG_T_INT:
-		*(int *)f = (int)d;
-		break;
-	case CONFIG_T_LONG:
-		*(long *)f = (long)d;
-		break;
-	case CONFIG_T_SIZE:
-		*(size_t *)f = (size_t)d;
-		break;
-	default:
-		*(double *)f = d;
-		break;
-	}
+	config_key_set_number(c, k, d);
 	return 0;
 }
 
@@ -548,7 +559,7 @@ static int apply_enum(struct config *c, const struct config_key *k,
 	for (const char *p = k->values; *p; i++) {
 		size_t len = strcspn(p, "|");
 		if (n && len == n && !strncmp(p, s, n)) {
-			*(int *)config_key_field(c, k) = i;
+			config_key_set_number(c, k, i);
 			return 0;
 		}
 		p += len + (p[len] == '|');
@@ -607,7 +618,7 @@ int config_key_apply(struct config *c, const struct config_key *k,
 	case CONFIG_T_BOOL:
 		if (!cJSON_IsBool(v))
 			return must_be(k, v, origin, err);
-		*(int *)config_key_field(c, k) = cJSON_IsTrue(v);
+		config_key_set_number(c, k, cJSON_IsTrue(v));
 		return 0;
 	case CONFIG_T_ENUM:
 		return apply_enum(c, k, v, origin, err);

@@ -96,6 +96,9 @@ int config_key_apply(struct config *c, const struct config_key *k,
                      char **err);
 /* Where k's value lives in c (const or not, as strchr). */
 void *config_key_field(const struct config *c, const struct config_key *k);
+/* Store d as k's value (numbers, booleans, enums; else nothing). */
+void config_key_set_number(struct config *c, const struct config_key *k,
+                           double d);
 /* k's value in c as a number (numbers, booleans, enums; else 0). */
 double config_key_number(const struct config *c, const struct config_key *k);
 

@@ -161,9 +161,7 @@ static int keep_input(struct project *p, const struct config_key *k,
 	int keep = !src || inside(p, src, base, &where);
 	if (!keep)
 		keep = loose(p, k->name, it, k->required,
-		             "%s %s, outside the "
-		             "project",
-		             k->why, where);
+		             "%s %s, outside the project", k->why, where);
 	free(where);
 	free(src);
 	return keep;
