@@ -7,6 +7,7 @@
 #define ASSAY_CONFIG_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <cjson/cJSON.h>
 #include "strv.h"
 
@@ -169,6 +170,11 @@ int config_project_digest(char out[65], char **err);
 /* $XDG_CONFIG_HOME/assay/config.json or ~/.config/assay/config.json
  * (path_config_dir); NULL when neither variable nor HOME is set. */
 char *config_user_file(void);
+
+/* Every configuration key (the table in core/config_keys.c) with its
+ * value, default, who may set it and when it loosens security: as
+ * `assay help config` prints it, or (markdown) as the doc's table. */
+void config_keys_write(FILE *f, int markdown);
 
 /* Parse "SRC[:DEST]" into an input; DEST defaults to input/<basename>. */
 int config_parse_input(const char *spec, struct config_input *in, char **err);

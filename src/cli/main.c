@@ -127,7 +127,9 @@ static void usage(FILE *f)
 	      "       assay help [TOPIC]              TOPIC's own options "
 	      "(run, demo, resume,\n"
 	      "                                       replay, export, eval, "
-	      "doctor, trust, models)\n"
+	      "doctor, trust, models),\n"
+	      "                                       or config: the "
+	      "configuration keys\n"
 	      "       assay --version | --help\n"
 	      "\n"
 	      "options (defaults in brackets):\n"
@@ -557,6 +559,13 @@ static int cmd_help(int argc, char **argv)
 		usage(stdout);
 		return EXIT_OK;
 	}
+	/* the keys' table (core/config_keys.c); --markdown: the doc's
+	 * table, for scripts/doc-config */
+	if (!strcmp(argv[1], "config")) {
+		config_keys_write(stdout,
+		                  argc > 2 && !strcmp(argv[2], "--markdown"));
+		return EXIT_OK;
+	}
 	for (int i = 0; topics[i]; i++)
 		if (!strcmp(argv[1], topics[i])) {
 			char *args[] = {"assay", argv[1], "--help", NULL};
@@ -566,7 +575,7 @@ static int cmd_help(int argc, char **argv)
 		}
 	fprintf(stderr,
 	        "assay: help: no topic '%s'; topics: run, demo, resume, "
-	        "replay, export, eval, doctor, trust, models\n",
+	        "replay, export, eval, doctor, trust, models, config\n",
 	        argv[1]);
 	return EXIT_USAGE;
 }

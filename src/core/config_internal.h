@@ -11,16 +11,15 @@
 #define CONFIG_PROJECT_DIR_FILE ".assay/config.json"
 #define CONFIG_PROJECT_MANIFEST "assay.json"
 
-/* Apply one key of a file layer; file names relative to base_dir. */
+/* Apply one key of a file layer by its row (config_keys.c); file
+ * names relative to base_dir. Unknown keys are an error. */
 int config_apply_key(struct config *c, const cJSON *v, const char *origin,
                      const char *base_dir, char **err);
 /* A relative path of a file layer, made relative to base_dir. */
 char *config_resolve_src(const char *src, const char *base_dir);
-/* Whether key is one project content may never set (base_url,
- * api_key_env, opensandbox: they decide where an API key is sent). */
-int config_user_only(const char *key);
-/* Every key of obj (a layer's top object) but "$schema" and "//",
- * with the keys a project file may not set refused. */
+/* 1 for a key read past ("$schema", "//"); -1 and *err for one a
+ * project file may not set when project (its row's .by, config_keys.h),
+ * else 0. */
 int config_check_key(const cJSON *v, const char *origin, int project,
                      char **err);
 

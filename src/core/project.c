@@ -10,6 +10,7 @@
  * of its own (an eval suite: config_apply_content) goes through the same
  * filter_key. */
 #include "config_internal.h"
+#include "config_keys.h"
 
 #include "assay/buf.h"
 #include "assay/json.h"
@@ -113,14 +114,6 @@ static int path_named(struct project *p, const char *key, const cJSON *v,
 	return keep;
 }
 
-/* A path-valued key ("instructions", "workspace"...): kept when inside
- * the project. */
-static int path_key(struct project *p, const cJSON *v, const char *rel_to,
-                    int required, const char *what)
-{
-	return path_named(p, v->string, v, rel_to, required, what);
-}
-
 /* The source path of one "inputs" entry, or NULL when malformed (then
  * the plain layer's check reports it). */
 static char *input_src(const cJSON *it)
@@ -137,12 +130,14 @@ static char *input_src(const cJSON *it)
 	return in.src;
 }
 
-/* Copy the entries of an array setting that keep(p, item, arg) allows
- * into out under the same key. */
-static void filter_array(struct project *p, const cJSON *v, cJSON *out,
-                         int (*keep)(struct project *, const cJSON *,
+/* Copy the entries of an array setting that keep(p, k, item, base)
+ * allows into out under the same key. */
+static void filter_array(struct project *p, const struct config_key *k,
+                         const cJSON *v, cJSON *out,
+                         int (*keep)(struct project *,
+                                     const struct config_key *, const cJSON *,
                                      const char *),
-                         const char *arg)
+                         const char *base)
 {
 	if (!cJSON_IsArray(v)) {
 		cJSON_AddItemToObject(out, v->string, cJSON_Duplicate(v, 1));
@@ -152,101 +147,63 @@ static void filter_array(struct project *p, const cJSON *v, cJSON *out,
 	const cJSON *it;
 	cJSON_ArrayForEach(it, v)
 	{
-		if (keep(p, it, arg))
+		if (keep(p, k, it, base))
 			cJSON_AddItemToArray(arr, cJSON_Duplicate(it, 1));
 	}
 	cJSON_AddItemToObject(out, v->string, arr);
 }
 
-static int keep_input(struct project *p, const cJSON *it, const char *base)
+/* An input (CONFIG_LOOSE_INPUTS): kept when its source is inside. */
+static int keep_input(struct project *p, const struct config_key *k,
+                      const cJSON *it, const char *base)
 {
 	char *src = input_src(it), *where = NULL;
 	int keep = !src || inside(p, src, base, &where);
 	if (!keep)
-		keep = loose(p, "inputs", it, 1,
-		             "stages %s, outside the project", where);
+		keep = loose(p, k->name, it, k->required,
+		             "%s %s, outside the project", k->why, where);
 	free(where);
 	free(src);
 	return keep;
 }
 
-static int keep_rule(struct project *p, const cJSON *r, const char *unused)
+/* A rule (CONFIG_LOOSE_ALLOW): deny and ask rules only tighten. */
+static int keep_rule(struct project *p, const struct config_key *k,
+                     const cJSON *r, const char *unused)
 {
 	(void)unused;
 	if (strcmp(json_str(r, "action", ""), "allow"))
-		return 1; /* deny and ask rules only tighten */
+		return 1;
 	const cJSON *s;
 	cJSON_ArrayForEach(s, p->saved)
 	{
 		if (cJSON_Compare(s, r, 1))
 			return 1; /* the user saved it from an approval */
 	}
-	return loose(p, "rules", r, 0, "runs matching calls without asking");
+	return loose(p, k->name, r, 0, "%s", k->why);
 }
 
-/* "limits": each one above the configured value is loose. */
-static void filter_limits(struct project *p, const struct config *c,
-                          const cJSON *v, cJSON *out)
+/* A list (CONFIG_LOOSE_KINDS, "never_save") that leaves out a kind
+ * the configuration has (unset: the row's default, the policy's). */
+static int kinds_loosen(const struct config_key *k, const cJSON *have,
+                        const cJSON *v)
 {
-	if (!cJSON_IsObject(v)) {
-		cJSON_AddItemToObject(out, v->string, cJSON_Duplicate(v, 1));
-		return;
-	}
-	static const char *const keys[] = {"memory_mb", "processes", "cpu_s",
-	                                   "file_size_mb", "cpus"};
-	const long cur[] = {c->mem_mb, c->nproc, c->cpu_s, c->fsize_mb,
-	                    c->cpus > 0 ? c->cpus : 1};
-	cJSON *o = cJSON_CreateObject();
-	const cJSON *it;
-	cJSON_ArrayForEach(it, v)
-	{
-		int keep = 1;
-		for (int i = 0; i < 5; i++)
-			if (!strcmp(it->string, keys[i]) &&
-			    cJSON_IsNumber(it) && it->valuedouble > cur[i]) {
-				char *key = xasprintf("limits.%s", keys[i]);
-				keep = loose(p, key, it, 0,
-				             "above your limit (%ld)", cur[i]);
-				free(key);
-			}
-		if (keep)
-			cJSON_AddItemToObject(o, it->string,
-			                      cJSON_Duplicate(it, 1));
-	}
-	cJSON_AddItemToObject(out, v->string, o);
-}
-
-/* "never_save" that leaves out a kind the configuration has. */
-static int never_save_loosens(const struct config *c, const cJSON *v)
-{
-	static const char *const def[] = {"deletion", "network", "hidden"};
-	const cJSON *it, *have;
 	if (!cJSON_IsArray(v))
 		return 0;
-	if (!c->never_save) {
-		for (int i = 0; i < 3; i++) {
-			int found = 0;
-			cJSON_ArrayForEach(have, v)
-			{
-				found |= cJSON_IsString(have) &&
-				         !strcmp(have->valuestring, def[i]);
-			}
-			if (!found)
-				return 1;
-		}
-		return 0;
-	}
-	cJSON_ArrayForEach(it, c->never_save)
+	cJSON *def = have ? NULL : cJSON_Parse(k->def ? k->def : "[]");
+	const cJSON *list = have ? have : def, *it, *in;
+	int missing = 0;
+	cJSON_ArrayForEach(it, list)
 	{
 		int found = 0;
-		cJSON_ArrayForEach(have, v)
+		cJSON_ArrayForEach(in, v)
 		{
-			found |= cJSON_Compare(have, it, 1);
+			found |= cJSON_Compare(in, it, 1);
 		}
-		if (!found)
-			return 1;
+		missing |= !found;
 	}
-	return 0;
+	cJSON_Delete(def);
+	return missing;
 }
 
 /* A number setting above the configured one (budgets: 0 is none). */
@@ -259,72 +216,116 @@ static int number_loosens(const cJSON *v, double cur, int budget)
 	return v->valuedouble > cur;
 }
 
-/* What of setting v applies: copied into out. base: the file's dir. */
+/* An ask mode (CONFIG_LOOSE_ASK) less careful than mine loosens. */
+static int keep_ask(struct project *p, const struct config_key *k,
+                    const cJSON *v, const char *mine)
+{
+	int rank = cJSON_IsString(v) ? config_ask_rank(v->valuestring) : -1;
+	if (rank < 0 || rank >= config_ask_rank(mine))
+		return 1;
+	return loose(p, k->name, v, 0, "asks less than your setting (%s)",
+	             mine);
+}
+
+/* Whether setting v of key k is kept: 1 unless it loosens security
+ * against c (then recorded, and kept only when trusted). */
+static int keep_value(struct project *p, const struct config *c,
+                      const struct config_key *k, const cJSON *v,
+                      const char *base)
+{
+	const char *rel_to = k->type == CONFIG_T_FILE ? base : NULL;
+	const void *mine = config_key_field(c, k);
+	double cur;
+	switch (k->loose) {
+	case CONFIG_LOOSE_ABOVE:
+		/* an unset limit (0) is its minimum (cpus: 1) */
+		cur = config_key_number(c, k);
+		cur = cur < k->min ? k->min : cur;
+		if (!number_loosens(v, cur, 0))
+			return 1;
+		return loose(p, k->name, v, 0, "above your limit (%ld)",
+		             (long)cur);
+	case CONFIG_LOOSE_BUDGET:
+		if (!number_loosens(v, config_key_number(c, k), 1))
+			return 1;
+		return loose(p, k->name, v, 0, "raises or removes your budget");
+	case CONFIG_LOOSE_TRUE:
+		return !cJSON_IsTrue(v) ||
+		       loose(p, k->name, v, 0, "%s", k->why);
+	case CONFIG_LOOSE_ALWAYS:
+		return loose(p, k->name, v, 0, "%s", k->why);
+	case CONFIG_LOOSE_NETWORK:
+		if (*(const int *)mine ||
+		    !(cJSON_IsTrue(v) || cJSON_IsObject(v)))
+			return 1;
+		return loose(p, k->name, v, 0, "%s",
+		             cJSON_IsTrue(v) ? "turns the sandbox's network on"
+		                             : "opens the sandbox's network to "
+		                               "the hosts it lists");
+	case CONFIG_LOOSE_ASK:
+		return keep_ask(p, k, v, *(char *const *)mine);
+	case CONFIG_LOOSE_KINDS:
+		if (!kinds_loosen(k, *(cJSON *const *)mine, v))
+			return 1;
+		return loose(p, k->name, v, 0, "%s", k->why);
+	case CONFIG_LOOSE_PATH_IF_FILE:
+		if (!cJSON_IsString(v) || (!strchr(v->valuestring, '/') &&
+		                           !strstr(v->valuestring, ".json")))
+			return 1;
+		return path_named(p, k->name, v, rel_to, k->required, k->why);
+	case CONFIG_LOOSE_PATH:
+		return path_named(p, k->name, v, rel_to, k->required, k->why);
+	default:
+		return 1;
+	}
+}
+
+/* An object setting (CONFIG_LOOSE_MEMBERS): each member by its row. */
+static void filter_members(struct project *p, const struct config *c,
+                           const struct config_key *k, const cJSON *v,
+                           cJSON *out)
+{
+	if (!cJSON_IsObject(v)) {
+		cJSON_AddItemToObject(out, v->string, cJSON_Duplicate(v, 1));
+		return;
+	}
+	cJSON *o = cJSON_CreateObject();
+	const cJSON *it;
+	cJSON_ArrayForEach(it, v)
+	{
+		const struct config_key *m =
+		    config_key_find(k->name, it->string);
+		if (!m || keep_value(p, c, m, it, NULL))
+			cJSON_AddItemToObject(o, it->string,
+			                      cJSON_Duplicate(it, 1));
+	}
+	cJSON_AddItemToObject(out, v->string, o);
+}
+
+/* What of setting v applies, by its row's .loose: copied into out.
+ * base: the file's dir. */
 static void filter_key(struct project *p, const struct config *c,
                        const cJSON *v, const char *base, cJSON *out)
 {
-	const char *k = v->string;
+	const struct config_key *k = config_key_find(NULL, v->string);
 	int keep = 1;
-	if (!strcmp(k, "rules")) {
-		filter_array(p, v, out, keep_rule, NULL);
+	switch (k ? k->loose : CONFIG_SAFE) {
+	case CONFIG_LOOSE_ALLOW:
+		filter_array(p, k, v, out, keep_rule, NULL);
 		return;
-	}
-	if (!strcmp(k, "inputs")) {
-		filter_array(p, v, out, keep_input, base);
+	case CONFIG_LOOSE_INPUTS:
+		filter_array(p, k, v, out, keep_input, base);
 		return;
-	}
-	if (!strcmp(k, "limits")) {
-		filter_limits(p, c, v, out);
+	case CONFIG_LOOSE_MEMBERS:
+		filter_members(p, c, k, v, out);
 		return;
+	case CONFIG_SAFE:
+		break;
+	default:
+		keep = keep_value(p, c, k, v, base);
 	}
-	if (!strcmp(k, "network") && cJSON_IsTrue(v) && !c->network)
-		keep = loose(p, k, v, 0, "turns the sandbox's network on");
-	else if (!strcmp(k, "network") && cJSON_IsObject(v) && !c->network)
-		keep = loose(p, k, v, 0,
-		             "opens the sandbox's network to the hosts it "
-		             "lists");
-	else if (!strcmp(k, "ask") && cJSON_IsString(v) &&
-	         config_ask_rank(v->valuestring) >= 0 &&
-	         config_ask_rank(v->valuestring) < config_ask_rank(c->ask))
-		keep = loose(p, k, v, 0, "asks less than your setting (%s)",
-		             c->ask);
-	else if ((!strcmp(k, "timeout") &&
-	          number_loosens(v, c->timeout_s, 0)) ||
-	         (!strcmp(k, "max_turns") &&
-	          number_loosens(v, c->max_turns, 0)))
-		keep =
-		    loose(p, k, v, 0, "above your limit (%d)",
-		          !strcmp(k, "timeout") ? c->timeout_s : c->max_turns);
-	else if ((!strcmp(k, "max_tokens") &&
-	          number_loosens(v, (double)c->max_tokens, 1)) ||
-	         (!strcmp(k, "max_cost") && number_loosens(v, c->max_cost, 1)))
-		keep = loose(p, k, v, 0, "raises or removes your budget");
-	else if (!strcmp(k, "responses_store") && cJSON_IsTrue(v))
-		keep = loose(p, k, v, 0,
-		             "keeps the conversation stored at OpenAI");
-	else if (!strcmp(k, "models"))
-		keep = loose(p, k, v, 0,
-		             "sets model prices and limits (what budgets "
-		             "count)");
-	else if (!strcmp(k, "never_save") && never_save_loosens(c, v))
-		keep = loose(p, k, v, 0,
-		             "lets more kinds of calls be saved as rules");
-	else if (!strcmp(k, "instructions"))
-		keep = path_key(p, v, base, 0, "sends");
-	else if (!strcmp(k, "script"))
-		keep = path_key(p, v, base, 1, "reads");
-	else if (!strcmp(k, "workspace"))
-		keep = path_key(p, v, NULL, 1, "works in");
-	else if (!strcmp(k, "out"))
-		keep = path_key(p, v, NULL, 0, "writes outputs to");
-	else if (!strcmp(k, "run_dir"))
-		keep = path_key(p, v, NULL, 0, "records the run in");
-	else if (!strcmp(k, "theme") && cJSON_IsString(v) &&
-	         (strchr(v->valuestring, '/') ||
-	          strstr(v->valuestring, ".json")))
-		keep = path_key(p, v, NULL, 0, "reads");
 	if (keep)
-		cJSON_AddItemToObject(out, k, cJSON_Duplicate(v, 1));
+		cJSON_AddItemToObject(out, v->string, cJSON_Duplicate(v, 1));
 }
 
 /* One project file onto c: what the rule allows of each key. */
@@ -621,7 +622,7 @@ int config_apply_content(struct config *c, const struct config *ref,
 	{
 		if (config_check_key(v, origin, 0, err))
 			continue; /* "$schema", "//" */
-		if (config_user_only(v->string)) {
+		if (!config_key_settable(v->string, CONFIG_BY_SUITE)) {
 			user_only(&p, v, refused);
 			continue;
 		}
