@@ -49,17 +49,17 @@ static void ui_frame(struct ui *u);
 static void ui_on_frame_timer(void *arg)
 {
 	struct ui *u = arg;
-	u->frame_timer = 0;
+	u->fr.frame_timer = 0;
 	ui_frame(u);
 }
 
 void ui_touch(struct ui *u, unsigned bits)
 {
-	u->dirty |= bits;
-	if (u->frame_timer || !u->dirty)
+	u->fr.dirty |= bits;
+	if (u->fr.frame_timer || !u->fr.dirty)
 		return;
-	int64_t due = u->last_frame + UI_FRAME_MS - now_ms();
-	u->frame_timer =
+	int64_t due = u->fr.last_frame + UI_FRAME_MS - now_ms();
+	u->fr.frame_timer =
 	    loop_timer_add(u->loop, due > 0 ? due : 0, ui_on_frame_timer, u);
 }
 
@@ -165,9 +165,9 @@ static void ui_frame_stats(struct ui *u, const struct timeval *tv0)
 	gettimeofday(&tv1, NULL);
 	int64_t us = (int64_t)(tv1.tv_sec - tv0->tv_sec) * 1000000 +
 	             (tv1.tv_usec - tv0->tv_usec);
-	u->frames++;
-	if (us > u->frame_us_max)
-		u->frame_us_max = us;
+	u->fr.frames++;
+	if (us > u->fr.frame_us_max)
+		u->fr.frame_us_max = us;
 }
 
 /* One frame: the panes, the preview box, the status bar, the overlays
@@ -176,22 +176,22 @@ static void ui_frame(struct ui *u)
 {
 	int64_t t0 = now_ms();
 	struct timeval tv0;
-	if (!u->screen || u->screen_closed)
+	if (!u->scr.screen || u->scr.screen_closed)
 		return; /* the sandbox may start before the screen opens */
 	if (ui_preview_busy(u))
 		return; /* drawn when the image's bytes are out */
 	gettimeofday(&tv0, NULL);
 	ui_sync_dialogs(u);
-	if (u->dirty & UI_DIRTY_LAYOUT) {
+	if (u->fr.dirty & UI_DIRTY_LAYOUT) {
 		ui_layout_apply(u);
-		u->dirty = UI_DIRTY_EVERYTHING & ~UI_DIRTY_LAYOUT;
+		u->fr.dirty = UI_DIRTY_EVERYTHING & ~UI_DIRTY_LAYOUT;
 		wnoutrefresh(stdscr);
 	}
-	unsigned d = u->dirty;
-	u->dirty = 0;
+	unsigned d = u->fr.dirty;
+	u->fr.dirty = 0;
 	if (u->lay.too_small) {
 		ui_frame_small(u);
-		u->last_frame = t0;
+		u->fr.last_frame = t0;
 		return;
 	}
 	ui_frame_panes(u, d);
@@ -202,7 +202,7 @@ static void ui_frame(struct ui *u)
 	ui_frame_cursor(u);
 	doupdate();
 	ui_preview_emit(u); /* images go onto what curses has sent */
-	u->last_frame = t0;
+	u->fr.last_frame = t0;
 	ui_frame_stats(u, &tv0);
 }
 
@@ -211,12 +211,13 @@ static void ui_on_stats(void *arg)
 {
 	struct ui *u = arg;
 	int64_t t = now_ms();
-	log_info("tui: frames %ld in %lld ms (longest %lld us)", u->frames,
-	         (long long)(t - u->stats_t0), (long long)u->frame_us_max);
-	u->frames = 0;
-	u->frame_us_max = 0;
-	u->stats_t0 = t;
-	u->stats_timer = loop_timer_add(u->loop, 1000, ui_on_stats, u);
+	log_info("tui: frames %ld in %lld ms (longest %lld us)", u->fr.frames,
+	         (long long)(t - u->fr.stats_t0),
+	         (long long)u->fr.frame_us_max);
+	u->fr.frames = 0;
+	u->fr.frame_us_max = 0;
+	u->fr.stats_t0 = t;
+	u->fr.stats_timer = loop_timer_add(u->loop, 1000, ui_on_stats, u);
 }
 
 /* Spinners and clocks move: a frame now and then while it matters. */
@@ -231,7 +232,7 @@ static void ui_on_tick(void *arg)
 		bits |= UI_DIRTY_TOOLS | UI_DIRTY_CONV;
 	if (u->m.phase != UI_ENDED || (u->notice && now_ms() < u->notice_until))
 		ui_touch(u, bits);
-	u->tick_timer =
+	u->fr.tick_timer =
 	    loop_timer_add(u->loop, running ? 100 : 1000, ui_on_tick, u);
 }
 
@@ -359,8 +360,8 @@ static int ui_screen_open(struct ui *u)
 	ui_termcaps_theme_reload(&u->theme, u->cfg->theme); /* auto: answered */
 	struct termios before;
 	int saved = tcgetattr(STDOUT_FILENO, &before) == 0;
-	u->screen = newterm(NULL, stdout, stdin);
-	if (!u->screen)
+	u->scr.screen = newterm(NULL, stdout, stdin);
+	if (!u->scr.screen)
 		return -1;
 	/* a second SIGTERM ends assay from its handler: the terminal back */
 	if (saved)
@@ -383,7 +384,7 @@ static int ui_screen_open(struct ui *u)
 	ui_colors_init(&u->theme, nc && *nc);
 	fputs("\033[?2004h", stdout); /* bracketed paste */
 	fflush(stdout);
-	u->dirty = UI_DIRTY_EVERYTHING;
+	u->fr.dirty = UI_DIRTY_EVERYTHING;
 	return 0;
 }
 
@@ -398,7 +399,7 @@ static void ui_screen_close(void)
 }
 
 /* stderr into the run's log while curses owns the terminal; the old
- * stderr is kept in u->saved_stderr. */
+ * stderr is kept in u->scr.saved_stderr. */
 static void ui_redirect_stderr(struct ui *u, const char *run_dir)
 {
 	/* a replay writes nothing into the run it shows */
@@ -410,7 +411,7 @@ static void ui_redirect_stderr(struct ui *u, const char *run_dir)
 	free(path);
 	if (fd < 0)
 		return;
-	u->saved_stderr = dup(STDERR_FILENO);
+	u->scr.saved_stderr = dup(STDERR_FILENO);
 	dup2(fd, STDERR_FILENO);
 	close(fd);
 }
@@ -418,11 +419,11 @@ static void ui_redirect_stderr(struct ui *u, const char *run_dir)
 /* stderr is the terminal's again. */
 static void ui_restore_stderr(struct ui *u)
 {
-	if (u->saved_stderr < 0)
+	if (u->scr.saved_stderr < 0)
 		return;
-	dup2(u->saved_stderr, STDERR_FILENO);
-	close(u->saved_stderr);
-	u->saved_stderr = -1;
+	dup2(u->scr.saved_stderr, STDERR_FILENO);
+	close(u->scr.saved_stderr);
+	u->scr.saved_stderr = -1;
 }
 
 /* The view state before anything is shown. */
@@ -432,7 +433,7 @@ static void ui_defaults(struct ui *u, struct config *c, const struct ui_opts *o)
 	u->cfg = c;
 	u->opts = o;
 	ui_ws_init(&u->ws);
-	u->saved_stderr = -1;
+	u->scr.saved_stderr = -1;
 	ui_tools_init(&u->tools);
 	ui_conv_init(&u->conv);
 	ui_layout_focus(&u->lay, P_INPUT);
@@ -488,7 +489,7 @@ static void ui_watch_terminal(struct ui *u)
 	loop_signal(u->loop, SIGWINCH, ui_on_winch, u);
 	if (u->view) {
 		if (u->m.fixed_clock < 0 || u->m.phase != UI_ENDED)
-			u->tick_timer =
+			u->fr.tick_timer =
 			    loop_timer_add(u->loop, 100, ui_on_tick, u);
 		ui_touch(u, UI_DIRTY_EVERYTHING);
 		return;
@@ -496,13 +497,14 @@ static void ui_watch_terminal(struct ui *u)
 	loop_signal(u->loop, SIGTERM, ui_on_terminate, u);
 	loop_signal(u->loop, SIGINT, ui_on_terminate, u);
 	loop_signal(u->loop, SIGHUP, ui_on_terminate, u);
-	u->stats = getenv("ASSAY_TUI_STATS") && *getenv("ASSAY_TUI_STATS");
-	if (u->stats) {
-		u->stats_t0 = now_ms();
-		u->stats_timer = loop_timer_add(u->loop, 1000, ui_on_stats, u);
+	u->fr.stats = getenv("ASSAY_TUI_STATS") && *getenv("ASSAY_TUI_STATS");
+	if (u->fr.stats) {
+		u->fr.stats_t0 = now_ms();
+		u->fr.stats_timer =
+		    loop_timer_add(u->loop, 1000, ui_on_stats, u);
 	}
 	if (u->m.fixed_clock < 0)
-		u->tick_timer = loop_timer_add(u->loop, 100, ui_on_tick, u);
+		u->fr.tick_timer = loop_timer_add(u->loop, 100, ui_on_tick, u);
 	ui_touch(u, UI_DIRTY_EVERYTHING);
 }
 
@@ -580,11 +582,11 @@ static int ui_run(struct ui *u)
 		    (!u->s || session_state(u->s) == SESSION_DONE))
 			u->quit = 1;
 	}
-	if (u->stats)
+	if (u->fr.stats)
 		ui_on_stats(u);
 	ui_preview_flush(u);
 	ui_screen_close();
-	u->screen_closed = 1;
+	u->scr.screen_closed = 1;
 	ui_restore_stderr(u);
 	if (!u->s) /* a replay */
 		return EXIT_OK;
@@ -602,8 +604,8 @@ static int ui_run(struct ui *u)
 static void ui_cleanup(struct ui *u)
 {
 	ui_overlay_clear(u);
-	uint64_t *timers[] = {&u->frame_timer, &u->tick_timer, &u->stats_timer,
-	                      &u->view_timer};
+	uint64_t *timers[] = {&u->fr.frame_timer, &u->fr.tick_timer,
+	                      &u->fr.stats_timer, &u->view_timer};
 	for (size_t i = 0; i < sizeof timers / sizeof *timers; i++)
 		if (*timers[i])
 			loop_timer_cancel(u->loop, *timers[i]);
@@ -621,8 +623,8 @@ static void ui_cleanup(struct ui *u)
 	ui_input_free(&u->in);
 	ui_theme_free(&u->theme);
 	free(u->notice);
-	if (u->screen) /* after its windows */
-		delscreen(u->screen);
+	if (u->scr.screen) /* after its windows */
+		delscreen(u->scr.screen);
 	if (u->loop && !u->view)
 		loop_free(u->loop);
 }
@@ -758,7 +760,7 @@ void ui_view_close(struct ui *u)
 		return;
 	ui_preview_flush(u);
 	ui_screen_close();
-	u->screen_closed = 1;
+	u->scr.screen_closed = 1;
 	ui_restore_stderr(u);
 	loop_fd_del(u->loop, STDIN_FILENO);
 	loop_signal(u->loop, SIGWINCH, NULL, NULL);

@@ -1,12 +1,12 @@
 /* ui.h: the workbench's view state, shared by the files that draw and
  * drive it. struct ui is made of parts, each written by its owner file
  * alone (its header says which; the others call its functions): the
- * model (tui.h: model.c, transcript.c), the theme (theme.c), the
- * message box (input.h: input.c), the layout (layout.h: layout.c),
- * the Conversation (panes.h: panes.c), Tools (pane_tools.h:
- * pane_tools.c), the Workspace (workspace.h: workspace.c), the keys'
- * memory (keys.h: keys.c) and the overlay stack (overlay.h: overlay.c,
- * help.c). ui.c wires them: the loop, frames and notices. */
+ * model (tui.h: model.c), the theme (tui.h: theme.c), the message box
+ * (input.h: input.c), the layout (layout.h: layout.c), the
+ * Conversation (panes.h: panes.c), Tools (pane_tools.h: pane_tools.c),
+ * the Workspace (workspace.h: workspace.c), the keys' memory (keys.h:
+ * keys.c), the overlay stack (overlay.h: overlay.c, help.c), and the
+ * terminal and frames (here: ui.c). ui.c wires them. */
 #ifndef ASSAY_TUI_UI_H
 #define ASSAY_TUI_UI_H
 
@@ -39,27 +39,40 @@ struct ui_step;
 struct ui_budget;
 struct ui;
 
-struct ui {
-	/* ui.c's own: the wiring, the loop, frames and notices */
-	struct loop *loop;
-	struct session *s; /* NULL when only watching events */
-	struct config *cfg;
-	const struct ui_opts *opts;
+/* The terminal while the workbench holds it. */
+/* part: scr, owner: src/tui/ui.c */
+struct ui_screen {
 	SCREEN *screen;    /* freed at cleanup: a fork from a replay opens
 	                      the workbench a second time in one process */
 	int screen_closed; /* endwin ran: no more frames */
 	int saved_stderr;  /* the terminal's, while stderr is the log */
+};
+
+/* Frames: what must be drawn again (UI_DIRTY_*), the timers that draw
+ * it, and the statistics of ASSAY_TUI_STATS (ui.c). */
+/* part: fr, owner: src/tui/ui.c */
+struct ui_frames {
 	unsigned dirty;
 	uint64_t frame_timer, tick_timer, stats_timer;
 	int64_t last_frame;
+	int stats;
+	long frames;
+	int64_t stats_t0, frame_us_max;
+};
+
+struct ui {
+	/* ui.c's own: the wiring, the terminal, frames, notices, quitting
+	 * and the view link */
+	struct loop *loop;
+	struct session *s; /* NULL when only watching events */
+	struct config *cfg;
+	const struct ui_opts *opts;
+	struct ui_screen scr; /* the terminal: curses, stderr */
+	struct ui_frames fr;  /* frames: what to draw, when */
 	char *notice;
 	int64_t notice_until;
 	int quitting; /* quit once the run has ended (its archive...) */
 	int quit;     /* leave the loop */
-	/* frame statistics (ASSAY_TUI_STATS) */
-	int stats;
-	long frames;
-	int64_t stats_t0, frame_us_max;
 	/* a view of a session another frontend owns (assay eval's live
 	 * table, ui_view_open): read-only, Esc goes back to it; NULL in
 	 * the workbench of ui_main */
@@ -69,7 +82,7 @@ struct ui {
 	double view_seq;     /* the newest event shown */
 
 	/* the parts: each written by its owner alone (see its header) */
-	struct ui_model m;     /* model.c, transcript.c */
+	struct ui_model m;     /* model.c */
 	struct ui_theme theme; /* theme.c */
 	struct ui_input in;    /* the message box: input.c */
 	struct ui_layout lay;  /* layout.c */
