@@ -293,7 +293,7 @@ static void approval_draw(struct ui *u, struct ui_overlay *o)
 	a->cur.on = 0;
 	if (!r)
 		return;
-	int wd = u->cols - 2 < DIALOG_W ? u->cols - 2 : DIALOG_W;
+	int wd = u->lay.cols - 2 < DIALOG_W ? u->lay.cols - 2 : DIALOG_W;
 	int inner = wd - 4;
 	approval_build_body(u, r, inner);
 	struct ui_rows foot = {0};
@@ -304,7 +304,7 @@ static void approval_draw(struct ui *u, struct ui_overlay *o)
 		frows = FIELD_ROWS;
 	int footer = foot.n + frows;
 	int want = a->body.n + 1 + footer + 2;
-	int h = want < u->rows - 1 ? want : u->rows - 1;
+	int h = want < u->lay.rows - 1 ? want : u->lay.rows - 1;
 	int body_h = h - 2 - 1 - footer;
 	if (body_h < 1)
 		body_h = 1;
@@ -414,7 +414,7 @@ static void approval_on_field(struct ui *u, int key, int fn)
 {
 	struct ui_approval *a = u->appr;
 	struct ui_input *in = &a->field;
-	if (!fn && key == UI_KEY_ENTER && !u->in_paste) {
+	if (!fn && key == UI_KEY_ENTER && !u->keys.in_paste) {
 		char *text = xstrdup(buf_str(&in->text));
 		if (a->mode == A_EDIT)
 			approval_answer(u, SESSION_EDIT, text, NULL, 0);

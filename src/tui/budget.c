@@ -60,7 +60,7 @@ static void budget_draw(struct ui *u, struct ui_overlay *o)
 		return;
 	if (p->first <= 0)
 		p->first = b->limit;
-	int wd = u->cols - 2 < BUDGET_W ? u->cols - 2 : BUDGET_W;
+	int wd = u->lay.cols - 2 < BUDGET_W ? u->lay.cols - 2 : BUDGET_W;
 	int inner = wd - 4, h = 9 + (p->msg ? 1 : 0);
 	WINDOW *w = ui_dialog_new(u, h, wd, "Budget reached");
 	char spent[48], limit[48], next[48], line[256];

@@ -192,7 +192,7 @@ static enum ui_elem dv_elem(enum dv_kind k)
 static void dv_draw(struct ui *u, struct ui_overlay *o)
 {
 	struct ui_diffview *v = (struct ui_diffview *)o;
-	WINDOW *w = newwin(u->rows - 1, u->cols, 0, 0);
+	WINDOW *w = newwin(u->lay.rows - 1, u->lay.cols, 0, 0);
 	int h, wd;
 	leaveok(w, TRUE);
 	getmaxyx(w, h, wd);

@@ -102,13 +102,10 @@ static void hsearch_end(struct ui *u, struct hist_search *s, int accept)
 	if (accept && s->match < in->nhist) {
 		/* Up and Down go on from the entry found; past the newest
 		 * the draft comes back */
-		in->hpos = s->match;
-		free(in->draft);
-		in->draft = s->draft;
+		ui_input_hist_resume(in, s->match, s->draft);
 		s->draft = NULL;
 	} else {
-		ui_input_set(in, s->draft, s->draft_cur);
-		in->hpos = in->nhist;
+		ui_input_restore(in, s->draft, s->draft_cur);
 	}
 	if (s->query.len) {
 		free(s->last);
@@ -189,7 +186,7 @@ int ui_hist_search_cancel(struct ui *u)
 static int hsearch_key(struct ui *u, struct ui_overlay *o, int key, int fn)
 {
 	struct hist_search *s = (struct hist_search *)o;
-	if (u->focus != P_INPUT) { /* a click took the focus away */
+	if (u->lay.focus != P_INPUT) { /* a click took the focus away */
 		hsearch_end(u, s, 1);
 		ui_handle_key(u, key, fn);
 	} else if (!fn && key == UI_KEY_CTRL_R) {
@@ -200,7 +197,7 @@ static int hsearch_key(struct ui *u, struct ui_overlay *o, int key, int fn)
 		hsearch_end(u, s, 1);
 	} else if (ui_key_backspace(key, fn)) {
 		hsearch_shorter(u, s);
-	} else if (ui_key_text(key, fn) && !u->in_paste) {
+	} else if (ui_key_text(key, fn) && !u->keys.in_paste) {
 		char u8[4];
 		size_t was = s->query.len;
 		if (buf_append(&s->query, u8,
@@ -222,9 +219,9 @@ static int hsearch_key(struct ui *u, struct ui_overlay *o, int key, int fn)
 static void hsearch_draw(struct ui *u, struct ui_overlay *o)
 {
 	struct hist_search *s = (struct hist_search *)o;
-	struct ui_geom *g = &u->g[P_INPUT];
+	struct ui_geom *g = &u->lay.g[P_INPUT];
 	s->at.on = 0;
-	if (!g->shown || u->too_small || g->h < 3 || g->w < 8)
+	if (!g->shown || u->lay.too_small || g->h < 3 || g->w < 8)
 		return;
 	WINDOW *w = newwin(g->h, g->w, g->y, g->x);
 	int inner = g->w - 2, rows = g->h - 2;

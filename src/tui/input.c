@@ -309,6 +309,19 @@ void ui_input_set(struct ui_input *in, const char *s, size_t cur)
 	in->overflow = 0;
 }
 
+void ui_input_hist_resume(struct ui_input *in, size_t at, char *draft)
+{
+	in->hpos = at;
+	free(in->draft);
+	in->draft = draft;
+}
+
+void ui_input_restore(struct ui_input *in, const char *s, size_t cur)
+{
+	ui_input_set(in, s, cur);
+	in->hpos = in->nhist;
+}
+
 /* One more row (bytes a..z) in a layout. */
 static void lo_push(struct ui_input_layout *lo, size_t a, size_t z, int *cap)
 {

@@ -57,4 +57,11 @@ static inline int ui_key_text(int key, int fn)
 	return !fn && key >= UI_KEY_SPACE && key != UI_KEY_DEL;
 }
 
+/* What keys.c remembers between keys (written by keys.c alone). */
+/* part: keys, owner: src/tui/keys.c */
+struct ui_keys {
+	int ctrl_c_armed; /* Ctrl-C once with nothing running: again quits */
+	int in_paste;     /* between a bracketed paste's begin and end */
+};
+
 #endif

@@ -844,3 +844,45 @@ char *ui_call_file(const struct ui_model *m, const struct ui_call *c, int err)
 	free(id);
 	return path;
 }
+
+void ui_model_hooks(struct ui_model *m, void (*start)(void *arg),
+                    void (*end)(void *arg), void *arg)
+{
+	m->on_run_start = start;
+	m->on_run_end = end;
+	m->hook_arg = arg;
+}
+
+void ui_model_touch(struct ui_model *m, unsigned bits)
+{
+	m->dirty |= bits;
+}
+
+unsigned ui_model_take_dirty(struct ui_model *m)
+{
+	unsigned d = m->dirty;
+	m->dirty = 0;
+	return d;
+}
+
+int ui_model_take_new_call(struct ui_model *m)
+{
+	int n = m->new_call;
+	m->new_call = 0;
+	return n;
+}
+
+void ui_model_set_clock(struct ui_model *m, int64_t t)
+{
+	m->t0_mono = now_ms() - t;
+}
+
+void ui_model_fix_clock(struct ui_model *m, int64_t t)
+{
+	m->fixed_clock = t;
+}
+
+void ui_model_set_no_key(struct ui_model *m)
+{
+	m->no_key = 1;
+}

@@ -11,7 +11,7 @@
 /* Where o goes: above everything of its layer or a lower one. */
 static struct ui_overlay **overlay_slot(struct ui *u, enum ui_layer layer)
 {
-	struct ui_overlay **at = &u->overlays;
+	struct ui_overlay **at = &u->ov.top;
 	while (*at && (*at)->layer > layer)
 		at = &(*at)->below;
 	return at;
@@ -33,7 +33,7 @@ void ui_overlay_pop(struct ui *u, struct ui_overlay *o)
 {
 	if (!o || !o->on_stack)
 		return;
-	struct ui_overlay **at = &u->overlays;
+	struct ui_overlay **at = &u->ov.top;
 	while (*at && *at != o)
 		at = &(*at)->below;
 	if (*at)
@@ -49,19 +49,19 @@ void ui_overlay_pop(struct ui *u, struct ui_overlay *o)
 
 void ui_overlay_clear(struct ui *u)
 {
-	while (u->overlays)
-		ui_overlay_pop(u, u->overlays);
+	while (u->ov.top)
+		ui_overlay_pop(u, u->ov.top);
 }
 
 const struct ui_overlay *ui_overlay_top(const struct ui *u)
 {
-	return u->overlays;
+	return u->ov.top;
 }
 
 unsigned ui_overlay_flags(const struct ui *u)
 {
 	unsigned f = 0;
-	for (const struct ui_overlay *o = u->overlays; o; o = o->below)
+	for (const struct ui_overlay *o = u->ov.top; o; o = o->below)
 		f |= o->flags;
 	return f;
 }
@@ -70,7 +70,7 @@ int ui_overlay_key(struct ui *u, int key, int fn,
                    int (*workbench)(struct ui *u, int key, int fn))
 {
 	int asked = 0;
-	for (struct ui_overlay *o = u->overlays; o; o = o->below) {
+	for (struct ui_overlay *o = u->ov.top; o; o = o->below) {
 		if (!(o->flags & UI_OV_MODAL) && !asked) {
 			asked = 1;
 			if (workbench && workbench(u, key, fn))
@@ -86,7 +86,7 @@ int ui_overlay_key(struct ui *u, int key, int fn,
 
 int ui_overlay_mouse(struct ui *u, const MEVENT *me)
 {
-	for (struct ui_overlay *o = u->overlays; o; o = o->below)
+	for (struct ui_overlay *o = u->ov.top; o; o = o->below)
 		if (o->mouse && o->mouse(u, o, me))
 			return 1;
 	return 0;
@@ -102,7 +102,7 @@ int ui_overlay_mouse_eat(struct ui *u, struct ui_overlay *o, const MEVENT *me)
 
 int ui_overlay_cursor(struct ui *u, int *y, int *x)
 {
-	struct ui_overlay *o = u->overlays;
+	struct ui_overlay *o = u->ov.top;
 	if (!o)
 		return -1;
 	return o->cursor ? o->cursor(u, o, y, x) : 0;
@@ -120,7 +120,7 @@ static void overlay_draw_from(struct ui *u, struct ui_overlay *o)
 
 void ui_overlay_draw(struct ui *u)
 {
-	overlay_draw_from(u, u->overlays);
+	overlay_draw_from(u, u->ov.top);
 }
 
 int ui_cursor_get(const struct ui_cursor *c, int *y, int *x)

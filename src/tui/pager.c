@@ -220,11 +220,11 @@ void ui_pager_open_call(struct ui *u, int i)
 int ui_open_workspace_file(struct ui *u, const char *rel)
 {
 	char *err = NULL;
-	if (u->ws_fd < 0) {
+	if (u->ws.fd < 0) {
 		ui_notice(u, "files can be opened with the local sandbox only");
 		return -1;
 	}
-	int fd = path_open_mapped(u->ws_fd, &u->m.mounts, rel,
+	int fd = path_open_mapped(u->ws.fd, &u->m.mounts, rel,
 	                          O_RDONLY | O_CLOEXEC, 0, &err);
 	if (fd < 0) {
 		char *clean = term_clean(err, strlen(err), 0);
@@ -322,7 +322,7 @@ static void pager_anchor_bottom(struct ui_pager *p, int rows, int width)
 static void pager_draw(struct ui *u, struct ui_overlay *o)
 {
 	struct ui_pager *p = u->pager;
-	WINDOW *w = newwin(u->rows - 1, u->cols, 0, 0);
+	WINDOW *w = newwin(u->lay.rows - 1, u->lay.cols, 0, 0);
 	int h, wd;
 	(void)o;
 	leaveok(w, TRUE);

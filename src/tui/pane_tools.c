@@ -1,6 +1,8 @@
 /* pane_tools.c: the Tools pane: every call on one line with its state
  * (the Conversation's tool call summaries too), and the selected call's
- * output, stdout and stderr told apart; only the rows that show. */
+ * output, stdout and stderr told apart; only the rows that show. The
+ * pane's selection, scrolling and keys: the one writer of struct
+ * ui_tools (pane_tools.h). */
 #include "tui/ui.h"
 #include "assay/termtext.h"
 
@@ -182,7 +184,7 @@ static void tail_read(struct ui_tail *t, const char *path, int err,
 static void tail_refresh(struct ui *u, int idx)
 {
 	struct ui_call *c = u->m.calls[idx];
-	struct ui_tail *t = &u->tail;
+	struct ui_tail *t = &u->tools.tail;
 	if (t->call == idx && t->bytes[0] == c->bytes[0] &&
 	    t->bytes[1] == c->bytes[1])
 		return;
@@ -214,7 +216,7 @@ struct outsrc {
 static size_t src_count(const struct outsrc *s)
 {
 	if (s->mode == 1)
-		return s->u->tail.n;
+		return s->u->tools.tail.n;
 	if (s->mode == 2)
 		return (size_t)s->ntext;
 	return (size_t)s->nopen + s->c->nline;
@@ -225,7 +227,7 @@ static const char *src_get(const struct outsrc *s, size_t k, int *err)
 {
 	if (s->mode == 1) {
 		const struct ui_oline *l =
-		    &s->u->tail.line[s->u->tail.n - 1 - k];
+		    &s->u->tools.tail.line[s->u->tools.tail.n - 1 - k];
 		*err = l->err;
 		return l->st;
 	}
@@ -314,7 +316,7 @@ static void draw_output(struct ui *u, WINDOW *w, int y0, int rows, int width,
 	char **row = xcalloc((size_t)rows, sizeof *row);
 	int *rerr = xcalloc((size_t)rows, sizeof *rerr);
 	int *first = xcalloc((size_t)rows, sizeof *first);
-	int skip = u->out_scroll, fill = rows;
+	int skip = u->tools.out_scroll, fill = rows;
 	size_t k = 0;
 	for (; k < count && fill > 0; k++) {
 		int err;
@@ -334,9 +336,9 @@ static void draw_output(struct ui *u, WINDOW *w, int y0, int rows, int width,
 		}
 		ui_rows_free(&wr);
 	}
-	if (skip > 0 && u->out_scroll > 0) {
+	if (skip > 0 && u->tools.out_scroll > 0) {
 		/* scrolled past the top: clamp */
-		u->out_scroll -= skip;
+		u->tools.out_scroll -= skip;
 	}
 	/* short output reads from the top, long output shows its end */
 	int top = fill, shift = 0;
@@ -375,17 +377,71 @@ void ui_select_call(struct ui *u, int call, int user)
 	if (call < 0 || call >= u->m.ncalls)
 		return;
 	if (user)
-		u->sel_follow = call == u->m.ncalls - 1;
-	if (u->sel_call != call)
-		u->out_scroll = 0;
-	u->sel_call = call;
-	u->conv_sel = u->m.calls[call]->item;
+		u->tools.follow = call == u->m.ncalls - 1;
+	if (u->tools.sel != call)
+		u->tools.out_scroll = 0;
+	u->tools.sel = call;
+	ui_conv_select(u, u->m.calls[call]->item);
 	ui_touch(u, UI_DIRTY_TOOLS | UI_DIRTY_CONV);
+}
+
+void ui_tools_key(struct ui *u, int key, int fn)
+{
+	int page =
+	    u->tools.out_rows_shown > 2 ? u->tools.out_rows_shown - 1 : 1;
+	int sel = u->tools.sel < 0 ? u->m.ncalls - 1 : u->tools.sel;
+	if ((fn && key == KEY_DOWN) || (!fn && key == 'j'))
+		ui_select_call(u, sel + 1, 1);
+	else if ((fn && key == KEY_UP) || (!fn && key == 'k'))
+		ui_select_call(u, sel - 1, 1);
+	else if (!fn && key == 'g')
+		ui_select_call(u, 0, 1);
+	else if (!fn && key == 'G')
+		ui_select_call(u, u->m.ncalls - 1, 1);
+	else if (fn && key == KEY_PPAGE)
+		u->tools.out_scroll += page;
+	else if (fn && key == KEY_NPAGE)
+		u->tools.out_scroll =
+		    u->tools.out_scroll > page ? u->tools.out_scroll - page : 0;
+	else if (fn && key == KEY_HOME)
+		u->tools.out_scroll = 1 << 20;
+	else if (fn && key == KEY_END)
+		u->tools.out_scroll = 0;
+	else if (!fn && (key == UI_KEY_ENTER || key == 'o'))
+		ui_pager_open_call(u, sel);
+	else if (!fn && key == 'd')
+		ui_diff_open_call(u, sel);
+	else if (!fn && key == 't')
+		ui_table_open_call(u, sel);
+	ui_touch(u, UI_DIRTY_TOOLS);
+}
+
+void ui_tools_wheel(struct ui *u, int rows)
+{
+	u->tools.out_scroll -= rows;
+	if (u->tools.out_scroll < 0)
+		u->tools.out_scroll = 0;
+	ui_touch(u, UI_DIRTY_TOOLS);
+}
+
+void ui_tools_init(struct ui_tools *t)
+{
+	t->sel = -1;
+	t->follow = 1;
+	t->tail.call = -1;
+}
+
+void ui_tools_reset(struct ui *u)
+{
+	u->tools.sel = -1;
+	ui_conv_select(u, -1);
+	u->tools.out_scroll = 0;
+	ui_tail_free(&u->tools.tail);
 }
 
 void ui_draw_tools(struct ui *u)
 {
-	struct ui_geom *g = &u->g[P_TOOLS];
+	struct ui_geom *g = &u->lay.g[P_TOOLS];
 	WINDOW *w = g->win;
 	int inner = g->w - 2, ch = g->h - 2;
 	ui_background(w);
@@ -401,17 +457,17 @@ void ui_draw_tools(struct ui *u)
 		lh = maxl;
 	if (lh > ch - 2)
 		lh = ch - 2 > 1 ? ch - 2 : 1;
-	int sel = u->sel_call < 0 ? u->m.ncalls - 1 : u->sel_call;
-	if (sel < u->list_top)
-		u->list_top = sel;
-	if (sel >= u->list_top + lh)
-		u->list_top = sel - lh + 1;
-	if (u->list_top > u->m.ncalls - lh)
-		u->list_top = u->m.ncalls - lh;
-	if (u->list_top < 0)
-		u->list_top = 0;
+	int sel = u->tools.sel < 0 ? u->m.ncalls - 1 : u->tools.sel;
+	if (sel < u->tools.list_top)
+		u->tools.list_top = sel;
+	if (sel >= u->tools.list_top + lh)
+		u->tools.list_top = sel - lh + 1;
+	if (u->tools.list_top > u->m.ncalls - lh)
+		u->tools.list_top = u->m.ncalls - lh;
+	if (u->tools.list_top < 0)
+		u->tools.list_top = 0;
 	for (int r = 0; r < lh; r++) {
-		int i = u->list_top + r;
+		int i = u->tools.list_top + r;
 		if (i >= u->m.ncalls)
 			break;
 		char *line = ui_call_summary(u, i, inner - 1, "");
@@ -437,7 +493,7 @@ void ui_draw_tools(struct ui *u)
 	ui_draw_text(w, ry, 2, inner - 2, rule, UE_DIM);
 	free(rule);
 	int oy = ry + 1, oh = ch - lh - 1;
-	u->out_rows_shown = oh;
+	u->tools.out_rows_shown = oh;
 	if (oh > 0)
 		draw_output(u, w, oy, oh, inner, sel);
 }

@@ -1,8 +1,10 @@
 /* panes.c: drawing the workbench: Conversation (messages with light
- * markdown, one-line tool call summaries), Workspace (the tree), the
- * input box, the status bar and the overlays; the pane boxes they share.
- * The Tools pane is pane_tools.c. Only the rows that show are rendered;
- * long things are walked from the position shown, never whole. */
+ * markdown, one-line tool call summaries) with its scrolling and keys
+ * (the one writer of struct ui_conv, panes.h), the input box, the
+ * status bar; the pane boxes and dialogs they share. Tools is
+ * pane_tools.c, Workspace workspace.c, the help help.c. Only the rows
+ * that show are rendered; long things are walked from the position
+ * shown, never whole. */
 #include "tui/ui.h"
 #include "assay/termtext.h"
 #include "tui/replay.h"
@@ -84,7 +86,8 @@ void ui_st_add_text(struct ui_rows *out, int width, int indent,
 
 WINDOW *ui_dialog_new(struct ui *u, int h, int wd, const char *title)
 {
-	WINDOW *w = newwin(h, wd, (u->rows - 1 - h) / 2, (u->cols - wd) / 2);
+	WINDOW *w =
+	    newwin(h, wd, (u->lay.rows - 1 - h) / 2, (u->lay.cols - wd) / 2);
 	ui_background(w);
 	werase(w);
 	for (int y = 0; y < h; y++)
@@ -130,9 +133,11 @@ static const char *const pane_titles[] = {"Conversation", "Tools", "Workspace"};
  * pane, the top border names the others Tab reaches. */
 void ui_pane_box(struct ui *u, int p)
 {
-	WINDOW *w = u->g[p].win;
-	ui_draw_box(w, pane_titles[p], u->focus == p);
-	if (u->g[P_CONV].shown + u->g[P_TOOLS].shown + u->g[P_TREE].shown > 1)
+	WINDOW *w = u->lay.g[p].win;
+	ui_draw_box(w, pane_titles[p], u->lay.focus == p);
+	if (u->lay.g[P_CONV].shown + u->lay.g[P_TOOLS].shown +
+	        u->lay.g[P_TREE].shown >
+	    1)
 		return;
 	struct buf b;
 	buf_init(&b, 0);
@@ -141,7 +146,7 @@ void ui_pane_box(struct ui *u, int p)
 		if (i != p)
 			buf_printf(&b, " %s", pane_titles[i]);
 	buf_puts(&b, " ");
-	int tw = (int)b.len, x = u->g[p].w - tw - 2;
+	int tw = (int)b.len, x = u->lay.g[p].w - tw - 2;
 	if (x > (int)strlen(pane_titles[p]) + 6)
 		ui_draw_text(w, 0, x, tw, buf_str(&b), UE_DIM);
 	buf_free(&b);
@@ -151,7 +156,7 @@ void ui_pane_box(struct ui *u, int p)
 
 int ui_conv_width(const struct ui *u)
 {
-	int w = u->g[P_CONV].w - 4;
+	int w = u->lay.g[P_CONV].w - 4;
 	return w > 4 ? w : 4;
 }
 
@@ -312,13 +317,13 @@ static int rows_after(struct ui *u, int item, int row, int limit, int width)
 static void conv_anchor_bottom(struct ui *u, int ch, int width)
 {
 	int need = ch;
-	u->conv_item = 0;
-	u->conv_row = 0;
+	u->conv.item = 0;
+	u->conv.row = 0;
 	for (int i = u->m.nitems - 1; i >= 0; i--) {
 		struct ui_rows *r = ui_item_rows(u, i, width);
 		if (r->n >= need) {
-			u->conv_item = i;
-			u->conv_row = r->n - need;
+			u->conv.item = i;
+			u->conv.row = r->n - need;
 			return;
 		}
 		need -= r->n;
@@ -327,59 +332,59 @@ static void conv_anchor_bottom(struct ui *u, int ch, int width)
 
 void ui_conv_scroll(struct ui *u, int n)
 {
-	int width = ui_conv_width(u), ch = u->g[P_CONV].h - 2;
+	int width = ui_conv_width(u), ch = u->lay.g[P_CONV].h - 2;
 	if (!u->m.nitems)
 		return;
-	if (u->conv_follow)
+	if (u->conv.follow)
 		conv_anchor_bottom(u, ch, width);
 	if (n < 0) {
-		u->conv_follow = 0;
+		u->conv.follow = 0;
 		for (; n < 0; n++) {
-			if (u->conv_row > 0) {
-				u->conv_row--;
-			} else if (u->conv_item > 0) {
-				u->conv_item--;
-				u->conv_row =
-				    ui_item_rows(u, u->conv_item, width)->n - 1;
+			if (u->conv.row > 0) {
+				u->conv.row--;
+			} else if (u->conv.item > 0) {
+				u->conv.item--;
+				u->conv.row =
+				    ui_item_rows(u, u->conv.item, width)->n - 1;
 			} else {
 				break;
 			}
 		}
 	} else {
 		for (; n > 0; n--) {
-			if (rows_after(u, u->conv_item, u->conv_row, ch,
+			if (rows_after(u, u->conv.item, u->conv.row, ch,
 			               width) <= ch)
 				break;
 			struct ui_rows *r =
-			    ui_item_rows(u, u->conv_item, width);
-			if (++u->conv_row >= r->n) {
-				u->conv_item++;
-				u->conv_row = 0;
+			    ui_item_rows(u, u->conv.item, width);
+			if (++u->conv.row >= r->n) {
+				u->conv.item++;
+				u->conv.row = 0;
 			}
 		}
-		if (rows_after(u, u->conv_item, u->conv_row, ch, width) <= ch)
-			u->conv_follow = 1;
+		if (rows_after(u, u->conv.item, u->conv.row, ch, width) <= ch)
+			u->conv.follow = 1;
 	}
 	ui_touch(u, UI_DIRTY_CONV);
 }
 
 void ui_conv_home(struct ui *u)
 {
-	u->conv_follow = 0;
-	u->conv_item = 0;
-	u->conv_row = 0;
+	u->conv.follow = 0;
+	u->conv.item = 0;
+	u->conv.row = 0;
 	ui_touch(u, UI_DIRTY_CONV);
 }
 
 int ui_conv_item_at(struct ui *u, int y)
 {
-	int width = ui_conv_width(u), ch = u->g[P_CONV].h - 2;
+	int width = ui_conv_width(u), ch = u->lay.g[P_CONV].h - 2;
 	int row = 1;
-	if (u->conv_follow)
+	if (u->conv.follow)
 		conv_anchor_bottom(u, ch, width);
-	for (int i = u->conv_item; i < u->m.nitems && row <= ch; i++) {
+	for (int i = u->conv.item; i < u->m.nitems && row <= ch; i++) {
 		struct ui_rows *r = ui_item_rows(u, i, width);
-		int n = r->n - (i == u->conv_item ? u->conv_row : 0);
+		int n = r->n - (i == u->conv.item ? u->conv.row : 0);
 		if (y >= row && y < row + n)
 			return i;
 		row += n;
@@ -387,23 +392,79 @@ int ui_conv_item_at(struct ui *u, int y)
 	return -1;
 }
 
+void ui_conv_init(struct ui_conv *c)
+{
+	c->follow = 1;
+	c->sel = -1;
+}
+
+void ui_conv_follow(struct ui *u)
+{
+	u->conv.follow = 1;
+}
+
+void ui_conv_select(struct ui *u, int item)
+{
+	u->conv.sel = item;
+}
+
+/* ] and [ in the Conversation: the next or previous call's summary. */
+static void conv_jump_call(struct ui *u, int dir)
+{
+	int i = u->conv.sel >= 0 ? u->conv.sel + dir
+	                         : (dir > 0 ? 0 : u->m.nitems - 1);
+	for (; i >= 0 && i < u->m.nitems; i += dir)
+		if (u->m.items[i].kind == UI_ITEM_CALL) {
+			ui_select_call(u, u->m.items[i].call, 1);
+			/* bring it into view */
+			u->conv.follow = 0;
+			u->conv.item = i;
+			u->conv.row = 0;
+			ui_conv_scroll(u, -(u->lay.g[P_CONV].h - 2) / 2);
+			return;
+		}
+}
+
+void ui_conv_key(struct ui *u, int key, int fn)
+{
+	int page = u->lay.g[P_CONV].h - 3;
+	if ((fn && key == KEY_DOWN) || (!fn && key == 'j'))
+		ui_conv_scroll(u, 1);
+	else if ((fn && key == KEY_UP) || (!fn && key == 'k'))
+		ui_conv_scroll(u, -1);
+	else if (fn && key == KEY_NPAGE)
+		ui_conv_scroll(u, page);
+	else if (fn && key == KEY_PPAGE)
+		ui_conv_scroll(u, -page);
+	else if ((fn && key == KEY_HOME) || (!fn && key == 'g'))
+		ui_conv_home(u);
+	else if ((fn && key == KEY_END) || (!fn && key == 'G')) {
+		u->conv.follow = 1;
+		ui_touch(u, UI_DIRTY_CONV);
+	} else if (!fn && (key == ']' || key == '['))
+		conv_jump_call(u, key == ']' ? 1 : -1);
+	else if (!fn && (key == UI_KEY_ENTER || key == 'o') &&
+	         u->conv.sel >= 0 && u->conv.sel < u->m.nitems)
+		ui_pager_open_call(u, u->m.items[u->conv.sel].call);
+}
+
 void ui_draw_conv(struct ui *u)
 {
-	struct ui_geom *g = &u->g[P_CONV];
+	struct ui_geom *g = &u->lay.g[P_CONV];
 	WINDOW *w = g->win;
 	int ch = g->h - 2, width = ui_conv_width(u);
 	ui_background(w);
 	werase(w);
 	ui_pane_box(u, P_CONV);
-	if (u->conv_item >= u->m.nitems)
-		u->conv_follow = 1;
-	if (u->conv_follow)
+	if (u->conv.item >= u->m.nitems)
+		u->conv.follow = 1;
+	if (u->conv.follow)
 		conv_anchor_bottom(u, ch, width);
 	int y = 1;
-	for (int i = u->conv_item; i < u->m.nitems && y <= ch; i++) {
+	for (int i = u->conv.item; i < u->m.nitems && y <= ch; i++) {
 		struct ui_rows *r = ui_item_rows(u, i, width);
-		int sel = i == u->conv_sel;
-		for (int k = i == u->conv_item ? u->conv_row : 0;
+		int sel = i == u->conv.sel;
+		for (int k = i == u->conv.item ? u->conv.row : 0;
 		     k < r->n && y <= ch; k++, y++) {
 			if (sel && k == 0) {
 				ui_fill(w, y, 1, g->w - 2, UE_SELECTION);
@@ -417,111 +478,12 @@ void ui_draw_conv(struct ui *u)
 	}
 	if (!u->m.nitems)
 		ui_draw_text(w, 1, 2, width, "starting...", UE_DIM);
-	if (!u->conv_follow && g->w > 12) {
+	if (!u->conv.follow && g->w > 12) {
 		ui_set_elem(w, UE_WARNING);
 		mvwaddstr(w, g->h - 1, g->w - 10,
 		          ui_ascii ? " more v " : " more \xe2\x86\x93 ");
 	}
-	u->conv_rows_shown = ch;
-}
-
-/* ---- workspace -------------------------------------------------------- */
-
-void ui_draw_tree(struct ui *u)
-{
-	struct ui_geom *g = &u->g[P_TREE];
-	WINDOW *w = g->win;
-	int inner = g->w - 2, ch = g->h - 2;
-	struct ui_tree *t = &u->m.tree;
-	ui_background(w);
-	werase(w);
-	ui_pane_box(u, P_TREE);
-	ui_tree_visible(t);
-	if (!t->nvis) {
-		ui_draw_text(w, 1, 2, inner - 2,
-		             u->m.workspace ? "(empty)" : "(no workspace yet)",
-		             UE_DIM);
-		return;
-	}
-	/* keep the cursor on the same node when rows move */
-	if (u->tree_cur_path) {
-		for (size_t i = 0; i < t->nvis; i++)
-			if (!strcmp(t->vis[i]->path, u->tree_cur_path)) {
-				u->tree_cur = (int)i;
-				break;
-			}
-	}
-	if (u->tree_cur >= (int)t->nvis)
-		u->tree_cur = (int)t->nvis - 1;
-	if (u->tree_cur < 0)
-		u->tree_cur = 0;
-	free(u->tree_cur_path);
-	u->tree_cur_path = xstrdup(t->vis[u->tree_cur]->path);
-	int rows = ch - (t->truncated ? 1 : 0);
-	if (u->tree_cur < u->tree_top)
-		u->tree_top = u->tree_cur;
-	if (u->tree_cur >= u->tree_top + rows)
-		u->tree_top = u->tree_cur - rows + 1;
-	if (u->tree_top < 0)
-		u->tree_top = 0;
-	for (int r = 0; r < rows; r++) {
-		size_t i = (size_t)(u->tree_top + r);
-		if (i >= t->nvis)
-			break;
-		struct ui_node *n = t->vis[i];
-		int y = 1 + r, x = 1;
-		int cur = (int)i == u->tree_cur && u->focus == P_TREE;
-		enum ui_elem base = cur ? UE_SELECTION : UE_NORMAL;
-		if (cur)
-			ui_fill(w, y, 1, inner, UE_SELECTION);
-		int indent = t->depth[i] * 2;
-		if (indent > inner / 3)
-			indent = inner / 3;
-		x += indent;
-		const char *gl = n->type == UI_N_DIR
-		                     ? ui_glyph(n->expanded ? G_OPEN : G_CLOSED)
-		                     : " ";
-		x += ui_draw_text(w, y, x, 2, gl, cur ? UE_SELECTION : UE_DIM);
-		/* the right side: size and mark */
-		char right[48] = "";
-		if (n->type == UI_N_FILE)
-			ui_fmt_size(right, sizeof right, n->size);
-		const char *mark = n->mark == UI_MARK_NEW   ? " new"
-		                   : n->mark == UI_MARK_MOD ? " mod"
-		                                            : "";
-		int rw = (int)strlen(right) + (int)strlen(mark);
-		if (inner - x < rw + 6)
-			rw = 0; /* no room: the name matters more */
-		char *name = term_clean(n->name, strlen(n->name), 0);
-		struct buf b;
-		buf_init(&b, 0);
-		buf_puts(&b, name);
-		if (n->type == UI_N_DIR)
-			buf_puts(&b, "/");
-		else if (n->type == UI_N_LINK)
-			buf_puts(&b, "@");
-		enum ui_elem ne = n->type == UI_N_DIR    ? UE_TREE_DIR
-		                  : n->type == UI_N_LINK ? UE_TREE_LINK
-		                                         : UE_TREE_FILE;
-		int nw = inner - x - rw - 1;
-		char *fit = ui_st_fit(b.data, b.len, nw);
-		ui_draw_st(w, y, x + 1, nw, fit, strlen(fit),
-		           cur ? UE_SELECTION : ne);
-		free(fit);
-		buf_free(&b);
-		free(name);
-		if (rw) {
-			int rx = 1 + inner - rw;
-			rx += ui_draw_text(w, y, rx, rw, right,
-			                   cur ? base : UE_TREE_SIZE);
-			ui_draw_text(w, y, rx, rw, mark,
-			             n->mark == UI_MARK_NEW ? UE_TREE_NEW
-			                                    : UE_TREE_MODIFIED);
-		}
-	}
-	if (t->truncated)
-		ui_draw_text(w, ch, 2, inner - 2, "(listing cut at its limit)",
-		             UE_WARNING);
+	u->conv.rows_shown = ch;
 }
 
 /* ---- input ------------------------------------------------------------ */
@@ -532,7 +494,7 @@ void ui_draw_input(struct ui *u)
 		ui_replay_draw_hint(u);
 		return;
 	}
-	struct ui_geom *g = &u->g[P_INPUT];
+	struct ui_geom *g = &u->lay.g[P_INPUT];
 	WINDOW *w = g->win;
 	int inner = g->w - 4, rows = g->h - 2;
 	ui_background(w);
@@ -547,7 +509,7 @@ void ui_draw_input(struct ui *u)
 		hint = "Enter sends, Alt-Enter new line, ? or F1 help";
 	else
 		hint = "agent busy: Ctrl-C stops it";
-	ui_draw_box(w, NULL, u->focus == P_INPUT);
+	ui_draw_box(w, NULL, u->lay.focus == P_INPUT);
 	int hw = (int)strlen(hint);
 	if (g->w > hw + 8)
 		ui_draw_text(w, 0, g->w - hw - 3, hw, hint, UE_DIM);
@@ -574,11 +536,11 @@ void ui_draw_input(struct ui *u)
 
 void ui_draw_status(struct ui *u)
 {
-	WINDOW *w = u->status;
+	WINDOW *w = u->lay.status;
 	struct ui_model *m = &u->m;
 	ui_background(w);
 	werase(w);
-	ui_fill(w, 0, 0, u->cols, UE_STATUS);
+	ui_fill(w, 0, 0, u->lay.cols, UE_STATUS);
 	struct buf b;
 	buf_init(&b, 0);
 	char in[16], out[16], el[48];
@@ -653,103 +615,13 @@ void ui_draw_status(struct ui *u)
 		rel = UE_WARNING;
 	}
 	int rw = ui_st_width(right, strlen(right)) + 1;
-	if (rw > u->cols)
-		rw = u->cols;
+	if (rw > u->lay.cols)
+		rw = u->lay.cols;
 	char *clean = term_clean(b.data, b.len, 0);
-	char *fit = ui_st_fit(clean, strlen(clean), u->cols - rw);
-	ui_draw_text(w, 0, 0, u->cols - rw, fit, UE_STATUS);
-	ui_draw_text(w, 0, u->cols - rw, rw, right, rel);
+	char *fit = ui_st_fit(clean, strlen(clean), u->lay.cols - rw);
+	ui_draw_text(w, 0, 0, u->lay.cols - rw, fit, UE_STATUS);
+	ui_draw_text(w, 0, u->lay.cols - rw, rw, right, rel);
 	free(fit);
 	free(clean);
 	buf_free(&b);
-}
-
-/* ---- overlays --------------------------------------------------------- */
-
-static const char *const help_lines[][2] = {
-    {"Tab / Shift-Tab", "move focus: input, Conversation, Tools, Workspace"},
-    {"i, Esc", "back to the input box (from a pane)"},
-    {"Enter", "send the message (input box)"},
-    {"/compact, Enter", "compact the conversation now (a summary)"},
-    {"Alt-Enter, Ctrl-J", "new line in the message"},
-    {"Up / Down", "history (first/last line), else move between lines"},
-    {"Ctrl-R", "search the history, earlier runs too (Esc: back)"},
-    {"Ctrl-A/E, Ctrl-U/K/W", "line start/end, delete to start/end/word"},
-    {"arrows, j/k", "scroll; select a call (Tools) or a file (Workspace)"},
-    {"PgUp / PgDn", "scroll a page (the output, in Tools)"},
-    {"g / G, Home / End", "to the top / to the bottom (and follow)"},
-    {"[ / ]", "previous / next tool call (Conversation)"},
-    {"Enter, o", "open a call's full output in the pager"},
-    {"Enter, l / h", "Workspace: open a file, expand / collapse a dir"},
-    {"d",
-     "the diff of what a call changed (Tools), a file's history (Workspace)"},
-    {"/, n, N", "pager: search, next, previous match (diff: hunks)"},
-    {"s", "pager: stdout, stderr or both"},
-    {"Esc, q", "pager or help: back"},
-    {"p", "preview the newest image, in place of Tools (a pane)"},
-    {"Enter on a .png", "Workspace: preview that image"},
-    {"Enter on a .csv, t", "Workspace: a table (t: any file; Tools: stdout)"},
-    {"hjkl 0 $ g G / n N", "table: by cell, first/last column, ends, search"},
-    {"s, i", "table: sort by the column (asc, desc, off), its summary"},
-    {"v / Esc", "image preview: as large as the screen / close"},
-    {"s", "step mode on/off (a pane): pause before requests, commands"},
-    {"mouse", "click focuses or selects, wheel scrolls"},
-    {"Ctrl-C", "stop the model or the command; twice when idle: quit"},
-    {"Ctrl-Q", "quit (asks y/n while the agent is busy)"},
-    {"Ctrl-L", "redraw the screen"},
-    {"? or F1", "this help"},
-};
-
-int ui_help_lines(void)
-{
-	return (int)(sizeof help_lines / sizeof *help_lines);
-}
-
-void ui_draw_help(struct ui *u, WINDOW *w)
-{
-	int h, wd;
-	getmaxyx(w, h, wd);
-	ui_background(w);
-	werase(w);
-	wbkgdset(w, ' ');
-	for (int y = 0; y < h; y++)
-		ui_fill(w, y, 0, wd, UE_OVERLAY);
-	ui_draw_box(w, "Keys", 1);
-	int n = ui_help_lines(), room = h - 3 > 0 ? h - 3 : 0;
-	if (u->help_top > n - room)
-		u->help_top = n - room > 0 ? n - room : 0;
-	for (int y = 0; y < room && u->help_top + y < n; y++) {
-		const char *const *l = help_lines[u->help_top + y];
-		ui_draw_text(w, y + 1, 2, 22, l[0], UE_PROMPT);
-		ui_draw_text(w, y + 1, 25, wd - 27, l[1], UE_OVERLAY);
-	}
-	if (n <= room) {
-		ui_draw_text(w, h - 2, 2, wd - 4, "any key closes this help",
-		             UE_DIM);
-	} else {
-		char more[96];
-		snprintf(more, sizeof more,
-		         "lines %d-%d of %d: j/k, PgUp/PgDn scroll; any other "
-		         "key closes",
-		         u->help_top + 1, u->help_top + room, n);
-		ui_draw_text(w, h - 2, 2, wd - 4, more, UE_DIM);
-	}
-}
-
-void ui_draw_confirm(struct ui *u, WINDOW *w)
-{
-	int h, wd;
-	getmaxyx(w, h, wd);
-	ui_background(w);
-	werase(w);
-	for (int y = 0; y < h; y++)
-		ui_fill(w, y, 0, wd, UE_APPROVAL);
-	ui_draw_box(w, "Quit?", 1);
-	const char *what = u->m.phase == UI_IDLE || u->m.phase == UI_ENDED
-	                       ? "End the run and quit?"
-	                       : "The agent is still working. Stop the run "
-	                         "and quit?";
-	ui_draw_text(w, 1, 2, wd - 4, what, UE_APPROVAL);
-	ui_draw_text(w, 2, 2, wd - 4, "y: quit    n or Esc: go on",
-	             UE_APPROVAL);
 }

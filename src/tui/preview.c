@@ -412,8 +412,8 @@ static void preview_load(struct ui *u)
 	struct ui_node *n = ui_tree_find(&u->m.tree, p->rel);
 	p->node_size = n ? n->size : -1;
 	char *err = NULL;
-	if (u->ws_fd >= 0) {
-		if (ui_img_probe(u->ws_fd, &u->m.mounts, p->rel, &p->src_w,
+	if (u->ws.fd >= 0) {
+		if (ui_img_probe(u->ws.fd, &u->m.mounts, p->rel, &p->src_w,
 		                 &p->src_h, &p->bytes, &err) == 0)
 			p->have_probe = 1;
 		else
@@ -543,7 +543,7 @@ static int preview_large_key(struct ui *u, struct ui_overlay *o, int key,
 {
 	struct ui_preview *p = u->preview;
 	(void)o;
-	if (u->in_paste)
+	if (u->keys.in_paste)
 		return 0;
 	if (!fn && (key == UI_KEY_ESC || key == 'q' || key == 'p'))
 		ui_preview_close(u);
@@ -556,11 +556,11 @@ int ui_preview_key(struct ui *u, int key, int fn)
 {
 	struct ui_preview *p = u->preview;
 	int open = p && p->view != PV_CLOSED;
-	if (u->in_paste)
+	if (u->keys.in_paste)
 		return 0;
 	if (open && !fn && key == UI_KEY_ESC)
 		return ui_preview_close(u);
-	if (u->focus == P_INPUT || fn || (key != 'p' && key != 'v'))
+	if (u->lay.focus == P_INPUT || fn || (key != 'p' && key != 'v'))
 		return 0;
 	const char *rel = preview_newest_image(u);
 	if (key == 'v' && open) {
@@ -658,7 +658,7 @@ static void preview_request(struct ui *u)
 	preview_drop_rendering(p);
 	preview_erase_placed(u);
 	struct ui_img_req r = {
-	    .dirfd = u->ws_fd,
+	    .dirfd = u->ws.fd,
 	    .mounts = &u->m.mounts,
 	    .rel = p->rel,
 	    .fd = p->fd,
@@ -687,7 +687,8 @@ static int preview_covered(struct ui *u)
 {
 	/* any other window drawn over it is caught in ui_preview_emit
 	 * (curscr), a frame later */
-	return u->too_small || (ui_overlay_flags(u) & UI_OV_COVERS_IMAGES) != 0;
+	return u->lay.too_small ||
+	       (ui_overlay_flags(u) & UI_OV_COVERS_IMAGES) != 0;
 }
 
 /* Where the box goes: in place of the Tools pane, else (a narrow
@@ -695,8 +696,9 @@ static int preview_covered(struct ui *u)
 static void preview_box_rect(struct ui *u, int *y, int *x, int *h, int *w)
 {
 	struct ui_preview *p = u->preview;
-	if (p->view == PV_PANE && u->g[P_TOOLS].shown && u->g[P_TOOLS].h >= 6) {
-		struct ui_geom *g = &u->g[P_TOOLS];
+	if (p->view == PV_PANE && u->lay.g[P_TOOLS].shown &&
+	    u->lay.g[P_TOOLS].h >= 6) {
+		struct ui_geom *g = &u->lay.g[P_TOOLS];
 		*y = g->y;
 		*x = g->x;
 		*h = g->h;
@@ -705,8 +707,8 @@ static void preview_box_rect(struct ui *u, int *y, int *x, int *h, int *w)
 	}
 	*y = 0;
 	*x = 0;
-	*h = u->rows - 1;
-	*w = u->cols;
+	*h = u->lay.rows - 1;
+	*w = u->lay.cols;
 }
 
 /* Text wrapped into the box from row y. */
@@ -743,7 +745,7 @@ static void preview_draw_box(struct ui *u)
 	}
 	char *title = term_clean(t.data, t.len, 0);
 	buf_free(&t);
-	ui_draw_box(w, title, p->view == PV_LARGE || u->focus == P_TOOLS);
+	ui_draw_box(w, title, p->view == PV_LARGE || u->lay.focus == P_TOOLS);
 	const char *hint = p->view == PV_LARGE ? " v smaller  Esc close "
 	                                       : " v larger  Esc close ";
 	char foot[96];
@@ -817,13 +819,13 @@ static int preview_place_window(struct ui *u)
 static void preview_check_terminal(struct ui *u)
 {
 	struct ui_preview *p = u->preview;
-	if (p->term_rows == u->rows && p->term_cols == u->cols)
+	if (p->term_rows == u->lay.rows && p->term_cols == u->lay.cols)
 		return;
 	int cw = p->tc.cell_w, chh = p->tc.cell_h;
 	if (p->term_rows)
 		ui_termcaps_cells(STDOUT_FILENO, &p->tc);
-	p->term_rows = u->rows;
-	p->term_cols = u->cols;
+	p->term_rows = u->lay.rows;
+	p->term_cols = u->lay.cols;
 	if (cw != p->tc.cell_w || chh != p->tc.cell_h) {
 		preview_drop_rendering(p);
 		if (p->cache)
@@ -841,7 +843,7 @@ static int preview_prepare(struct ui *u)
 		p->placed = 0;
 		p->kitty_delete = p->pmode == UI_GFX_KITTY;
 	}
-	if (u->too_small) {
+	if (u->lay.too_small) {
 		preview_erase_placed(u);
 		return 0;
 	}
@@ -995,8 +997,8 @@ void ui_preview_emit(struct ui *u)
 	int y = p->box_y;
 	int x = p->box_x + (p->box_cols - img->cols) / 2;
 	/* never the last row: an image there scrolls the screen */
-	if (img->rows < 1 || img->cols < 1 || y + img->rows > u->rows - 1 ||
-	    x + img->cols > u->cols)
+	if (img->rows < 1 || img->cols < 1 || y + img->rows > u->lay.rows - 1 ||
+	    x + img->cols > u->lay.cols)
 		return;
 	if (!p->placed && preview_rect_clean(y, x, img->rows, img->cols))
 		preview_emit(u, y, x);

@@ -63,13 +63,13 @@ static void replay_follow(struct ui *u)
 	if (call < 0 && u->m.ncalls)
 		call = u->m.active_call < u->m.ncalls ? u->m.active_call
 		                                      : u->m.ncalls - 1;
-	u->m.new_call = 0;
+	ui_model_take_new_call(&u->m);
 	if (call >= 0)
 		ui_select_call(u, call, 0);
-	u->conv_follow = 1;
-	ui_touch(u, u->m.dirty | UI_DIRTY_CONV | UI_DIRTY_TOOLS |
-	                UI_DIRTY_TREE | UI_DIRTY_STATUS | UI_DIRTY_INPUT);
-	u->m.dirty = 0;
+	ui_conv_follow(u);
+	ui_touch(u, ui_model_take_dirty(&u->m) | UI_DIRTY_CONV |
+	                UI_DIRTY_TOOLS | UI_DIRTY_TREE | UI_DIRTY_STATUS |
+	                UI_DIRTY_INPUT);
 }
 
 /* Show step k: forward by feeding events, back by rebuilding the model. */
@@ -90,10 +90,7 @@ static void replay_go(struct ui *u, int k)
 		/* back: the model is rebuilt, the view points into it */
 		ui_transcript_rebuild(&u->m, &r->t, k);
 		r->step = k;
-		u->sel_call = -1;
-		u->conv_sel = -1;
-		u->out_scroll = 0;
-		ui_tail_free(&u->tail);
+		ui_tools_reset(u);
 	}
 	replay_follow(u);
 }
@@ -214,9 +211,9 @@ static const cJSON *replay_fork_event(struct ui *u)
 	const cJSON *ev = r->t.ev[r->step - 1];
 	if (fork_text[event_type_of(ev)])
 		return ev;
-	if (u->sel_call < 0 || u->sel_call >= u->m.ncalls)
+	if (u->tools.sel < 0 || u->tools.sel >= u->m.ncalls)
 		return NULL;
-	const char *id = u->m.calls[u->sel_call]->id;
+	const char *id = u->m.calls[u->tools.sel]->id;
 	for (int i = 0; i < r->t.n; i++) {
 		ev = r->t.ev[i];
 		if (event_type_of(ev) == EV_TOOL_RESULT &&
@@ -277,7 +274,7 @@ static void replay_fork_submit(struct ui *u)
 	free(u->opts->fork->text);
 	u->opts->fork->text = xstrdup(buf_str(&r->field.text));
 	u->opts->fork->seq = r->fork_seq;
-	u->quit = 1;
+	ui_leave_loop(u);
 }
 
 /* Every key while the fork editor is open: Enter forks, Esc closes
@@ -287,7 +284,7 @@ static int replay_fork_key(struct ui *u, struct ui_overlay *o, int key, int fn)
 	struct ui_replay *r = u->replay;
 	struct ui_input *in = &r->field;
 	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_INPUT);
-	if (!fn && key == UI_KEY_ENTER && !u->in_paste)
+	if (!fn && key == UI_KEY_ENTER && !u->keys.in_paste)
 		replay_fork_submit(u);
 	else if (!fn && key == UI_KEY_ESC)
 		ui_overlay_pop(u, o);
@@ -301,15 +298,15 @@ static void replay_fork_draw(struct ui *u, struct ui_overlay *o)
 {
 	struct ui_replay *r = u->replay;
 	(void)o;
-	int wd = u->cols - 2 < 100 ? u->cols - 2 : 100, inner = wd - 4;
+	int wd = u->lay.cols - 2 < 100 ? u->lay.cols - 2 : 100, inner = wd - 4;
 	struct ui_input_layout lo;
 	ui_input_layout(&r->field, inner - 2, &lo);
 	int frows = lo.n < FIELD_ROWS ? lo.n : FIELD_ROWS;
 	if (frows < 1)
 		frows = 1;
 	int h = frows + 5 + (r->msg ? 1 : 0);
-	if (h > u->rows - 1)
-		h = u->rows - 1;
+	if (h > u->lay.rows - 1)
+		h = u->lay.rows - 1;
 	WINDOW *w = ui_dialog_new(u, h, wd, "Fork");
 	char *head = xasprintf("a new run re-executes up to %s, then goes "
 	                       "on live with this text:",
@@ -374,14 +371,11 @@ static void replay_goto_key(struct ui *u, int key, int fn)
 static void replay_focus_pane(struct ui *u, int dir)
 {
 	/* the panes only: there is no message box in a replay */
-	int f = u->focus;
+	int f = u->lay.focus;
 	do
 		f = (f + dir + P_COUNT) % P_COUNT;
 	while (f == P_INPUT);
-	u->focus = f;
-	if (u->cols < 60 || !u->g[P_TOOLS].shown || !u->g[P_TREE].shown)
-		ui_touch(u, UI_DIRTY_LAYOUT);
-	ui_touch(u, UI_DIRTY_EVERYTHING & ~UI_DIRTY_LAYOUT);
+	ui_set_focus(u, f);
 }
 
 int ui_replay_key(struct ui *u, int key, int fn)
@@ -422,7 +416,7 @@ int ui_replay_key(struct ui *u, int key, int fn)
 		                                 : r->speed;
 		ui_touch(u, UI_DIRTY_STATUS);
 	} else if (!fn && key == 'q') {
-		u->quit = 1;
+		ui_leave_loop(u);
 	} else if (!fn && key == 'f') {
 		replay_fork_open(u);
 	} else if (!fn && key == UI_KEY_TAB) {
@@ -432,12 +426,12 @@ int ui_replay_key(struct ui *u, int key, int fn)
 	} else if (!fn && (key == 'i' || key == UI_KEY_ESC || key == 's' ||
 	                   key == 'p')) {
 		/* no message box, no session to step */
-	} else if (u->focus == P_TREE && !fn &&
+	} else if (u->lay.focus == P_TREE && !fn &&
 	           (key == UI_KEY_ENTER || key == 'o')) {
 		ui_notice(u, "replay shows the tree as it was: files are not "
 		             "kept for each step");
 	} else {
-		return u->focus == P_INPUT; /* the panes' own keys */
+		return u->lay.focus == P_INPUT; /* the panes' own keys */
 	}
 	return 1;
 }
@@ -463,7 +457,7 @@ void ui_replay_status(struct ui *u, struct buf *b)
 void ui_replay_draw_hint(struct ui *u)
 {
 	struct ui_replay *r = u->replay;
-	struct ui_geom *g = &u->g[P_INPUT];
+	struct ui_geom *g = &u->lay.g[P_INPUT];
 	WINDOW *w = g->win;
 	ui_background(w);
 	werase(w);
@@ -509,9 +503,8 @@ int ui_replay_attach(struct ui *u, const char *run, char **err)
 	ui_input_init(&r->field);
 	u->replay = r;
 	/* the live hooks watch a sandbox's workspace: none here */
-	u->m.on_run_start = NULL;
-	u->m.on_run_end = NULL;
-	u->focus = P_CONV;
+	ui_model_hooks(&u->m, NULL, NULL, NULL);
+	ui_layout_focus(&u->lay, P_CONV);
 	r->step = 0;
 	ui_transcript_rebuild(&u->m, &r->t, 0);
 	replay_go(u, 1);

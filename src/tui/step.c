@@ -200,7 +200,7 @@ static void step_draw(struct ui *u, struct ui_overlay *o)
 	p->cur.on = 0;
 	if (!st || ui_approval_shown(u))
 		return;
-	int wd = u->cols - 2 < DIALOG_W ? u->cols - 2 : DIALOG_W;
+	int wd = u->lay.cols - 2 < DIALOG_W ? u->lay.cols - 2 : DIALOG_W;
 	int inner = wd - 4;
 	step_build_body(p, st, inner);
 	struct ui_input_layout lo = {0};
@@ -213,7 +213,7 @@ static void step_draw(struct ui *u, struct ui_overlay *o)
 	}
 	int footer = 1 + (p->editing ? frows + 1 : 0) + (p->msg ? 1 : 0);
 	int want = p->body.n + 1 + footer + 2;
-	int h = want < u->rows - 1 ? want : u->rows - 1;
+	int h = want < u->lay.rows - 1 ? want : u->lay.rows - 1;
 	int body_h = h - 3 - footer;
 	if (body_h < 1)
 		body_h = 1;
@@ -282,7 +282,7 @@ static void step_field_key(struct ui *u, int key, int fn)
 {
 	struct ui_step *p = u->step;
 	struct ui_input *in = &p->field;
-	if (!fn && key == UI_KEY_ENTER && !u->in_paste) {
+	if (!fn && key == UI_KEY_ENTER && !u->keys.in_paste) {
 		char *text = xstrdup(buf_str(&in->text));
 		step_answer(u, SESSION_STEP_EDIT, text);
 		free(text);

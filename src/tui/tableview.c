@@ -778,7 +778,7 @@ static const char tv_hints[] =
 static void tv_draw(struct ui *u, struct ui_overlay *o)
 {
 	struct ui_tableview *v = (struct ui_tableview *)o;
-	WINDOW *w = newwin(u->rows - 1, u->cols, 0, 0);
+	WINDOW *w = newwin(u->lay.rows - 1, u->lay.cols, 0, 0);
 	int h, wd;
 	leaveok(w, TRUE);
 	getmaxyx(w, h, wd);

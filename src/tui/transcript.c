@@ -322,7 +322,7 @@ void ui_transcript_feed(struct ui_model *m, const struct ui_transcript *t,
 		return;
 	ui_model_event(m, t->ev[i]);
 	/* the clock shows the time of the step, not of the replay */
-	m->fixed_clock = m->last_t;
+	ui_model_fix_clock(m, m->last_t);
 }
 
 void ui_transcript_rebuild(struct ui_model *m, const struct ui_transcript *t,
@@ -332,14 +332,13 @@ void ui_transcript_rebuild(struct ui_model *m, const struct ui_transcript *t,
 	void *arg = m->hook_arg;
 	ui_model_free(m);
 	ui_model_init(m);
-	m->on_run_start = start;
-	m->on_run_end = end;
-	m->hook_arg = arg;
-	m->fixed_clock = 0;
+	ui_model_hooks(m, start, end, arg);
+	ui_model_fix_clock(m, 0);
 	if (step > t->n)
 		step = t->n;
 	for (int i = 0; i < step; i++)
 		ui_transcript_feed(m, t, i);
-	m->dirty =
-	    UI_DIRTY_CONV | UI_DIRTY_TOOLS | UI_DIRTY_TREE | UI_DIRTY_STATUS;
+	ui_model_take_dirty(m);
+	ui_model_touch(m, UI_DIRTY_CONV | UI_DIRTY_TOOLS | UI_DIRTY_TREE |
+	                      UI_DIRTY_STATUS);
 }

@@ -329,3 +329,9 @@ void ui_tree_visible(struct ui_tree *t)
 	vis_walk(t, &t->root, 0);
 	t->vis_dirty = 0;
 }
+
+void ui_tree_expand(struct ui_tree *t, struct ui_node *n, int open)
+{
+	n->expanded = open;
+	t->vis_dirty = 1;
+}

@@ -12,6 +12,7 @@
 
 #include "assay/buf.h"
 #include "assay/path.h"
+#include "tui/input.h"
 
 struct config;
 
@@ -145,6 +146,7 @@ struct ui_style {
 	uint16_t attrs;
 };
 
+/* part: theme, owner: src/tui/theme.c */
 struct ui_theme {
 	char *name;
 	char *path; /* the file it came from ("built-in" if none) */
@@ -276,65 +278,6 @@ struct ui_md {
 void ui_md_render(struct ui_md *md, const char *text, enum ui_elem base);
 void ui_md_free(struct ui_md *md);
 
-/* ---- input editing (input.c) --------------------------------------------- */
-
-#define UI_INPUT_MAX (1u << 20)
-#define UI_HISTORY_MAX 200
-
-struct ui_input {
-	struct buf text; /* UTF-8, no control bytes except \n */
-	size_t cur;      /* byte offset of the cursor */
-	char **hist;
-	size_t nhist;
-	size_t hpos;  /* == nhist when editing a new message */
-	char *draft;  /* what was typed before browsing history */
-	int overflow; /* an insert was refused: too long */
-};
-
-void ui_input_init(struct ui_input *in);
-void ui_input_free(struct ui_input *in);
-/* Insert text (cleaned: tabs to spaces, \r\n to \n, controls dropped);
- * -1 (nothing inserted) past UI_INPUT_MAX. */
-int ui_input_insert(struct ui_input *in, const char *s, size_t n);
-void ui_input_backspace(struct ui_input *in);
-void ui_input_delete(struct ui_input *in);
-void ui_input_left(struct ui_input *in);
-void ui_input_right(struct ui_input *in);
-void ui_input_home(struct ui_input *in); /* start of the line */
-void ui_input_end(struct ui_input *in);  /* end of the line */
-void ui_input_kill_start(struct ui_input *in);
-void ui_input_kill_end(struct ui_input *in);
-void ui_input_kill_word(struct ui_input *in);
-/* Up/Down: move between lines, or through history from the first or
- * last line. */
-void ui_input_up(struct ui_input *in);
-void ui_input_down(struct ui_input *in);
-/* The message to send (NULL if blank); clears the box and remembers
- * the message in the history. */
-char *ui_input_take(struct ui_input *in);
-/* Remember msg as the newest entry (not twice in a row; the oldest
- * goes past UI_HISTORY_MAX); the box browses from the new end. */
-void ui_input_remember(struct ui_input *in, const char *msg);
-/* The newest entry at or before index from (from < nhist) holding q:
- * 1 with its index in *at and q's byte offset in *off, else 0. */
-int ui_input_hist_find(const struct ui_input *in, const char *q, size_t from,
-                       size_t *at, size_t *off);
-/* The box holds s with the cursor at byte cur. */
-void ui_input_set(struct ui_input *in, const char *s, size_t cur);
-/* Rows of the text wrapped at width (hard wrap), and where the cursor
- * is; rows are byte ranges of in->text. */
-struct ui_input_layout {
-	size_t *start, *end;
-	int n;
-	int cur_row, cur_col;
-};
-void ui_input_layout(const struct ui_input *in, int width,
-                     struct ui_input_layout *lo);
-void ui_input_layout_free(struct ui_input_layout *lo);
-/* How many rows the text takes at width, counting at most cap (cheap
- * for a long text: it stops there). */
-int ui_input_rows(const struct ui_input *in, int width, int cap);
-
 /* ---- paging through big files (pagefile.c) --------------------------------
  */
 
@@ -436,6 +379,8 @@ struct ui_node *ui_tree_find(struct ui_tree *t, const char *path);
  * marking what is new or changed since the last listing. */
 void ui_tree_sync(struct ui_tree *t, const cJSON *list, int truncated);
 void ui_tree_clear_marks(struct ui_tree *t);
+/* A directory opened (open) or closed. */
+void ui_tree_expand(struct ui_tree *t, struct ui_node *n, int open);
 /* The visible rows (expanded directories' children), in order. */
 void ui_tree_visible(struct ui_tree *t);
 
@@ -530,6 +475,7 @@ enum {
 	UI_DIRTY_STATUS = 8,
 };
 
+/* part: m, owner: src/tui/model.c */
 struct ui_model {
 	/* the inputs mounted into the workspace (run_start's inputs of
 	 * mode "mount"): their files are read from their sources */
@@ -588,6 +534,21 @@ double ui_call_cost(const struct ui_model *m, const struct ui_call *c);
 
 void ui_model_init(struct ui_model *m);
 void ui_model_free(struct ui_model *m);
+/* The hooks run_start (and run_resume) and run_end call (NULL: none). */
+void ui_model_hooks(struct ui_model *m, void (*start)(void *arg),
+                    void (*end)(void *arg), void *arg);
+/* The view must redraw these (UI_DIRTY_*) too; what it must redraw
+ * since it last asked (then nothing). */
+void ui_model_touch(struct ui_model *m, unsigned bits);
+unsigned ui_model_take_dirty(struct ui_model *m);
+/* A call started or ended since the view last asked. */
+int ui_model_take_new_call(struct ui_model *m);
+/* The clocks go on from run time t now. */
+void ui_model_set_clock(struct ui_model *m, int64_t t);
+/* The clock stands at run time t (a replay's step), whatever the time. */
+void ui_model_fix_clock(struct ui_model *m, int64_t t);
+/* The provider has no API key (the status bar marks the model). */
+void ui_model_set_no_key(struct ui_model *m);
 void ui_model_event(struct ui_model *m, const cJSON *ev);
 /* A notice of the frontend's own in the conversation. */
 void ui_model_notice(struct ui_model *m, const char *text);

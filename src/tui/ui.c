@@ -1,10 +1,11 @@
 /* ui.c: the interactive workbench: the session's observer, the one
  * poll loop (the terminal is one more fd; SIGWINCH comes through the
- * loop's self-pipe), the layout for wide and small terminals, and
- * frames coalesced to at most one per UI_FRAME_MS, built with
- * wnoutrefresh and sent with one doupdate. What is drawn over the panes
- * is the overlay stack's (overlay.c); keys go to keys.c. stderr goes to
- * the run's log while curses owns the screen. */
+ * loop's self-pipe), and frames coalesced to at most one per
+ * UI_FRAME_MS, built with wnoutrefresh and sent with one doupdate. It
+ * wires the parts of struct ui (ui.h), each written by its owner: the
+ * layout is layout.c's, the Workspace's listing workspace.c's, what is
+ * drawn over the panes the overlay stack's (overlay.c); keys go to
+ * keys.c. stderr goes to the run's log while curses owns the screen. */
 #include "tui/ui.h"
 #include "assay/termtext.h"
 #include "tui/history.h"
@@ -48,17 +49,17 @@ static void ui_frame(struct ui *u);
 static void ui_on_frame_timer(void *arg)
 {
 	struct ui *u = arg;
-	u->frame_timer = 0;
+	u->fr.frame_timer = 0;
 	ui_frame(u);
 }
 
 void ui_touch(struct ui *u, unsigned bits)
 {
-	u->dirty |= bits;
-	if (u->frame_timer || !u->dirty)
+	u->fr.dirty |= bits;
+	if (u->fr.frame_timer || !u->fr.dirty)
 		return;
-	int64_t due = u->last_frame + UI_FRAME_MS - now_ms();
-	u->frame_timer =
+	int64_t due = u->fr.last_frame + UI_FRAME_MS - now_ms();
+	u->fr.frame_timer =
 	    loop_timer_add(u->loop, due > 0 ? due : 0, ui_on_frame_timer, u);
 }
 
@@ -75,73 +76,25 @@ void ui_notice(struct ui *u, const char *fmt, ...)
 	ui_touch(u, UI_DIRTY_STATUS);
 }
 
-/* ---- layout ------------------------------------------------------------ */
+/* ---- leaving ----------------------------------------------------------- */
 
-/* Every pane's window goes (a new layout makes them again). */
-static void ui_drop_windows(struct ui *u)
+void ui_quit(struct ui *u)
 {
-	for (int i = 0; i < P_COUNT; i++) {
-		if (u->g[i].win)
-			delwin(u->g[i].win);
-		u->g[i].win = NULL;
-		u->g[i].shown = 0;
-	}
-	if (u->status)
-		delwin(u->status);
-	u->status = NULL;
+	ui_confirm_quit_close(u);
+	if (u->s && session_state(u->s) != SESSION_DONE)
+		session_end(u->s);
+	/* the end of a run may take a while (its archive): the loop goes
+	 * on until run_end, and the screen with it */
+	u->quitting = 1;
+	if (!u->s || session_state(u->s) == SESSION_DONE)
+		u->quit = 1;
+	else
+		ui_notice(u, "ending the run: the workspace is being saved");
 }
 
-int ui_input_rows_wanted(struct ui *u, int cols)
+void ui_leave_loop(struct ui *u)
 {
-	return ui_input_rows(&u->in, cols - 4, u->rows >= 30 ? 8 : 3);
-}
-
-/* Pane p's window at a rect. */
-static void ui_place(struct ui *u, int p, int y, int x, int h, int w)
-{
-	struct ui_geom *g = &u->g[p];
-	*g = (struct ui_geom){y, x, h, w, 1, newwin(h, w, y, x)};
-	leaveok(g->win, p != P_INPUT);
-}
-
-/* Three panes side by side from 120 columns; below that Conversation
- * on the left, Tools over Workspace on the right; on a very narrow
- * terminal the focused pane alone. */
-static void ui_layout(struct ui *u)
-{
-	ui_drop_windows(u);
-	getmaxyx(stdscr, u->rows, u->cols);
-	u->too_small = u->rows < 10 || u->cols < 40;
-	if (u->too_small)
-		return;
-	u->status = newwin(1, u->cols, u->rows - 1, 0);
-	leaveok(u->status, TRUE);
-	int ih = ui_input_rows_wanted(u, u->cols) + 2;
-	int iy = u->rows - 1 - ih, ph = iy;
-	ui_place(u, P_INPUT, iy, 0, ih, u->cols);
-	if (u->cols >= 120) {
-		int cw = u->cols * 40 / 100, tw = u->cols * 37 / 100;
-		ui_place(u, P_CONV, 0, 0, ph, cw);
-		ui_place(u, P_TOOLS, 0, cw, ph, tw);
-		ui_place(u, P_TREE, 0, cw + tw, ph, u->cols - cw - tw);
-	} else if (u->cols >= 60 && ph >= 8) {
-		int cw = u->cols / 2, th = ph * 6 / 10;
-		ui_place(u, P_CONV, 0, 0, ph, cw);
-		ui_place(u, P_TOOLS, 0, cw, th, u->cols - cw);
-		ui_place(u, P_TREE, th, cw, ph - th, u->cols - cw);
-	} else {
-		int p = u->focus == P_INPUT ? P_CONV : u->focus;
-		ui_place(u, p, 0, 0, ph, u->cols);
-	}
-}
-
-void ui_set_focus(struct ui *u, int f)
-{
-	u->focus = (f + P_COUNT) % P_COUNT;
-	/* the narrow layout shows the focused pane only */
-	if (u->cols < 60 || !u->g[P_TOOLS].shown || !u->g[P_TREE].shown)
-		ui_touch(u, UI_DIRTY_LAYOUT);
-	ui_touch(u, UI_DIRTY_EVERYTHING & ~UI_DIRTY_LAYOUT);
+	u->quit = 1;
 }
 
 /* ---- frames ------------------------------------------------------------ */
@@ -177,11 +130,11 @@ static void ui_frame_panes(struct ui *u, unsigned d)
 	if (ui_overlay_flags(u) & UI_OV_OPAQUE)
 		return;
 	for (int p = 0; p < P_COUNT; p++) {
-		if (!u->g[p].shown)
+		if (!u->lay.g[p].shown)
 			continue;
 		if ((d & bit[p]) || (d & UI_DIRTY_OVERLAY)) {
 			draw[p](u);
-			wnoutrefresh(u->g[p].win);
+			wnoutrefresh(u->lay.g[p].win);
 		}
 	}
 }
@@ -193,8 +146,8 @@ static void ui_frame_cursor(struct ui *u)
 	int y = 0, x = 0;
 	int on = ui_overlay_cursor(u, &y, &x);
 	if (on < 0) {
-		WINDOW *w = u->g[P_INPUT].win;
-		on = u->focus == P_INPUT && u->g[P_INPUT].shown;
+		WINDOW *w = u->lay.g[P_INPUT].win;
+		on = u->lay.focus == P_INPUT && u->lay.g[P_INPUT].shown;
 		if (on) { /* where the input window left it */
 			y = getbegy(w) + getcury(w);
 			x = getbegx(w) + getcurx(w);
@@ -212,9 +165,9 @@ static void ui_frame_stats(struct ui *u, const struct timeval *tv0)
 	gettimeofday(&tv1, NULL);
 	int64_t us = (int64_t)(tv1.tv_sec - tv0->tv_sec) * 1000000 +
 	             (tv1.tv_usec - tv0->tv_usec);
-	u->frames++;
-	if (us > u->frame_us_max)
-		u->frame_us_max = us;
+	u->fr.frames++;
+	if (us > u->fr.frame_us_max)
+		u->fr.frame_us_max = us;
 }
 
 /* One frame: the panes, the preview box, the status bar, the overlays
@@ -223,33 +176,33 @@ static void ui_frame(struct ui *u)
 {
 	int64_t t0 = now_ms();
 	struct timeval tv0;
-	if (!u->screen || u->screen_closed)
+	if (!u->scr.screen || u->scr.screen_closed)
 		return; /* the sandbox may start before the screen opens */
 	if (ui_preview_busy(u))
 		return; /* drawn when the image's bytes are out */
 	gettimeofday(&tv0, NULL);
 	ui_sync_dialogs(u);
-	if (u->dirty & UI_DIRTY_LAYOUT) {
-		ui_layout(u);
-		u->dirty = UI_DIRTY_EVERYTHING & ~UI_DIRTY_LAYOUT;
+	if (u->fr.dirty & UI_DIRTY_LAYOUT) {
+		ui_layout_apply(u);
+		u->fr.dirty = UI_DIRTY_EVERYTHING & ~UI_DIRTY_LAYOUT;
 		wnoutrefresh(stdscr);
 	}
-	unsigned d = u->dirty;
-	u->dirty = 0;
-	if (u->too_small) {
+	unsigned d = u->fr.dirty;
+	u->fr.dirty = 0;
+	if (u->lay.too_small) {
 		ui_frame_small(u);
-		u->last_frame = t0;
+		u->fr.last_frame = t0;
 		return;
 	}
 	ui_frame_panes(u, d);
 	ui_preview_draw(u); /* over the Tools pane, under the overlays */
 	ui_draw_status(u);
-	wnoutrefresh(u->status);
+	wnoutrefresh(u->lay.status);
 	ui_overlay_draw(u);
 	ui_frame_cursor(u);
 	doupdate();
 	ui_preview_emit(u); /* images go onto what curses has sent */
-	u->last_frame = t0;
+	u->fr.last_frame = t0;
 	ui_frame_stats(u, &tv0);
 }
 
@@ -258,12 +211,13 @@ static void ui_on_stats(void *arg)
 {
 	struct ui *u = arg;
 	int64_t t = now_ms();
-	log_info("tui: frames %ld in %lld ms (longest %lld us)", u->frames,
-	         (long long)(t - u->stats_t0), (long long)u->frame_us_max);
-	u->frames = 0;
-	u->frame_us_max = 0;
-	u->stats_t0 = t;
-	u->stats_timer = loop_timer_add(u->loop, 1000, ui_on_stats, u);
+	log_info("tui: frames %ld in %lld ms (longest %lld us)", u->fr.frames,
+	         (long long)(t - u->fr.stats_t0),
+	         (long long)u->fr.frame_us_max);
+	u->fr.frames = 0;
+	u->fr.frame_us_max = 0;
+	u->fr.stats_t0 = t;
+	u->fr.stats_timer = loop_timer_add(u->loop, 1000, ui_on_stats, u);
 }
 
 /* Spinners and clocks move: a frame now and then while it matters. */
@@ -278,116 +232,21 @@ static void ui_on_tick(void *arg)
 		bits |= UI_DIRTY_TOOLS | UI_DIRTY_CONV;
 	if (u->m.phase != UI_ENDED || (u->notice && now_ms() < u->notice_until))
 		ui_touch(u, bits);
-	u->tick_timer =
+	u->fr.tick_timer =
 	    loop_timer_add(u->loop, running ? 100 : 1000, ui_on_tick, u);
 }
 
-/* ---- the live tree --------------------------------------------------------
- */
-
-static void ui_rescan(void *arg);
-
-/* A listing in flight: the view it is for (NULL once that is gone: a
- * view closes while its session goes on). */
-struct ui_scan {
-	struct ui *u;
-};
-
-/* The sandbox's listing of the workspace: the tree takes it, and the
- * watch learns its directories and how long it took. */
-static void ui_on_listing(void *arg, int rc, const char *err, struct buf *data,
-                          cJSON *list)
-{
-	struct ui_scan *sc = arg;
-	struct ui *u = sc->u;
-	(void)data;
-	free(sc);
-	if (!u)
-		return;
-	u->scan = NULL;
-	int64_t ms = now_ms() - u->scan_t0;
-	u->scan_t0 = 0;
-	ui_watch_scanned(u->watch, ms);
-	if (rc == SBX_FAILED) {
-		log_warn("tui: workspace listing: %s", err ? err : "failed");
-	} else if (u->ws_events != u->scan_events) {
-		/* the session told of changes meanwhile: this listing may
-		 * be older than they are */
-		u->scan_again = u->m.phase != UI_ENDED;
-	} else {
-		ui_tree_sync(&u->m.tree, list, rc == SBX_TRUNCATED);
-		ui_watch_dirs(u->watch, list);
-		ui_touch(u, UI_DIRTY_TREE);
-	}
-	if (u->scan_again) { /* changes came while it was listed */
-		u->scan_again = 0;
-		ui_rescan(u);
-	}
-}
-
-/* The watch saw changes: list the workspace again (one listing at a
- * time; one asked for meanwhile follows it). */
-static void ui_rescan(void *arg)
-{
-	struct ui *u = arg;
-	struct sbx *sbx = u->s ? session_sandbox(u->s) : NULL;
-	if (!sbx || u->m.phase == UI_ENDED)
-		return;
-	if (u->scan_t0) {
-		u->scan_again = 1;
-		return;
-	}
-	u->scan_t0 = now_ms();
-	u->scan_events = u->ws_events;
-	u->scan = xcalloc(1, sizeof *u->scan);
-	u->scan->u = u;
-	sbx_list(sbx, ".", 1, UI_TREE_MAX, ui_on_listing, u->scan);
-}
-
-/* The first listing, once the loop runs. */
-static void ui_first_scan(void *arg)
-{
-	struct ui *u = arg;
-	u->first_scan_timer = 0;
-	ui_rescan(u);
-}
-
-/* The workspace is a host directory the workbench may read and watch. */
-static int ui_host_workspace(struct ui *u)
-{
-	struct sbx *sbx = u->s ? session_sandbox(u->s) : NULL;
-	unsigned caps = sbx ? sbx_caps(sbx) : sbx_backend_caps(u->m.backend);
-	return u->m.workspace && (caps & SBX_CAP_HOST_WORKSPACE);
-}
-
-/* run_start (and run_resume): watch the run's workspace when it is on
- * this host. */
+/* run_start (and run_resume): the workspace pane watches the run's
+ * workspace when it is on this host. */
 static void ui_hook_run_start(void *arg)
 {
-	struct ui *u = arg;
-	/* a resumed run starts again: its own workspace replaces the
-	 * recorded one */
-	ui_watch_free(u->watch);
-	u->watch = NULL;
-	if (u->ws_fd >= 0)
-		close(u->ws_fd);
-	u->ws_fd = -1;
-	if (!ui_host_workspace(u))
-		return;
-	u->ws_fd = open(u->m.workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (u->s)
-		u->watch = ui_watch_new(u->loop, u->m.workspace, ui_rescan, u);
-	if (u->watch && !u->first_scan_timer)
-		u->first_scan_timer =
-		    loop_timer_add(u->loop, 0, ui_first_scan, u);
+	ui_ws_run_start(arg);
 }
 
 /* run_end: the workspace no longer changes. */
 static void ui_hook_run_end(void *arg)
 {
-	struct ui *u = arg;
-	ui_watch_free(u->watch);
-	u->watch = NULL;
+	ui_ws_run_end(arg);
 }
 
 /* The demo ends its run once the model has answered. */
@@ -406,26 +265,24 @@ static void ui_on_event(void *arg, const cJSON *ev)
 	enum event_type type = event_type_of(ev);
 	ui_model_event(&u->m, ev);
 	if (u->m.phase != before) /* the input box tells the phase */
-		u->m.dirty |= UI_DIRTY_INPUT;
-	if (type == EV_TOOL_CALL && u->sel_call < 0)
+		ui_model_touch(&u->m, UI_DIRTY_INPUT);
+	if (type == EV_TOOL_CALL && u->tools.sel < 0)
 		ui_select_call(u, u->m.ncalls - 1, 0);
-	if (u->m.new_call) { /* follow the call that runs */
-		u->m.new_call = 0;
-		if (u->sel_follow)
+	if (ui_model_take_new_call(&u->m)) { /* follow the call that runs */
+		if (u->tools.follow)
 			ui_select_call(u, u->m.active_call, 0);
 	}
 	if (type == EV_IDLE && u->opts->end_when_done &&
 	    !strcmp(json_str(ev, "reason", ""), "answered"))
 		loop_timer_add(u->loop, 0, ui_end_run_timer, u);
 	if (type == EV_WORKSPACE_CHANGE)
-		u->ws_events++;
+		ui_ws_changed(u);
 	if (type == EV_EXEC_OUTPUT) /* the pager may show it */
-		u->m.dirty |= UI_DIRTY_PAGER;
+		ui_model_touch(&u->m, UI_DIRTY_PAGER);
 	if (u->quitting && session_state(u->s) == SESSION_DONE)
 		u->quit = 1; /* the end it waited for */
 	ui_sync_dialogs(u);
-	ui_touch(u, u->m.dirty);
-	u->m.dirty = 0;
+	ui_touch(u, ui_model_take_dirty(&u->m));
 }
 
 /* ---- the terminal ------------------------------------------------------- */
@@ -503,8 +360,8 @@ static int ui_screen_open(struct ui *u)
 	ui_termcaps_theme_reload(&u->theme, u->cfg->theme); /* auto: answered */
 	struct termios before;
 	int saved = tcgetattr(STDOUT_FILENO, &before) == 0;
-	u->screen = newterm(NULL, stdout, stdin);
-	if (!u->screen)
+	u->scr.screen = newterm(NULL, stdout, stdin);
+	if (!u->scr.screen)
 		return -1;
 	/* a second SIGTERM ends assay from its handler: the terminal back */
 	if (saved)
@@ -527,7 +384,7 @@ static int ui_screen_open(struct ui *u)
 	ui_colors_init(&u->theme, nc && *nc);
 	fputs("\033[?2004h", stdout); /* bracketed paste */
 	fflush(stdout);
-	u->dirty = UI_DIRTY_EVERYTHING;
+	u->fr.dirty = UI_DIRTY_EVERYTHING;
 	return 0;
 }
 
@@ -542,7 +399,7 @@ static void ui_screen_close(void)
 }
 
 /* stderr into the run's log while curses owns the terminal; the old
- * stderr is kept in u->saved_stderr. */
+ * stderr is kept in u->scr.saved_stderr. */
 static void ui_redirect_stderr(struct ui *u, const char *run_dir)
 {
 	/* a replay writes nothing into the run it shows */
@@ -554,7 +411,7 @@ static void ui_redirect_stderr(struct ui *u, const char *run_dir)
 	free(path);
 	if (fd < 0)
 		return;
-	u->saved_stderr = dup(STDERR_FILENO);
+	u->scr.saved_stderr = dup(STDERR_FILENO);
 	dup2(fd, STDERR_FILENO);
 	close(fd);
 }
@@ -562,11 +419,11 @@ static void ui_redirect_stderr(struct ui *u, const char *run_dir)
 /* stderr is the terminal's again. */
 static void ui_restore_stderr(struct ui *u)
 {
-	if (u->saved_stderr < 0)
+	if (u->scr.saved_stderr < 0)
 		return;
-	dup2(u->saved_stderr, STDERR_FILENO);
-	close(u->saved_stderr);
-	u->saved_stderr = -1;
+	dup2(u->scr.saved_stderr, STDERR_FILENO);
+	close(u->scr.saved_stderr);
+	u->scr.saved_stderr = -1;
 }
 
 /* The view state before anything is shown. */
@@ -575,19 +432,14 @@ static void ui_defaults(struct ui *u, struct config *c, const struct ui_opts *o)
 	memset(u, 0, sizeof *u);
 	u->cfg = c;
 	u->opts = o;
-	u->ws_fd = -1;
-	u->saved_stderr = -1;
-	u->sel_call = -1;
-	u->sel_follow = 1;
-	u->conv_follow = 1;
-	u->conv_sel = -1;
-	u->tail.call = -1;
-	u->focus = P_INPUT;
+	ui_ws_init(&u->ws);
+	u->scr.saved_stderr = -1;
+	ui_tools_init(&u->tools);
+	ui_conv_init(&u->conv);
+	ui_layout_focus(&u->lay, P_INPUT);
 	ui_input_init(&u->in);
 	ui_model_init(&u->m);
-	u->m.on_run_start = ui_hook_run_start;
-	u->m.on_run_end = ui_hook_run_end;
-	u->m.hook_arg = u;
+	ui_model_hooks(&u->m, ui_hook_run_start, ui_hook_run_end, u);
 }
 
 /* The session (or the recorded run) the workbench shows; -1 + *err
@@ -637,7 +489,7 @@ static void ui_watch_terminal(struct ui *u)
 	loop_signal(u->loop, SIGWINCH, ui_on_winch, u);
 	if (u->view) {
 		if (u->m.fixed_clock < 0 || u->m.phase != UI_ENDED)
-			u->tick_timer =
+			u->fr.tick_timer =
 			    loop_timer_add(u->loop, 100, ui_on_tick, u);
 		ui_touch(u, UI_DIRTY_EVERYTHING);
 		return;
@@ -645,13 +497,14 @@ static void ui_watch_terminal(struct ui *u)
 	loop_signal(u->loop, SIGTERM, ui_on_terminate, u);
 	loop_signal(u->loop, SIGINT, ui_on_terminate, u);
 	loop_signal(u->loop, SIGHUP, ui_on_terminate, u);
-	u->stats = getenv("ASSAY_TUI_STATS") && *getenv("ASSAY_TUI_STATS");
-	if (u->stats) {
-		u->stats_t0 = now_ms();
-		u->stats_timer = loop_timer_add(u->loop, 1000, ui_on_stats, u);
+	u->fr.stats = getenv("ASSAY_TUI_STATS") && *getenv("ASSAY_TUI_STATS");
+	if (u->fr.stats) {
+		u->fr.stats_t0 = now_ms();
+		u->fr.stats_timer =
+		    loop_timer_add(u->loop, 1000, ui_on_stats, u);
 	}
 	if (u->m.fixed_clock < 0)
-		u->tick_timer = loop_timer_add(u->loop, 100, ui_on_tick, u);
+		u->fr.tick_timer = loop_timer_add(u->loop, 100, ui_on_tick, u);
 	ui_touch(u, UI_DIRTY_EVERYTHING);
 }
 
@@ -662,7 +515,7 @@ static void ui_no_key_notice(struct ui *u)
 	const char *why = u->s ? session_no_key(u->s) : NULL;
 	if (!why)
 		return;
-	u->m.no_key = 1;
+	ui_model_set_no_key(&u->m);
 	char *text = xasprintf(
 	    "%s. Until then what you send fails. Three ways on: set the key "
 	    "and start assay again; --provider ollama (a local model, no "
@@ -729,11 +582,11 @@ static int ui_run(struct ui *u)
 		    (!u->s || session_state(u->s) == SESSION_DONE))
 			u->quit = 1;
 	}
-	if (u->stats)
+	if (u->fr.stats)
 		ui_on_stats(u);
 	ui_preview_flush(u);
 	ui_screen_close();
-	u->screen_closed = 1;
+	u->scr.screen_closed = 1;
 	ui_restore_stderr(u);
 	if (!u->s) /* a replay */
 		return EXIT_OK;
@@ -751,32 +604,27 @@ static int ui_run(struct ui *u)
 static void ui_cleanup(struct ui *u)
 {
 	ui_overlay_clear(u);
-	uint64_t *timers[] = {&u->frame_timer, &u->tick_timer, &u->stats_timer,
-	                      &u->first_scan_timer, &u->view_timer};
+	uint64_t *timers[] = {&u->fr.frame_timer, &u->fr.tick_timer,
+	                      &u->fr.stats_timer, &u->view_timer};
 	for (size_t i = 0; i < sizeof timers / sizeof *timers; i++)
 		if (*timers[i])
 			loop_timer_cancel(u->loop, *timers[i]);
 	if (!u->view)
 		session_free(u->s);
-	if (u->scan) /* its answer comes to no one */
-		u->scan->u = NULL;
+	ui_ws_free(u);
 	ui_approval_free(u);
 	ui_replay_free(u);
 	ui_step_free(u);
 	ui_budget_free(u);
-	ui_drop_windows(u);
+	ui_layout_drop(u);
 	ui_preview_free(u);
-	ui_watch_free(u->watch);
-	if (u->ws_fd >= 0)
-		close(u->ws_fd);
-	ui_tail_free(&u->tail);
+	ui_tail_free(&u->tools.tail);
 	ui_model_free(&u->m);
 	ui_input_free(&u->in);
 	ui_theme_free(&u->theme);
 	free(u->notice);
-	free(u->tree_cur_path);
-	if (u->screen) /* after its windows */
-		delscreen(u->screen);
+	if (u->scr.screen) /* after its windows */
+		delscreen(u->scr.screen);
 	if (u->loop && !u->view)
 		loop_free(u->loop);
 }
@@ -857,7 +705,7 @@ struct ui *ui_view_open(struct loop *l, struct config *c, struct session *s,
 	setlocale(LC_ALL, "");
 	ui_ascii = strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
 	/* the clocks go on from the run's time now */
-	u->m.t0_mono = now_ms() - (s ? session_clock(s) : u->m.last_t);
+	ui_model_set_clock(&u->m, s ? session_clock(s) : u->m.last_t);
 	if (s)
 		ui_approval_attach(u, 0);
 	ui_redirect_stderr(u, ops->log_dir);
@@ -893,8 +741,7 @@ void ui_view_detach(struct ui *u, const char *why)
 	if (!u)
 		return;
 	ui_approval_free(u);
-	ui_watch_free(u->watch);
-	u->watch = NULL;
+	ui_ws_run_end(u);
 	u->s = NULL;
 	if (why)
 		ui_notice(u, "%s", why);
@@ -913,7 +760,7 @@ void ui_view_close(struct ui *u)
 		return;
 	ui_preview_flush(u);
 	ui_screen_close();
-	u->screen_closed = 1;
+	u->scr.screen_closed = 1;
 	ui_restore_stderr(u);
 	loop_fd_del(u->loop, STDIN_FILENO);
 	loop_signal(u->loop, SIGWINCH, NULL, NULL);

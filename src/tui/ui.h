@@ -1,20 +1,27 @@
 /* ui.h: the workbench's view state, shared by the files that draw and
- * drive it (ui.c: loop, layout, frames; keys.c: keys and the mouse;
- * overlay.c: the overlay stack; panes.c: the panes; pane_tools.c: the
- * Tools pane; pager.c; watch.c).
- * The model it shows lives in struct ui_model (model.c). */
+ * drive it. struct ui is made of parts, each written by its owner file
+ * alone (its header says which; the others call its functions): the
+ * model (tui.h: model.c), the theme (tui.h: theme.c), the message box
+ * (input.h: input.c), the layout (layout.h: layout.c), the
+ * Conversation (panes.h: panes.c), Tools (pane_tools.h: pane_tools.c),
+ * the Workspace (workspace.h: workspace.c), the keys' memory (keys.h:
+ * keys.c), the overlay stack (overlay.h: overlay.c, help.c), and the
+ * terminal and frames (here: ui.c). ui.c wires them. */
 #ifndef ASSAY_TUI_UI_H
 #define ASSAY_TUI_UI_H
 
 #include "tui/draw.h"
 #include "tui/keys.h"
+#include "tui/layout.h"
+#include "tui/overlay.h"
+#include "tui/pane_tools.h"
+#include "tui/panes.h"
 #include "tui/tui.h"
+#include "tui/workspace.h"
 
 struct loop;
 struct session;
 struct config;
-
-enum ui_pane { P_CONV, P_TOOLS, P_TREE, P_INPUT, P_COUNT };
 
 enum {
 	UI_DIRTY_INPUT = 16,
@@ -22,21 +29,6 @@ enum {
 	UI_DIRTY_OVERLAY = 64,
 	UI_DIRTY_PAGER = 128,
 	UI_DIRTY_EVERYTHING = 255,
-};
-
-struct ui_geom {
-	int y, x, h, w;
-	int shown;
-	WINDOW *win;
-};
-
-/* The newest output of a call read back from its files, for when the
- * events no longer carry it all (a big output). */
-struct ui_tail {
-	int call;
-	uint64_t bytes[2];
-	struct ui_oline *line;
-	size_t n, cap;
 };
 
 struct ui_pager;
@@ -47,159 +39,40 @@ struct ui_step;
 struct ui_budget;
 struct ui;
 
-/* ---- the overlay stack (overlay.c) ------------------------------------
- * Everything drawn over the panes is an overlay on one stack: the
- * Approval, Step and Fork dialogs, the help, the quit confirmation, the
- * pager and the large image view. The stack alone answers, topmost
- * first: who gets a key or a click, what is drawn on top, who owns the
- * cursor and whether images must go. An overlay is a struct its owner
- * file keeps (its state around it); pushing it puts it above every
- * overlay of its layer or a lower one. */
-
-enum ui_layer {                /* low to high */
-	        UI_LAYER_VIEW, /* whole-screen views: the large image, the pager
-	                        */
-	        UI_LAYER_DIALOG,  /* Approval, Step, Fork */
-	        UI_LAYER_HELP,    /* the keys */
-	        UI_LAYER_CONFIRM, /* quit? */
-};
-
-enum {
-	/* it gets every key first, the workbench's own (Ctrl-Q, Ctrl-C,
-	 * Ctrl-L, F1, a resize, the mouse) too; the others get a key
-	 * only when the workbench has not used it */
-	UI_OV_MODAL = 1,
-	/* images on the terminal are taken off while it is up */
-	UI_OV_COVERS_IMAGES = 2,
-	/* it covers every pane: they are not drawn */
-	UI_OV_OPAQUE = 4,
-};
-
-/* Where an overlay left the cursor: screen cells, shown when on. */
-struct ui_cursor {
-	int on, y, x;
-};
-
-struct ui_overlay {
-	const char *name; /* for the log */
-	enum ui_layer layer;
-	unsigned flags; /* UI_OV_* */
-	/* Put it on the frame (wnoutrefresh, never doupdate). */
-	void (*draw)(struct ui *u, struct ui_overlay *o);
-	/* A key; 1 if used (the key goes no further). One that changes
-	 * the stack returns 1. NULL: every key goes to what is under. */
-	int (*key)(struct ui *u, struct ui_overlay *o, int key, int fn);
-	/* 1 and the screen cell when it shows the cursor (asked of the
-	 * top overlay only); NULL: the cursor is hidden. */
-	int (*cursor)(struct ui *u, struct ui_overlay *o, int *y, int *x);
-	/* A click or the wheel; 1 if used. NULL: it goes to the panes. */
-	int (*mouse)(struct ui *u, struct ui_overlay *o, const MEVENT *me);
-	/* It left the stack: release what it holds (NULL: its owner
-	 * keeps its state). */
-	void (*free)(struct ui *u, struct ui_overlay *o);
-	/* the stack's own */
-	struct ui_overlay *below;
-	int on_stack;
-};
-
-/* On the stack (again: nothing happens if it is there). */
-void ui_overlay_push(struct ui *u, struct ui_overlay *o);
-/* Off the stack wherever it is (then its free runs); NULL or an
- * overlay not on it: nothing. */
-void ui_overlay_pop(struct ui *u, struct ui_overlay *o);
-void ui_overlay_clear(struct ui *u); /* pop them all */
-const struct ui_overlay *ui_overlay_top(const struct ui *u);
-/* The UI_OV_* flags of every overlay on the stack. */
-unsigned ui_overlay_flags(const struct ui *u);
-/* Give a key to the stack, topmost first; workbench (the workbench's
- * own keys) is asked under the modal overlays, over the others. 1 if
- * anyone used it. */
-int ui_overlay_key(struct ui *u, int key, int fn,
-                   int (*workbench)(struct ui *u, int key, int fn));
-/* A mouse event to the stack; 0: the panes get it. */
-int ui_overlay_mouse(struct ui *u, const MEVENT *me);
-/* A mouse callback for overlays that take the mouse from the panes. */
-int ui_overlay_mouse_eat(struct ui *u, struct ui_overlay *o, const MEVENT *me);
-/* The cursor: -1 when the stack is empty (the panes place it), 0 when
- * the top overlay hides it, 1 with its cell. */
-int ui_overlay_cursor(struct ui *u, int *y, int *x);
-/* Draw every overlay, the bottom one first. */
-void ui_overlay_draw(struct ui *u);
-/* An overlay's cursor callback for a struct ui_cursor it keeps. */
-int ui_cursor_get(const struct ui_cursor *c, int *y, int *x);
-
-struct ui {
-	struct loop *loop;
-	struct session *s; /* NULL when only watching events */
-	struct config *cfg;
-	const struct ui_opts *opts;
-	struct ui_model m;
-	struct ui_theme theme;
-	struct ui_input in;
-
+/* The terminal while the workbench holds it. */
+/* part: scr, owner: src/tui/ui.c */
+struct ui_screen {
 	SCREEN *screen;    /* freed at cleanup: a fork from a replay opens
 	                      the workbench a second time in one process */
 	int screen_closed; /* endwin ran: no more frames */
 	int saved_stderr;  /* the terminal's, while stderr is the log */
-	int rows, cols;
-	int too_small;
-	struct ui_geom g[P_COUNT];
-	WINDOW *status;
-	int focus;
+};
+
+/* Frames: what must be drawn again (UI_DIRTY_*), the timers that draw
+ * it, and the statistics of ASSAY_TUI_STATS (ui.c). */
+/* part: fr, owner: src/tui/ui.c */
+struct ui_frames {
 	unsigned dirty;
 	uint64_t frame_timer, tick_timer, stats_timer;
 	int64_t last_frame;
-
-	/* Conversation: the first row shown (item, row in it), or follow */
-	int conv_follow;
-	int conv_item, conv_row;
-	int conv_sel; /* the item of the selected call summary, -1 */
-	int conv_rows_shown;
-
-	/* Tools */
-	int sel_call;       /* -1: none */
-	int sel_follow;     /* select each new call */
-	int out_scroll;     /* output rows up from the bottom */
-	int out_rows_shown; /* output rows the pane had last time */
-	int list_top;
-	struct ui_tail tail;
-
-	/* Workspace */
-	int tree_cur, tree_top;
-	char *tree_cur_path;
-	int ws_fd;       /* the host workspace, for the pager; -1 */
-	int64_t scan_t0; /* a listing is on its way since then; else 0 */
-	int scan_again;  /* the watch asked for one meanwhile */
-	/* workspace_change events seen, and when the listing began: a
-	 * listing older than an event is not shown */
-	unsigned ws_events, scan_events;
-
-	/* the overlay stack, its top first (overlay.c) */
-	struct ui_overlay *overlays;
-	struct ui_pager *pager;   /* the pager when open (pager.c) */
-	struct ui_approval *appr; /* the Approval dialog (approval.c) */
-	struct ui_replay *replay; /* assay replay (replay.c); else NULL */
-	struct ui_step *step;     /* step mode's pause dialog (step.c) */
-	struct ui_budget *budget; /* the Budget dialog (budget.c) */
-	char *notice;
-	int64_t notice_until;
-	int ctrl_c_armed;
-	int help_top; /* the help's first line shown (it scrolls when the
-	                 terminal is shorter than it) */
-	int quitting; /* quit once the run has ended (its archive...) */
-	int quit;     /* leave the loop */
-	int in_paste;
-
-	/* frame statistics (ASSAY_TUI_STATS) */
 	int stats;
 	long frames;
 	int64_t stats_t0, frame_us_max;
+};
 
-	struct ui_watch *watch;
-	struct ui_preview *preview; /* image previews (preview.c) */
-	struct ui_scan *scan;       /* the listing in flight; NULL */
-	uint64_t first_scan_timer;
-
+struct ui {
+	/* ui.c's own: the wiring, the terminal, frames, notices, quitting
+	 * and the view link */
+	struct loop *loop;
+	struct session *s; /* NULL when only watching events */
+	struct config *cfg;
+	const struct ui_opts *opts;
+	struct ui_screen scr; /* the terminal: curses, stderr */
+	struct ui_frames fr;  /* frames: what to draw, when */
+	char *notice;
+	int64_t notice_until;
+	int quitting; /* quit once the run has ended (its archive...) */
+	int quit;     /* leave the loop */
 	/* a view of a session another frontend owns (assay eval's live
 	 * table, ui_view_open): read-only, Esc goes back to it; NULL in
 	 * the workbench of ui_main */
@@ -207,38 +80,47 @@ struct ui {
 	uint64_t view_timer; /* leaving (or stopping all) from the loop */
 	int view_interrupt;  /* ...to stop everything */
 	double view_seq;     /* the newest event shown */
+
+	/* the parts: each written by its owner alone (see its header) */
+	struct ui_model m;     /* model.c */
+	struct ui_theme theme; /* theme.c */
+	struct ui_input in;    /* the message box: input.c */
+	struct ui_layout lay;  /* layout.c */
+	struct ui_conv conv;   /* panes.c */
+	struct ui_tools tools; /* pane_tools.c */
+	struct ui_ws ws;       /* workspace.c */
+	struct ui_keys keys;   /* keys.c */
+	struct ui_overlays ov; /* overlay.c, help.c */
+
+	/* the overlays' owners: each pointer set by its own file alone */
+	struct ui_pager *pager;     /* the pager when open (pager.c) */
+	struct ui_approval *appr;   /* the Approval dialog (approval.c) */
+	struct ui_replay *replay;   /* assay replay (replay.c); else NULL */
+	struct ui_step *step;       /* step mode's pause dialog (step.c) */
+	struct ui_budget *budget;   /* the Budget dialog (budget.c) */
+	struct ui_preview *preview; /* image previews (preview.c) */
 };
 
 /* Ask for a frame soon (coalesced: at most one per UI_FRAME_MS). */
 void ui_touch(struct ui *u, unsigned bits);
 void ui_notice(struct ui *u, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* The focus to pane f (P_INPUT: the message box). */
-void ui_set_focus(struct ui *u, int f);
-/* The rows the message box wants at a width. */
-int ui_input_rows_wanted(struct ui *u, int cols);
+/* End the run and leave (once the run has ended: its archive...). */
+void ui_quit(struct ui *u);
+/* Leave the loop now (a replay's q, a fork). */
+void ui_leave_loop(struct ui *u);
 
 /* keys.c */
 /* A key (fn: a curses function key) from the terminal. */
 void ui_handle_key(struct ui *u, int key, int fn);
-/* End the run and leave (once the run has ended: its archive...). */
-void ui_quit(struct ui *u);
-/* The quit? (y/n) overlay; the help overlay. */
-void ui_confirm_quit(struct ui *u);
-void ui_help_open(struct ui *u);
 /* A view (u->view): back to its owner, or (interrupt) stop all; from
  * the loop, never inside the key handler that asks. */
 void ui_view_leave(struct ui *u, int interrupt);
 
 /* panes.c */
 void ui_draw_conv(struct ui *u);
-void ui_draw_tree(struct ui *u);
 void ui_draw_input(struct ui *u);
 void ui_draw_status(struct ui *u);
-/* The help in w from line u->help_top (kept in range). */
-void ui_draw_help(struct ui *u, WINDOW *w);
-int ui_help_lines(void);
-void ui_draw_confirm(struct ui *u, WINDOW *w);
 void ui_draw_box(WINDOW *w, const char *title, int focused);
 /* Pane p's box; when it is the only pane shown, the top border names
  * the others Tab reaches. */
@@ -260,23 +142,11 @@ void ui_dialog_done(WINDOW *w, struct ui_cursor *at, int cursor, int cy,
 void ui_draw_field(WINDOW *w, const struct ui_input *in,
                    const struct ui_input_layout *lo, int y, int x, int width,
                    int rows, int maxy, int *cy, int *cx);
-/* Conversation scrolling by rows (negative: up). */
-void ui_conv_scroll(struct ui *u, int rows);
-void ui_conv_home(struct ui *u);
 /* The rows of an item at a width (cached). */
 struct ui_rows *ui_item_rows(struct ui *u, int i, int width);
 int ui_conv_width(const struct ui *u);
 /* Map a click in the conversation to an item (or -1). */
 int ui_conv_item_at(struct ui *u, int row);
-
-/* pane_tools.c */
-void ui_draw_tools(struct ui *u);
-/* Call i on one line of width cells after lead: "#3 shell  head -5
- * input/x.csv" with its state at the right edge (a styled string). */
-char *ui_call_summary(struct ui *u, int i, int width, const char *lead);
-void ui_tail_free(struct ui_tail *t);
-/* Select a call in Tools (and in the conversation). */
-void ui_select_call(struct ui *u, int call, int user);
 
 /* pager.c */
 /* Open the full output of call i, or a workspace file. */
