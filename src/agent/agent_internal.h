@@ -12,6 +12,8 @@
 #include "assay/buf.h"
 #include "assay/sandbox.h"
 
+#include "rundir.h"
+
 struct loop;
 struct http;
 struct llm;
@@ -32,18 +34,6 @@ struct step_pause;
 struct llm_request;
 struct llm_result;
 struct llm_usage;
-
-/* The event stream's bookkeeping (transcript.c). */
-struct transcript {
-	int fd;              /* transcript.jsonl, appended to; -1 closed */
-	off_t good;          /* its size after the last whole line */
-	int failed;          /* errno of a write that failed: nothing more */
-	int failed_cut;      /* and the partial line could not be taken back */
-	uint64_t failed_seq; /* the first event not recorded */
-	uint64_t seq;        /* the last event's seq */
-	int64_t t0;          /* t = 0 (a resumed run goes on from its last t) */
-	uint64_t written;    /* events this session emitted */
-};
 
 /* Usage so far (budget.c). */
 struct budget {
@@ -125,12 +115,8 @@ struct session {
 	enum session_state state;
 	int exit_code;
 	char *error; /* why the run did not get going (session_error) */
-	char *run_id;
-	char *run_dir;
-	int made_run_dir; /* the run dir did not exist before */
-	int lock_fd;      /* run.lock, held while the run lives */
+	struct rundir rundir; /* rundir.h: the run dir, lock, transcript */
 	char *system_prompt;
-	struct transcript tr;
 	struct observer *obs;
 	size_t nobs;
 	int freeing; /* session_free is tearing down */
@@ -166,7 +152,6 @@ struct session {
 	struct tool_run *running;
 	struct session_result *result; /* waiting for the archive */
 	uint64_t next_timer;           /* the state's next step */
-	uint64_t record_timer;         /* the transcript failed: end the run */
 	struct pykernel *py;           /* the python tool's kernel */
 	int py_generation;             /* kernels started so far */
 	int py_lost;               /* a kernel died: the next cell says so */
@@ -248,9 +233,6 @@ int record_resume_check(struct session *s, const struct record *r,
  * one, or the user passed --base-url (given); else -1 + *err. */
 int record_check_url(const struct session *s, const struct record *r, int given,
                      char **err);
-/* Lock s->run_dir (run.lock, flock) for the session's lifetime; -1 +
- * *err "run is in use (pid N)" when another process holds it. */
-int record_lock(struct session *s, char **err);
 /* run_start: keep copies of the instructions and the script in the
  * run dir, and set *instructions and *script to the paths run_start
  * records (NULL: none); caller frees. */
@@ -369,34 +351,6 @@ void messages_add_assistant(cJSON *messages, const char *text,
 void messages_add_tool(cJSON *messages, const char *id, const char *name,
                        const char *content, int is_error);
 
-/* transcript.c: the event stream's file and stamps. */
-void transcript_init(struct transcript *t);
-/* Open <run_dir>/transcript.jsonl for appending. */
-int transcript_open(struct transcript *t, const char *run_dir, char **err);
-/* Go on from a record's last event (seq, t). */
-void transcript_continue(struct transcript *t, uint64_t last_seq,
-                         int64_t last_t);
-/* seq and t first, every string valid UTF-8; takes ev, returns the
- * stamped event (caller deletes). */
-cJSON *transcript_stamp(struct transcript *t, cJSON *ev);
-/* Append the event just stamped: 0, or -1 when this write failed
- * (t->failed says why; the file keeps its whole lines and nothing
- * more is written: later calls return 0). */
-int transcript_write(struct transcript *t, const cJSON *ev);
-/* A loop timer's callback once a write failed: tells the frontends and
- * ends the run (exit 1). */
-void session_record_failed(void *arg);
-void transcript_close(struct transcript *t);
-
-/* cache.c: cache/<hash>.json. */
-void cache_save(const char *run_dir, const char *hash,
-                const struct llm_result *r);
-/* The answer to request hash in run_dir's cache, or NULL (none, or
- * not the answer to that hash). */
-cJSON *cache_load(const char *run_dir, const char *hash);
-/* A cached answer as the provider would have given it. */
-struct llm_result *cache_result(const cJSON *c);
-
 /* budget.c: usage and limits. */
 /* 1 while another request is allowed; else 0 and *why (caller frees). */
 /* Which budget a check found spent. */
@@ -440,22 +394,6 @@ cJSON *budget_usage_of(struct budget *b, int turn, const struct llm_usage *u,
 void budget_take_totals(struct budget *dst, const struct budget *src);
 /* The totals as a recorded usage event's totals gives them. */
 void budget_restore(struct budget *b, const cJSON *totals);
-
-/* rundir.c: the run directory. */
-/* A new run: s->run_id, s->run_dir (cfg's, or .assay/runs/<id>), open. */
-int rundir_create(struct session *s, char **err);
-/* Set s->run_dir and s->run_id (copied; NULL clears). */
-void rundir_set(struct session *s, const char *dir, const char *id);
-/* Make and lock s->run_dir, its exec/ and cache/, open assay.log and
- * the transcript. */
-int rundir_open(struct session *s, char **err);
-/* With --workspace: neither the run dir nor the out dir may lie inside
- * it, where sandboxed code could plant links. */
-int rundir_check_layout(const struct config *cfg, const char *run_dir,
-                        char **err);
-/* Close the transcript and the lock; a run dir this session made and
- * never wrote to is removed. */
-void rundir_close(struct session *s);
 
 /* ending.c: ENDING's steps. Start them once the state is ENDING; a
  * completed sandbox operation checks whether the drain is over. Then

@@ -533,7 +533,7 @@ int context_summarized(struct session *s, struct llm_result *r, int cached)
 		c->no_compact = 1;
 		return -1;
 	}
-	cache_save(s->run_dir, c->hash, r);
+	cache_save(s->rundir.run_dir, c->hash, r);
 	int n = cJSON_GetArraySize(s->messages);
 	int keep = c->keep_from;
 	cJSON *next = context_compacted(s->messages, keep, text);

@@ -26,7 +26,7 @@ static void ending_stopped(struct session *s, void *ctx, int rc,
 	(void)ctx;
 	(void)data;
 	(void)list;
-	if (rc < 0 && s->tr.written)
+	if (rc < 0 && s->rundir.tr.written)
 		session_emit(s, ev_error("sandbox",
 		                         err ? err : "the sandbox did not stop",
 		                         -1));
@@ -68,7 +68,7 @@ static void ending_delivered(struct session *s, cJSON *outputs, int missing)
 	s->end.outputs = outputs;
 	s->end.missing = missing;
 	s->end.stage = ENDING_ARCHIVE;
-	s->end.archive = sbx_archive_new(s->run_dir);
+	s->end.archive = sbx_archive_new(s->rundir.run_dir);
 	s->end.t0 = now_ms();
 	char *err = NULL;
 	if (session_room(s, s->end.archive,
@@ -90,7 +90,7 @@ static void ending_drained(struct session *s)
 		session_ended(s);
 		return;
 	}
-	if (!s->tr.written) {
+	if (!s->rundir.tr.written) {
 		ending_stop(s);
 		return;
 	}

@@ -81,7 +81,7 @@ static void persist_whole(struct session *s, const char *why)
 	if (why)
 		log_info("persist: the whole workspace (%s)", why);
 	free(s->persist.writing);
-	s->persist.writing = sbx_archive_new(s->run_dir);
+	s->persist.writing = sbx_archive_new(s->rundir.run_dir);
 	s->persist.t0 = now_ms();
 	const struct snapshot *sn =
 	    s->persist.now ? s->persist.now : s->snapshot;
@@ -140,7 +140,7 @@ static const char *persist_no_delta(struct session *s, struct snapshot *now,
 		return "the last snapshot failed";
 	if (!s->snapshot || s->scan.cut)
 		return "no listing to compare with";
-	char *archive = sbx_archive_find(s->run_dir);
+	char *archive = sbx_archive_find(s->rundir.run_dir);
 	struct stat st;
 	int64_t bytes = 0;
 	int n = archive ? sbx_deltas(archive, NULL, &bytes, err) : 0;

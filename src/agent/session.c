@@ -111,7 +111,7 @@ static void session_emit_run_end(struct session *s)
 	if (code == EXIT_OK && s->end.missing)
 		code = EXIT_FAILED;
 	s->exit_code = code;
-	if (!s->tr.written) {
+	if (!s->rundir.tr.written) {
 		cJSON_Delete(s->end.outputs);
 		s->end.outputs = NULL;
 		return;
@@ -125,7 +125,7 @@ static void session_emit_run_end(struct session *s)
 	    .output_tokens = s->budget.out_tokens,
 	    .cost_usd = s->budget.cost,
 	    .unpriced = s->budget.unpriced,
-	    .duration_ms = now_ms() - s->tr.t0,
+	    .duration_ms = now_ms() - s->rundir.tr.t0,
 	    .archive = s->end.archive,
 	};
 	s->end.outputs = NULL;
@@ -231,9 +231,8 @@ struct session *session_new(struct loop *l, struct config *cfg, char **err)
 	s->cfg = cfg;
 	s->state = SESSION_NEW;
 	s->exit_code = EXIT_OK;
-	transcript_init(&s->tr);
+	rundir_init(&s->rundir);
 	s->messages = cJSON_CreateArray();
-	s->lock_fd = -1;
 	s->tools = tools_definitions();
 	buf_init(&s->turn_text, 0);
 	buf_init(&s->delta, 0);
@@ -266,7 +265,7 @@ void session_free(struct session *s)
 	 * kills: nothing may react to that any more */
 	s->freeing = 1;
 	uint64_t timers[] = {s->delta_timer, s->next_timer, s->cached_timer,
-	                     s->record_timer, s->scan.timer};
+	                     s->rundir.timer, s->scan.timer};
 	for (size_t i = 0; i < sizeof timers / sizeof *timers; i++)
 		if (timers[i])
 			loop_timer_cancel(s->loop, timers[i]);
@@ -300,13 +299,12 @@ void session_free(struct session *s)
 	buf_free(&s->turn_text);
 	buf_free(&s->delta);
 	free(s->obs);
-	free(s->run_id);
-	free(s->run_dir);
 	free(s->system_prompt);
 	free(s->request_hash);
 	free(s->prompt);
 	free(s->error);
 	free(s->end.archive);
+	rundir_set(s, NULL, NULL);
 	free(s);
 }
 
@@ -323,7 +321,7 @@ enum session_state session_state(const struct session *s)
 
 int session_exit_code(const struct session *s)
 {
-	if (s->tr.failed && s->exit_code == EXIT_OK)
+	if (s->rundir.tr.failed && s->exit_code == EXIT_OK)
 		return EXIT_FAILED; /* even its run_end was not recorded */
 	return s->exit_code;
 }
@@ -335,7 +333,7 @@ const char *session_error(const struct session *s)
 
 const char *session_run_dir(const struct session *s)
 {
-	return s->run_dir;
+	return s->rundir.run_dir;
 }
 
 const char *session_no_key(const struct session *s)
@@ -363,10 +361,7 @@ int session_fail(struct session *s, int code)
 
 void session_emit(struct session *s, cJSON *ev)
 {
-	cJSON *out = transcript_stamp(&s->tr, ev);
-	if (transcript_write(&s->tr, out) < 0)
-		s->record_timer =
-		    loop_timer_add(s->loop, 0, session_record_failed, s);
+	cJSON *out = transcript_record(s, ev);
 	for (size_t i = 0; i < s->nobs; i++)
 		s->obs[i].fn(s->obs[i].arg, out);
 	cJSON_Delete(out);
@@ -441,7 +436,7 @@ static void session_deliver(struct session *s, struct llm_result *r,
 static void session_compact_request(struct session *s)
 {
 	session_set_state(s, SESSION_REQUESTING);
-	cJSON *c = cache_load(s->run_dir, s->ctx.hash);
+	cJSON *c = cache_load(s->rundir.run_dir, s->ctx.hash);
 	if (!c && s->replay)
 		c = cache_load(replay_dir(s->replay), s->ctx.hash);
 	if (c) {
@@ -522,7 +517,7 @@ static void session_deliver(struct session *s, struct llm_result *r, int cached)
 			session_wind_up(s, "failed", EXIT_PROVIDER);
 		return;
 	}
-	cache_save(s->run_dir, s->request_hash, r);
+	cache_save(s->rundir.run_dir, s->request_hash, r);
 	context_answered(s, r);
 	session_emit(s, ev_assistant_message(s->turn, r->text, r->tool_calls,
 	                                     r->finish_reason, 0));

@@ -316,11 +316,11 @@ static int tool_run_open(struct session *s, struct tool_run *r, int i,
 	 * call's output: number the later ones */
 	for (int k = 1; k < 1000; k++) {
 		free(st->path);
-		st->path = k == 1
-		               ? xasprintf("%s/exec/%s.%s", s->run_dir, fid,
-		                           i == 0 ? "stdout" : "stderr")
-		               : xasprintf("%s/exec/%s-%d.%s", s->run_dir, fid,
-		                           k, i == 0 ? "stdout" : "stderr");
+		st->path =
+		    k == 1 ? xasprintf("%s/exec/%s.%s", s->rundir.run_dir, fid,
+		                       i == 0 ? "stdout" : "stderr")
+		           : xasprintf("%s/exec/%s-%d.%s", s->rundir.run_dir,
+		                       fid, k, i == 0 ? "stdout" : "stderr");
 		st->fd = open(
 		    st->path,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -491,7 +491,7 @@ static void tools_read_exec(struct session *s, const char *id, const char *name,
 		           name);
 		return;
 	}
-	char *path = xasprintf("%s/exec/%s", s->run_dir, name);
+	char *path = xasprintf("%s/exec/%s", s->rundir.run_dir, name);
 	struct buf data;
 	buf_init(&data, 0);
 	char *err = NULL;
