@@ -46,7 +46,7 @@ static const char *const DENIED_BY_USER =
 static int approval_exists(void *arg, const char *rel)
 {
 	struct session *s = arg;
-	return snapshot_has(s->snapshot, rel);
+	return snapshot_has(s->scan.snapshot, rel);
 }
 
 int approval_init(struct session *s, char **err)

@@ -71,9 +71,10 @@ static void ending_delivered(struct session *s, cJSON *outputs, int missing)
 	s->end.archive = sbx_archive_new(s->rundir.run_dir);
 	s->end.t0 = now_ms();
 	char *err = NULL;
-	if (session_room(s, s->end.archive,
-	                 snapshot_bytes(s->snapshot, "", sbx_mounts(s->sbx)),
-	                 "the workspace", &err) < 0) {
+	if (session_room(
+	        s, s->end.archive,
+	        snapshot_bytes(s->scan.snapshot, "", sbx_mounts(s->sbx)),
+	        "the workspace", &err) < 0) {
 		ending_archived(s, NULL, -1, err, NULL, NULL);
 		free(err);
 		return;

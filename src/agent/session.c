@@ -292,7 +292,7 @@ void session_free(struct session *s)
 	cJSON_Delete(s->pending);
 	cJSON_Delete(s->end.outputs);
 	cJSON_Delete(s->inputs_checked);
-	snapshot_free(s->snapshot);
+	snapshot_free(s->scan.snapshot);
 	diffs_free(s);
 	snapshot_free(s->persist.now);
 	free(s->persist.writing);
@@ -703,8 +703,7 @@ static void session_skip_pending(struct session *s)
  * ending run only records it). */
 void session_result_in(struct session *s)
 {
-	struct snapshot *held = s->persist.now;
-	s->persist.now = NULL;
+	struct snapshot *held = persist_take_held(s);
 	struct session_result *r = s->result;
 	s->result = NULL;
 	if (r->original)
