@@ -14,6 +14,7 @@
 
 #include "rundir.h"
 #include "workspace.h"
+#include "ending.h"
 
 struct loop;
 struct http;
@@ -158,16 +159,7 @@ struct session {
 	struct replay *replay; /* resume.c: the record followed, or NULL */
 	struct step_ctl step;  /* step.c */
 
-	/* ENDING, and what run_end says */
-	struct {
-		const char *status;
-		int code;
-		int stage;      /* ending.c's step */
-		cJSON *outputs; /* run_end's outputs, once delivered */
-		int missing;    /* declared outputs not delivered */
-		char *archive;  /* the workspace archive, once written */
-		int64_t t0;     /* when its writing began */
-	} end;
+	struct ending end;       /* ending.h: ENDING, and what run_end says */
 	struct outputs *outputs; /* outputs.c: the delivery in flight */
 };
 
@@ -238,6 +230,8 @@ int session_prepare(struct session *s, char **err);
 /* Start the sandbox: SESSION_STARTING until it is up, then the run is
  * announced (run_start, or the replay's) and the kernel starts. */
 void session_boot(struct session *s, int stage_inputs);
+/* start.c: bring the sandbox up (session_boot, in STARTING). */
+void session_start_sandbox(struct session *s, int stage_inputs);
 /* sbx_start completed (start.c): the inputs checked, a resumed
  * workspace restored, then session_announce. */
 void session_sandbox_started(struct session *s, void *ctx, int rc,
@@ -339,6 +333,8 @@ void session_budget_spent(struct session *s, char *why,
 void session_request_turn(struct session *s);
 void session_wind_up(struct session *s, const char *status, int code);
 void session_idle(struct session *s, enum session_idle why);
+/* The idle event's reason from now on (the state stays). */
+void session_set_idle_why(struct session *s, enum session_idle why);
 extern const char *const session_idle_names[];
 /* A budget the user raised in the Budget dialog: c's limit of kind
  * becomes limit; -1 when limit makes no sense for kind. */
@@ -365,19 +361,6 @@ cJSON *budget_usage_of(struct budget *b, int turn, const struct llm_usage *u,
 void budget_take_totals(struct budget *dst, const struct budget *src);
 /* The totals as a recorded usage event's totals gives them. */
 void budget_restore(struct budget *b, const cJSON *totals);
-
-/* ending.c: ENDING's steps. Start them once the state is ENDING; a
- * completed sandbox operation checks whether the drain is over. Then
- * session_ended (session.c) makes the session DONE. */
-void ending_start(struct session *s);
-void ending_check(struct session *s);
-void session_ended(struct session *s);
-
-/* outputs.c: copy the declared outputs out (ENDING). done gets run_end's
- * outputs (taken) and how many are missing, from the loop. */
-typedef void (*outputs_done_fn)(struct session *s, cJSON *outputs, int missing);
-void outputs_deliver(struct session *s, outputs_done_fn done);
-void outputs_free(struct outputs *o);
 
 /* The result waiting in s->result joins the record and the
  * conversation (session.c). */

@@ -2,7 +2,8 @@
  * the loop: the sandbox operations in flight finish, the declared
  * outputs are copied out (outputs.c), the workspace is persisted, the
  * sandbox stopped; then the session goes DONE (session_ended). Each
- * sandbox failure on the way is an error event. */
+ * sandbox failure on the way is an error event. The only writer of
+ * struct ending (ending.h). */
 #include "agent_internal.h"
 
 #include "assay/events.h"
@@ -99,8 +100,10 @@ static void ending_drained(struct session *s)
 	outputs_deliver(s, ending_delivered);
 }
 
-void ending_start(struct session *s)
+void ending_start(struct session *s, const char *status, int code)
 {
+	s->end.status = status;
+	s->end.code = code;
 	s->end.stage = ENDING_DRAIN;
 	if (!s->ncalls)
 		ending_drained(s);
@@ -111,4 +114,11 @@ void ending_check(struct session *s)
 	if (s->state == SESSION_ENDING && s->end.stage == ENDING_DRAIN &&
 	    !s->ncalls)
 		ending_drained(s);
+}
+
+cJSON *ending_take_outputs(struct session *s)
+{
+	cJSON *outputs = s->end.outputs;
+	s->end.outputs = NULL;
+	return outputs;
 }

@@ -111,15 +111,15 @@ static void session_emit_run_end(struct session *s)
 	if (code == EXIT_OK && s->end.missing)
 		code = EXIT_FAILED;
 	s->exit_code = code;
+	cJSON *outputs = ending_take_outputs(s);
 	if (!s->rundir.tr.written) {
-		cJSON_Delete(s->end.outputs);
-		s->end.outputs = NULL;
+		cJSON_Delete(outputs);
 		return;
 	}
 	struct ev_run_end e = {
 	    .status = s->end.status,
 	    .exit_code = code,
-	    .outputs = s->end.outputs,
+	    .outputs = outputs,
 	    .turns = s->turn,
 	    .input_tokens = s->budget.in_tokens,
 	    .output_tokens = s->budget.out_tokens,
@@ -128,7 +128,6 @@ static void session_emit_run_end(struct session *s)
 	    .duration_ms = now_ms() - s->rundir.tr.t0,
 	    .archive = s->end.archive,
 	};
-	s->end.outputs = NULL;
 	session_emit(s, ev_run_end(&e));
 }
 
@@ -873,9 +872,7 @@ static void session_begin(struct session *s)
 void session_boot(struct session *s, int stage_inputs)
 {
 	session_set_state(s, SESSION_STARTING);
-	s->boot_ms = now_ms();
-	sbx_start(s->sbx, stage_inputs, session_sbx_done,
-	          session_sbx_call(s, session_sandbox_started, NULL));
+	session_start_sandbox(s, stage_inputs);
 }
 
 /* --- ending ---------------------------------------------------------- */
@@ -892,10 +889,8 @@ void session_wind_up(struct session *s, const char *status, int code)
 	if (s->next_timer)
 		loop_timer_cancel(s->loop, s->next_timer);
 	s->next_timer = 0;
-	s->end.status = status;
-	s->end.code = code;
 	session_set_state(s, SESSION_ENDING);
-	ending_start(s);
+	ending_start(s, status, code);
 }
 
 void session_ended(struct session *s)
@@ -911,6 +906,11 @@ void session_idle(struct session *s, enum session_idle why)
 	session_flush_delta(s);
 	s->idle_why = why;
 	session_set_state(s, SESSION_IDLE);
+}
+
+void session_set_idle_why(struct session *s, enum session_idle why)
+{
+	s->idle_why = why;
 }
 
 void session_interrupt(struct session *s)

@@ -131,3 +131,10 @@ int session_start(struct session *s, const char *prompt, char **err)
 	session_boot(s, 1);
 	return 0;
 }
+
+void session_start_sandbox(struct session *s, int stage_inputs)
+{
+	s->boot_ms = now_ms();
+	sbx_start(s->sbx, stage_inputs, session_sbx_done,
+	          session_sbx_call(s, session_sandbox_started, NULL));
+}
