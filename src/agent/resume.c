@@ -405,7 +405,7 @@ static void walk_request(struct walk *w, int i)
 	    .model = llm_model(s->llm),
 	    .system = s->system_prompt,
 	    .messages = w->messages,
-	    .tools = s->tools,
+	    .tools = s->conv.tools,
 	    .max_output_tokens = s->cfg->max_output_tokens,
 	};
 	const char *open = walk_unanswered(w);
@@ -524,8 +524,8 @@ static void walk_events(struct walk *w)
 			 * the window it had then (a refusal lowers it) */
 			context_apply(&w->messages, e);
 			if (json_num(e, "window", 0) > 0)
-				w->s->ctx.window =
-				    (long)json_num(e, "window", 0);
+				context_set_window(
+				    w->s, (long)json_num(e, "window", 0));
 			break;
 		default:
 			break;

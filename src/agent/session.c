@@ -120,7 +120,7 @@ static void session_emit_run_end(struct session *s)
 	    .status = s->end.status,
 	    .exit_code = code,
 	    .outputs = outputs,
-	    .turns = s->turn,
+	    .turns = s->conv.turn,
 	    .input_tokens = s->budget.in_tokens,
 	    .output_tokens = s->budget.out_tokens,
 	    .cost_usd = s->budget.cost,
@@ -145,13 +145,8 @@ static void session_set_state(struct session *s, enum session_state next)
 		         session_state_names[prev], session_state_names[next]);
 		assert(!"illegal session state transition");
 	}
-	if (prev == SESSION_REQUESTING && s->cached_timer) {
-		/* a recorded answer for a turn given up (cancelled) */
-		loop_timer_cancel(s->loop, s->cached_timer);
-		s->cached_timer = 0;
-		llm_result_free(s->cached);
-		s->cached = NULL;
-	}
+	if (prev == SESSION_REQUESTING) /* a turn given up (cancelled) */
+		conv_drop_cached(s);
 	s->state = next;
 	switch (next) {
 	case SESSION_IDLE:
@@ -231,10 +226,7 @@ struct session *session_new(struct loop *l, struct config *cfg, char **err)
 	s->state = SESSION_NEW;
 	s->exit_code = EXIT_OK;
 	rundir_init(&s->rundir);
-	s->messages = cJSON_CreateArray();
-	s->tools = tools_definitions();
-	buf_init(&s->turn_text, 0);
-	buf_init(&s->delta, 0);
+	conv_init(&s->conv);
 	s->http = http_new(l);
 	if (!s->http) {
 		set_err(err, "cannot initialise libcurl");
@@ -263,8 +255,9 @@ void session_free(struct session *s)
 	/* stopping the sandbox below may still report the command it
 	 * kills: nothing may react to that any more */
 	s->freeing = 1;
-	uint64_t timers[] = {s->delta_timer, s->next_timer, s->cached_timer,
-	                     s->rundir.timer, s->scan.timer};
+	uint64_t timers[] = {s->conv.delta_timer, s->next_timer,
+	                     s->conv.cached_timer, s->rundir.timer,
+	                     s->scan.timer};
 	for (size_t i = 0; i < sizeof timers / sizeof *timers; i++)
 		if (timers[i])
 			loop_timer_cancel(s->loop, timers[i]);
@@ -285,9 +278,7 @@ void session_free(struct session *s)
 	free(s->budget_why);
 	outputs_free(s->outputs);
 	session_result_free(s->result);
-	llm_result_free(s->cached);
-	cJSON_Delete(s->messages);
-	cJSON_Delete(s->tools);
+	conv_free(&s->conv);
 	cJSON_Delete(s->pending);
 	cJSON_Delete(s->end.outputs);
 	cJSON_Delete(s->inputs_checked);
@@ -295,11 +286,8 @@ void session_free(struct session *s)
 	diffs_free(s);
 	snapshot_free(s->persist.now);
 	free(s->persist.writing);
-	buf_free(&s->turn_text);
-	buf_free(&s->delta);
 	free(s->obs);
 	free(s->system_prompt);
-	free(s->request_hash);
 	free(s->prompt);
 	free(s->error);
 	free(s->end.archive);
@@ -410,7 +398,7 @@ void session_sbx_done(void *arg, int rc, const char *err, struct buf *data,
 static void session_say(struct session *s, const char *text)
 {
 	session_emit(s, ev_user_message(text));
-	messages_add_user(s->messages, text);
+	messages_add_user(s->conv.messages, text);
 }
 
 /* Send the next queued message of a followed record; 0 when none. */
@@ -439,10 +427,8 @@ static void session_compact_request(struct session *s)
 	if (!c && s->replay)
 		c = cache_load(replay_dir(s->replay), s->ctx.hash);
 	if (c) {
-		s->cached = cache_result(c);
+		conv_cache_answer(s, cache_result(c), session_cached_timer);
 		cJSON_Delete(c);
-		s->cached_timer =
-		    loop_timer_add(s->loop, 0, session_cached_timer, s);
 		return;
 	}
 	struct llm_request req;
@@ -462,8 +448,8 @@ static void session_compact_request(struct session *s)
 static void session_compacted(struct session *s, struct llm_result *r,
                               int cached)
 {
-	int user = s->ctx.user, retry = s->ctx.retry;
-	s->ctx.user = s->ctx.retry = 0;
+	int user, retry;
+	context_take_wait(s, &user, &retry);
 	int rc = context_summarized(s, r, cached);
 	llm_result_free(r);
 	if (user) { /* the same wait as before (a failed turn stays one) */
@@ -478,7 +464,7 @@ static void session_compacted(struct session *s, struct llm_result *r,
 		return;
 	}
 	if (retry)
-		s->turn--; /* the same turn, asked again */
+		conv_set_turn(s, s->conv.turn - 1); /* asked again */
 	session_request_turn(s);
 }
 
@@ -490,9 +476,8 @@ static void session_deliver(struct session *s, struct llm_result *r, int cached)
 		llm_result_free(r); /* a turn given up meanwhile */
 		return;
 	}
-	session_flush_delta(s);
 	/* a cut character must not leak into the next turn */
-	buf_reset(&s->delta);
+	conv_end_stream(s);
 	if (s->ctx.compacting) {
 		session_compacted(s, r, cached);
 		return;
@@ -516,15 +501,17 @@ static void session_deliver(struct session *s, struct llm_result *r, int cached)
 			session_wind_up(s, "failed", EXIT_PROVIDER);
 		return;
 	}
-	cache_save(s->rundir.run_dir, s->request_hash, r);
+	cache_save(s->rundir.run_dir, s->conv.request_hash, r);
 	context_answered(s, r);
-	session_emit(s, ev_assistant_message(s->turn, r->text, r->tool_calls,
-	                                     r->finish_reason, 0));
+	session_emit(s,
+	             ev_assistant_message(s->conv.turn, r->text, r->tool_calls,
+	                                  r->finish_reason, 0));
 	struct llm_usage none = {.known = 1};
-	session_emit(s, budget_usage(&s->budget, s->turn,
+	session_emit(s, budget_usage(&s->budget, s->conv.turn,
 	                             cached ? &none : &r->usage, 0));
-	messages_add_assistant(s->messages, r->text, r->tool_calls, r->items);
-	buf_reset(&s->turn_text);
+	messages_add_assistant(s->conv.messages, r->text, r->tool_calls,
+	                       r->items);
+	conv_reset_turn_text(s);
 	if (cJSON_GetArraySize(r->tool_calls) == 0) {
 		llm_result_free(r);
 		if (session_next_user(s))
@@ -555,10 +542,7 @@ void session_on_llm_done(void *arg, struct llm_result *r)
 static void session_cached_timer(void *arg)
 {
 	struct session *s = arg;
-	struct llm_result *r = s->cached;
-	s->cached_timer = 0;
-	s->cached = NULL;
-	session_deliver(s, r, 1);
+	session_deliver(s, conv_take_cached(s), 1);
 }
 
 /* A re-execute answers from its record while the requests stay the
@@ -569,22 +553,19 @@ static int session_replayed_turn(struct session *s,
 {
 	for (;;) {
 		struct replay_act a = {0};
-		replay_request(s->replay, s, req, s->turn + 1, &a);
+		replay_request(s->replay, s, req, s->conv.turn + 1, &a);
 		if (a.what == REPLAY_SKIP) {
-			s->turn = a.turn;
+			conv_set_turn(s, a.turn);
 			if (!a.user_next)
 				continue; /* asked again: the next turn */
 			return session_next_user(s);
 		}
 		if (a.what != REPLAY_CACHED)
 			return 0;
-		s->turn = a.turn;
-		free(s->request_hash);
-		s->request_hash = xstrdup(a.hash);
+		conv_set_turn(s, a.turn);
+		conv_set_hash(s, a.hash);
 		session_set_state(s, SESSION_REQUESTING);
-		s->cached = a.answer;
-		s->cached_timer =
-		    loop_timer_add(s->loop, 0, session_cached_timer, s);
+		conv_cache_answer(s, a.answer, session_cached_timer);
 		return 1;
 	}
 }
@@ -594,7 +575,7 @@ void session_request_turn(struct session *s)
 {
 	char *why = NULL;
 	struct budget_hit hit;
-	if (!budget_left(&s->budget, s->cfg, s->turn, &why, &hit)) {
+	if (!budget_left(&s->budget, s->cfg, s->conv.turn, &why, &hit)) {
 		session_budget_spent(s, why, &hit);
 		return;
 	}
@@ -606,7 +587,8 @@ void session_request_turn(struct session *s)
 	session_llm_request(s, &req);
 	if (s->replay && session_replayed_turn(s, &req))
 		return;
-	if (step_before_request(&s->step, &req, s->turn + 1) == STEP_PAUSE) {
+	if (step_before_request(&s->step, &req, s->conv.turn + 1) ==
+	    STEP_PAUSE) {
 		session_set_state(s, SESSION_PAUSED);
 		return;
 	}
@@ -617,14 +599,13 @@ void session_request_turn(struct session *s)
 		session_budget_spent(s, why, &hit);
 		return;
 	}
-	s->turn++;
+	conv_set_turn(s, s->conv.turn + 1);
 	char hash[65];
 	sha256_hex(canon, strlen(canon), hash);
 	free(canon);
-	free(s->request_hash);
-	s->request_hash = xstrdup(hash);
-	session_emit(s, ev_model_request(s->turn, hash, 0,
-	                                 cJSON_GetArraySize(s->messages),
+	conv_set_hash(s, hash);
+	session_emit(s, ev_model_request(s->conv.turn, hash, 0,
+	                                 cJSON_GetArraySize(s->conv.messages),
 	                                 s->ctx.est, s->ctx.window, 0));
 	session_set_state(s, SESSION_REQUESTING);
 	char *err = NULL;
@@ -656,7 +637,7 @@ static void session_run_next_call(struct session *s)
 		return;
 	}
 	if (!denied && step_before_exec(&s->step, call, s->next_call,
-	                                s->turn) == STEP_PAUSE) {
+	                                s->conv.turn) == STEP_PAUSE) {
 		session_set_state(s, SESSION_PAUSED);
 		return;
 	}
@@ -689,8 +670,8 @@ static void session_skip_pending(struct session *s)
 		    cJSON_GetArrayItem(s->pending, s->next_call++);
 		const char *id = json_str(call, "id", "");
 		session_emit(s, ev_tool_result(id, why, 1));
-		messages_add_tool(s->messages, id, json_str(call, "name", ""),
-		                  why, 1);
+		messages_add_tool(s->conv.messages, id,
+		                  json_str(call, "name", ""), why, 1);
 	}
 	cJSON_Delete(s->pending);
 	s->pending = NULL;
@@ -711,7 +692,8 @@ void session_result_in(struct session *s)
 		                                   r->is_error, r->original));
 	else
 		session_emit(s, ev_tool_result(r->id, r->content, r->is_error));
-	messages_add_tool(s->messages, r->id, r->name, r->content, r->is_error);
+	messages_add_tool(s->conv.messages, r->id, r->name, r->content,
+	                  r->is_error);
 	int changes = r->changes;
 	diffs_call(s, r->id); /* what the listing finds, this call did */
 	session_result_free(r);
@@ -804,14 +786,13 @@ static void session_kernel_ready(struct session *s)
 	struct replay_act a = {0};
 	replay_go(s->replay, s, &a);
 	if (a.messages) { /* the conversation resume rebuilt */
-		cJSON_Delete(s->messages);
-		s->messages = a.messages;
+		conv_set_messages(s, a.messages);
 		budget_take_totals(&s->budget, &a.totals);
-		s->turn = a.turn;
+		conv_set_turn(s, a.turn);
 	}
 	switch (a.what) {
 	case REPLAY_REQUEST:
-		s->turn = a.turn;
+		conv_set_turn(s, a.turn);
 		session_request_turn(s);
 		break;
 	case REPLAY_CALLS:
@@ -949,8 +930,8 @@ int session_send(struct session *s, const char *text, char **err)
 		if (context_compact(s, "user", s->cfg->context.keep_turns,
 		                    err) < 0)
 			return -1;
-		s->ctx.user =
-		    1 + (int)s->idle_why; /* the wait it goes back to */
+		/* the wait it goes back to */
+		context_set_user(s, 1 + (int)s->idle_why);
 		session_compact_request(s);
 		return 0;
 	}
@@ -972,9 +953,8 @@ int session_cancel(struct session *s)
 		if (s->llm)
 			llm_cancel(s->llm);
 		context_abandon(s, "cancelled by the user");
-		session_flush_delta(s);
-		buf_reset(&s->delta);
-		buf_reset(&s->turn_text);
+		conv_end_stream(s);
+		conv_reset_turn_text(s);
 		session_idle(s, SESSION_IDLE_CANCELLED);
 		return 1;
 	case SESSION_EXECUTING:
