@@ -12,6 +12,7 @@
 #include "assay/buf.h"
 #include "assay/sandbox.h"
 
+#include "calls.h"
 #include "conv.h"
 #include "rundir.h"
 #include "workspace.h"
@@ -28,11 +29,9 @@ struct observer {
 	void *arg;
 };
 
-struct tool_run;       /* one tool call in flight (tools.c) */
-struct replay;         /* a recorded run followed (resume.c) */
-struct outputs;        /* the outputs being delivered (outputs.c) */
-struct sbx_call;       /* a sandbox operation in flight (session.c) */
-struct session_result; /* a call's result waiting (session.c) */
+struct replay;   /* a recorded run followed (resume.c) */
+struct outputs;  /* the outputs being delivered (outputs.c) */
+struct sbx_call; /* a sandbox operation in flight (session.c) */
 struct step_pause;
 struct llm_request;
 struct llm_result;
@@ -101,30 +100,18 @@ struct session {
 	int interactive;
 	enum session_idle idle_why;
 
-	/* the turn's tool calls */
-	cJSON *pending; /* tool calls of the current turn */
-	int next_call;
-	struct tool_run *running;
-	struct session_result *result; /* waiting for the archive */
-	uint64_t next_timer;           /* the state's next step */
-	struct pykernel *py;           /* the python tool's kernel */
-	int py_generation;             /* kernels started so far */
-	int py_lost; /* a kernel died: the next cell says so */
+	uint64_t next_timer; /* the state's next step */
+	/* the turn's tool calls, their approvals, the python kernel
+	 * (calls.h) */
+	struct calls calls;
+	struct approvals appr;
+	struct pystate py;
 	/* the workspace (workspace.h) */
 	struct scan scan;
 	struct diffs diffs;
 	struct persist persist;
-	struct sbx_call *calls; /* sandbox operations in flight */
-	int ncalls;
-
-	/* approvals (approval.c): the policy, one entry per call of the
-	 * turn, and the frontend that asks a person */
-	struct policy *policy;
-	struct approval *approvals;
-	int napprovals;
-	struct session_approver approver;
-	void *approver_arg;
-	uint64_t approval_timer;
+	struct sbx_call *sbx_calls; /* sandbox operations in flight */
+	int sbx_ncalls;
 
 	struct replay *replay; /* resume.c: the record followed, or NULL */
 	struct step_ctl step;  /* step.c */
@@ -209,8 +196,6 @@ void session_sandbox_started(struct session *s, void *ctx, int rc,
 /* The sandbox is up with its workspace: announce the run, list the
  * workspace, start the kernel (SESSION_LISTING). */
 void session_announce(struct session *s);
-/* Run the next call now: a decision arrived (approval.c). */
-void session_run_next(struct session *s);
 /* The workspace listing is done (scan.c): what waited for it goes on. */
 void session_scanned(struct session *s);
 
@@ -390,41 +375,6 @@ enum session_step_kind step_resumes(const struct step_ctl *st);
 void step_clear(struct step_ctl *st);
 void step_free(struct step_ctl *st);
 
-/* approval.c: a step-mode edit of call id (deny rules checked); the
- * result then says what ran instead. */
-int approval_set_edit(struct session *s, const char *id, const char *edited,
-                      char **err);
-
-/* Neutral tool definitions offered to the model. */
-cJSON *tools_definitions(void);
-/* Run one tool call ({"id","name","arguments"}); calls
- * tools_finished(s, id, content, is_error) when done (possibly before
- * returning). */
-void tools_run(struct session *s, const cJSON *call);
-void tools_cancel(struct session *s);
-void tools_finished(struct session *s, const char *id, const char *content,
-                    int is_error);
-
-/* approval.c: each call of a turn through the policy. */
-struct approval; /* one call's decision */
-/* Make the policy from the configuration (its rules are checked). */
-int approval_init(struct session *s, char **err);
-void approval_free(struct session *s);
-/* The turn's calls (s->pending) arrived: emit their tool_call events,
- * decide each, and ask the approver about those that need a person. */
-void approval_turn(struct session *s);
-/* The call at s->next_call: 0 while it waits for a decision; else 1
- * with *run the call to run (perhaps edited) or, for a denied call,
- * *denied the tool result to give (and *run the original call). */
-int approval_next(struct session *s, const cJSON **run, const char **denied);
-/* Withdraw every request still waiting (the run or turn ends). */
-void approval_cancel_all(struct session *s);
-/* The tool result as the model is told it (an edited call says what
- * ran instead). Caller frees. */
-char *approval_result(struct session *s, const char *id, const char *content);
-/* Run the next call now (session.c): after a decision arrives. */
-void session_run_next(struct session *s);
-
 /* The default system prompt with the workspace layout filled in. */
 char *prompt_system(const struct config *cfg, char **err);
 /* Append what the kernel's hello says about the sandbox's Python (its
@@ -437,53 +387,5 @@ void prompt_add_python(char **prompt, const struct config *cfg,
 char *agent_data_file(const char *rel, const char *embedded);
 extern const char embed_assay_kernel_py[];
 extern const char embed_instructions_md[];
-
-/* The output side of a command-like call (shell, python cell): opens
- * exec/<id>.stdout|stderr, emits exec_start and makes it s->running.
- * NULL + *err if the files cannot be made. */
-struct tool_run *tool_run_begin(struct session *s, const char *id,
-                                const char *command, char **err);
-/* One chunk of output (an sbx_exec_obs on_output; arg is the run). */
-void tool_run_output(void *run, enum sbx_stream which, const char *data,
-                     size_t n);
-/* Emit exec_end for ex, free the run and return the model's view of
- * its output (head and tail of stdout, then "[stderr]" and stderr). */
-char *tool_run_end(struct tool_run *r, const struct sbx_exit *ex);
-/* A python cell's result ({[value], [error: {type, message}],
- * [traceback]}, taken) goes into its exec_end as "python". */
-void tool_run_python(struct tool_run *r, cJSON *result);
-
-/* pytool.c: the python tool. Start the kernel at the start of the run
- * (its hello tells the prompt which libraries exist), then call
- * ready(s); ready is called even when Python is unavailable. */
-void pytool_start(struct session *s, void (*ready)(struct session *));
-void pytool_run(struct session *s, const char *id, const cJSON *args);
-/* Interrupt the running cell (the kernel is killed if it does not
- * stop); forget a pending start. */
-void pytool_cancel(struct session *s);
-
-/* pyframe.c: the framing between assay and the kernel. A frame is a
- * type byte, a 4-byte big-endian payload length and the payload. */
-#define PYFRAME_HEADER 5
-#define PYFRAME_MAX (1u << 20) /* largest payload taken from a kernel */
-
-struct pyframe_reader {
-	struct buf partial; /* an incomplete frame */
-	size_t max;         /* payload limit */
-	const char *types;  /* the frame types allowed */
-};
-
-typedef void (*pyframe_fn)(void *arg, char type, const char *payload, size_t n);
-
-void pyframe_reader_init(struct pyframe_reader *r, const char *types,
-                         size_t max);
-void pyframe_reader_free(struct pyframe_reader *r);
-/* Feed bytes; fn is called for every complete frame. -1 + *err when
- * the stream cannot be a valid one (unknown type, payload over max):
- * nothing after that can be trusted. */
-int pyframe_feed(struct pyframe_reader *r, const char *data, size_t n,
-                 pyframe_fn fn, void *arg, char **err);
-/* Append one frame to out. */
-void pyframe_encode(struct buf *out, char type, const void *payload, size_t n);
 
 #endif

@@ -105,14 +105,14 @@ void ending_start(struct session *s, const char *status, int code)
 	s->end.status = status;
 	s->end.code = code;
 	s->end.stage = ENDING_DRAIN;
-	if (!s->ncalls)
+	if (!s->sbx_ncalls)
 		ending_drained(s);
 }
 
 void ending_check(struct session *s)
 {
 	if (s->state == SESSION_ENDING && s->end.stage == ENDING_DRAIN &&
-	    !s->ncalls)
+	    !s->sbx_ncalls)
 		ending_drained(s);
 }
 

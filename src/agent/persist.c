@@ -43,7 +43,7 @@ static void persist_took(const struct session *s, const char *what,
 /* The snapshot is written (or failed, said): the result goes in. */
 static void persist_finish(struct session *s)
 {
-	if (s->result) {
+	if (s->calls.result) {
 		session_result_in(s);
 		return;
 	}

@@ -29,15 +29,6 @@ struct sbx_call {
 	struct sbx_call *next;
 };
 
-/* A call's result on its way into the conversation. */
-struct session_result {
-	char *id, *name;
-	char *content;  /* what the model is told */
-	char *original; /* a fork replaced it: what the call gave */
-	int is_error;
-	int changes; /* the call may have changed files */
-};
-
 static void session_run_next_call(struct session *s);
 static void session_skip_pending(struct session *s);
 static void session_begin(struct session *s);
@@ -236,18 +227,6 @@ struct session *session_new(struct loop *l, struct config *cfg, char **err)
 	return s;
 }
 
-/* Free a result that waited (or never joined the conversation). */
-static void session_result_free(struct session_result *r)
-{
-	if (!r)
-		return;
-	free(r->id);
-	free(r->name);
-	free(r->content);
-	free(r->original);
-	free(r);
-}
-
 void session_free(struct session *s)
 {
 	if (!s)
@@ -262,7 +241,7 @@ void session_free(struct session *s)
 		if (timers[i])
 			loop_timer_cancel(s->loop, timers[i]);
 	/* operations still in flight complete into nothing */
-	for (struct sbx_call *c = s->calls; c; c = c->next)
+	for (struct sbx_call *c = s->sbx_calls; c; c = c->next)
 		c->s = NULL;
 	tools_cancel(s);
 	if (s->llm)
@@ -277,9 +256,8 @@ void session_free(struct session *s)
 	context_free(&s->ctx);
 	free(s->budget_why);
 	outputs_free(s->outputs);
-	session_result_free(s->result);
+	calls_free(&s->calls);
 	conv_free(&s->conv);
-	cJSON_Delete(s->pending);
 	cJSON_Delete(s->end.outputs);
 	cJSON_Delete(s->inputs_checked);
 	snapshot_free(s->scan.snapshot);
@@ -368,9 +346,9 @@ void *session_sbx_call(struct session *s, session_sbx_fn fn, void *ctx)
 	c->s = s;
 	c->fn = fn;
 	c->ctx = ctx;
-	c->next = s->calls;
-	s->calls = c;
-	s->ncalls++;
+	c->next = s->sbx_calls;
+	s->sbx_calls = c;
+	s->sbx_ncalls++;
 	return c;
 }
 
@@ -380,11 +358,11 @@ void session_sbx_done(void *arg, int rc, const char *err, struct buf *data,
 	struct sbx_call *c = arg;
 	struct session *s = c->s;
 	if (s) {
-		struct sbx_call **p = &s->calls;
+		struct sbx_call **p = &s->sbx_calls;
 		while (*p != c)
 			p = &(*p)->next;
 		*p = c->next;
-		s->ncalls--;
+		s->sbx_ncalls--;
 		c->fn(s, c->ctx, rc, err, data, list);
 	}
 	free(c);
@@ -522,9 +500,7 @@ static void session_deliver(struct session *s, struct llm_result *r, int cached)
 			session_wind_up(s, "completed", EXIT_OK);
 		return;
 	}
-	cJSON_Delete(s->pending);
-	s->pending = cJSON_Duplicate(r->tool_calls, 1);
-	s->next_call = 0;
+	calls_set(s, cJSON_Duplicate(r->tool_calls, 1));
 	llm_result_free(r);
 	session_set_state(s, SESSION_TOOL_CALLS_READY);
 	approval_turn(s);
@@ -623,10 +599,9 @@ void session_request_turn(struct session *s)
  * AWAITING_APPROVAL until session_approve wakes it). */
 static void session_run_next_call(struct session *s)
 {
-	int n = cJSON_GetArraySize(s->pending);
-	if (s->next_call >= n) {
-		cJSON_Delete(s->pending);
-		s->pending = NULL;
+	int n = cJSON_GetArraySize(s->calls.pending);
+	if (s->calls.next_call >= n) {
+		calls_clear(s);
 		session_request_turn(s);
 		return;
 	}
@@ -636,12 +611,12 @@ static void session_run_next_call(struct session *s)
 		session_set_state(s, SESSION_AWAITING_APPROVAL);
 		return;
 	}
-	if (!denied && step_before_exec(&s->step, call, s->next_call,
+	if (!denied && step_before_exec(&s->step, call, s->calls.next_call,
 	                                s->conv.turn) == STEP_PAUSE) {
 		session_set_state(s, SESSION_PAUSED);
 		return;
 	}
-	s->next_call++;
+	calls_advance(s);
 	session_set_state(s, SESSION_EXECUTING);
 	if (denied)
 		tools_finished(s, json_str(call, "id", ""), denied, 1);
@@ -661,20 +636,18 @@ void session_run_next(struct session *s)
 static void session_skip_pending(struct session *s)
 {
 	static const char *why = "[not run: cancelled by the user]";
-	int n = cJSON_GetArraySize(s->pending);
+	int n = cJSON_GetArraySize(s->calls.pending);
 	/* questions still open go away; every call already had its
 	 * tool_call event when the turn arrived (approval.c) */
 	approval_cancel_all(s);
-	while (s->next_call < n) {
-		const cJSON *call =
-		    cJSON_GetArrayItem(s->pending, s->next_call++);
+	while (s->calls.next_call < n) {
+		const cJSON *call = calls_advance(s);
 		const char *id = json_str(call, "id", "");
 		session_emit(s, ev_tool_result(id, why, 1));
 		messages_add_tool(s->conv.messages, id,
 		                  json_str(call, "name", ""), why, 1);
 	}
-	cJSON_Delete(s->pending);
-	s->pending = NULL;
+	calls_clear(s);
 	session_idle(s, SESSION_IDLE_CANCELLED);
 }
 
@@ -684,19 +657,7 @@ static void session_skip_pending(struct session *s)
 void session_result_in(struct session *s)
 {
 	struct snapshot *held = persist_take_held(s);
-	struct session_result *r = s->result;
-	s->result = NULL;
-	if (r->original)
-		session_emit(s,
-		             ev_tool_result_forked(r->id, r->content,
-		                                   r->is_error, r->original));
-	else
-		session_emit(s, ev_tool_result(r->id, r->content, r->is_error));
-	messages_add_tool(s->conv.messages, r->id, r->name, r->content,
-	                  r->is_error);
-	int changes = r->changes;
-	diffs_call(s, r->id); /* what the listing finds, this call did */
-	session_result_free(r);
+	int changes = calls_result_record(s);
 	const char *lost = sbx_lost(s->sbx);
 	if (lost && s->state != SESSION_ENDING) { /* nowhere to go on */
 		session_emit(s, ev_error("sandbox", lost, -1));
@@ -733,26 +694,9 @@ static void session_take_result(struct session *s, const char *id,
 {
 	if (s->freeing || !session_takes_results(s))
 		return;
-	const char *forked =
-	    s->replay ? replay_fork_result(s->replay, id) : NULL;
-	char *told = forked || as_is ? xstrdup(forked ? forked : content)
-	                             : approval_result(s, id, content);
-	struct session_result *r = xcalloc(1, sizeof *r);
-	r->id = xstrdup(id);
-	/* what the model is sent must be valid UTF-8 */
-	r->content = utf8_sanitize(told, strlen(told), NULL);
-	free(told);
-	r->original = forked ? xstrdup(content) : NULL;
-	r->is_error = is_error;
-	const cJSON *call = cJSON_GetArrayItem(s->pending, s->next_call - 1);
-	r->name = xstrdup(json_str(call, "name", ""));
-	/* reading and listing change nothing: no scan, no archive */
-	r->changes =
-	    strcmp(r->name, "read_file") && strcmp(r->name, "list_files");
-	session_result_free(s->result);
-	s->result = r;
+	int changes = calls_result_new(s, id, content, is_error, as_is);
 	int persist =
-	    r->changes && (sbx_caps(s->sbx) & SBX_CAP_IMPORT_TAR) &&
+	    changes && (sbx_caps(s->sbx) & SBX_CAP_IMPORT_TAR) &&
 	    (s->state == SESSION_EXECUTING || s->state == SESSION_CANCELLING);
 	if (persist)
 		persist_result(s);
@@ -796,9 +740,7 @@ static void session_kernel_ready(struct session *s)
 		session_request_turn(s);
 		break;
 	case REPLAY_CALLS:
-		cJSON_Delete(s->pending);
-		s->pending = a.calls;
-		s->next_call = 0;
+		calls_set(s, a.calls);
 		session_set_state(s, SESSION_TOOL_CALLS_READY);
 		approval_turn(s);
 		if (s->state == SESSION_TOOL_CALLS_READY)
@@ -975,7 +917,7 @@ int session_cancel(struct session *s)
 	case SESSION_PAUSED: {
 		/* a step breakpoint: before a call, the turn's calls are
 		 * not run; before a request, it is not sent */
-		int exec = s->pending != NULL;
+		int exec = s->calls.pending != NULL;
 		step_clear(&s->step);
 		if (exec)
 			session_skip_pending(s);
@@ -1023,9 +965,8 @@ void session_end(struct session *s)
 /* A skipped call: its result says it did not run. */
 static void session_skip_call(struct session *s)
 {
-	const cJSON *call = cJSON_GetArrayItem(s->pending, s->next_call);
+	const cJSON *call = calls_advance(s);
 	char *id = xstrdup(json_str(call, "id", ""));
-	s->next_call++;
 	session_set_state(s, SESSION_EXECUTING);
 	/* nothing ran: not even an approval edit of it */
 	session_take_result(s, id, STEP_SKIPPED, 1, 1);

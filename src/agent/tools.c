@@ -263,8 +263,8 @@ char *tool_run_end(struct tool_run *r, const struct sbx_exit *ex)
 	session_emit(s, ev);
 	context_output_file(s, r->id, r->out[0].path);
 	char *text = tool_run_text(r);
-	if (s->running == r)
-		s->running = NULL;
+	if (s->calls.running == r)
+		s->calls.running = NULL;
 	tool_run_free(r);
 	return text;
 }
@@ -364,7 +364,7 @@ struct tool_run *tool_run_begin(struct session *s, const char *id,
 		return NULL;
 	}
 	session_emit(s, ev_exec_start(id, command));
-	s->running = r;
+	s->calls.running = r;
 	r->started = now_ms();
 	return r;
 }
@@ -698,7 +698,7 @@ void tools_run(struct session *s, const cJSON *call)
 
 void tools_cancel(struct session *s)
 {
-	if (s->running && s->running->exec && s->sbx)
-		sbx_exec_cancel(s->running->exec);
+	if (s->calls.running && s->calls.running->exec && s->sbx)
+		sbx_exec_cancel(s->calls.running->exec);
 	pytool_cancel(s);
 }
