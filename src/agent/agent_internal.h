@@ -12,9 +12,11 @@
 #include "assay/buf.h"
 #include "assay/sandbox.h"
 
+#include "budget.h"
 #include "calls.h"
 #include "conv.h"
 #include "rundir.h"
+#include "step.h"
 #include "workspace.h"
 #include "ending.h"
 
@@ -32,31 +34,9 @@ struct observer {
 struct replay;   /* a recorded run followed (resume.c) */
 struct outputs;  /* the outputs being delivered (outputs.c) */
 struct sbx_call; /* a sandbox operation in flight (session.c) */
-struct step_pause;
 struct llm_request;
 struct llm_result;
 struct llm_usage;
-
-/* Usage so far (budget.c). */
-struct budget {
-	long in_tokens, out_tokens, cached_tokens;
-	double cost;      /* of the priced turns */
-	double last_cost; /* the last turn's; -1 unknown */
-	int unpriced;     /* turns whose cost is unknown (no price) */
-	struct model_table *models;
-	const struct model_info *price; /* the run's model; NULL: none */
-};
-
-/* Step mode (step.c): its switch, its frontend, the breakpoint waiting
- * and the one it let through (a pass is for that request or call only). */
-struct step_ctl {
-	int on;
-	struct session_stepper ops;
-	void *arg;
-	struct step_pause *pause; /* the breakpoint waiting, or NULL */
-	int request_cleared;      /* the next request passed its pause */
-	int call_cleared;         /* 1 + the call that passed its pause */
-};
 
 /* Why the session is IDLE (the idle event's reason). */
 enum session_idle {
@@ -214,19 +194,6 @@ void session_sbx_done(void *call, int rc, const char *err, struct buf *data,
  * gives the provider). */
 void session_on_llm_done(void *arg, struct llm_result *r);
 
-/* budget.c: usage and limits. */
-/* 1 while another request is allowed; else 0 and *why (caller frees). */
-/* Which budget a check found spent. */
-struct budget_hit {
-	const char *kind; /* cost, tokens, turns */
-	double spent, limit;
-};
-int budget_left(const struct budget *b, const struct config *c, int turn,
-                char **why, struct budget_hit *hit);
-/* A budget is spent (why taken): interactive, the session waits (IDLE
- * "budget") for session_budget_decide; headless, the run ends, exit 5. */
-void session_budget_spent(struct session *s, char *why,
-                          const struct budget_hit *hit);
 /* session.c's steps that budget.c takes too. */
 void session_request_turn(struct session *s);
 void session_wind_up(struct session *s, const char *status, int code);
@@ -234,32 +201,6 @@ void session_idle(struct session *s, enum session_idle why);
 /* The idle event's reason from now on (the state stays). */
 void session_set_idle_why(struct session *s, enum session_idle why);
 extern const char *const session_idle_names[];
-/* A budget the user raised in the Budget dialog: c's limit of kind
- * becomes limit; -1 when limit makes no sense for kind. */
-int budget_raise(struct config *c, const char *kind, double limit);
-/* The model table and the price of model (session_prepare); -1 + *err
- * when the configuration's "models" is malformed. */
-int budget_prices(struct budget *b, const struct config *c, const char *model,
-                  char **err);
-void budget_free(struct budget *b);
-/* Whether a request of about req_bytes (its canonical JSON) may be sent
- * under --max-cost: its input alone, estimated at 4 bytes a token, must
- * not cross the budget; 0 + *why when it would. */
-int budget_request_fits(const struct budget *b, const struct config *c,
-                        size_t req_bytes, char **why, struct budget_hit *hit);
-/* Add a turn's usage to the totals; its usage event. */
-cJSON *budget_usage(struct budget *b, int turn, const struct llm_usage *u,
-                    int replayed);
-/* The same for a compaction's summary request (the usage event's
- * "of"), which is not a turn of its own. */
-cJSON *budget_usage_of(struct budget *b, int turn, const struct llm_usage *u,
-                       int replayed, int compaction);
-/* The counts of src (a resume's walk of the record) into dst, whose
- * model table and price stay. */
-void budget_take_totals(struct budget *dst, const struct budget *src);
-/* The totals as a recorded usage event's totals gives them. */
-void budget_restore(struct budget *b, const cJSON *totals);
-
 /* The result waiting in s->result joins the record and the
  * conversation (session.c). */
 void session_result_in(struct session *s);
@@ -339,41 +280,6 @@ int replay_announce(struct replay *rp, struct session *s);
  * requests); re-execute sends its first recorded message. */
 void replay_go(struct replay *rp, struct session *s, struct replay_act *act);
 void replay_free(struct replay *rp);
-
-/* --- step.c: the breakpoints ----------------------------------------
- * Step decides, the session acts. */
-enum step_do {
-	STEP_GO,    /* no breakpoint here (or passed): go on */
-	STEP_PAUSE, /* a breakpoint: the session enters PAUSED */
-};
-enum step_do step_before_request(struct step_ctl *st,
-                                 const struct llm_request *req, int turn);
-enum step_do step_before_exec(struct step_ctl *st, const cJSON *call, int idx,
-                              int turn);
-/* Entering PAUSED: the step_pause event of the waiting breakpoint;
- * then step_notify tells the frontend. */
-cJSON *step_pause_event(const struct step_ctl *st);
-void step_notify(struct step_ctl *st);
-/* What an answer to the pause asks of the session. */
-enum step_answer {
-	STEP_REFUSED = -1, /* *err says why; still paused */
-	STEP_RESUME,       /* go on from the loop (step_resumes) */
-	STEP_SKIP,         /* the call does not run: STEP_SKIPPED is its
-	                      result */
-	STEP_END,          /* end the run, interrupted */
-};
-extern const char STEP_SKIPPED[];
-/* Check and record (step_resume) an answer; an edit goes to the
- * approval of the call. */
-enum step_answer step_answer(struct step_ctl *st, struct session *s,
-                             enum session_step_action action,
-                             const char *edited, char **err);
-/* After STEP_RESUME: the kind of step the answer lets through. */
-enum session_step_kind step_resumes(const struct step_ctl *st);
-/* Forget the breakpoint waiting and any pass (the run ends or the turn
- * is cancelled). */
-void step_clear(struct step_ctl *st);
-void step_free(struct step_ctl *st);
 
 /* The default system prompt with the workspace layout filled in. */
 char *prompt_system(const struct config *cfg, char **err);
