@@ -1,5 +1,9 @@
-/* agent_internal.h: what the session's files share: the session
- * struct, the event helpers and the tool runners. Not a public API. */
+/* agent_internal.h: what every part of the session needs: struct
+ * session (its parts, each in a header of its own that names the
+ * files that may write it: rundir.h, conv.h, calls.h, workspace.h,
+ * budget.h, step.h, ending.h), the state machine's entry points
+ * (session.c), and resume's seam (record.c, resume.c, inputs.c). Not
+ * a public API. */
 #ifndef ASSAY_AGENT_INTERNAL_H
 #define ASSAY_AGENT_INTERNAL_H
 
@@ -65,7 +69,7 @@ struct session {
 
 	/* the conversation and the turn (conv.h) */
 	struct conv conv;
-	struct budget budget;
+	struct budget budget;              /* budget.h */
 	struct context ctx;                /* conv.h */
 	struct session_budget budget_wait; /* IDLE_BUDGET: what was hit */
 	char *budget_why;
@@ -94,7 +98,7 @@ struct session {
 	int sbx_ncalls;
 
 	struct replay *replay; /* resume.c: the record followed, or NULL */
-	struct step_ctl step;  /* step.c */
+	struct step_ctl step;  /* step.h */
 
 	struct ending end;       /* ending.h: ENDING, and what run_end says */
 	struct outputs *outputs; /* outputs.c: the delivery in flight */
