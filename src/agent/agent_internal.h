@@ -1,5 +1,9 @@
-/* agent_internal.h: what the session's files share: the session
- * struct, the event helpers and the tool runners. Not a public API. */
+/* agent_internal.h: what every part of the session needs: struct
+ * session (its parts, each in a header of its own that names the
+ * files that may write it: rundir.h, conv.h, calls.h, workspace.h,
+ * budget.h, step.h, ending.h), the state machine's entry points
+ * (session.c), and resume's seam (record.c, resume.c, inputs.c). Not
+ * a public API. */
 #ifndef ASSAY_AGENT_INTERNAL_H
 #define ASSAY_AGENT_INTERNAL_H
 
@@ -12,6 +16,14 @@
 #include "assay/buf.h"
 #include "assay/sandbox.h"
 
+#include "budget.h"
+#include "calls.h"
+#include "conv.h"
+#include "rundir.h"
+#include "step.h"
+#include "workspace.h"
+#include "ending.h"
+
 struct loop;
 struct http;
 struct llm;
@@ -23,71 +35,12 @@ struct observer {
 	void *arg;
 };
 
-struct tool_run;       /* one tool call in flight (tools.c) */
-struct replay;         /* a recorded run followed (resume.c) */
-struct outputs;        /* the outputs being delivered (outputs.c) */
-struct sbx_call;       /* a sandbox operation in flight (session.c) */
-struct session_result; /* a call's result waiting (session.c) */
-struct step_pause;
+struct replay;   /* a recorded run followed (resume.c) */
+struct outputs;  /* the outputs being delivered (outputs.c) */
+struct sbx_call; /* a sandbox operation in flight (session.c) */
 struct llm_request;
 struct llm_result;
 struct llm_usage;
-
-/* The event stream's bookkeeping (transcript.c). */
-struct transcript {
-	int fd;              /* transcript.jsonl, appended to; -1 closed */
-	off_t good;          /* its size after the last whole line */
-	int failed;          /* errno of a write that failed: nothing more */
-	int failed_cut;      /* and the partial line could not be taken back */
-	uint64_t failed_seq; /* the first event not recorded */
-	uint64_t seq;        /* the last event's seq */
-	int64_t t0;          /* t = 0 (a resumed run goes on from its last t) */
-	uint64_t written;    /* events this session emitted */
-};
-
-/* Usage so far (budget.c). */
-struct budget {
-	long in_tokens, out_tokens, cached_tokens;
-	double cost;      /* of the priced turns */
-	double last_cost; /* the last turn's; -1 unknown */
-	int unpriced;     /* turns whose cost is unknown (no price) */
-	struct model_table *models;
-	const struct model_info *price; /* the run's model; NULL: none */
-};
-
-/* The conversation against the context window (context.c). */
-struct context {
-	long window;         /* tokens; 0 unknown: only a refusal compacts */
-	long last_in;        /* the last measured request's input tokens */
-	size_t last_bytes;   /* its canonical size */
-	size_t sent_bytes;   /* the request in flight's */
-	long est;            /* its estimate */
-	int compacting;      /* REQUESTING the summary */
-	int retry;           /* then the refused turn is asked again */
-	int recovered;       /* the turn in flight compacted after a refusal */
-	int no_compact;      /* a compaction failed: not again this turn */
-	int user;            /* /compact: 1 + the idle reason it returns to */
-	int followed;        /* a re-execute redid the record's compaction
-	                        before this turn (1 + turn) */
-	char *reason;        /* threshold, context_length_exceeded, user */
-	char *hash;          /* the summary request's */
-	size_t sum_bytes;    /* its canonical size */
-	cJSON *sum_messages; /* its history */
-	long est_before;
-	int keep_from; /* the first message kept */
-	cJSON *files;  /* call id -> its exec/ output file's name */
-};
-
-/* Step mode (step.c): its switch, its frontend, the breakpoint waiting
- * and the one it let through (a pass is for that request or call only). */
-struct step_ctl {
-	int on;
-	struct session_stepper ops;
-	void *arg;
-	struct step_pause *pause; /* the breakpoint waiting, or NULL */
-	int request_cleared;      /* the next request passed its pause */
-	int call_cleared;         /* 1 + the call that passed its pause */
-};
 
 /* Why the session is IDLE (the idle event's reason). */
 enum session_idle {
@@ -96,23 +49,6 @@ enum session_idle {
 	SESSION_IDLE_CANCELLED,
 	SESSION_IDLE_FAILED, /* the last request failed: ending now fails */
 	SESSION_IDLE_BUDGET, /* a budget is spent: session_budget_decide */
-};
-
-/* The changes of the listings in hand and the last text of each file
- * (diffs.c). */
-struct diff_change;
-struct diff_version;
-struct diffs {
-	struct diff_change *q; /* the changes, in the listing's order */
-	size_t nq, capq;
-	size_t next; /* the change being read */
-	size_t reads;
-	int busy;
-	int quiet;
-	char *call; /* whose changes (NULL: no call's) */
-	struct diff_version *v;
-	size_t nv, capv;
-	size_t kept; /* bytes of text in v */
 };
 
 struct session {
@@ -125,28 +61,16 @@ struct session {
 	enum session_state state;
 	int exit_code;
 	char *error; /* why the run did not get going (session_error) */
-	char *run_id;
-	char *run_dir;
-	int made_run_dir; /* the run dir did not exist before */
-	int lock_fd;      /* run.lock, held while the run lives */
+	struct rundir rundir; /* rundir.h: the run dir, lock, transcript */
 	char *system_prompt;
-	struct transcript tr;
 	struct observer *obs;
 	size_t nobs;
 	int freeing; /* session_free is tearing down */
 
-	/* the conversation and the turn */
-	cJSON *messages; /* neutral conversation */
-	cJSON *tools;    /* neutral tool definitions */
-	int turn;
-	char *request_hash;
-	struct buf turn_text; /* text streamed this turn */
-	struct buf delta;     /* text not yet emitted as text_delta */
-	uint64_t delta_timer;
-	struct llm_result *cached; /* a recorded answer on its way */
-	uint64_t cached_timer;
-	struct budget budget;
-	struct context ctx;                /* context.c */
+	/* the conversation and the turn (conv.h) */
+	struct conv conv;
+	struct budget budget;              /* budget.h */
+	struct context ctx;                /* conv.h */
 	struct session_budget budget_wait; /* IDLE_BUDGET: what was hit */
 	char *budget_why;
 	char *prompt;    /* STARTING: the first user message, if any */
@@ -160,58 +84,23 @@ struct session {
 	int interactive;
 	enum session_idle idle_why;
 
-	/* the turn's tool calls */
-	cJSON *pending; /* tool calls of the current turn */
-	int next_call;
-	struct tool_run *running;
-	struct session_result *result; /* waiting for the archive */
-	uint64_t next_timer;           /* the state's next step */
-	uint64_t record_timer;         /* the transcript failed: end the run */
-	struct pykernel *py;           /* the python tool's kernel */
-	int py_generation;             /* kernels started so far */
-	int py_lost;               /* a kernel died: the next cell says so */
-	struct snapshot *snapshot; /* the workspace after the last call */
-	struct diffs diffs;        /* diffs.c */
-	struct {
-		int running;    /* a listing is on its way */
-		int again;      /* another is wanted after it */
-		int cut;        /* snapshot is of a listing cut at its limit */
-		double asked;   /* wall clock (s) when the listing was asked */
-		uint64_t timer; /* a held listing's start */
-		/* the held listing's taker (scan_hold) */
-		void (*then)(struct session *s, struct snapshot *now);
-	} scan; /* scan.c */
-	struct {
-		struct snapshot *now; /* held until the result is in */
-		int whole_next;       /* the last snapshot failed */
-		char *writing;        /* the whole archive being written */
-		int64_t t0;           /* when the snapshot's writing began */
-	} persist;                    /* persist.c */
-	struct sbx_call *calls;       /* sandbox operations in flight */
-	int ncalls;
-
-	/* approvals (approval.c): the policy, one entry per call of the
-	 * turn, and the frontend that asks a person */
-	struct policy *policy;
-	struct approval *approvals;
-	int napprovals;
-	struct session_approver approver;
-	void *approver_arg;
-	uint64_t approval_timer;
+	uint64_t next_timer; /* the state's next step */
+	/* the turn's tool calls, their approvals, the python kernel
+	 * (calls.h) */
+	struct calls calls;
+	struct approvals appr;
+	struct pystate py;
+	/* the workspace (workspace.h) */
+	struct scan scan;
+	struct diffs diffs;
+	struct persist persist;
+	struct sbx_call *sbx_calls; /* sandbox operations in flight */
+	int sbx_ncalls;
 
 	struct replay *replay; /* resume.c: the record followed, or NULL */
-	struct step_ctl step;  /* step.c */
+	struct step_ctl step;  /* step.h */
 
-	/* ENDING, and what run_end says */
-	struct {
-		const char *status;
-		int code;
-		int stage;      /* ending.c's step */
-		cJSON *outputs; /* run_end's outputs, once delivered */
-		int missing;    /* declared outputs not delivered */
-		char *archive;  /* the workspace archive, once written */
-		int64_t t0;     /* when its writing began */
-	} end;
+	struct ending end;       /* ending.h: ENDING, and what run_end says */
 	struct outputs *outputs; /* outputs.c: the delivery in flight */
 };
 
@@ -248,9 +137,6 @@ int record_resume_check(struct session *s, const struct record *r,
  * one, or the user passed --base-url (given); else -1 + *err. */
 int record_check_url(const struct session *s, const struct record *r, int given,
                      char **err);
-/* Lock s->run_dir (run.lock, flock) for the session's lifetime; -1 +
- * *err "run is in use (pid N)" when another process holds it. */
-int record_lock(struct session *s, char **err);
 /* run_start: keep copies of the instructions and the script in the
  * run dir, and set *instructions and *script to the paths run_start
  * records (NULL: none); caller frees. */
@@ -285,6 +171,8 @@ int session_prepare(struct session *s, char **err);
 /* Start the sandbox: SESSION_STARTING until it is up, then the run is
  * announced (run_start, or the replay's) and the kernel starts. */
 void session_boot(struct session *s, int stage_inputs);
+/* start.c: bring the sandbox up (session_boot, in STARTING). */
+void session_start_sandbox(struct session *s, int stage_inputs);
 /* sbx_start completed (start.c): the inputs checked, a resumed
  * workspace restored, then session_announce. */
 void session_sandbox_started(struct session *s, void *ctx, int rc,
@@ -292,8 +180,6 @@ void session_sandbox_started(struct session *s, void *ctx, int rc,
 /* The sandbox is up with its workspace: announce the run, list the
  * workspace, start the kernel (SESSION_LISTING). */
 void session_announce(struct session *s);
-/* Run the next call now: a decision arrived (approval.c). */
-void session_run_next(struct session *s);
 /* The workspace listing is done (scan.c): what waited for it goes on. */
 void session_scanned(struct session *s);
 
@@ -308,208 +194,17 @@ void *session_sbx_call(struct session *s, session_sbx_fn fn, void *ctx);
 void session_sbx_done(void *call, int rc, const char *err, struct buf *data,
                       cJSON *list);
 
-/* turn.c: the request the next turn would make (s->messages, the
- * system prompt, the tools), as the provider gets it. */
-void session_llm_request(const struct session *s, struct llm_request *req);
-/* Emit the text streamed since the last text_delta. */
-void session_flush_delta(struct session *s);
-/* The provider's observer: streamed text (a text_delta every 30 ms),
- * and a try given up for another (what it streamed is void). */
-void session_on_llm_text(void *arg, const char *text, size_t n);
-void session_on_llm_retry(void *arg, int attempt, long delay_ms,
-                          const char *category, const char *message,
-                          size_t discarded);
 /* session.c: the provider's answer is complete (the observer
  * gives the provider). */
 void session_on_llm_done(void *arg, struct llm_result *r);
 
-/* context.c: the conversation against the model's context window. */
-/* The window from the configuration or the model table (after
- * budget_prices). */
-void context_setup(struct session *s);
-void context_free(struct context *c);
-/* The tokens a request of bytes (canonical) is estimated at. */
-long context_estimate(const struct context *c, size_t bytes);
-/* Before a turn's request: trims s->messages (a context_trim event)
- * when it passes trim_at; 1 when it passes compact_at too and a
- * compaction was prepared (context_compact): the session requests the
- * summary (s->ctx.sum_messages, hash) instead of the turn. */
-int context_before_request(struct session *s);
-/* Prepare a compaction (compaction started): the summary request's
- * history and hash; keep_turns recent turns stay whole. -1 + *err
- * when there is nothing older to replace. */
-int context_compact(struct session *s, const char *reason, int keep_turns,
-                    char **err);
-/* Its answer arrived: the measured size. */
-void context_answered(struct session *s, const struct llm_result *r);
-/* A failed turn: 1 when the provider refused the prompt as too long and
- * a compaction was prepared to retry it (s->ctx.retry). */
-int context_refused(struct session *s, const struct llm_result *r);
-/* The summary arrived (from the provider, or cached): 0 when the
- * history is now the summary and the kept turns (compaction done and
- * its usage emitted); -1 when it failed (compaction failed emitted).
- * r stays the caller's. */
-int context_summarized(struct session *s, struct llm_result *r, int cached);
-/* A compaction under way is given up (cancelled, the run ends). */
-void context_abandon(struct session *s, const char *why);
-/* A call's full stdout is in exec/<file> (path): its stub names it. */
-void context_output_file(struct session *s, const char *id, const char *path);
-/* What a recorded context_trim or compaction (done) did to the
- * history, done again to *messages (resume rebuilds the same
- * requests); other events change nothing. */
-void context_apply(cJSON **messages, const cJSON *ev);
-/* The user message that heads the history after a compaction. Caller
- * frees. */
-char *context_summary_message(const char *summary, int replaced);
-
-/* messages.c: the neutral conversation the requests carry. */
-void messages_add_user(cJSON *messages, const char *text);
-void messages_add_assistant(cJSON *messages, const char *text,
-                            const cJSON *tool_calls, const cJSON *items);
-void messages_add_tool(cJSON *messages, const char *id, const char *name,
-                       const char *content, int is_error);
-
-/* transcript.c: the event stream's file and stamps. */
-void transcript_init(struct transcript *t);
-/* Open <run_dir>/transcript.jsonl for appending. */
-int transcript_open(struct transcript *t, const char *run_dir, char **err);
-/* Go on from a record's last event (seq, t). */
-void transcript_continue(struct transcript *t, uint64_t last_seq,
-                         int64_t last_t);
-/* seq and t first, every string valid UTF-8; takes ev, returns the
- * stamped event (caller deletes). */
-cJSON *transcript_stamp(struct transcript *t, cJSON *ev);
-/* Append the event just stamped: 0, or -1 when this write failed
- * (t->failed says why; the file keeps its whole lines and nothing
- * more is written: later calls return 0). */
-int transcript_write(struct transcript *t, const cJSON *ev);
-/* A loop timer's callback once a write failed: tells the frontends and
- * ends the run (exit 1). */
-void session_record_failed(void *arg);
-void transcript_close(struct transcript *t);
-
-/* cache.c: cache/<hash>.json. */
-void cache_save(const char *run_dir, const char *hash,
-                const struct llm_result *r);
-/* The answer to request hash in run_dir's cache, or NULL (none, or
- * not the answer to that hash). */
-cJSON *cache_load(const char *run_dir, const char *hash);
-/* A cached answer as the provider would have given it. */
-struct llm_result *cache_result(const cJSON *c);
-
-/* budget.c: usage and limits. */
-/* 1 while another request is allowed; else 0 and *why (caller frees). */
-/* Which budget a check found spent. */
-struct budget_hit {
-	const char *kind; /* cost, tokens, turns */
-	double spent, limit;
-};
-int budget_left(const struct budget *b, const struct config *c, int turn,
-                char **why, struct budget_hit *hit);
-/* A budget is spent (why taken): interactive, the session waits (IDLE
- * "budget") for session_budget_decide; headless, the run ends, exit 5. */
-void session_budget_spent(struct session *s, char *why,
-                          const struct budget_hit *hit);
 /* session.c's steps that budget.c takes too. */
 void session_request_turn(struct session *s);
 void session_wind_up(struct session *s, const char *status, int code);
 void session_idle(struct session *s, enum session_idle why);
+/* The idle event's reason from now on (the state stays). */
+void session_set_idle_why(struct session *s, enum session_idle why);
 extern const char *const session_idle_names[];
-/* A budget the user raised in the Budget dialog: c's limit of kind
- * becomes limit; -1 when limit makes no sense for kind. */
-int budget_raise(struct config *c, const char *kind, double limit);
-/* The model table and the price of model (session_prepare); -1 + *err
- * when the configuration's "models" is malformed. */
-int budget_prices(struct budget *b, const struct config *c, const char *model,
-                  char **err);
-void budget_free(struct budget *b);
-/* Whether a request of about req_bytes (its canonical JSON) may be sent
- * under --max-cost: its input alone, estimated at 4 bytes a token, must
- * not cross the budget; 0 + *why when it would. */
-int budget_request_fits(const struct budget *b, const struct config *c,
-                        size_t req_bytes, char **why, struct budget_hit *hit);
-/* Add a turn's usage to the totals; its usage event. */
-cJSON *budget_usage(struct budget *b, int turn, const struct llm_usage *u,
-                    int replayed);
-/* The same for a compaction's summary request (the usage event's
- * "of"), which is not a turn of its own. */
-cJSON *budget_usage_of(struct budget *b, int turn, const struct llm_usage *u,
-                       int replayed, int compaction);
-/* The counts of src (a resume's walk of the record) into dst, whose
- * model table and price stay. */
-void budget_take_totals(struct budget *dst, const struct budget *src);
-/* The totals as a recorded usage event's totals gives them. */
-void budget_restore(struct budget *b, const cJSON *totals);
-
-/* rundir.c: the run directory. */
-/* A new run: s->run_id, s->run_dir (cfg's, or .assay/runs/<id>), open. */
-int rundir_create(struct session *s, char **err);
-/* Set s->run_dir and s->run_id (copied; NULL clears). */
-void rundir_set(struct session *s, const char *dir, const char *id);
-/* Make and lock s->run_dir, its exec/ and cache/, open assay.log and
- * the transcript. */
-int rundir_open(struct session *s, char **err);
-/* With --workspace: neither the run dir nor the out dir may lie inside
- * it, where sandboxed code could plant links. */
-int rundir_check_layout(const struct config *cfg, const char *run_dir,
-                        char **err);
-/* Close the transcript and the lock; a run dir this session made and
- * never wrote to is removed. */
-void rundir_close(struct session *s);
-
-/* ending.c: ENDING's steps. Start them once the state is ENDING; a
- * completed sandbox operation checks whether the drain is over. Then
- * session_ended (session.c) makes the session DONE. */
-void ending_start(struct session *s);
-void ending_check(struct session *s);
-void session_ended(struct session *s);
-
-/* outputs.c: copy the declared outputs out (ENDING). done gets run_end's
- * outputs (taken) and how many are missing, from the loop. */
-typedef void (*outputs_done_fn)(struct session *s, cJSON *outputs, int missing);
-void outputs_deliver(struct session *s, outputs_done_fn done);
-void outputs_free(struct outputs *o);
-
-/* scan.c: list the workspace into s->snapshot; quiet: without
- * workspace_change events (a resumed workspace is already known). */
-void scan_workspace(struct session *s, int quiet);
-/* List the workspace for fn, which gets the snapshot (NULL when the
- * listing failed or was cut) without events: it hands it to scan_take
- * or frees it. */
-void scan_hold(struct session *s,
-               void (*fn)(struct session *s, struct snapshot *now));
-/* now (may be NULL: nothing) becomes the session's snapshot, what
- * changed since the last as workspace_change events unless quiet. */
-void scan_take(struct session *s, struct snapshot *now, int quiet);
-
-/* diffs.c: the changes of a listing with the diffs of their text.
- * diffs_change is snapshot_diff's callback (arg: the session): it
- * queues one; diffs_run reads what it must and emits the queue as
- * workspace_change events (none if quiet), attributed to the call
- * diffs_call named (NULL: none; then no diffs, the versions only). */
-void diffs_change(void *arg, const char *path, const char *kind, double size,
-                  double mtime);
-void diffs_call(struct session *s, const char *id);
-void diffs_run(struct session *s, int quiet);
-/* Changes are being read: the session waits (session_scanned ends it). */
-int diffs_busy(const struct session *s);
-void diffs_free(struct session *s);
-
-/* linediff.c: the hunks of a -> b as diff -u prints them (at most
- * about max bytes, then cut), and the lines added and removed. */
-struct linediff {
-	int added, removed;
-	int cut; /* hunks stop before the end */
-	struct buf hunks;
-};
-int linediff(const char *a, size_t na, const char *b, size_t nb, size_t max,
-             struct linediff *d);
-
-/* persist.c: after a call that may change files, a backend without a
- * host workspace persists it before the result is recorded: a delta
- * of what changed over the whole archive where it can, else the whole
- * archive. Then session_result_in. */
-void persist_result(struct session *s);
 /* The result waiting in s->result joins the record and the
  * conversation (session.c). */
 void session_result_in(struct session *s);
@@ -590,113 +285,6 @@ int replay_announce(struct replay *rp, struct session *s);
 void replay_go(struct replay *rp, struct session *s, struct replay_act *act);
 void replay_free(struct replay *rp);
 
-/* --- step.c: the breakpoints ----------------------------------------
- * Step decides, the session acts. */
-enum step_do {
-	STEP_GO,    /* no breakpoint here (or passed): go on */
-	STEP_PAUSE, /* a breakpoint: the session enters PAUSED */
-};
-enum step_do step_before_request(struct step_ctl *st,
-                                 const struct llm_request *req, int turn);
-enum step_do step_before_exec(struct step_ctl *st, const cJSON *call, int idx,
-                              int turn);
-/* Entering PAUSED: the step_pause event of the waiting breakpoint;
- * then step_notify tells the frontend. */
-cJSON *step_pause_event(const struct step_ctl *st);
-void step_notify(struct step_ctl *st);
-/* What an answer to the pause asks of the session. */
-enum step_answer {
-	STEP_REFUSED = -1, /* *err says why; still paused */
-	STEP_RESUME,       /* go on from the loop (step_resumes) */
-	STEP_SKIP,         /* the call does not run: STEP_SKIPPED is its
-	                      result */
-	STEP_END,          /* end the run, interrupted */
-};
-extern const char STEP_SKIPPED[];
-/* Check and record (step_resume) an answer; an edit goes to the
- * approval of the call. */
-enum step_answer step_answer(struct step_ctl *st, struct session *s,
-                             enum session_step_action action,
-                             const char *edited, char **err);
-/* After STEP_RESUME: the kind of step the answer lets through. */
-enum session_step_kind step_resumes(const struct step_ctl *st);
-/* Forget the breakpoint waiting and any pass (the run ends or the turn
- * is cancelled). */
-void step_clear(struct step_ctl *st);
-void step_free(struct step_ctl *st);
-
-/* approval.c: a step-mode edit of call id (deny rules checked); the
- * result then says what ran instead. */
-int approval_set_edit(struct session *s, const char *id, const char *edited,
-                      char **err);
-
-/* Neutral tool definitions offered to the model. */
-cJSON *tools_definitions(void);
-/* Run one tool call ({"id","name","arguments"}); calls
- * tools_finished(s, id, content, is_error) when done (possibly before
- * returning). */
-void tools_run(struct session *s, const cJSON *call);
-void tools_cancel(struct session *s);
-void tools_finished(struct session *s, const char *id, const char *content,
-                    int is_error);
-
-/* The workspace's files at one moment, and what changed since. */
-struct snapshot;
-/* mtime: the file's (seconds), 0 for a deleted one. */
-typedef void (*snapshot_change_fn)(void *arg, const char *path,
-                                   const char *kind, double size, double mtime);
-/* taken: the wall clock (seconds) when the listing was asked for. */
-struct snapshot *snapshot_new(const cJSON *list, double taken);
-void snapshot_free(struct snapshot *sn);
-/* Calls fn for each file created, modified or deleted from old to now
- * (old may be NULL: everything is created). */
-void snapshot_diff(struct snapshot *old, const struct snapshot *now,
-                   snapshot_change_fn fn, void *arg);
-
-/* What changed from old to now as a delta (assay/sandbox.h): files
- * and links new or changed (or written so soon after old's listing
- * that a change may not show), directories new, and the top of each
- * tree gone. The number of paths in d. */
-size_t snapshot_delta(struct snapshot *old, const struct snapshot *now,
-                      struct sbx_delta *d);
-
-/* Whether the snapshot holds a file at path (workspace-relative). */
-int snapshot_has(const struct snapshot *sn, const char *path);
-/* The bytes of the files at rel and under it ("" the whole workspace;
- * 0 when the snapshot is NULL or does not know rel), those in the
- * mounts skip (may be NULL: the mounted inputs, which no archive
- * holds) left out. */
-double snapshot_bytes(const struct snapshot *sn, const char *rel,
-                      const struct path_mounts *skip);
-
-/* Before a snapshot or an output is written at path: refuse (-1 and
- * *err, nothing written) when what it holds by the last listing
- * (bytes) is more than the free space there (persist.c). Backends
- * with a host workspace count exactly themselves; this counts for the
- * others, whose data streams in. */
-int session_room(const struct session *s, const char *path, double bytes,
-                 const char *what, char **err);
-
-/* approval.c: each call of a turn through the policy. */
-struct approval; /* one call's decision */
-/* Make the policy from the configuration (its rules are checked). */
-int approval_init(struct session *s, char **err);
-void approval_free(struct session *s);
-/* The turn's calls (s->pending) arrived: emit their tool_call events,
- * decide each, and ask the approver about those that need a person. */
-void approval_turn(struct session *s);
-/* The call at s->next_call: 0 while it waits for a decision; else 1
- * with *run the call to run (perhaps edited) or, for a denied call,
- * *denied the tool result to give (and *run the original call). */
-int approval_next(struct session *s, const cJSON **run, const char **denied);
-/* Withdraw every request still waiting (the run or turn ends). */
-void approval_cancel_all(struct session *s);
-/* The tool result as the model is told it (an edited call says what
- * ran instead). Caller frees. */
-char *approval_result(struct session *s, const char *id, const char *content);
-/* Run the next call now (session.c): after a decision arrives. */
-void session_run_next(struct session *s);
-
 /* The default system prompt with the workspace layout filled in. */
 char *prompt_system(const struct config *cfg, char **err);
 /* Append what the kernel's hello says about the sandbox's Python (its
@@ -709,53 +297,5 @@ void prompt_add_python(char **prompt, const struct config *cfg,
 char *agent_data_file(const char *rel, const char *embedded);
 extern const char embed_assay_kernel_py[];
 extern const char embed_instructions_md[];
-
-/* The output side of a command-like call (shell, python cell): opens
- * exec/<id>.stdout|stderr, emits exec_start and makes it s->running.
- * NULL + *err if the files cannot be made. */
-struct tool_run *tool_run_begin(struct session *s, const char *id,
-                                const char *command, char **err);
-/* One chunk of output (an sbx_exec_obs on_output; arg is the run). */
-void tool_run_output(void *run, enum sbx_stream which, const char *data,
-                     size_t n);
-/* Emit exec_end for ex, free the run and return the model's view of
- * its output (head and tail of stdout, then "[stderr]" and stderr). */
-char *tool_run_end(struct tool_run *r, const struct sbx_exit *ex);
-/* A python cell's result ({[value], [error: {type, message}],
- * [traceback]}, taken) goes into its exec_end as "python". */
-void tool_run_python(struct tool_run *r, cJSON *result);
-
-/* pytool.c: the python tool. Start the kernel at the start of the run
- * (its hello tells the prompt which libraries exist), then call
- * ready(s); ready is called even when Python is unavailable. */
-void pytool_start(struct session *s, void (*ready)(struct session *));
-void pytool_run(struct session *s, const char *id, const cJSON *args);
-/* Interrupt the running cell (the kernel is killed if it does not
- * stop); forget a pending start. */
-void pytool_cancel(struct session *s);
-
-/* pyframe.c: the framing between assay and the kernel. A frame is a
- * type byte, a 4-byte big-endian payload length and the payload. */
-#define PYFRAME_HEADER 5
-#define PYFRAME_MAX (1u << 20) /* largest payload taken from a kernel */
-
-struct pyframe_reader {
-	struct buf partial; /* an incomplete frame */
-	size_t max;         /* payload limit */
-	const char *types;  /* the frame types allowed */
-};
-
-typedef void (*pyframe_fn)(void *arg, char type, const char *payload, size_t n);
-
-void pyframe_reader_init(struct pyframe_reader *r, const char *types,
-                         size_t max);
-void pyframe_reader_free(struct pyframe_reader *r);
-/* Feed bytes; fn is called for every complete frame. -1 + *err when
- * the stream cannot be a valid one (unknown type, payload over max):
- * nothing after that can be trusted. */
-int pyframe_feed(struct pyframe_reader *r, const char *data, size_t n,
-                 pyframe_fn fn, void *arg, char **err);
-/* Append one frame to out. */
-void pyframe_encode(struct buf *out, char type, const void *payload, size_t n);
 
 #endif

@@ -26,7 +26,7 @@ enum approval_state { APPROVAL_ASKING, APPROVAL_RUN, APPROVAL_DENIED };
 
 struct approval {
 	enum approval_state state;
-	const cJSON *call; /* in s->pending */
+	const cJSON *call; /* in s->calls.pending */
 	char *id;
 	char *tool;
 	struct policy_verdict *v;
@@ -46,23 +46,23 @@ static const char *const DENIED_BY_USER =
 static int approval_exists(void *arg, const char *rel)
 {
 	struct session *s = arg;
-	return snapshot_has(s->snapshot, rel);
+	return snapshot_has(s->scan.snapshot, rel);
 }
 
 int approval_init(struct session *s, char **err)
 {
-	s->policy = policy_new(s->cfg, err);
-	if (!s->policy)
+	s->appr.policy = policy_new(s->cfg, err);
+	if (!s->appr.policy)
 		return -1;
-	policy_set_exists(s->policy, approval_exists, s);
+	policy_set_exists(s->appr.policy, approval_exists, s);
 	return 0;
 }
 
 /* Free the turn's decisions. */
 static void approval_free_entries(struct session *s)
 {
-	for (int i = 0; i < s->napprovals; i++) {
-		struct approval *a = &s->approvals[i];
+	for (int i = 0; i < s->appr.napprovals; i++) {
+		struct approval *a = &s->appr.approvals[i];
 		free(a->id);
 		free(a->tool);
 		policy_verdict_free(a->v);
@@ -70,34 +70,34 @@ static void approval_free_entries(struct session *s)
 		free(a->result);
 		free(a->reasons);
 	}
-	free(s->approvals);
-	s->approvals = NULL;
-	s->napprovals = 0;
+	free(s->appr.approvals);
+	s->appr.approvals = NULL;
+	s->appr.napprovals = 0;
 }
 
 void approval_free(struct session *s)
 {
-	if (s->approval_timer)
-		loop_timer_cancel(s->loop, s->approval_timer);
-	s->approval_timer = 0;
+	if (s->appr.timer)
+		loop_timer_cancel(s->loop, s->appr.timer);
+	s->appr.timer = 0;
 	approval_free_entries(s);
-	policy_free(s->policy);
-	s->policy = NULL;
+	policy_free(s->appr.policy);
+	s->appr.policy = NULL;
 }
 
 void session_set_approver(struct session *s, const struct session_approver *ops,
                           void *arg)
 {
-	s->approver = ops ? *ops : (struct session_approver){0};
-	s->approver_arg = arg;
+	s->appr.approver = ops ? *ops : (struct session_approver){0};
+	s->appr.approver_arg = arg;
 }
 
 /* The decision about call id of this turn, or NULL. */
 static struct approval *approval_find(struct session *s, const char *id)
 {
-	for (int i = 0; i < s->napprovals; i++)
-		if (!strcmp(s->approvals[i].id, id))
-			return &s->approvals[i];
+	for (int i = 0; i < s->appr.napprovals; i++)
+		if (!strcmp(s->appr.approvals[i].id, id))
+			return &s->appr.approvals[i];
 	return NULL;
 }
 
@@ -254,7 +254,7 @@ static void approval_decide(struct session *s, struct approval *a)
 		                          "tool reports the error"});
 		return;
 	}
-	a->v = policy_check(s->policy, a->tool, args);
+	a->v = policy_check(s->appr.policy, a->tool, args);
 	struct policy_verdict *v = a->v;
 	if (v->action == POLICY_ALLOW) {
 		a->state = APPROVAL_RUN;
@@ -270,7 +270,7 @@ static void approval_decide(struct session *s, struct approval *a)
 		              &(struct ev_approval){.decision = "denied",
 		                                    .by = "rule",
 		                                    .rule = v->rule});
-	} else if (!s->approver.request) {
+	} else if (!s->appr.approver.request) {
 		a->state = APPROVAL_DENIED;
 		a->result = approval_not_approved(s, a);
 		approval_emit(s, a,
@@ -284,19 +284,20 @@ static void approval_decide(struct session *s, struct approval *a)
 		a->state = APPROVAL_ASKING;
 		approval_fill_request(a);
 		approval_emit_request(s, a);
-		s->approver.request(s->approver_arg, &a->req);
+		s->appr.approver.request(s->appr.approver_arg, &a->req);
 	}
 }
 
 void approval_turn(struct session *s)
 {
 	approval_free_entries(s);
-	int n = cJSON_GetArraySize(s->pending);
-	s->approvals = xcalloc(n > 0 ? (size_t)n : 1, sizeof *s->approvals);
-	s->napprovals = n;
+	int n = cJSON_GetArraySize(s->calls.pending);
+	s->appr.approvals =
+	    xcalloc(n > 0 ? (size_t)n : 1, sizeof *s->appr.approvals);
+	s->appr.napprovals = n;
 	for (int i = 0; i < n; i++) {
-		struct approval *a = &s->approvals[i];
-		a->call = cJSON_GetArrayItem(s->pending, i);
+		struct approval *a = &s->appr.approvals[i];
+		a->call = cJSON_GetArrayItem(s->calls.pending, i);
 		a->id = xstrdup(json_str(a->call, "id", ""));
 		a->tool = xstrdup(json_str(a->call, "name", ""));
 		a->state = APPROVAL_ASKING; /* until decided below */
@@ -304,17 +305,18 @@ void approval_turn(struct session *s)
 	/* every call is announced before any is asked about, so a
 	 * frontend sees the whole turn */
 	for (int i = 0; i < n; i++)
-		approval_emit_tool_call(s, s->approvals[i].call);
+		approval_emit_tool_call(s, s->appr.approvals[i].call);
 	for (int i = 0; i < n && s->state != SESSION_DONE; i++)
-		approval_decide(s, &s->approvals[i]);
+		approval_decide(s, &s->appr.approvals[i]);
 }
 
 int approval_next(struct session *s, const cJSON **run, const char **denied)
 {
-	*run = cJSON_GetArrayItem(s->pending, s->next_call);
+	*run = cJSON_GetArrayItem(s->calls.pending, s->calls.next_call);
 	*denied = NULL;
-	struct approval *a =
-	    s->next_call < s->napprovals ? &s->approvals[s->next_call] : NULL;
+	struct approval *a = s->calls.next_call < s->appr.napprovals
+	                         ? &s->appr.approvals[s->calls.next_call]
+	                         : NULL;
 	if (!a)
 		return 1;
 	if (a->state == APPROVAL_ASKING)
@@ -342,15 +344,15 @@ char *approval_result(struct session *s, const char *id, const char *content)
 
 void approval_cancel_all(struct session *s)
 {
-	for (int i = 0; i < s->napprovals; i++) {
-		struct approval *a = &s->approvals[i];
+	for (int i = 0; i < s->appr.napprovals; i++) {
+		struct approval *a = &s->appr.approvals[i];
 		if (a->state != APPROVAL_ASKING || !a->v)
 			continue;
 		a->state = APPROVAL_DENIED;
 		a->result = xstrdup("[not run: the run ended before the user "
 		                    "decided]");
-		if (s->approver.cancel)
-			s->approver.cancel(s->approver_arg, a->id);
+		if (s->appr.approver.cancel)
+			s->appr.approver.cancel(s->appr.approver_arg, a->id);
 	}
 }
 
@@ -360,7 +362,7 @@ void approval_cancel_all(struct session *s)
 static void approval_timer_fired(void *arg)
 {
 	struct session *s = arg;
-	s->approval_timer = 0;
+	s->appr.timer = 0;
 	if (s->state == SESSION_AWAITING_APPROVAL)
 		session_run_next(s);
 }
@@ -369,8 +371,8 @@ static void approval_timer_fired(void *arg)
  * even from inside the approver's request. */
 static void approval_wake(struct session *s)
 {
-	if (!s->approval_timer)
-		s->approval_timer =
+	if (!s->appr.timer)
+		s->appr.timer =
 		    loop_timer_add(s->loop, 0, approval_timer_fired, s);
 }
 
@@ -389,7 +391,7 @@ static int approval_edit(struct session *s, struct approval *a,
 	const char *key = !strcmp(a->tool, "python") ? "code" : "command";
 	cJSON_ReplaceItemInObject(args, key, cJSON_CreateString(edited));
 	/* the user's own deny rules still hold for what they type */
-	struct policy_verdict *v = policy_check(s->policy, a->tool, args);
+	struct policy_verdict *v = policy_check(s->appr.policy, a->tool, args);
 	if (v->action == POLICY_DENY) {
 		char *r = json_print(v->rule);
 		set_err(err, "the edited %s is denied by the rule %s", key, r);
@@ -424,12 +426,12 @@ int approval_set_edit(struct session *s, const char *id, const char *edited,
 /* After "always": other waiting calls the new rules allow run too. */
 static void approval_recheck_waiting(struct session *s)
 {
-	for (int i = 0; i < s->napprovals; i++) {
-		struct approval *a = &s->approvals[i];
+	for (int i = 0; i < s->appr.napprovals; i++) {
+		struct approval *a = &s->appr.approvals[i];
 		if (a->state != APPROVAL_ASKING || !a->v)
 			continue;
 		struct policy_verdict *v =
-		    policy_check(s->policy, a->tool,
+		    policy_check(s->appr.policy, a->tool,
 		                 cJSON_GetObjectItem(a->call, "arguments"));
 		if (v->action != POLICY_ALLOW) {
 			policy_verdict_free(v);
@@ -442,8 +444,8 @@ static void approval_recheck_waiting(struct session *s)
 		                                    .rule = v->rule,
 		                                    .final = v->subject});
 		policy_verdict_free(v);
-		if (s->approver.cancel)
-			s->approver.cancel(s->approver_arg, a->id);
+		if (s->appr.approver.cancel)
+			s->appr.approver.cancel(s->appr.approver_arg, a->id);
 	}
 }
 
@@ -485,7 +487,7 @@ static int approval_always(struct session *s, struct approval *a,
 	const cJSON *r;
 	cJSON_ArrayForEach(r, a->v->save)
 	{
-		if (policy_add_rule(s->policy, r, err) < 0)
+		if (policy_add_rule(s->appr.policy, r, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -554,17 +556,17 @@ int session_approve(struct session *s, const char *id,
 size_t session_approvals_pending(const struct session *s)
 {
 	size_t n = 0;
-	for (int i = 0; i < s->napprovals; i++)
-		n += s->approvals[i].state == APPROVAL_ASKING &&
-		     s->approvals[i].v;
+	for (int i = 0; i < s->appr.napprovals; i++)
+		n += s->appr.approvals[i].state == APPROVAL_ASKING &&
+		     s->appr.approvals[i].v;
 	return n;
 }
 
 const struct session_approval *session_approval_at(const struct session *s,
                                                    size_t i)
 {
-	for (int k = 0; k < s->napprovals; k++) {
-		const struct approval *a = &s->approvals[k];
+	for (int k = 0; k < s->appr.napprovals; k++) {
+		const struct approval *a = &s->appr.approvals[k];
 		if (a->state != APPROVAL_ASKING || !a->v)
 			continue;
 		if (i-- == 0)

@@ -174,7 +174,7 @@ void session_budget_spent(struct session *s, char *why,
 	session_emit(s,
 	             ev_budget_reached(hit->kind, hit->spent, hit->limit, why));
 	if (s->state == SESSION_IDLE) { /* raised, and still not enough */
-		s->idle_why = SESSION_IDLE_BUDGET;
+		session_set_idle_why(s, SESSION_IDLE_BUDGET);
 		session_emit(s, ev_idle(session_idle_names[s->idle_why]));
 	} else {
 		session_idle(s, SESSION_IDLE_BUDGET);
@@ -207,7 +207,7 @@ int session_budget_decide(struct session *s, double limit, char **err)
 	if (budget_raise(s->cfg, kind, limit) < 0)
 		return set_err(err, "%g is not a %s limit", limit, kind);
 	session_emit(s, ev_budget_decision(kind, "raise", limit));
-	s->idle_why = SESSION_IDLE_READY;
+	session_set_idle_why(s, SESSION_IDLE_READY);
 	session_request_turn(s);
 	return 0;
 }

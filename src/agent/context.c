@@ -188,7 +188,7 @@ static void trim_one(struct trim *t, const struct context *c, cJSON *m, int i)
 	free(stub);
 }
 
-/* Trim s->messages when the next request (of *bytes, canonical) would
+/* Trim s->conv.messages when the next request (of *bytes, canonical) would
  * pass trim_at; the estimate after, and *bytes the size after. */
 static long context_trim(struct session *s, size_t *bytes, long est)
 {
@@ -200,10 +200,11 @@ static long context_trim(struct session *s, size_t *bytes, long est)
 	struct trim t = {cJSON_CreateArray(), cJSON_CreateArray(),
 	                 cJSON_CreateArray(), 0};
 	/* first every result older than the turns kept whole */
-	int keep = context_turn_start(s->messages, cfg->context.keep_turns);
-	int last = context_turn_start(s->messages, 1);
+	int keep =
+	    context_turn_start(s->conv.messages, cfg->context.keep_turns);
+	int last = context_turn_start(s->conv.messages, 1);
 	for (int i = 0; i < keep; i++) {
-		cJSON *m = cJSON_GetArrayItem(s->messages, i);
+		cJSON *m = cJSON_GetArrayItem(s->conv.messages, i);
 		if (context_trimmable(m))
 			trim_one(&t, c, m, i);
 	}
@@ -213,7 +214,7 @@ static long context_trim(struct session *s, size_t *bytes, long est)
 	for (int i = keep < 0 ? 0 : keep; i < last; i++) {
 		if ((double)context_estimate(c, *bytes - t.removed) <= low)
 			break;
-		cJSON *m = cJSON_GetArrayItem(s->messages, i);
+		cJSON *m = cJSON_GetArrayItem(s->conv.messages, i);
 		if (context_trimmable(m))
 			trim_one(&t, c, m, i);
 	}
@@ -221,13 +222,13 @@ static long context_trim(struct session *s, size_t *bytes, long est)
 	if (cJSON_GetArraySize(t.ids) > 0) {
 		*bytes = context_bytes(s, NULL);
 		after = context_estimate(c, *bytes);
-		session_emit(s,
-		             ev_context_trim(s->turn + 1, t.ids, t.at, t.stubs,
-		                             t.removed, est, after, c->window));
+		session_emit(s, ev_context_trim(s->conv.turn + 1, t.ids, t.at,
+		                                t.stubs, t.removed, est, after,
+		                                c->window));
 		log_info("context: %d results elided before turn %d (%zu "
 		         "bytes): about %ld -> %ld tokens of %ld",
-		         cJSON_GetArraySize(t.ids), s->turn + 1, t.removed, est,
-		         after, c->window);
+		         cJSON_GetArraySize(t.ids), s->conv.turn + 1, t.removed,
+		         est, after, c->window);
 	}
 	cJSON_Delete(t.ids);
 	cJSON_Delete(t.at);
@@ -235,13 +236,13 @@ static long context_trim(struct session *s, size_t *bytes, long est)
 	return after;
 }
 
-/* The history the summary request carries: s->messages and the ask,
+/* The history the summary request carries: s->conv.messages and the ask,
  * made to fit the window (more results elided, then the oldest turns
  * left out) when it would not. */
 static cJSON *context_summary_input(struct session *s, int *left_out)
 {
 	struct context *c = &s->ctx;
-	cJSON *msgs = cJSON_Duplicate(s->messages, 1);
+	cJSON *msgs = cJSON_Duplicate(s->conv.messages, 1);
 	/* all of it is sent: no chain of responses stored at the provider
 	 * (responses_store), which would send only the ask */
 	cJSON *it;
@@ -370,21 +371,22 @@ static void context_compact_from(struct session *s, const char *reason,
 	c->keep_from = keep;
 	c->est_before = context_estimate(c, context_bytes(s, NULL));
 	c->compacting = 1;
-	session_emit(s, ev_compaction_started(
-	                    reason, s->turn, c->est_before, c->window,
-	                    cJSON_GetArraySize(s->messages), keep, left_out));
+	session_emit(s,
+	             ev_compaction_started(
+	                 reason, s->conv.turn, c->est_before, c->window,
+	                 cJSON_GetArraySize(s->conv.messages), keep, left_out));
 	log_info("context: compacting (%s) before turn %d: %d messages, "
 	         "about %ld tokens of %ld",
-	         reason, s->turn + 1, cJSON_GetArraySize(s->messages),
+	         reason, s->conv.turn + 1, cJSON_GetArraySize(s->conv.messages),
 	         c->est_before, c->window);
 }
 
 int context_compact(struct session *s, const char *reason, int keep_turns,
                     char **err)
 {
-	int keep = context_turn_start(s->messages, keep_turns);
+	int keep = context_turn_start(s->conv.messages, keep_turns);
 	while (keep <= 0 && keep_turns > 1)
-		keep = context_turn_start(s->messages, --keep_turns);
+		keep = context_turn_start(s->conv.messages, --keep_turns);
 	if (keep <= 0)
 		return set_err(err, "nothing to compact: the conversation is "
 		                    "only its last turn");
@@ -417,14 +419,15 @@ static int context_follow(struct session *s)
 {
 	struct context *c = &s->ctx;
 	const cJSON *e =
-	    s->replay ? replay_compaction_before(s->replay, s->turn + 1) : NULL;
-	if (!e || c->followed == s->turn + 2)
+	    s->replay ? replay_compaction_before(s->replay, s->conv.turn + 1)
+	              : NULL;
+	if (!e || c->followed == s->conv.turn + 2)
 		return 0;
 	/* the same history so far: the same first message kept */
 	int keep = (int)json_num(e, "replaced", -1);
-	if (keep < 1 || keep >= cJSON_GetArraySize(s->messages))
+	if (keep < 1 || keep >= cJSON_GetArraySize(s->conv.messages))
 		return 0;
-	c->followed = s->turn + 2;
+	c->followed = s->conv.turn + 2;
 	/* a refusal lowered the record's window: so here */
 	if (json_num(e, "window", 0) > 0)
 		c->window = (long)json_num(e, "window", 0);
@@ -452,14 +455,14 @@ int context_before_request(struct session *s)
 	    c->no_compact)
 		return 0;
 	int keep_turns = s->cfg->context.keep_turns;
-	int keep = context_turn_start(s->messages, keep_turns);
+	int keep = context_turn_start(s->conv.messages, keep_turns);
 	while (keep <= 0 && keep_turns > 1)
-		keep = context_turn_start(s->messages, --keep_turns);
-	if (keep <= 0 || !context_worth(c, s->messages, keep, est)) {
+		keep = context_turn_start(s->conv.messages, --keep_turns);
+	if (keep <= 0 || !context_worth(c, s->conv.messages, keep, est)) {
 		log_info(
 		    "context: about %ld tokens of %ld, but a summary would "
 		    "replace little: not compacting before turn %d",
-		    est, c->window, s->turn + 1);
+		    est, c->window, s->conv.turn + 1);
 		c->no_compact = 1;
 		return 0;
 	}
@@ -511,7 +514,7 @@ void context_abandon(struct session *s, const char *why)
 	struct context *c = &s->ctx;
 	if (!c->compacting)
 		return;
-	session_emit(s, ev_compaction_failed(c->reason, s->turn, why));
+	session_emit(s, ev_compaction_failed(c->reason, s->conv.turn, why));
 	context_end(c);
 	c->retry = c->user = c->recovered = 0;
 }
@@ -533,10 +536,10 @@ int context_summarized(struct session *s, struct llm_result *r, int cached)
 		c->no_compact = 1;
 		return -1;
 	}
-	cache_save(s->run_dir, c->hash, r);
-	int n = cJSON_GetArraySize(s->messages);
+	cache_save(s->rundir.run_dir, c->hash, r);
+	int n = cJSON_GetArraySize(s->conv.messages);
 	int keep = c->keep_from;
-	cJSON *next = context_compacted(s->messages, keep, text);
+	cJSON *next = context_compacted(s->conv.messages, keep, text);
 	size_t after_bytes = context_bytes(s, next);
 	/* the summary request was measured: its bytes per token serve */
 	if (r->usage.known && r->usage.input_tokens > 0) {
@@ -547,7 +550,7 @@ int context_summarized(struct session *s, struct llm_result *r, int cached)
 	struct llm_usage none = {.known = 1};
 	struct ev_compaction done = {
 	    .reason = c->reason,
-	    .turn = s->turn,
+	    .turn = s->conv.turn,
 	    .request_hash = c->hash,
 	    .cached = cached,
 	    .replaced = keep,
@@ -558,13 +561,12 @@ int context_summarized(struct session *s, struct llm_result *r, int cached)
 	    .summary = text,
 	};
 	session_emit(s, ev_compaction_done(&done));
-	session_emit(s, budget_usage_of(&s->budget, s->turn,
+	session_emit(s, budget_usage_of(&s->budget, s->conv.turn,
 	                                cached ? &none : &r->usage, 0, 1));
 	log_info("context: compacted: %d messages replaced by a summary of "
 	         "%zu bytes, %d kept: about %ld -> %ld tokens",
 	         keep, strlen(text), n - keep, c->est_before, after);
-	cJSON_Delete(s->messages);
-	s->messages = next;
+	conv_set_messages(s, next);
 	context_end(c);
 	return 0;
 }
@@ -606,4 +608,21 @@ void context_apply(cJSON **messages, const cJSON *ev)
 	    context_compacted(*messages, replaced, json_str(ev, "summary", ""));
 	cJSON_Delete(*messages);
 	*messages = next;
+}
+
+void context_set_user(struct session *s, int user)
+{
+	s->ctx.user = user;
+}
+
+void context_take_wait(struct session *s, int *user, int *retry)
+{
+	*user = s->ctx.user;
+	*retry = s->ctx.retry;
+	s->ctx.user = s->ctx.retry = 0;
+}
+
+void context_set_window(struct session *s, long window)
+{
+	s->ctx.window = window;
 }

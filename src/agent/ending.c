@@ -2,7 +2,8 @@
  * the loop: the sandbox operations in flight finish, the declared
  * outputs are copied out (outputs.c), the workspace is persisted, the
  * sandbox stopped; then the session goes DONE (session_ended). Each
- * sandbox failure on the way is an error event. */
+ * sandbox failure on the way is an error event. The only writer of
+ * struct ending (ending.h). */
 #include "agent_internal.h"
 
 #include "assay/events.h"
@@ -26,7 +27,7 @@ static void ending_stopped(struct session *s, void *ctx, int rc,
 	(void)ctx;
 	(void)data;
 	(void)list;
-	if (rc < 0 && s->tr.written)
+	if (rc < 0 && s->rundir.tr.written)
 		session_emit(s, ev_error("sandbox",
 		                         err ? err : "the sandbox did not stop",
 		                         -1));
@@ -68,12 +69,13 @@ static void ending_delivered(struct session *s, cJSON *outputs, int missing)
 	s->end.outputs = outputs;
 	s->end.missing = missing;
 	s->end.stage = ENDING_ARCHIVE;
-	s->end.archive = sbx_archive_new(s->run_dir);
+	s->end.archive = sbx_archive_new(s->rundir.run_dir);
 	s->end.t0 = now_ms();
 	char *err = NULL;
-	if (session_room(s, s->end.archive,
-	                 snapshot_bytes(s->snapshot, "", sbx_mounts(s->sbx)),
-	                 "the workspace", &err) < 0) {
+	if (session_room(
+	        s, s->end.archive,
+	        snapshot_bytes(s->scan.snapshot, "", sbx_mounts(s->sbx)),
+	        "the workspace", &err) < 0) {
 		ending_archived(s, NULL, -1, err, NULL, NULL);
 		free(err);
 		return;
@@ -90,7 +92,7 @@ static void ending_drained(struct session *s)
 		session_ended(s);
 		return;
 	}
-	if (!s->tr.written) {
+	if (!s->rundir.tr.written) {
 		ending_stop(s);
 		return;
 	}
@@ -98,16 +100,25 @@ static void ending_drained(struct session *s)
 	outputs_deliver(s, ending_delivered);
 }
 
-void ending_start(struct session *s)
+void ending_start(struct session *s, const char *status, int code)
 {
+	s->end.status = status;
+	s->end.code = code;
 	s->end.stage = ENDING_DRAIN;
-	if (!s->ncalls)
+	if (!s->sbx_ncalls)
 		ending_drained(s);
 }
 
 void ending_check(struct session *s)
 {
 	if (s->state == SESSION_ENDING && s->end.stage == ENDING_DRAIN &&
-	    !s->ncalls)
+	    !s->sbx_ncalls)
 		ending_drained(s);
+}
+
+cJSON *ending_take_outputs(struct session *s)
+{
+	cJSON *outputs = s->end.outputs;
+	s->end.outputs = NULL;
+	return outputs;
 }

@@ -56,7 +56,7 @@ static void outputs_fetched(struct session *s, void *ctx, int rc,
 	struct outputs *o = ctx;
 	(void)data;
 	(void)list;
-	if (rc < 0 && snapshot_has(s->snapshot, o->rel)) {
+	if (rc < 0 && snapshot_has(s->scan.snapshot, o->rel)) {
 		/* the file is there: the sandbox failed to hand it over */
 		char *msg = xasprintf("output %s: %s", o->rel,
 		                      err ? err : "cannot be copied out");
@@ -86,7 +86,7 @@ static void outputs_next(struct session *s, struct outputs *o)
 		free(dir);
 		if (made < 0 ||
 		    session_room(s, o->dest,
-		                 snapshot_bytes(s->snapshot, o->rel, NULL),
+		                 snapshot_bytes(s->scan.snapshot, o->rel, NULL),
 		                 o->rel, &err) < 0) {
 			outputs_record(s, o, 0, err);
 			free(err);

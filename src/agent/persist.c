@@ -43,7 +43,7 @@ static void persist_took(const struct session *s, const char *what,
 /* The snapshot is written (or failed, said): the result goes in. */
 static void persist_finish(struct session *s)
 {
-	if (s->result) {
+	if (s->calls.result) {
 		session_result_in(s);
 		return;
 	}
@@ -81,10 +81,10 @@ static void persist_whole(struct session *s, const char *why)
 	if (why)
 		log_info("persist: the whole workspace (%s)", why);
 	free(s->persist.writing);
-	s->persist.writing = sbx_archive_new(s->run_dir);
+	s->persist.writing = sbx_archive_new(s->rundir.run_dir);
 	s->persist.t0 = now_ms();
 	const struct snapshot *sn =
-	    s->persist.now ? s->persist.now : s->snapshot;
+	    s->persist.now ? s->persist.now : s->scan.snapshot;
 	char *err = NULL;
 	if (session_room(s, s->persist.writing,
 	                 snapshot_bytes(sn, "", sbx_mounts(s->sbx)),
@@ -138,9 +138,9 @@ static const char *persist_no_delta(struct session *s, struct snapshot *now,
 		return "the listing failed or was cut";
 	if (s->persist.whole_next)
 		return "the last snapshot failed";
-	if (!s->snapshot || s->scan.cut)
+	if (!s->scan.snapshot || s->scan.cut)
 		return "no listing to compare with";
-	char *archive = sbx_archive_find(s->run_dir);
+	char *archive = sbx_archive_find(s->rundir.run_dir);
 	struct stat st;
 	int64_t bytes = 0;
 	int n = archive ? sbx_deltas(archive, NULL, &bytes, err) : 0;
@@ -149,7 +149,7 @@ static const char *persist_no_delta(struct session *s, struct snapshot *now,
 		why = "no whole archive yet";
 	else if (n < 0 || n >= PERSIST_DELTAS || bytes > st.st_size)
 		why = "the deltas outgrew the archive";
-	else if (snapshot_delta(s->snapshot, now, d) > PERSIST_DELTA_PATHS)
+	else if (snapshot_delta(s->scan.snapshot, now, d) > PERSIST_DELTA_PATHS)
 		why = "too much changed";
 	else if (persist_delta_room(s, now, d, archive, err) < 0)
 		why = *err; /* the whole will not fit either: it says so */
@@ -193,4 +193,11 @@ void persist_result(struct session *s)
 		scan_hold(s, persist_listed);
 	else
 		persist_whole(s, NULL);
+}
+
+struct snapshot *persist_take_held(struct session *s)
+{
+	struct snapshot *held = s->persist.now;
+	s->persist.now = NULL;
+	return held;
 }

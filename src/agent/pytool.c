@@ -543,8 +543,8 @@ static void py_kernel_free(struct pykernel *k)
 {
 	if (k->hello_timer)
 		loop_timer_cancel(k->s->loop, k->hello_timer);
-	if (k->s->py == k)
-		k->s->py = NULL;
+	if (k->s->py.kernel == k)
+		k->s->py.kernel = NULL;
 	pyframe_reader_free(&k->rd);
 	buf_free(&k->diag);
 	free(k->kill_reason);
@@ -557,13 +557,13 @@ static void py_kernel_free(struct pykernel *k)
 static void py_kernel_exited(struct pykernel *k, const struct sbx_exit *ex)
 {
 	struct session *s = k->s;
-	if (s->py == k)
-		s->py = NULL;
+	if (s->py.kernel == k)
+		s->py.kernel = NULL;
 	k->exec = NULL;
 	int ending = ex->cancelled && !k->kill_reason;
 	char *why = k->ready ? NULL : py_startup_failure(k, ex);
 	if (!ending)
-		s->py_lost = 1;
+		s->py.lost = 1;
 	log_info("python: kernel %d ended (exit %d, signal %d)%s%s",
 	         k->generation, ex->exit_code, ex->signal, why ? ": " : "",
 	         why ? why : "");
@@ -624,7 +624,7 @@ static void py_on_hello_timeout(void *arg)
 
 /* --- starting ------------------------------------------------------- */
 
-/* Start a kernel in the sandbox (s->py); NULL + *err. */
+/* Start a kernel in the sandbox (s->py.kernel); NULL + *err. */
 static struct pykernel *py_kernel_spawn(struct session *s, char **err)
 {
 	char *src =
@@ -649,10 +649,10 @@ static struct pykernel *py_kernel_spawn(struct session *s, char **err)
 		free(k);
 		return NULL;
 	}
-	k->generation = ++s->py_generation;
+	k->generation = ++s->py.generation;
 	k->hello_timer =
 	    loop_timer_add(s->loop, PY_HELLO_MS, py_on_hello_timeout, k);
-	s->py = k;
+	s->py.kernel = k;
 	return k;
 }
 
@@ -701,7 +701,7 @@ void pytool_run(struct session *s, const char *id, const cJSON *args)
 		               1);
 		return;
 	}
-	if (s->py && s->py->cell) {
+	if (s->py.kernel && s->py.kernel->cell) {
 		tools_finished(s, id, "python: a cell is already running", 1);
 		return;
 	}
@@ -717,7 +717,8 @@ void pytool_run(struct session *s, const char *id, const cJSON *args)
 		free(err);
 		return;
 	}
-	struct pykernel *k = s->py ? s->py : py_kernel_spawn(s, &err);
+	struct pykernel *k =
+	    s->py.kernel ? s->py.kernel : py_kernel_spawn(s, &err);
 	if (!k) {
 		struct sbx_exit ex = {.exit_code = -1, .error = err};
 		char *text = tool_run_end(run, &ex);
@@ -736,8 +737,8 @@ void pytool_run(struct session *s, const char *id, const cJSON *args)
 	c->seq = ++k->next_seq;
 	c->timeout_s = timeout;
 	c->run = run;
-	c->new_session = s->py_lost;
-	s->py_lost = 0;
+	c->new_session = s->py.lost;
+	s->py.lost = 0;
 	k->cell = c;
 	if (k->ready)
 		py_send_cell(k);
@@ -745,7 +746,7 @@ void pytool_run(struct session *s, const char *id, const cJSON *args)
 
 void pytool_cancel(struct session *s)
 {
-	struct pykernel *k = s->py;
+	struct pykernel *k = s->py.kernel;
 	if (!k)
 		return;
 	k->on_ready = NULL; /* the run is ending: no first request */

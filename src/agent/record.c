@@ -2,8 +2,8 @@
  * events (a last line cut short by a crash is ignored, any other bad
  * line refused), and the settings its run_start recorded, for resume,
  * re-execute and fork; a run dir is trusted like a project file, no
- * more. Also the run dir's lock and the copies a run keeps of the
- * files it reads. */
+ * more. Also the copies a run keeps of the files it reads (the lock
+ * is rundir.c's). */
 #include "agent_internal.h"
 
 #include "assay/buf.h"
@@ -659,41 +659,7 @@ int record_check_url(const struct session *s, const struct record *r, int given,
 	               rec, now, rec, now);
 }
 
-/* --- the run dir's lock and copies --------------------------------- */
-
-int record_lock(struct session *s, char **err)
-{
-	if (s->lock_fd >= 0)
-		return 0;
-	char *path = xasprintf("%s/%s", s->run_dir, RECORD_LOCK);
-	int fd = open_regular(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0644, err);
-	int rc = 0;
-	if (fd < 0) {
-		rc = -1;
-		goto out;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		char pid[32] = "";
-		ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
-		pid[n > 0 ? n : 0] = '\0';
-		pid[strcspn(pid, "\n")] = '\0';
-		rc = set_err(err,
-		             "run is in use (pid %s): %s is being written by "
-		             "another assay; wait for it to end or stop it, "
-		             "then try again",
-		             *pid ? pid : "?", s->run_dir);
-		close(fd);
-		goto out;
-	}
-	char pid[32];
-	int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n)
-		log_warn("%s: cannot write the pid: %s", path, strerror(errno));
-	s->lock_fd = fd;
-out:
-	free(path);
-	return rc;
-}
+/* --- the run dir's copies ------------------------------------------ */
 
 /* Keep a copy of a file the run reads (its instructions, its scripted
  * model) in the run dir: resume and fork read the copy, never a path
@@ -706,7 +672,7 @@ static char *record_keep_copy(struct session *s, const char *src,
 		return NULL;
 	char *real = realpath(src, NULL);
 	char *recorded = xstrdup(real ? real : src);
-	char *dst = xasprintf("%s/%s", s->run_dir, name);
+	char *dst = xasprintf("%s/%s", s->rundir.run_dir, name);
 	char *dst_real = realpath(dst, NULL);
 	char *err = NULL, *text = NULL;
 	size_t len = 0;

@@ -405,7 +405,7 @@ static void walk_request(struct walk *w, int i)
 	    .model = llm_model(s->llm),
 	    .system = s->system_prompt,
 	    .messages = w->messages,
-	    .tools = s->tools,
+	    .tools = s->conv.tools,
 	    .max_output_tokens = s->cfg->max_output_tokens,
 	};
 	const char *open = walk_unanswered(w);
@@ -524,8 +524,8 @@ static void walk_events(struct walk *w)
 			 * the window it had then (a refusal lowers it) */
 			context_apply(&w->messages, e);
 			if (json_num(e, "window", 0) > 0)
-				w->s->ctx.window =
-				    (long)json_num(e, "window", 0);
+				context_set_window(
+				    w->s, (long)json_num(e, "window", 0));
 			break;
 		default:
 			break;
@@ -783,7 +783,7 @@ static int replay_open_in_place(struct session *s, struct replay *rp,
 	 * record_resume_check) */
 	if (rundir_open(s, err) < 0)
 		return -1;
-	transcript_continue(&s->tr, rp->rec.last_seq, rp->rec.last_t);
+	transcript_continue(&s->rundir.tr, rp->rec.last_seq, rp->rec.last_t);
 	return 0;
 }
 
@@ -906,7 +906,7 @@ static int replay_check_opts(const struct session_resume_opts *o, char **err)
 static int replay_lock(struct session *s, struct replay *rp, char **err)
 {
 	rundir_set(s, rp->rec.dir, NULL);
-	int locked = record_lock(s, err);
+	int locked = rundir_lock(s, err);
 	rundir_set(s, NULL, NULL);
 	return locked;
 }
@@ -914,7 +914,7 @@ static int replay_lock(struct session *s, struct replay *rp, char **err)
 int session_resume(struct session *s, const struct session_resume_opts *o,
                    const char *prompt, char **err)
 {
-	if (s->replay || s->run_dir || session_state(s) != SESSION_NEW)
+	if (s->replay || s->rundir.run_dir || session_state(s) != SESSION_NEW)
 		return set_err(err, "the session has already started");
 	struct replay *rp = xcalloc(1, sizeof *rp);
 	s->replay = rp;

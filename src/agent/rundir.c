@@ -1,7 +1,8 @@
 /* rundir.c: the run directory (DESIGN.md "Run directory"): its id and
  * path, its layout (exec/, cache/, assay.log, transcript.jsonl), the
  * lock held while a session writes it, and the check that nothing
- * assay trusts lies where sandboxed code can write. */
+ * assay trusts lies where sandboxed code can write. With transcript.c
+ * the owner of the record part (rundir.h). */
 #include "agent_internal.h"
 
 #include "assay/config.h"
@@ -13,8 +14,10 @@
 #include "assay/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,12 +36,18 @@ static char *rundir_new_id(void)
 	return xasprintf("%s-%04x", ts, r & 0xffff);
 }
 
+void rundir_init(struct rundir *rd)
+{
+	transcript_init(&rd->tr);
+	rd->lock_fd = -1;
+}
+
 void rundir_set(struct session *s, const char *dir, const char *id)
 {
-	free(s->run_dir);
-	free(s->run_id);
-	s->run_dir = dir ? xstrdup(dir) : NULL;
-	s->run_id = id ? xstrdup(id) : NULL;
+	free(s->rundir.run_dir);
+	free(s->rundir.run_id);
+	s->rundir.run_dir = dir ? xstrdup(dir) : NULL;
+	s->rundir.run_id = id ? xstrdup(id) : NULL;
 }
 
 int rundir_create(struct session *s, char **err)
@@ -69,22 +78,56 @@ int rundir_open(struct session *s, char **err)
 {
 	char *sub[] = {"exec", "cache"};
 	struct stat st;
-	s->made_run_dir = stat(s->run_dir, &st) < 0;
-	if (mkdir_p(s->run_dir, err) < 0 || record_lock(s, err) < 0)
+	s->rundir.made_run_dir = stat(s->rundir.run_dir, &st) < 0;
+	if (mkdir_p(s->rundir.run_dir, err) < 0 || rundir_lock(s, err) < 0)
 		return -1;
 	for (int i = 0; i < 2; i++) {
-		char *p = xasprintf("%s/%s", s->run_dir, sub[i]);
+		char *p = xasprintf("%s/%s", s->rundir.run_dir, sub[i]);
 		int rc = mkdir_p(p, err);
 		free(p);
 		if (rc < 0)
 			return -1;
 	}
-	char *p = xasprintf("%s/assay.log", s->run_dir);
+	char *p = xasprintf("%s/assay.log", s->rundir.run_dir);
 	int rc = log_open(p, err);
 	free(p);
 	if (rc < 0)
 		return -1;
-	return transcript_open(&s->tr, s->run_dir, err);
+	return transcript_open(&s->rundir.tr, s->rundir.run_dir, err);
+}
+
+int rundir_lock(struct session *s, char **err)
+{
+	if (s->rundir.lock_fd >= 0)
+		return 0;
+	char *path = xasprintf("%s/%s", s->rundir.run_dir, RECORD_LOCK);
+	int fd = open_regular(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0644, err);
+	int rc = 0;
+	if (fd < 0) {
+		rc = -1;
+		goto out;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		char pid[32] = "";
+		ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		rc = set_err(err,
+		             "run is in use (pid %s): %s is being written by "
+		             "another assay; wait for it to end or stop it, "
+		             "then try again",
+		             *pid ? pid : "?", s->rundir.run_dir);
+		close(fd);
+		goto out;
+	}
+	char pid[32];
+	int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+		log_warn("%s: cannot write the pid: %s", path, strerror(errno));
+	s->rundir.lock_fd = fd;
+out:
+	free(path);
+	return rc;
 }
 
 int rundir_check_layout(const struct config *cfg, const char *run_dir,
@@ -116,20 +159,21 @@ int rundir_check_layout(const struct config *cfg, const char *run_dir,
 
 void rundir_close(struct session *s)
 {
-	transcript_close(&s->tr);
-	if (s->lock_fd >= 0)
-		close(s->lock_fd); /* the run dir is free again */
-	s->lock_fd = -1;
+	transcript_close(&s->rundir.tr);
+	if (s->rundir.lock_fd >= 0)
+		close(s->rundir.lock_fd); /* the run dir is free again */
+	s->rundir.lock_fd = -1;
 	/* a start that failed before run_start leaves nothing behind */
-	if (!s->tr.written && s->made_run_dir && s->run_dir)
-		rm_rf(s->run_dir);
+	if (!s->rundir.tr.written && s->rundir.made_run_dir &&
+	    s->rundir.run_dir)
+		rm_rf(s->rundir.run_dir);
 }
 
 void session_run_info(const struct session *s, struct ev_run *run)
 {
 	*run = (struct ev_run){
-	    .run_id = s->run_id,
-	    .run_dir = s->run_dir,
+	    .run_id = s->rundir.run_id,
+	    .run_dir = s->rundir.run_dir,
 	    .provider = llm_provider(s->llm),
 	    .model = llm_model(s->llm),
 	    .base_url = llm_base_url(s->llm),

@@ -113,8 +113,8 @@ void scan_take(struct session *s, struct snapshot *now, int quiet)
 	if (!now)
 		return;
 	/* quiet: the versions of the text files are read all the same */
-	snapshot_diff(s->snapshot, now, diffs_change, s);
-	snapshot_free(s->snapshot);
-	s->snapshot = now;
+	snapshot_diff(s->scan.snapshot, now, diffs_change, s);
+	snapshot_free(s->scan.snapshot);
+	s->scan.snapshot = now;
 	diffs_run(s, quiet);
 }

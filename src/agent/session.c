@@ -29,15 +29,6 @@ struct sbx_call {
 	struct sbx_call *next;
 };
 
-/* A call's result on its way into the conversation. */
-struct session_result {
-	char *id, *name;
-	char *content;  /* what the model is told */
-	char *original; /* a fork replaced it: what the call gave */
-	int is_error;
-	int changes; /* the call may have changed files */
-};
-
 static void session_run_next_call(struct session *s);
 static void session_skip_pending(struct session *s);
 static void session_begin(struct session *s);
@@ -111,24 +102,23 @@ static void session_emit_run_end(struct session *s)
 	if (code == EXIT_OK && s->end.missing)
 		code = EXIT_FAILED;
 	s->exit_code = code;
-	if (!s->tr.written) {
-		cJSON_Delete(s->end.outputs);
-		s->end.outputs = NULL;
+	cJSON *outputs = ending_take_outputs(s);
+	if (!s->rundir.tr.written) {
+		cJSON_Delete(outputs);
 		return;
 	}
 	struct ev_run_end e = {
 	    .status = s->end.status,
 	    .exit_code = code,
-	    .outputs = s->end.outputs,
-	    .turns = s->turn,
+	    .outputs = outputs,
+	    .turns = s->conv.turn,
 	    .input_tokens = s->budget.in_tokens,
 	    .output_tokens = s->budget.out_tokens,
 	    .cost_usd = s->budget.cost,
 	    .unpriced = s->budget.unpriced,
-	    .duration_ms = now_ms() - s->tr.t0,
+	    .duration_ms = now_ms() - s->rundir.tr.t0,
 	    .archive = s->end.archive,
 	};
-	s->end.outputs = NULL;
 	session_emit(s, ev_run_end(&e));
 }
 
@@ -146,13 +136,8 @@ static void session_set_state(struct session *s, enum session_state next)
 		         session_state_names[prev], session_state_names[next]);
 		assert(!"illegal session state transition");
 	}
-	if (prev == SESSION_REQUESTING && s->cached_timer) {
-		/* a recorded answer for a turn given up (cancelled) */
-		loop_timer_cancel(s->loop, s->cached_timer);
-		s->cached_timer = 0;
-		llm_result_free(s->cached);
-		s->cached = NULL;
-	}
+	if (prev == SESSION_REQUESTING) /* a turn given up (cancelled) */
+		conv_drop_cached(s);
 	s->state = next;
 	switch (next) {
 	case SESSION_IDLE:
@@ -231,12 +216,8 @@ struct session *session_new(struct loop *l, struct config *cfg, char **err)
 	s->cfg = cfg;
 	s->state = SESSION_NEW;
 	s->exit_code = EXIT_OK;
-	transcript_init(&s->tr);
-	s->messages = cJSON_CreateArray();
-	s->lock_fd = -1;
-	s->tools = tools_definitions();
-	buf_init(&s->turn_text, 0);
-	buf_init(&s->delta, 0);
+	rundir_init(&s->rundir);
+	conv_init(&s->conv);
 	s->http = http_new(l);
 	if (!s->http) {
 		set_err(err, "cannot initialise libcurl");
@@ -246,18 +227,6 @@ struct session *session_new(struct loop *l, struct config *cfg, char **err)
 	return s;
 }
 
-/* Free a result that waited (or never joined the conversation). */
-static void session_result_free(struct session_result *r)
-{
-	if (!r)
-		return;
-	free(r->id);
-	free(r->name);
-	free(r->content);
-	free(r->original);
-	free(r);
-}
-
 void session_free(struct session *s)
 {
 	if (!s)
@@ -265,13 +234,14 @@ void session_free(struct session *s)
 	/* stopping the sandbox below may still report the command it
 	 * kills: nothing may react to that any more */
 	s->freeing = 1;
-	uint64_t timers[] = {s->delta_timer, s->next_timer, s->cached_timer,
-	                     s->record_timer, s->scan.timer};
+	uint64_t timers[] = {s->conv.delta_timer, s->next_timer,
+	                     s->conv.cached_timer, s->rundir.timer,
+	                     s->scan.timer};
 	for (size_t i = 0; i < sizeof timers / sizeof *timers; i++)
 		if (timers[i])
 			loop_timer_cancel(s->loop, timers[i]);
 	/* operations still in flight complete into nothing */
-	for (struct sbx_call *c = s->calls; c; c = c->next)
+	for (struct sbx_call *c = s->sbx_calls; c; c = c->next)
 		c->s = NULL;
 	tools_cancel(s);
 	if (s->llm)
@@ -286,27 +256,20 @@ void session_free(struct session *s)
 	context_free(&s->ctx);
 	free(s->budget_why);
 	outputs_free(s->outputs);
-	session_result_free(s->result);
-	llm_result_free(s->cached);
-	cJSON_Delete(s->messages);
-	cJSON_Delete(s->tools);
-	cJSON_Delete(s->pending);
+	calls_free(&s->calls);
+	conv_free(&s->conv);
 	cJSON_Delete(s->end.outputs);
 	cJSON_Delete(s->inputs_checked);
-	snapshot_free(s->snapshot);
+	snapshot_free(s->scan.snapshot);
 	diffs_free(s);
 	snapshot_free(s->persist.now);
 	free(s->persist.writing);
-	buf_free(&s->turn_text);
-	buf_free(&s->delta);
 	free(s->obs);
-	free(s->run_id);
-	free(s->run_dir);
 	free(s->system_prompt);
-	free(s->request_hash);
 	free(s->prompt);
 	free(s->error);
 	free(s->end.archive);
+	rundir_set(s, NULL, NULL);
 	free(s);
 }
 
@@ -323,7 +286,7 @@ enum session_state session_state(const struct session *s)
 
 int session_exit_code(const struct session *s)
 {
-	if (s->tr.failed && s->exit_code == EXIT_OK)
+	if (s->rundir.tr.failed && s->exit_code == EXIT_OK)
 		return EXIT_FAILED; /* even its run_end was not recorded */
 	return s->exit_code;
 }
@@ -335,7 +298,7 @@ const char *session_error(const struct session *s)
 
 const char *session_run_dir(const struct session *s)
 {
-	return s->run_dir;
+	return s->rundir.run_dir;
 }
 
 const char *session_no_key(const struct session *s)
@@ -363,10 +326,7 @@ int session_fail(struct session *s, int code)
 
 void session_emit(struct session *s, cJSON *ev)
 {
-	cJSON *out = transcript_stamp(&s->tr, ev);
-	if (transcript_write(&s->tr, out) < 0)
-		s->record_timer =
-		    loop_timer_add(s->loop, 0, session_record_failed, s);
+	cJSON *out = transcript_record(s, ev);
 	for (size_t i = 0; i < s->nobs; i++)
 		s->obs[i].fn(s->obs[i].arg, out);
 	cJSON_Delete(out);
@@ -386,9 +346,9 @@ void *session_sbx_call(struct session *s, session_sbx_fn fn, void *ctx)
 	c->s = s;
 	c->fn = fn;
 	c->ctx = ctx;
-	c->next = s->calls;
-	s->calls = c;
-	s->ncalls++;
+	c->next = s->sbx_calls;
+	s->sbx_calls = c;
+	s->sbx_ncalls++;
 	return c;
 }
 
@@ -398,11 +358,11 @@ void session_sbx_done(void *arg, int rc, const char *err, struct buf *data,
 	struct sbx_call *c = arg;
 	struct session *s = c->s;
 	if (s) {
-		struct sbx_call **p = &s->calls;
+		struct sbx_call **p = &s->sbx_calls;
 		while (*p != c)
 			p = &(*p)->next;
 		*p = c->next;
-		s->ncalls--;
+		s->sbx_ncalls--;
 		c->fn(s, c->ctx, rc, err, data, list);
 	}
 	free(c);
@@ -416,7 +376,7 @@ void session_sbx_done(void *arg, int rc, const char *err, struct buf *data,
 static void session_say(struct session *s, const char *text)
 {
 	session_emit(s, ev_user_message(text));
-	messages_add_user(s->messages, text);
+	messages_add_user(s->conv.messages, text);
 }
 
 /* Send the next queued message of a followed record; 0 when none. */
@@ -441,14 +401,12 @@ static void session_deliver(struct session *s, struct llm_result *r,
 static void session_compact_request(struct session *s)
 {
 	session_set_state(s, SESSION_REQUESTING);
-	cJSON *c = cache_load(s->run_dir, s->ctx.hash);
+	cJSON *c = cache_load(s->rundir.run_dir, s->ctx.hash);
 	if (!c && s->replay)
 		c = cache_load(replay_dir(s->replay), s->ctx.hash);
 	if (c) {
-		s->cached = cache_result(c);
+		conv_cache_answer(s, cache_result(c), session_cached_timer);
 		cJSON_Delete(c);
-		s->cached_timer =
-		    loop_timer_add(s->loop, 0, session_cached_timer, s);
 		return;
 	}
 	struct llm_request req;
@@ -468,8 +426,8 @@ static void session_compact_request(struct session *s)
 static void session_compacted(struct session *s, struct llm_result *r,
                               int cached)
 {
-	int user = s->ctx.user, retry = s->ctx.retry;
-	s->ctx.user = s->ctx.retry = 0;
+	int user, retry;
+	context_take_wait(s, &user, &retry);
 	int rc = context_summarized(s, r, cached);
 	llm_result_free(r);
 	if (user) { /* the same wait as before (a failed turn stays one) */
@@ -484,7 +442,7 @@ static void session_compacted(struct session *s, struct llm_result *r,
 		return;
 	}
 	if (retry)
-		s->turn--; /* the same turn, asked again */
+		conv_set_turn(s, s->conv.turn - 1); /* asked again */
 	session_request_turn(s);
 }
 
@@ -496,9 +454,8 @@ static void session_deliver(struct session *s, struct llm_result *r, int cached)
 		llm_result_free(r); /* a turn given up meanwhile */
 		return;
 	}
-	session_flush_delta(s);
 	/* a cut character must not leak into the next turn */
-	buf_reset(&s->delta);
+	conv_end_stream(s);
 	if (s->ctx.compacting) {
 		session_compacted(s, r, cached);
 		return;
@@ -522,15 +479,17 @@ static void session_deliver(struct session *s, struct llm_result *r, int cached)
 			session_wind_up(s, "failed", EXIT_PROVIDER);
 		return;
 	}
-	cache_save(s->run_dir, s->request_hash, r);
+	cache_save(s->rundir.run_dir, s->conv.request_hash, r);
 	context_answered(s, r);
-	session_emit(s, ev_assistant_message(s->turn, r->text, r->tool_calls,
-	                                     r->finish_reason, 0));
+	session_emit(s,
+	             ev_assistant_message(s->conv.turn, r->text, r->tool_calls,
+	                                  r->finish_reason, 0));
 	struct llm_usage none = {.known = 1};
-	session_emit(s, budget_usage(&s->budget, s->turn,
+	session_emit(s, budget_usage(&s->budget, s->conv.turn,
 	                             cached ? &none : &r->usage, 0));
-	messages_add_assistant(s->messages, r->text, r->tool_calls, r->items);
-	buf_reset(&s->turn_text);
+	messages_add_assistant(s->conv.messages, r->text, r->tool_calls,
+	                       r->items);
+	conv_reset_turn_text(s);
 	if (cJSON_GetArraySize(r->tool_calls) == 0) {
 		llm_result_free(r);
 		if (session_next_user(s))
@@ -541,9 +500,7 @@ static void session_deliver(struct session *s, struct llm_result *r, int cached)
 			session_wind_up(s, "completed", EXIT_OK);
 		return;
 	}
-	cJSON_Delete(s->pending);
-	s->pending = cJSON_Duplicate(r->tool_calls, 1);
-	s->next_call = 0;
+	calls_set(s, cJSON_Duplicate(r->tool_calls, 1));
 	llm_result_free(r);
 	session_set_state(s, SESSION_TOOL_CALLS_READY);
 	approval_turn(s);
@@ -561,10 +518,7 @@ void session_on_llm_done(void *arg, struct llm_result *r)
 static void session_cached_timer(void *arg)
 {
 	struct session *s = arg;
-	struct llm_result *r = s->cached;
-	s->cached_timer = 0;
-	s->cached = NULL;
-	session_deliver(s, r, 1);
+	session_deliver(s, conv_take_cached(s), 1);
 }
 
 /* A re-execute answers from its record while the requests stay the
@@ -575,22 +529,19 @@ static int session_replayed_turn(struct session *s,
 {
 	for (;;) {
 		struct replay_act a = {0};
-		replay_request(s->replay, s, req, s->turn + 1, &a);
+		replay_request(s->replay, s, req, s->conv.turn + 1, &a);
 		if (a.what == REPLAY_SKIP) {
-			s->turn = a.turn;
+			conv_set_turn(s, a.turn);
 			if (!a.user_next)
 				continue; /* asked again: the next turn */
 			return session_next_user(s);
 		}
 		if (a.what != REPLAY_CACHED)
 			return 0;
-		s->turn = a.turn;
-		free(s->request_hash);
-		s->request_hash = xstrdup(a.hash);
+		conv_set_turn(s, a.turn);
+		conv_set_hash(s, a.hash);
 		session_set_state(s, SESSION_REQUESTING);
-		s->cached = a.answer;
-		s->cached_timer =
-		    loop_timer_add(s->loop, 0, session_cached_timer, s);
+		conv_cache_answer(s, a.answer, session_cached_timer);
 		return 1;
 	}
 }
@@ -600,7 +551,7 @@ void session_request_turn(struct session *s)
 {
 	char *why = NULL;
 	struct budget_hit hit;
-	if (!budget_left(&s->budget, s->cfg, s->turn, &why, &hit)) {
+	if (!budget_left(&s->budget, s->cfg, s->conv.turn, &why, &hit)) {
 		session_budget_spent(s, why, &hit);
 		return;
 	}
@@ -612,7 +563,8 @@ void session_request_turn(struct session *s)
 	session_llm_request(s, &req);
 	if (s->replay && session_replayed_turn(s, &req))
 		return;
-	if (step_before_request(&s->step, &req, s->turn + 1) == STEP_PAUSE) {
+	if (step_before_request(&s->step, &req, s->conv.turn + 1) ==
+	    STEP_PAUSE) {
 		session_set_state(s, SESSION_PAUSED);
 		return;
 	}
@@ -623,14 +575,13 @@ void session_request_turn(struct session *s)
 		session_budget_spent(s, why, &hit);
 		return;
 	}
-	s->turn++;
+	conv_set_turn(s, s->conv.turn + 1);
 	char hash[65];
 	sha256_hex(canon, strlen(canon), hash);
 	free(canon);
-	free(s->request_hash);
-	s->request_hash = xstrdup(hash);
-	session_emit(s, ev_model_request(s->turn, hash, 0,
-	                                 cJSON_GetArraySize(s->messages),
+	conv_set_hash(s, hash);
+	session_emit(s, ev_model_request(s->conv.turn, hash, 0,
+	                                 cJSON_GetArraySize(s->conv.messages),
 	                                 s->ctx.est, s->ctx.window, 0));
 	session_set_state(s, SESSION_REQUESTING);
 	char *err = NULL;
@@ -648,10 +599,9 @@ void session_request_turn(struct session *s)
  * AWAITING_APPROVAL until session_approve wakes it). */
 static void session_run_next_call(struct session *s)
 {
-	int n = cJSON_GetArraySize(s->pending);
-	if (s->next_call >= n) {
-		cJSON_Delete(s->pending);
-		s->pending = NULL;
+	int n = cJSON_GetArraySize(s->calls.pending);
+	if (s->calls.next_call >= n) {
+		calls_clear(s);
 		session_request_turn(s);
 		return;
 	}
@@ -661,12 +611,12 @@ static void session_run_next_call(struct session *s)
 		session_set_state(s, SESSION_AWAITING_APPROVAL);
 		return;
 	}
-	if (!denied && step_before_exec(&s->step, call, s->next_call,
-	                                s->turn) == STEP_PAUSE) {
+	if (!denied && step_before_exec(&s->step, call, s->calls.next_call,
+	                                s->conv.turn) == STEP_PAUSE) {
 		session_set_state(s, SESSION_PAUSED);
 		return;
 	}
-	s->next_call++;
+	calls_advance(s);
 	session_set_state(s, SESSION_EXECUTING);
 	if (denied)
 		tools_finished(s, json_str(call, "id", ""), denied, 1);
@@ -686,20 +636,18 @@ void session_run_next(struct session *s)
 static void session_skip_pending(struct session *s)
 {
 	static const char *why = "[not run: cancelled by the user]";
-	int n = cJSON_GetArraySize(s->pending);
+	int n = cJSON_GetArraySize(s->calls.pending);
 	/* questions still open go away; every call already had its
 	 * tool_call event when the turn arrived (approval.c) */
 	approval_cancel_all(s);
-	while (s->next_call < n) {
-		const cJSON *call =
-		    cJSON_GetArrayItem(s->pending, s->next_call++);
+	while (s->calls.next_call < n) {
+		const cJSON *call = calls_advance(s);
 		const char *id = json_str(call, "id", "");
 		session_emit(s, ev_tool_result(id, why, 1));
-		messages_add_tool(s->messages, id, json_str(call, "name", ""),
-		                  why, 1);
+		messages_add_tool(s->conv.messages, id,
+		                  json_str(call, "name", ""), why, 1);
 	}
-	cJSON_Delete(s->pending);
-	s->pending = NULL;
+	calls_clear(s);
 	session_idle(s, SESSION_IDLE_CANCELLED);
 }
 
@@ -708,20 +656,8 @@ static void session_skip_pending(struct session *s)
  * ending run only records it). */
 void session_result_in(struct session *s)
 {
-	struct snapshot *held = s->persist.now;
-	s->persist.now = NULL;
-	struct session_result *r = s->result;
-	s->result = NULL;
-	if (r->original)
-		session_emit(s,
-		             ev_tool_result_forked(r->id, r->content,
-		                                   r->is_error, r->original));
-	else
-		session_emit(s, ev_tool_result(r->id, r->content, r->is_error));
-	messages_add_tool(s->messages, r->id, r->name, r->content, r->is_error);
-	int changes = r->changes;
-	diffs_call(s, r->id); /* what the listing finds, this call did */
-	session_result_free(r);
+	struct snapshot *held = persist_take_held(s);
+	int changes = calls_result_record(s);
 	const char *lost = sbx_lost(s->sbx);
 	if (lost && s->state != SESSION_ENDING) { /* nowhere to go on */
 		session_emit(s, ev_error("sandbox", lost, -1));
@@ -758,26 +694,9 @@ static void session_take_result(struct session *s, const char *id,
 {
 	if (s->freeing || !session_takes_results(s))
 		return;
-	const char *forked =
-	    s->replay ? replay_fork_result(s->replay, id) : NULL;
-	char *told = forked || as_is ? xstrdup(forked ? forked : content)
-	                             : approval_result(s, id, content);
-	struct session_result *r = xcalloc(1, sizeof *r);
-	r->id = xstrdup(id);
-	/* what the model is sent must be valid UTF-8 */
-	r->content = utf8_sanitize(told, strlen(told), NULL);
-	free(told);
-	r->original = forked ? xstrdup(content) : NULL;
-	r->is_error = is_error;
-	const cJSON *call = cJSON_GetArrayItem(s->pending, s->next_call - 1);
-	r->name = xstrdup(json_str(call, "name", ""));
-	/* reading and listing change nothing: no scan, no archive */
-	r->changes =
-	    strcmp(r->name, "read_file") && strcmp(r->name, "list_files");
-	session_result_free(s->result);
-	s->result = r;
+	int changes = calls_result_new(s, id, content, is_error, as_is);
 	int persist =
-	    r->changes && (sbx_caps(s->sbx) & SBX_CAP_IMPORT_TAR) &&
+	    changes && (sbx_caps(s->sbx) & SBX_CAP_IMPORT_TAR) &&
 	    (s->state == SESSION_EXECUTING || s->state == SESSION_CANCELLING);
 	if (persist)
 		persist_result(s);
@@ -811,20 +730,17 @@ static void session_kernel_ready(struct session *s)
 	struct replay_act a = {0};
 	replay_go(s->replay, s, &a);
 	if (a.messages) { /* the conversation resume rebuilt */
-		cJSON_Delete(s->messages);
-		s->messages = a.messages;
+		conv_set_messages(s, a.messages);
 		budget_take_totals(&s->budget, &a.totals);
-		s->turn = a.turn;
+		conv_set_turn(s, a.turn);
 	}
 	switch (a.what) {
 	case REPLAY_REQUEST:
-		s->turn = a.turn;
+		conv_set_turn(s, a.turn);
 		session_request_turn(s);
 		break;
 	case REPLAY_CALLS:
-		cJSON_Delete(s->pending);
-		s->pending = a.calls;
-		s->next_call = 0;
+		calls_set(s, a.calls);
 		session_set_state(s, SESSION_TOOL_CALLS_READY);
 		approval_turn(s);
 		if (s->state == SESSION_TOOL_CALLS_READY)
@@ -879,9 +795,7 @@ static void session_begin(struct session *s)
 void session_boot(struct session *s, int stage_inputs)
 {
 	session_set_state(s, SESSION_STARTING);
-	s->boot_ms = now_ms();
-	sbx_start(s->sbx, stage_inputs, session_sbx_done,
-	          session_sbx_call(s, session_sandbox_started, NULL));
+	session_start_sandbox(s, stage_inputs);
 }
 
 /* --- ending ---------------------------------------------------------- */
@@ -898,10 +812,8 @@ void session_wind_up(struct session *s, const char *status, int code)
 	if (s->next_timer)
 		loop_timer_cancel(s->loop, s->next_timer);
 	s->next_timer = 0;
-	s->end.status = status;
-	s->end.code = code;
 	session_set_state(s, SESSION_ENDING);
-	ending_start(s);
+	ending_start(s, status, code);
 }
 
 void session_ended(struct session *s)
@@ -917,6 +829,11 @@ void session_idle(struct session *s, enum session_idle why)
 	session_flush_delta(s);
 	s->idle_why = why;
 	session_set_state(s, SESSION_IDLE);
+}
+
+void session_set_idle_why(struct session *s, enum session_idle why)
+{
+	s->idle_why = why;
 }
 
 void session_interrupt(struct session *s)
@@ -955,8 +872,8 @@ int session_send(struct session *s, const char *text, char **err)
 		if (context_compact(s, "user", s->cfg->context.keep_turns,
 		                    err) < 0)
 			return -1;
-		s->ctx.user =
-		    1 + (int)s->idle_why; /* the wait it goes back to */
+		/* the wait it goes back to */
+		context_set_user(s, 1 + (int)s->idle_why);
 		session_compact_request(s);
 		return 0;
 	}
@@ -978,9 +895,8 @@ int session_cancel(struct session *s)
 		if (s->llm)
 			llm_cancel(s->llm);
 		context_abandon(s, "cancelled by the user");
-		session_flush_delta(s);
-		buf_reset(&s->delta);
-		buf_reset(&s->turn_text);
+		conv_end_stream(s);
+		conv_reset_turn_text(s);
 		session_idle(s, SESSION_IDLE_CANCELLED);
 		return 1;
 	case SESSION_EXECUTING:
@@ -1001,7 +917,7 @@ int session_cancel(struct session *s)
 	case SESSION_PAUSED: {
 		/* a step breakpoint: before a call, the turn's calls are
 		 * not run; before a request, it is not sent */
-		int exec = s->pending != NULL;
+		int exec = s->calls.pending != NULL;
 		step_clear(&s->step);
 		if (exec)
 			session_skip_pending(s);
@@ -1049,9 +965,8 @@ void session_end(struct session *s)
 /* A skipped call: its result says it did not run. */
 static void session_skip_call(struct session *s)
 {
-	const cJSON *call = cJSON_GetArrayItem(s->pending, s->next_call);
+	const cJSON *call = calls_advance(s);
 	char *id = xstrdup(json_str(call, "id", ""));
-	s->next_call++;
 	session_set_state(s, SESSION_EXECUTING);
 	/* nothing ran: not even an approval edit of it */
 	session_take_result(s, id, STEP_SKIPPED, 1, 1);

@@ -15,7 +15,7 @@
 
 int session_prepare(struct session *s, char **err)
 {
-	if (rundir_check_layout(s->cfg, s->run_dir, err) < 0)
+	if (rundir_check_layout(s->cfg, s->rundir.run_dir, err) < 0)
 		return session_fail(s, EXIT_USAGE);
 	s->system_prompt = prompt_system(s->cfg, err);
 	if (!s->system_prompt)
@@ -30,7 +30,7 @@ int session_prepare(struct session *s, char **err)
 	if (budget_prices(&s->budget, s->cfg, llm_model(s->llm), err) < 0)
 		return session_fail(s, EXIT_USAGE);
 	context_setup(s);
-	s->sbx = sbx_new(s->cfg, s->loop, s->run_dir, err);
+	s->sbx = sbx_new(s->cfg, s->loop, s->rundir.run_dir, err);
 	if (!s->sbx)
 		return session_fail(s, EXIT_USAGE);
 	sbx_set_progress(s->sbx, session_show_progress, s);
@@ -55,7 +55,7 @@ static void session_restored(struct session *s, void *ctx, int rc,
 	(void)list;
 	if (s->state != SESSION_STARTING)
 		return; /* ended meanwhile */
-	char *path = sbx_archive_path(s->run_dir);
+	char *path = sbx_archive_path(s->rundir.run_dir);
 	if (rc < 0) {
 		session_start_failed(
 		    s, replay_restore_error(path, sbx_name(s->sbx), err),
@@ -78,7 +78,7 @@ static void session_sandbox_ready(struct session *s)
 		 * or the host directory as it is */
 		if (caps & SBX_CAP_IMPORT_TAR) {
 			s->boot_ms = now_ms();
-			char *path = sbx_archive_path(s->run_dir);
+			char *path = sbx_archive_path(s->rundir.run_dir);
 			sbx_import_tar(
 			    s->sbx, path, session_sbx_done,
 			    session_sbx_call(s, session_restored, NULL));
@@ -130,4 +130,11 @@ int session_start(struct session *s, const char *prompt, char **err)
 	s->prompt = prompt ? xstrdup(prompt) : NULL;
 	session_boot(s, 1);
 	return 0;
+}
+
+void session_start_sandbox(struct session *s, int stage_inputs)
+{
+	s->boot_ms = now_ms();
+	sbx_start(s->sbx, stage_inputs, session_sbx_done,
+	          session_sbx_call(s, session_sandbox_started, NULL));
 }

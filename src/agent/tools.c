@@ -263,8 +263,8 @@ char *tool_run_end(struct tool_run *r, const struct sbx_exit *ex)
 	session_emit(s, ev);
 	context_output_file(s, r->id, r->out[0].path);
 	char *text = tool_run_text(r);
-	if (s->running == r)
-		s->running = NULL;
+	if (s->calls.running == r)
+		s->calls.running = NULL;
 	tool_run_free(r);
 	return text;
 }
@@ -316,11 +316,11 @@ static int tool_run_open(struct session *s, struct tool_run *r, int i,
 	 * call's output: number the later ones */
 	for (int k = 1; k < 1000; k++) {
 		free(st->path);
-		st->path = k == 1
-		               ? xasprintf("%s/exec/%s.%s", s->run_dir, fid,
-		                           i == 0 ? "stdout" : "stderr")
-		               : xasprintf("%s/exec/%s-%d.%s", s->run_dir, fid,
-		                           k, i == 0 ? "stdout" : "stderr");
+		st->path =
+		    k == 1 ? xasprintf("%s/exec/%s.%s", s->rundir.run_dir, fid,
+		                       i == 0 ? "stdout" : "stderr")
+		           : xasprintf("%s/exec/%s-%d.%s", s->rundir.run_dir,
+		                       fid, k, i == 0 ? "stdout" : "stderr");
 		st->fd = open(
 		    st->path,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -364,7 +364,7 @@ struct tool_run *tool_run_begin(struct session *s, const char *id,
 		return NULL;
 	}
 	session_emit(s, ev_exec_start(id, command));
-	s->running = r;
+	s->calls.running = r;
 	r->started = now_ms();
 	return r;
 }
@@ -491,7 +491,7 @@ static void tools_read_exec(struct session *s, const char *id, const char *name,
 		           name);
 		return;
 	}
-	char *path = xasprintf("%s/exec/%s", s->run_dir, name);
+	char *path = xasprintf("%s/exec/%s", s->rundir.run_dir, name);
 	struct buf data;
 	buf_init(&data, 0);
 	char *err = NULL;
@@ -698,7 +698,7 @@ void tools_run(struct session *s, const cJSON *call)
 
 void tools_cancel(struct session *s)
 {
-	if (s->running && s->running->exec && s->sbx)
-		sbx_exec_cancel(s->running->exec);
+	if (s->calls.running && s->calls.running->exec && s->sbx)
+		sbx_exec_cancel(s->calls.running->exec);
 	pytool_cancel(s);
 }

@@ -9,6 +9,7 @@
 #include "assay/events.h"
 #include "assay/json.h"
 #include "assay/log.h"
+#include "assay/loop.h"
 #include "assay/util.h"
 
 #include <errno.h>
@@ -144,21 +145,31 @@ int transcript_write(struct transcript *t, const cJSON *ev)
 	return -1;
 }
 
+cJSON *transcript_record(struct session *s, cJSON *ev)
+{
+	cJSON *out = transcript_stamp(&s->rundir.tr, ev);
+	if (transcript_write(&s->rundir.tr, out) < 0)
+		s->rundir.timer =
+		    loop_timer_add(s->loop, 0, session_record_failed, s);
+	return out;
+}
+
 /* The transcript could not be written (its disk is full): the run
  * cannot go on unrecorded. Said to the frontends, then ended; what
  * the transcript holds is whole and can be resumed from. */
 void session_record_failed(void *arg)
 {
 	struct session *s = arg;
-	s->record_timer = 0;
-	const struct transcript *t = &s->tr;
+	s->rundir.timer = 0;
+	const struct transcript *t = &s->rundir.tr;
 	char *msg = xasprintf(
 	    "cannot write %s/transcript.jsonl: %s; the run stops here: "
 	    "the transcript holds every event before seq %llu%s; free "
 	    "space on its filesystem, then `assay resume %s` goes on",
-	    s->run_dir, strerror(t->failed), (unsigned long long)t->failed_seq,
+	    s->rundir.run_dir, strerror(t->failed),
+	    (unsigned long long)t->failed_seq,
 	    t->failed_cut ? " (its last line may be cut short)" : "",
-	    s->run_dir);
+	    s->rundir.run_dir);
 	log_error("%s", msg);
 	session_emit(s, ev_error("internal", msg, -1));
 	free(msg);
@@ -168,5 +179,5 @@ void session_record_failed(void *arg)
 /* The events' clock (session.h). */
 int64_t session_clock(const struct session *s)
 {
-	return s->tr.t0 ? now_ms() - s->tr.t0 : 0;
+	return s->rundir.tr.t0 ? now_ms() - s->rundir.tr.t0 : 0;
 }

@@ -1,6 +1,7 @@
 /* turn.c: the model side of a turn: the request the session makes from
  * its conversation, and the answer's text as it streams in (coalesced
- * into text_delta events, thrown away when the provider retries). */
+ * into text_delta events, thrown away when the provider retries).
+ * The owner of struct conv (conv.h). */
 #include "agent_internal.h"
 
 #include "assay/config.h"
@@ -18,8 +19,8 @@ void session_llm_request(const struct session *s, struct llm_request *req)
 	*req = (struct llm_request){
 	    .model = llm_model(s->llm),
 	    .system = s->system_prompt,
-	    .messages = s->messages,
-	    .tools = s->tools,
+	    .messages = s->conv.messages,
+	    .tools = s->conv.tools,
 	    .max_output_tokens = s->cfg->max_output_tokens,
 	};
 }
@@ -27,19 +28,19 @@ void session_llm_request(const struct session *s, struct llm_request *req)
 /* Emit the text streamed since the last text_delta. */
 void session_flush_delta(struct session *s)
 {
-	if (s->delta_timer) {
-		loop_timer_cancel(s->loop, s->delta_timer);
-		s->delta_timer = 0;
+	if (s->conv.delta_timer) {
+		loop_timer_cancel(s->loop, s->conv.delta_timer);
+		s->conv.delta_timer = 0;
 	}
-	if (!s->delta.len)
+	if (!s->conv.delta.len)
 		return;
 	/* hold back a split UTF-8 character for the next flush */
-	size_t n = utf8_complete_prefix(s->delta.data, s->delta.len);
+	size_t n = utf8_complete_prefix(s->conv.delta.data, s->conv.delta.len);
 	if (!n)
 		return;
-	char *t = utf8_sanitize(s->delta.data, n, NULL);
-	buf_consume(&s->delta, n);
-	session_emit(s, ev_text_delta(s->turn, t));
+	char *t = utf8_sanitize(s->conv.delta.data, n, NULL);
+	buf_consume(&s->conv.delta, n);
+	session_emit(s, ev_text_delta(s->conv.turn, t));
 	free(t);
 }
 
@@ -47,7 +48,7 @@ void session_flush_delta(struct session *s)
 static void session_delta_timer(void *arg)
 {
 	struct session *s = arg;
-	s->delta_timer = 0;
+	s->conv.delta_timer = 0;
 	session_flush_delta(s);
 }
 
@@ -57,11 +58,11 @@ void session_on_llm_text(void *arg, const char *text, size_t n)
 	struct session *s = arg;
 	if (s->ctx.compacting)
 		return; /* the summary is shown whole, in its own block */
-	buf_append(&s->turn_text, text, n);
-	buf_append(&s->delta, text, n);
-	if (!s->delta_timer)
-		s->delta_timer = loop_timer_add(s->loop, TEXT_DELTA_MS,
-		                                session_delta_timer, s);
+	buf_append(&s->conv.turn_text, text, n);
+	buf_append(&s->conv.delta, text, n);
+	if (!s->conv.delta_timer)
+		s->conv.delta_timer = loop_timer_add(s->loop, TEXT_DELTA_MS,
+		                                     session_delta_timer, s);
 }
 
 /* The provider retries: what streamed so far is thrown away. */
@@ -71,8 +72,79 @@ void session_on_llm_retry(void *arg, int attempt, long delay_ms,
 {
 	struct session *s = arg;
 	session_flush_delta(s);
-	buf_reset(&s->delta);
-	buf_reset(&s->turn_text);
+	buf_reset(&s->conv.delta);
+	buf_reset(&s->conv.turn_text);
 	session_emit(s, ev_error_retry(category, message, delay_ms, attempt,
-	                               discarded, s->turn));
+	                               discarded, s->conv.turn));
+}
+
+void conv_init(struct conv *c)
+{
+	c->messages = cJSON_CreateArray();
+	c->tools = tools_definitions();
+	buf_init(&c->turn_text, 0);
+	buf_init(&c->delta, 0);
+}
+
+void conv_free(struct conv *c)
+{
+	llm_result_free(c->cached);
+	cJSON_Delete(c->messages);
+	cJSON_Delete(c->tools);
+	free(c->request_hash);
+	buf_free(&c->turn_text);
+	buf_free(&c->delta);
+}
+
+void conv_set_messages(struct session *s, cJSON *messages)
+{
+	cJSON_Delete(s->conv.messages);
+	s->conv.messages = messages;
+}
+
+void conv_set_turn(struct session *s, int turn)
+{
+	s->conv.turn = turn;
+}
+
+void conv_set_hash(struct session *s, const char *hash)
+{
+	free(s->conv.request_hash);
+	s->conv.request_hash = xstrdup(hash);
+}
+
+void conv_cache_answer(struct session *s, struct llm_result *r,
+                       void (*fn)(void *arg))
+{
+	s->conv.cached = r;
+	s->conv.cached_timer = loop_timer_add(s->loop, 0, fn, s);
+}
+
+struct llm_result *conv_take_cached(struct session *s)
+{
+	struct llm_result *r = s->conv.cached;
+	s->conv.cached_timer = 0;
+	s->conv.cached = NULL;
+	return r;
+}
+
+void conv_drop_cached(struct session *s)
+{
+	if (!s->conv.cached_timer)
+		return;
+	loop_timer_cancel(s->loop, s->conv.cached_timer);
+	s->conv.cached_timer = 0;
+	llm_result_free(s->conv.cached);
+	s->conv.cached = NULL;
+}
+
+void conv_end_stream(struct session *s)
+{
+	session_flush_delta(s);
+	buf_reset(&s->conv.delta);
+}
+
+void conv_reset_turn_text(struct session *s)
+{
+	buf_reset(&s->conv.turn_text);
 }
