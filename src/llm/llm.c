@@ -11,17 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The providers that are not the transport's (transport.c lists its
+ * own, one row each). */
 static const struct {
 	const char *name;
 	const struct llm_ops *ops;
 } providers[] = {
-    {"openai", &transport_ops},           /* chat.c */
-    {"openai-responses", &transport_ops}, /* responses.c */
-    {"anthropic", &transport_ops},        /* anthropic.c */
-    {"ollama", &transport_ops},           /* its OpenAI-compatible /v1 */
-    {"gemini", &transport_ops},           /* presets: Chat Completions */
-    {"openrouter", &transport_ops},       {"vllm", &transport_ops},
-    {"llamacpp", &transport_ops},         {"script", &llm_script_ops},
+    {"script", &llm_script_ops},
 };
 
 int llm_provider_info(const char *provider, const char **model)
@@ -39,11 +35,11 @@ static const struct llm_ops *llm_find(const char *name, char **err)
 	for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++)
 		if (strcmp(providers[i].name, name) == 0)
 			return providers[i].ops;
-	set_err(err,
-	        "unknown provider '%s': choose openai, openai-responses, "
-	        "anthropic, ollama, gemini, openrouter, vllm, llamacpp or "
-	        "script",
-	        name);
+	if (transport_provider(name, NULL))
+		return &transport_ops;
+	char *names = transport_names();
+	set_err(err, "unknown provider '%s': choose %s or script", name, names);
+	free(names);
 	return NULL;
 }
 

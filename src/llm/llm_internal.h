@@ -322,5 +322,7 @@ cJSON *anth_stream_items(struct chat_stream *s, const struct llm_wire_args *a);
 /* Whether the transport serves provider, and its model when none is
  * given (NULL: it must be given). */
 int transport_provider(const char *provider, const char **model);
+/* Their names in the table's order: "openai, openai-responses, ...". */
+char *transport_names(void);
 
 #endif

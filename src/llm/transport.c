@@ -387,6 +387,17 @@ int transport_provider(const char *provider, const char **model)
 	return k != NULL;
 }
 
+char *transport_names(void)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	for (size_t i = 0; i < sizeof transport_kinds / sizeof *transport_kinds;
+	     i++)
+		buf_printf(&b, "%s%s", i ? ", " : "", transport_kinds[i].name);
+	return buf_detach(&b);
+}
+
 static char *transport_base_url(const struct config *cfg,
                                 const struct transport_kind *k)
 {
