@@ -1,5 +1,5 @@
 /* anthropic.c: the Anthropic Messages API (protocols.md C) for the
- * providers' transport (openai.c): the request body from the neutral
+ * providers' transport (transport.c): the request body from the neutral
  * conversation (tool results first in the next user message, thinking
  * blocks sent back unchanged with their signatures, prompt-cache
  * breakpoints on the system prompt, the tools and the last message),
@@ -52,7 +52,7 @@ static cJSON *anth_tool_use(const cJSON *call)
 	cJSON_AddStringToObject(b, "type", "tool_use");
 	add_tool_id(b, "id", json_str(call, "id", ""));
 	cJSON_AddStringToObject(b, "name", json_str(call, "name", ""));
-	/* arguments that did not parse go back as {} (see openai.c) */
+	/* arguments that did not parse go back as {} (see chat.c) */
 	const cJSON *args = cJSON_GetObjectItem(call, "arguments");
 	cJSON_AddItemToObject(b, "input",
 	                      cJSON_IsObject(args) ? cJSON_Duplicate(args, 1)
@@ -94,9 +94,9 @@ static void anth_ordered(cJSON *content, const cJSON *items, const cJSON *calls)
 	free(placed);
 }
 
-/* The assistant's blocks: its thinking (as given), text, tool uses;
+/* The assistant's message: its thinking (as given), text, tool uses;
  * or, kept whole, all its blocks as they came. */
-static cJSON *anth_assistant(const cJSON *msg)
+static void anth_assistant(cJSON *out, const cJSON *msg)
 {
 	cJSON *content = cJSON_CreateArray();
 	const cJSON *pi = cJSON_GetObjectItem(msg, "provider_items");
@@ -127,49 +127,51 @@ static cJSON *anth_assistant(const cJSON *msg)
 	cJSON *m = cJSON_CreateObject();
 	cJSON_AddStringToObject(m, "role", "assistant");
 	cJSON_AddItemToObject(m, "content", content);
-	return m;
+	cJSON_AddItemToArray(out, m);
 }
 
-/* The neutral history as alternating messages: tool results and the
- * user's text that follow an assistant turn are one user message, the
- * results first. */
+/* The content of the user message being gathered at the end of out:
+ * tool results and the user's text that follow an assistant turn are
+ * one user message (the messages alternate). */
+static cJSON *anth_user_content(cJSON *out)
+{
+	cJSON *last = cJSON_GetArrayItem(out, cJSON_GetArraySize(out) - 1);
+	if (last && !strcmp(json_str(last, "role", ""), "user"))
+		return cJSON_GetObjectItem(last, "content");
+	cJSON *user = cJSON_CreateObject();
+	cJSON_AddStringToObject(user, "role", "user");
+	cJSON *content = cJSON_AddArrayToObject(user, "content");
+	cJSON_AddItemToArray(out, user);
+	return content;
+}
+
+/* A tool's result as a tool_result block of the user message. */
+static void anth_tool_result(cJSON *out, const cJSON *msg)
+{
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "type", "tool_result");
+	add_tool_id(b, "tool_use_id", json_str(msg, "tool_call_id", ""));
+	const char *c = json_str(msg, "content", "");
+	cJSON_AddStringToObject(b, "content", *c ? c : "(empty)");
+	if (json_bool(msg, "is_error", 0))
+		cJSON_AddTrueToObject(b, "is_error");
+	cJSON_AddItemToArray(anth_user_content(out), b);
+}
+
+/* A user's text as a text block of the user message. */
+static void anth_user(cJSON *out, const cJSON *msg)
+{
+	const char *t = json_str(msg, "content", "");
+	cJSON_AddItemToArray(anth_user_content(out),
+	                     text_block(*t ? t : "(empty)"));
+}
+
+/* The neutral history as alternating messages, the tool results first
+ * in each user message. */
 static cJSON *anth_messages(const cJSON *messages)
 {
 	cJSON *out = cJSON_CreateArray();
-	cJSON *user = NULL; /* the user message being gathered */
-	const cJSON *msg;
-	cJSON_ArrayForEach(msg, messages)
-	{
-		const char *role = json_str(msg, "role", "user");
-		if (!strcmp(role, "assistant")) {
-			user = NULL;
-			cJSON_AddItemToArray(out, anth_assistant(msg));
-			continue;
-		}
-		if (!user) {
-			user = cJSON_CreateObject();
-			cJSON_AddStringToObject(user, "role", "user");
-			cJSON_AddArrayToObject(user, "content");
-			cJSON_AddItemToArray(out, user);
-		}
-		cJSON *content = cJSON_GetObjectItem(user, "content");
-		if (!strcmp(role, "tool")) {
-			cJSON *b = cJSON_CreateObject();
-			cJSON_AddStringToObject(b, "type", "tool_result");
-			add_tool_id(b, "tool_use_id",
-			            json_str(msg, "tool_call_id", ""));
-			const char *c = json_str(msg, "content", "");
-			cJSON_AddStringToObject(b, "content",
-			                        *c ? c : "(empty)");
-			if (json_bool(msg, "is_error", 0))
-				cJSON_AddTrueToObject(b, "is_error");
-			cJSON_AddItemToArray(content, b);
-		} else {
-			const char *t = json_str(msg, "content", "");
-			cJSON_AddItemToArray(content,
-			                     text_block(*t ? t : "(empty)"));
-		}
-	}
+	llm_wire_messages(&anth_wire, out, messages, 0);
 	/* the cache breakpoint that moves with the conversation */
 	cJSON *last = cJSON_GetArrayItem(out, cJSON_GetArraySize(out) - 1);
 	cJSON *blocks = cJSON_GetObjectItem(last, "content");
@@ -206,11 +208,11 @@ static cJSON *anth_tools(const cJSON *tools)
 	return arr;
 }
 
-char *anth_body(const char *model, const struct llm_request *req,
-                int max_tokens)
+char *anth_body(const struct llm_wire_args *a, const struct llm_request *req)
 {
 	cJSON *b = cJSON_CreateObject();
-	cJSON_AddStringToObject(b, "model", model);
+	int max_tokens = a->max_output_tokens;
+	cJSON_AddStringToObject(b, "model", a->model);
 	cJSON_AddNumberToObject(b, "max_tokens",
 	                        max_tokens > 0 ? max_tokens : 8192);
 	if (req->system && *req->system) {
@@ -514,8 +516,9 @@ static cJSON *anth_item(struct chat_stream *s, struct chat_block *b)
 	return cJSON_Duplicate(b->json, 1);
 }
 
-cJSON *anth_stream_items(struct chat_stream *s)
+cJSON *anth_stream_items(struct chat_stream *s, const struct llm_wire_args *a)
 {
+	(void)a;
 	cJSON *items = cJSON_CreateArray();
 	for (size_t i = 0; i < s->n_blocks; i++) {
 		cJSON *it = anth_item(s, &s->blocks[i]);
@@ -528,3 +531,17 @@ cJSON *anth_stream_items(struct chat_stream *s)
 	s->items = items;
 	return chat_stream_take_items(s, ANTH_PROVIDER);
 }
+
+const struct llm_wire anth_wire = {
+    .name = "anthropic",
+    .path = "v1/messages",
+    .auth_prefix = "x-api-key: ",
+    .version_header = "anthropic-version: 2023-06-01",
+    .request_id_header = "request-id",
+    .body = anth_body,
+    .user = anth_user,
+    .tool_result = anth_tool_result,
+    .assistant = anth_assistant,
+    .stream_init = anth_stream_init,
+    .items = anth_stream_items,
+};

@@ -1,26 +1,22 @@
 /* llm.c: the provider interface: picking a provider by name, starting
- * and cancelling turns, results, and the canonical request that names
+ * and cancelling turns, results, walking the neutral conversation
+ * through a dialect's encoders, and the canonical request that names
  * a turn in the cache (request_hash). */
 #include "llm/llm_internal.h"
 #include "assay/config.h"
+#include "assay/json.h"
 #include "assay/loop.h"
 #include "assay/util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* The providers that are not the transport's (transport.c lists its
+ * own, one row each). */
 static const struct {
 	const char *name;
 	const struct llm_ops *ops;
 } providers[] = {
-    {"openai", &llm_openai_ops},
-    {"openai-responses", &llm_openai_ops}, /* responses.c */
-    {"anthropic", &llm_openai_ops},        /* anthropic.c */
-    {"ollama", &llm_openai_ops},           /* its OpenAI-compatible /v1 */
-    {"gemini", &llm_openai_ops},           /* presets: Chat Completions */
-    {"openrouter", &llm_openai_ops},
-    {"vllm", &llm_openai_ops},
-    {"llamacpp", &llm_openai_ops},
     {"script", &llm_script_ops},
 };
 
@@ -31,7 +27,7 @@ int llm_provider_info(const char *provider, const char **model)
 			*model = NULL;
 		return 1;
 	}
-	return provider && llm_transport_provider(provider, model);
+	return provider && transport_provider(provider, model);
 }
 
 static const struct llm_ops *llm_find(const char *name, char **err)
@@ -39,11 +35,11 @@ static const struct llm_ops *llm_find(const char *name, char **err)
 	for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++)
 		if (strcmp(providers[i].name, name) == 0)
 			return providers[i].ops;
-	set_err(err,
-	        "unknown provider '%s': choose openai, openai-responses, "
-	        "anthropic, ollama, gemini, openrouter, vllm, llamacpp or "
-	        "script",
-	        name);
+	if (transport_provider(name, NULL))
+		return &transport_ops;
+	char *names = transport_names();
+	set_err(err, "unknown provider '%s': choose %s or script", name, names);
+	free(names);
 	return NULL;
 }
 
@@ -190,6 +186,26 @@ int llm_turn_index(const cJSON *messages)
 			n++;
 	}
 	return n;
+}
+
+void llm_wire_messages(const struct llm_wire *w, cJSON *out,
+                       const cJSON *messages, int first)
+{
+	const cJSON *msg;
+	int i = 0;
+
+	cJSON_ArrayForEach(msg, messages)
+	{
+		if (i++ < first)
+			continue;
+		const char *role = json_str(msg, "role", "user");
+		if (!strcmp(role, "assistant"))
+			w->assistant(out, msg);
+		else if (!strcmp(role, "tool"))
+			w->tool_result(out, msg);
+		else
+			w->user(out, msg);
+	}
 }
 
 static int key_cmp(const void *a, const void *b)

@@ -1,6 +1,8 @@
 /* llm_internal.h: what the providers share and the unit tests reach:
- * finishing a turn (llm.c), the retry policy (retry.c) and the Chat
- * Completions stream assembler (chat_stream.c). Not a public header. */
+ * finishing a turn (llm.c), the retry policy (retry.c), the stream
+ * assembler every dialect fills (chat_stream.c) and the wire table of
+ * each dialect (chat.c, responses.c, anthropic.c) that the one
+ * transport (transport.c) drives. Not a public header. */
 #ifndef ASSAY_LLM_INTERNAL_H
 #define ASSAY_LLM_INTERNAL_H
 
@@ -37,7 +39,7 @@ struct llm {
 	void *priv;
 };
 
-extern const struct llm_ops llm_openai_ops;
+extern const struct llm_ops transport_ops;
 extern const struct llm_ops llm_script_ops;
 
 #define LLM_MAX_TRIES 5
@@ -196,7 +198,7 @@ cJSON *chat_stream_event_json(struct chat_stream *s,
 /* The kept items as {"provider", "items"} (taken), or NULL if none. */
 cJSON *chat_stream_take_items(struct chat_stream *s, const char *provider);
 /* Note once that something of this kind was not understood ("content
- * block server_tool_use"); the transport logs each once (openai.c). */
+ * block server_tool_use"); the transport logs each once (transport.c). */
 void chat_stream_note(struct chat_stream *s, const char *what,
                       const char *type);
 /* Count n more bytes kept verbatim; -1 + s->error past the bounds. */
@@ -217,13 +219,81 @@ int chat_stream_server_note(struct chat_stream *s, const char *name,
  * of them (text and calls included): {"provider", "items", "ordered"}. */
 cJSON *chat_stream_ordered(const char *provider, cJSON *items);
 
+/* --- the dialects: one wire table each ------------------------------
+ * The transport (transport.c) speaks HTTP, reads SSE, retries and
+ * reports errors the same way for every provider; what differs between
+ * the wire formats is all in a struct llm_wire, one per dialect file:
+ * chat.c (Chat Completions), responses.c (the Responses API),
+ * anthropic.c (the Messages API). Nothing outside these tables asks
+ * which dialect is in use. */
+
+/* What a dialect's request body is built from, resolved by the
+ * transport: facts about the server and the run, not dialect flags. */
+struct llm_wire_args {
+	const char *model;     /* the request's, else the provider's */
+	int max_output_tokens; /* the request's, else the config's; 0 none */
+	int store;             /* responses_store (read by the Responses API) */
+	int official;          /* the base URL is api.openai.com */
+	int max_tokens_only;   /* the server reads max_tokens only (Ollama) */
+};
+
+struct llm_wire {
+	const char *name; /* the dialect, for the log */
+	/* the endpoint, after the base URL and a "/" */
+	const char *path;
+	/* the header that carries the key: this, then the key */
+	const char *auth_prefix;
+	/* one more header every request carries, or NULL */
+	const char *version_header;
+	/* the response header naming the request in error messages */
+	const char *request_id_header;
+	/* The request body of one turn (JSON text, caller frees). */
+	char *(*body)(const struct llm_wire_args *a,
+	              const struct llm_request *req);
+	/* The neutral conversation's parts, each encoded in one place
+	 * (llm_wire_messages walks the history through them): a user's
+	 * message, a tool's result, the assistant's answer. Each appends
+	 * what it makes to out (a wire message, an item, or a block of the
+	 * message being gathered); msg is the neutral message (llm.h). */
+	void (*user)(cJSON *out, const cJSON *msg);
+	void (*tool_result)(cJSON *out, const cJSON *msg);
+	void (*assistant)(cJSON *out, const cJSON *msg);
+	/* Start reading one answer's stream into s (the chat_stream every
+	 * dialect fills: text, calls by slot, finish reason, usage,
+	 * in-stream errors). */
+	void (*stream_init)(struct chat_stream *s, int turn,
+	                    void (*on_text)(void *arg, const char *text,
+	                                    size_t n),
+	                    void *arg);
+	/* The answer's provider items (llm_result.items), or NULL. */
+	cJSON *(*items)(struct chat_stream *s, const struct llm_wire_args *a);
+};
+
+extern const struct llm_wire chat_wire;
+extern const struct llm_wire resp_wire;
+extern const struct llm_wire anth_wire;
+
+/* Append the wire form of the neutral messages from the first'th on to
+ * out, each part through w's encoder for it (llm.c). */
+void llm_wire_messages(const struct llm_wire *w, cJSON *out,
+                       const cJSON *messages, int first);
+
+/* --- chat.c: the Chat Completions wire (protocols.md A) --------------- */
+
+/* A call id within what OpenAI's APIs take (a longer one hashed);
+ * Chat Completions and the Responses API share the rule. */
+void chat_add_id(cJSON *obj, const char *key, const char *id);
+/* The request body: the system prompt as the first message, nested
+ * function tools; max_completion_tokens for api.openai.com and
+ * OpenAI's reasoning models, max_tokens elsewhere. */
+char *chat_body(const struct llm_wire_args *a, const struct llm_request *req);
+
 /* --- responses.c: the Responses API (protocols.md B) ----------------- */
 
 /* The request body: instructions, the neutral history as input items
  * (reasoning items kept from earlier answers first), flat tools,
  * store false with encrypted reasoning included. */
-char *resp_body(const char *model, const struct llm_request *req,
-                int max_output_tokens, int store);
+char *resp_body(const struct llm_wire_args *a, const struct llm_request *req);
 /* A chat_stream that reads the Responses event stream (B.2). */
 void resp_stream_init(struct chat_stream *s, int turn,
                       void (*on_text)(void *arg, const char *text, size_t n),
@@ -232,26 +302,27 @@ void resp_stream_init(struct chat_stream *s, int turn,
  * llm_result's items, or NULL; when it holds items of types this build
  * does not know (server tools), all its output items in order, calls
  * as {"type":"function_call","call_id"}. */
-cJSON *resp_stream_items(struct chat_stream *s, int store);
+cJSON *resp_stream_items(struct chat_stream *s, const struct llm_wire_args *a);
+
 /* --- anthropic.c: the Messages API (protocols.md C) ------------------ */
 
 /* The request body: system, tools and the last message marked as
  * cache breakpoints; tool results first in the next user message. */
-char *anth_body(const char *model, const struct llm_request *req,
-                int max_tokens);
+char *anth_body(const struct llm_wire_args *a, const struct llm_request *req);
 void anth_stream_init(struct chat_stream *s, int turn,
                       void (*on_text)(void *arg, const char *text, size_t n),
                       void *arg);
 /* The answer's thinking blocks as an llm_result's items, or NULL; when
  * it holds blocks of types this build does not know (server tools),
  * all its blocks in order, calls as {"type":"tool_use","id"}. */
-cJSON *anth_stream_items(struct chat_stream *s);
+cJSON *anth_stream_items(struct chat_stream *s, const struct llm_wire_args *a);
 
-/* Whether the SSE transport (openai.c) serves provider, and its model
- * when none is given (NULL: it must be given). */
-int llm_transport_provider(const char *provider, const char **model);
+/* --- transport.c: the providers it serves ---------------------------- */
 
-/* A call id within what OpenAI's APIs take (a longer one hashed). */
-void oai_add_id(cJSON *obj, const char *key, const char *id);
+/* Whether the transport serves provider, and its model when none is
+ * given (NULL: it must be given). */
+int transport_provider(const char *provider, const char **model);
+/* Their names in the table's order: "openai, openai-responses, ...". */
+char *transport_names(void);
 
 #endif

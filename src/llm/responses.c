@@ -1,5 +1,5 @@
 /* responses.c: the OpenAI Responses API (protocols.md B) for the openai
- * provider's transport (openai.c): the request body from the neutral
+ * provider's transport (transport.c): the request body from the neutral
  * conversation, and a reader of its event stream that fills the same
  * chat_stream the Chat Completions reader fills (text, calls by slot,
  * finish reason, usage), plus the reasoning items to send back. The
@@ -17,24 +17,6 @@
 #include <string.h>
 
 #define RESP_PROVIDER "openai-responses"
-#define OAI_MAX_ID 40 /* the longest tool call id OpenAI takes */
-
-/* A tool call id as the API takes it: OpenAI refuses ids over 40
- * characters, and a run recorded against another server (vLLM's are
- * 46) may be resumed or forked onto it. A longer id is replaced by a
- * hash of it, the same for the call and its result. */
-void oai_add_id(cJSON *obj, const char *key, const char *id)
-{
-	if (strlen(id) <= OAI_MAX_ID) {
-		cJSON_AddStringToObject(obj, key, id);
-		return;
-	}
-	char hex[65], out[OAI_MAX_ID + 1];
-	sha256_hex(id, strlen(id), hex);
-	snprintf(out, sizeof out, "call_%.*s", OAI_MAX_ID - 5, hex);
-	cJSON_AddStringToObject(obj, key, out);
-}
-
 /* --- the request ------------------------------------------------------ */
 
 /* A neutral call as a function_call item. */
@@ -42,9 +24,9 @@ static cJSON *resp_call(const cJSON *call)
 {
 	cJSON *fc = cJSON_CreateObject();
 	cJSON_AddStringToObject(fc, "type", "function_call");
-	oai_add_id(fc, "call_id", json_str(call, "id", ""));
+	chat_add_id(fc, "call_id", json_str(call, "id", ""));
 	cJSON_AddStringToObject(fc, "name", json_str(call, "name", ""));
-	/* arguments that did not parse go back as {} (see openai.c) */
+	/* arguments that did not parse go back as {} (see chat.c) */
 	const cJSON *args = cJSON_GetObjectItem(call, "arguments");
 	char *s = cJSON_IsObject(args) ? json_print(args) : xstrdup("{}");
 	cJSON_AddStringToObject(fc, "arguments", s);
@@ -127,37 +109,23 @@ static void resp_assistant(cJSON *input, const cJSON *msg)
 	}
 }
 
-/* The input items of the messages from the first'th on. */
-static cJSON *resp_input(const cJSON *messages, int first)
+/* A tool's result as a function_call_output item. */
+static void resp_tool_result(cJSON *input, const cJSON *msg)
 {
-	cJSON *input = cJSON_CreateArray();
-	const cJSON *msg;
-	int i = 0;
-	cJSON_ArrayForEach(msg, messages)
-	{
-		if (i++ < first)
-			continue;
-		const char *role = json_str(msg, "role", "user");
-		if (!strcmp(role, "assistant")) {
-			resp_assistant(input, msg);
-		} else if (!strcmp(role, "tool")) {
-			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "type",
-			                        "function_call_output");
-			oai_add_id(o, "call_id",
-			           json_str(msg, "tool_call_id", ""));
-			cJSON_AddStringToObject(o, "output",
-			                        json_str(msg, "content", ""));
-			cJSON_AddItemToArray(input, o);
-		} else {
-			cJSON *m = cJSON_CreateObject();
-			cJSON_AddStringToObject(m, "role", role);
-			cJSON_AddStringToObject(m, "content",
-			                        json_str(msg, "content", ""));
-			cJSON_AddItemToArray(input, m);
-		}
-	}
-	return input;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "type", "function_call_output");
+	chat_add_id(o, "call_id", json_str(msg, "tool_call_id", ""));
+	cJSON_AddStringToObject(o, "output", json_str(msg, "content", ""));
+	cJSON_AddItemToArray(input, o);
+}
+
+/* A user's (or any other role's) message with its text. */
+static void resp_user(cJSON *input, const cJSON *msg)
+{
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "role", json_str(msg, "role", "user"));
+	cJSON_AddStringToObject(m, "content", json_str(msg, "content", ""));
+	cJSON_AddItemToArray(input, m);
 }
 
 /* Function tools in the flat shape. */
@@ -205,11 +173,11 @@ static const char *resp_chain(const cJSON *messages, int *first)
 	return id;
 }
 
-char *resp_body(const char *model, const struct llm_request *req,
-                int max_output_tokens, int store)
+char *resp_body(const struct llm_wire_args *a, const struct llm_request *req)
 {
 	cJSON *b = cJSON_CreateObject();
-	cJSON_AddStringToObject(b, "model", model);
+	int max_output_tokens = a->max_output_tokens, store = a->store;
+	cJSON_AddStringToObject(b, "model", a->model);
 	if (req->system && *req->system)
 		cJSON_AddStringToObject(b, "instructions", req->system);
 	int first = 0;
@@ -218,7 +186,8 @@ char *resp_body(const char *model, const struct llm_request *req,
 		cJSON_AddStringToObject(b, "previous_response_id", prev);
 	else
 		first = 0;
-	cJSON_AddItemToObject(b, "input", resp_input(req->messages, first));
+	cJSON *input = cJSON_AddArrayToObject(b, "input");
+	llm_wire_messages(&resp_wire, input, req->messages, first);
 	if (cJSON_GetArraySize(req->tools) > 0) {
 		cJSON_AddItemToObject(b, "tools", resp_tools(req->tools));
 		cJSON_AddStringToObject(b, "tool_choice", "auto");
@@ -538,8 +507,9 @@ static cJSON *resp_ordered_items(struct chat_stream *s)
 	return items;
 }
 
-cJSON *resp_stream_items(struct chat_stream *s, int store)
+cJSON *resp_stream_items(struct chat_stream *s, const struct llm_wire_args *a)
 {
+	int store = a->store;
 	/* stored, the chain keeps the reasoning: only the id is needed */
 	if (!store && s->unknown)
 		return chat_stream_ordered(RESP_PROVIDER,
@@ -554,3 +524,17 @@ cJSON *resp_stream_items(struct chat_stream *s, int store)
 	cJSON_AddArrayToObject(o, "items");
 	return o;
 }
+
+const struct llm_wire resp_wire = {
+    .name = "responses",
+    .path = "responses",
+    .auth_prefix = "Authorization: Bearer ",
+    .version_header = NULL,
+    .request_id_header = "x-request-id",
+    .body = resp_body,
+    .user = resp_user,
+    .tool_result = resp_tool_result,
+    .assistant = resp_assistant,
+    .stream_init = resp_stream_init,
+    .items = resp_stream_items,
+};

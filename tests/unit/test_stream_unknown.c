@@ -18,6 +18,10 @@
 
 #define EV(name, json) "event: " name "\ndata: " json "\n\n"
 
+/* model "m", at most 100 tokens, not stored */
+static const struct llm_wire_args args = {.model = "m",
+                                          .max_output_tokens = 100};
+
 static const char anth_stream[] = EV(
     "message_start", "{\"type\":\"message_start\",\"message\":{\"usage\":"
                      "{\"input_tokens\":5,\"output_tokens\":1}}}")
@@ -164,7 +168,7 @@ static void test_anthropic(void **state)
 	assert_string_equal(buf_str(&s.text),
 	                    "Let me look.\n[server tool web_search: "
 	                    "{\"query\":\"cats\"}]\nCats purr.");
-	cJSON *items = anth_stream_items(&s);
+	cJSON *items = anth_wire.items(&s, &args);
 	assert_true(json_bool(items, "ordered", 0));
 	const cJSON *its = cJSON_GetObjectItem(items, "items");
 	char *t = types_of(its);
@@ -188,7 +192,7 @@ static void test_anthropic(void **state)
 	/* sent back: the blocks in order, the call filled in, no note */
 	cJSON *msgs = history(&s, items);
 	struct llm_request req = {.messages = msgs};
-	char *body = anth_body("m", &req, 100);
+	char *body = anth_wire.body(&args, &req);
 	cJSON *b = cJSON_Parse(body);
 	const cJSON *content = cJSON_GetObjectItem(
 	    cJSON_GetArrayItem(cJSON_GetObjectItem(b, "messages"), 1),
@@ -267,11 +271,11 @@ static void test_responses(void **state)
 	assert_string_equal(buf_str(&s.text),
 	                    "[server tool web_search: {\"type\":\"search\","
 	                    "\"query\":\"cats\"}]\nCats purr.");
-	cJSON *items = resp_stream_items(&s, 0);
+	cJSON *items = resp_wire.items(&s, &args);
 	assert_true(json_bool(items, "ordered", 0));
 	cJSON *msgs = history(&s, items);
 	struct llm_request req = {.messages = msgs};
-	char *body = resp_body("m", &req, 100, 0);
+	char *body = resp_wire.body(&args, &req);
 	cJSON *b = cJSON_Parse(body);
 	const cJSON *input = cJSON_GetObjectItem(b, "input");
 	char *t = types_of(input);
