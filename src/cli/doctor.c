@@ -6,13 +6,13 @@
  * Docker daemon is called with a short timeout. --json prints the same
  * report as one object. */
 #include "cli.h"
-#include "tui/termcaps.h"
 
 #include "assay/config.h"
 #include "assay/json.h"
 #include "assay/loop.h"
 #include "assay/sandbox.h"
 #include "assay/util.h"
+#include "assay/workbench.h"
 
 #include <errno.h>
 #include <fcntl.h>

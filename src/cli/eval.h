@@ -8,7 +8,7 @@
 
 #include "assay/buf.h"
 #include "assay/config.h"
-#include "tui/tui.h"
+#include "assay/workbench.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -15,10 +15,10 @@
 #include "export_nb.h"
 
 #include "assay/events.h"
+#include "assay/imgrender.h"
 #include "assay/json.h"
 #include "assay/strv.h"
 #include "assay/util.h"
-#include "image/imgrender.h"
 
 #include <stdio.h>
 #include <stdlib.h>

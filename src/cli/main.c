@@ -1,7 +1,6 @@
 /* main.c: the command line: options and subcommands, configuration
  * layering, and the loop that runs a session headless. */
 #include "cli.h"
-#include "tui/tui.h"
 
 #include "assay/config.h"
 #include "assay/fdlimit.h"
@@ -11,6 +10,7 @@
 #include "assay/session.h"
 #include "assay/trust.h"
 #include "assay/util.h"
+#include "assay/workbench.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -2,12 +2,11 @@
  * workbench (src/tui/replay.c) without a sandbox or network; a fork
  * asked for there (f) becomes a new live run in the workbench. */
 #include "cli.h"
-#include "tui/replay.h"
-#include "tui/tui.h"
 
 #include "assay/config.h"
 #include "assay/session.h"
 #include "assay/util.h"
+#include "assay/workbench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,14 +181,12 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		/* a bad RUN is the first thing to say */
-		struct ui_transcript t;
 		char *lerr = NULL;
-		if (ui_transcript_load(&t, run, &lerr) < 0) {
+		if (ui_transcript_check(run, &lerr) < 0) {
 			fprintf(stderr, "assay: %s\n", lerr);
 			free(lerr);
 			return EXIT_USAGE;
 		}
-		ui_transcript_free(&t);
 		fprintf(stderr, "assay replay: needs a terminal (it is the "
 		                "workbench); for a readable record use assay "
 		                "export RUN\n");

@@ -43,8 +43,8 @@
  * memory), 2 (usage), 3 (not a PNG), 4 (over the size limits: checked
  * from the header before decoding), 5 (truncated or damaged PNG). */
 #include "assay/buf.h"
+#include "assay/imgrender.h"
 #include "assay/util.h"
-#include "image/imgrender.h"
 
 #include <errno.h>
 #include <fcntl.h>

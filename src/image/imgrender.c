@@ -2,7 +2,7 @@
  * header checks, fitting, area-average scaling, half blocks, the
  * xterm-256 mapping, palette quantisation, a sixel encoder for
  * many-coloured images, kitty chunking and the payload checks. */
-#include "image/imgrender.h"
+#include "assay/imgrender.h"
 #include "assay/util.h"
 
 #include <limits.h>

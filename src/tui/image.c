@@ -4,11 +4,11 @@
  * and rendering parameters. */
 #include "tui/image.h"
 #include "assay/buf.h"
+#include "assay/imgrender.h"
 #include "assay/loop.h"
 #include "assay/path.h"
 #include "assay/termtext.h"
 #include "assay/util.h"
-#include "image/imgrender.h"
 
 #include <errno.h>
 #include <fcntl.h>

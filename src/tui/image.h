@@ -26,11 +26,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "assay/workbench.h"
+
 struct path_mounts;
 
 struct loop;
 
-enum ui_gfx { UI_GFX_OFF, UI_GFX_BLOCKS, UI_GFX_SIXEL, UI_GFX_KITTY };
+/* enum ui_gfx is in assay/workbench.h */
 
 struct ui_img_req {
 	int dirfd; /* the host workspace dir (O_DIRECTORY) */

@@ -9,47 +9,9 @@
 #include <stddef.h>
 #include <wchar.h>
 
-/* enum ui_gfx (UI_GFX_OFF, UI_GFX_BLOCKS, UI_GFX_SIXEL, UI_GFX_KITTY)
- * is the encoder's (src/tui/image.h). */
-#include "tui/image.h"
-
-#define UI_TERMCAPS_TYPEAHEAD 64 /* keystrokes kept from the query window */
-
-struct ui_termcaps {
-	int da1_seen;         /* the terminal answered DA1 (CSI c) */
-	int da1_class;        /* DA1's first parameter (62, 63, 64, 65, 1...) */
-	char da1[64];         /* DA1's parameters as sent, e.g. "63;1;2;4" */
-	int sixel;            /* DA1 has attribute 4 after the class */
-	int kitty;            /* the kitty graphics query was answered OK */
-	int kitty_answered;   /* answered at all (OK or an error) */
-	char kitty_reply[48]; /* its message: "OK" or "ENOTSUPPORTED:..." */
-	int xtsm_answered;    /* XTSMGRAPHICS answered (success or not) */
-	int color_registers;  /* XTSMGRAPHICS Pi=1; 0 = unknown, but 256
-	                         (assumed, registers_assumed) once sixel
-	                         is chosen */
-	int registers_assumed;
-	int sixel_max_w, sixel_max_h; /* XTSMGRAPHICS Pi=2; 0 = unknown */
-	int cell_w, cell_h;           /* pixels per cell (10x20 when unknown) */
-	const char *cell_from;        /* "CSI 16 t", "TIOCGWINSZ" or "guess" */
-	int truecolor;       /* COLORTERM=truecolor|24bit or TERM *-direct
-	                        (a hint: blocks use 24-bit colour) */
-	int in_tmux;         /* $TMUX set, or TERM=tmux* / screen* */
-	int tmux_sixel;      /* inside tmux and tmux's DA1 says sixel (3.4+
-	                        built with sixel); 0 otherwise */
-	int bg_answered;     /* OSC 11 answered with a colour: bg_rgb */
-	int bg_rgb[3];       /* the background, 0..255 a channel */
-	int bg_light;        /* the verdict (ui_termcaps_background) */
-	const char *bg_from; /* "OSC 11", "COLORFGBG", or that nothing
-	                        said (dark assumed); NULL: not decided */
-	int queried;         /* the queries were sent (a terminal both ways) */
-	int timed_out;       /* no DA1 reply within the timeout */
-	enum ui_gfx mode;    /* the choice */
-	char why[512];       /* in words: asked, answered, chosen */
-	char typeahead[UI_TERMCAPS_TYPEAHEAD]; /* see ui_termcaps_detect */
-	size_t n_typeahead;
-	int sig_typed; /* SIGINT, SIGQUIT or SIGTSTP: its key was typed
-	                  during the query (ISIG was off): 0 if none */
-};
+/* struct ui_termcaps, enum ui_gfx and the query the command line makes
+ * too (assay doctor) are public: assay/workbench.h */
+#include "assay/workbench.h"
 
 /* The reply parser's state between reads: a sequence may arrive split
  * at any byte. Zero it (or ui_termcaps_parser_init) before the first
@@ -86,28 +48,6 @@ void ui_termcaps_env(struct ui_termcaps *tc);
  * honoured; why says when the terminal did not confirm it. Returns -1
  * for an unknown want (mode off). */
 int ui_termcaps_choose(struct ui_termcaps *tc, const char *want, int is_tty);
-
-/* A string the terminal sent (the kitty reply...), made safe to print
- * (invalid UTF-8 replaced, then term_clean: controls as ^X, C1 as
- * <U+009B>). Free it. */
-char *ui_termcaps_printable(const char *s, size_t n);
-
-/* Query the terminal on in_fd/out_fd and choose the mode for want.
- * Sends the kitty graphics query, XTSMGRAPHICS (registers, geometry),
- * CSI 16 t, OSC 11 (the background colour), then DA1 last; the input is in raw
- * mode meanwhile and restored after. Waits until the DA1 reply or timeout_ms
- * (use ~150), never longer. Not a terminal, TERM=dumb or want "off": no query,
- * returns at once. Call it before curses takes the terminal. Keys the
- * person typed during the window are in tc->typeahead: the caller may
- * push them back (ncurses ungetch, in reverse order) or drop them.
- * Signals from keys are off meanwhile (a Ctrl-C there is typeahead,
- * and tc->sig_typed says so: the caller acts on it as on a typed
- * Ctrl-C), and the terminal modes are restored on every way out, a
- * signal from elsewhere included. When the terminal did not answer in
- * time, late replies are kept out of ui_termcaps_get_wch's keys.
- * Returns 0, or -1 for an unknown want (tc->why says so). */
-int ui_termcaps_detect(int in_fd, int out_fd, const char *want, int timeout_ms,
-                       struct ui_termcaps *tc);
 
 /* ---- the background, and the theme --theme auto takes ----------------
  * A background is light when black text on it has more contrast than
@@ -165,13 +105,5 @@ int ui_termcaps_get_wch(wint_t *ch);
  * curses owns the input). Keeps the previous size when the ioctl gives
  * no pixels. */
 void ui_termcaps_cells(int fd, struct ui_termcaps *tc);
-
-/* "off", "blocks", "sixel", "kitty". */
-const char *ui_termcaps_mode_name(enum ui_gfx m);
-
-/* Inside tmux, ask tmux itself: `tmux display -p '#{sixel_support}'`,
- * at most timeout_ms. 1 yes, 0 no (or tmux < 3.4: an empty answer),
- * -1 could not ask. For `assay doctor`; detect does not run it. */
-int ui_termcaps_tmux_sixel(int timeout_ms);
 
 #endif

@@ -298,6 +298,15 @@ void ui_transcript_free(struct ui_transcript *t)
 	memset(t, 0, sizeof *t);
 }
 
+int ui_transcript_check(const char *run, char **err)
+{
+	struct ui_transcript t;
+	if (ui_transcript_load(&t, run, err) < 0)
+		return -1;
+	ui_transcript_free(&t);
+	return 0;
+}
+
 int ui_transcript_turn_step(const struct ui_transcript *t, int k)
 {
 	return k >= 1 && k <= t->nturns ? t->turn_start[k - 1] + 1 : 0;

@@ -13,75 +13,10 @@
 #include "assay/buf.h"
 #include "assay/path.h"
 #include "tui/input.h"
+/* the entry points (ui.c, trust_dialog.c, terminal.c) are public */
+#include "assay/workbench.h"
 
 struct config;
-
-/* ---- entry (ui.c) ---------------------------------------------------- */
-
-struct session_resume_opts;
-
-/* replay: the fork the user asked for (f), the text malloc'd. */
-struct ui_fork {
-	uint64_t seq;
-	char *text;
-};
-
-struct ui_opts {
-	const char *prompt; /* sent at once; NULL waits for the user */
-	int end_when_done;  /* demo: end the run when the model stops */
-	/* assay replay: the recorded run to show (no session, no sandbox);
-	 * a fork asked for there lands in *fork and the replay quits */
-	const char *replay;
-	struct ui_fork *fork;
-	/* session_resume instead of session_start (a fork) */
-	const struct session_resume_opts *resume;
-};
-
-/* The workbench on the terminal (stdin and stdout are ttys); returns
- * the process exit code. Errors before the screen opens are printed
- * on stderr. */
-int ui_main(struct config *c, const struct ui_opts *o);
-
-/* A view of a session another frontend runs on its own loop (assay
- * eval's live table): the workbench's panes built from the run's
- * transcript so far, then from the events the owner forwards;
- * read-only (nothing can be sent), but its Approval dialog answers the
- * calls that wait. The owner keeps the session, its approver and the
- * loop's SIGINT/SIGTERM/SIGHUP; the view takes the terminal (stdin,
- * SIGWINCH) until it is closed. */
-struct loop;
-struct session;
-struct ui;
-struct ui_view_ops {
-	/* Esc or Ctrl-Q: the owner closes the view (ui_view_close) */
-	void (*leave)(void *arg);
-	/* Ctrl-C twice: the owner closes the view and stops everything */
-	void (*interrupt)(void *arg);
-	void *arg;
-	const char *log_dir; /* stderr goes to its assay.log meanwhile */
-};
-/* s: the session under way, or NULL for its record only (its check
- * runs). NULL + *err when the view cannot open (the terminal is as it
- * was). ops must outlive the view. */
-struct ui *ui_view_open(struct loop *l, struct config *c, struct session *s,
-                        const char *run_dir, const struct ui_view_ops *ops,
-                        char **err);
-/* One of the session's events (one the transcript had is skipped). */
-void ui_view_event(struct ui *u, const cJSON *ev);
-/* The session's approver calls, forwarded. */
-void ui_view_request(struct ui *u);
-void ui_view_cancel(struct ui *u, const char *id);
-/* The session is about to be freed: the view keeps what it shows. */
-void ui_view_detach(struct ui *u, const char *why);
-void ui_view_notice(struct ui *u, const char *text);
-/* The terminal back as it was; u is freed. */
-void ui_view_close(struct ui *u);
-/* Ask "Trust this project?" for the project settings c refused
- * (trust_dialog.c): 't' trust and remember, 'o' once, 'n' without
- * them, 'q' quit; -1 when the screen cannot open. */
-int ui_trust_ask(const struct config *c);
-/* The terminal can be driven by curses (terminal.c). */
-int ui_terminal_check(char **err);
 
 /* ---- styles and themes (theme.c) -------------------------------------- */
 

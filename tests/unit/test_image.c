@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "assay/buf.h"
-#include "image/imgrender.h"
+#include "assay/imgrender.h"
 
 #include <stdio.h>
 #include <stdlib.h>

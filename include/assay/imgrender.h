@@ -1,11 +1,14 @@
-/* imgrender.h: the pure parts of image previews, shared by the
- * assay-image helper and the TUI client and unit-tested on their own:
- * PNG header checks, fitting and area-average scaling, the half-block
- * renderer, the xterm 256-colour mapping, a palette quantiser for
- * sixel, kitty graphics chunking, and a check that a payload holds only
- * the escape sequences these encoders make. No libpng, no libsixel. */
-#ifndef ASSAY_IMAGE_IMGRENDER_H
-#define ASSAY_IMAGE_IMGRENDER_H
+/* imgrender.h: the pure parts of image previews (src/image/), shared by
+ * the assay-image helper, the TUI client and export and unit-tested on
+ * their own: PNG header checks, fitting and area-average scaling, the
+ * half-block renderer, the xterm 256-colour mapping, a palette quantiser
+ * for sixel, kitty graphics chunking, and a check that a payload holds
+ * only the escape sequences these encoders make. No libpng, no libsixel:
+ * linked into assay too (the TUI checks every payload the helper sends,
+ * export a notebook image's header); only assay-image decodes and
+ * encodes. */
+#ifndef ASSAY_IMGRENDER_H
+#define ASSAY_IMGRENDER_H
 
 #include "assay/buf.h"
 
