@@ -3,7 +3,8 @@
  * is classified and decided: allowed or denied by a rule or the mode,
  * or put to the frontend's approver, whose answer comes back through
  * session_approve. Every decision is an `approval` event; calls run in
- * order once their decision is known. */
+ * order once their decision is known. The JSON it reads (a model's tool
+ * calls, src/llm's, and their arguments) is not an event. */
 #include "agent_internal.h"
 
 #include "assay/buf.h"

@@ -145,13 +145,13 @@ void budget_take_totals(struct budget *dst, const struct budget *src)
 void budget_restore(struct budget *b, const cJSON *totals)
 {
 	b->in_tokens =
-	    (long)json_num(totals, "input_tokens", (double)b->in_tokens);
+	    (long)ev_num(totals, EVF_INPUT_TOKENS, (double)b->in_tokens);
 	b->out_tokens =
-	    (long)json_num(totals, "output_tokens", (double)b->out_tokens);
+	    (long)ev_num(totals, EVF_OUTPUT_TOKENS, (double)b->out_tokens);
 	b->cached_tokens =
-	    (long)json_num(totals, "cached_tokens", (double)b->cached_tokens);
-	b->cost = json_num(totals, "cost_usd", b->cost);
-	b->unpriced = (int)json_num(totals, "unpriced_turns", b->unpriced);
+	    (long)ev_num(totals, EVF_CACHED_TOKENS, (double)b->cached_tokens);
+	b->cost = ev_num(totals, EVF_COST_USD, b->cost);
+	b->unpriced = (int)ev_num(totals, EVF_UNPRICED_TURNS, b->unpriced);
 }
 
 /* --- a spent budget in an interactive run (the Budget dialog) ------- */

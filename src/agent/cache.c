@@ -1,6 +1,7 @@
 /* cache.c: the run's model answers, cache/<request-hash>.json, written
  * as each answer arrives (the checkpoint resume trusts first) and read
- * back by resume and re-execute instead of asking the provider again. */
+ * back by resume and re-execute instead of asking the provider again.
+ * The JSON it reads (the cache's entries) is not an event. */
 #include "agent_internal.h"
 
 #include "assay/json.h"

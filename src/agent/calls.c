@@ -2,7 +2,8 @@
  * after another, and the result of the one that ran on its way into
  * the record and the conversation (an approval's edit or a fork's
  * replacement worded in). The owner of struct calls with tools.c
- * (calls.h); session.c decides when. */
+ * (calls.h); session.c decides when. The JSON it reads (the model's
+ * tool calls, src/llm's) is not an event. */
 #include "agent_internal.h"
 
 #include "assay/events.h"

@@ -109,7 +109,8 @@ void context_output_file(struct session *s, const char *id, const char *path)
 	cJSON_AddStringToObject(s->ctx.files, id, base ? base + 1 : path);
 }
 
-/* The stub that stands for a tool result in the history. */
+/* The stub that stands for a tool result in the history (a message,
+ * not an event). */
 static char *context_stub(const struct context *c, const cJSON *msg)
 {
 	const char *id = json_str(msg, "tool_call_id", "");
@@ -153,7 +154,7 @@ static int context_turn_start(const cJSON *msgs, int n)
 	return i;
 }
 
-/* Whether message m is a tool result worth a stub. */
+/* Whether message m (not an event) is a tool result worth a stub. */
 static int context_trimmable(const cJSON *m)
 {
 	return !strcmp(json_str(m, "role", ""), "tool") &&
@@ -174,7 +175,8 @@ struct trim {
 	size_t removed;
 };
 
-/* Stub message m (index i of the history); its bytes saved. */
+/* Stub message m (index i of the history; not an event); its bytes
+ * saved. */
 static void trim_one(struct trim *t, const struct context *c, cJSON *m, int i)
 {
 	char *stub = context_stub(c, m);
@@ -424,14 +426,14 @@ static int context_follow(struct session *s)
 	if (!e || c->followed == s->conv.turn + 2)
 		return 0;
 	/* the same history so far: the same first message kept */
-	int keep = (int)json_num(e, "replaced", -1);
+	int keep = (int)ev_num(e, EVF_REPLACED, -1);
 	if (keep < 1 || keep >= cJSON_GetArraySize(s->conv.messages))
 		return 0;
 	c->followed = s->conv.turn + 2;
 	/* a refusal lowered the record's window: so here */
-	if (json_num(e, "window", 0) > 0)
-		c->window = (long)json_num(e, "window", 0);
-	context_compact_from(s, json_str(e, "reason", "threshold"), keep);
+	if (ev_num(e, EVF_WINDOW, 0) > 0)
+		c->window = (long)ev_num(e, EVF_WINDOW, 0);
+	context_compact_from(s, ev_str(e, EVF_REASON, "threshold"), keep);
 	return 1;
 }
 
@@ -574,9 +576,9 @@ int context_summarized(struct session *s, struct llm_result *r, int cached)
 void context_apply(cJSON **messages, const cJSON *ev)
 {
 	if (event_type_of(ev) == EV_CONTEXT_TRIM) {
-		const cJSON *ids = cJSON_GetObjectItem(ev, "ids");
-		const cJSON *at = cJSON_GetObjectItem(ev, "at");
-		const cJSON *stubs = cJSON_GetObjectItem(ev, "stubs");
+		const cJSON *ids = ev_item(ev, EVF_IDS);
+		const cJSON *at = ev_item(ev, EVF_AT);
+		const cJSON *stubs = ev_item(ev, EVF_STUBS);
 		int n = cJSON_GetArraySize(ids);
 		for (int i = 0; i < n; i++) {
 			const char *id =
@@ -598,14 +600,14 @@ void context_apply(cJSON **messages, const cJSON *ev)
 		return;
 	}
 	if (event_type_of(ev) != EV_COMPACTION ||
-	    strcmp(json_str(ev, "state", ""), "done"))
+	    strcmp(ev_str(ev, EVF_STATE, ""), "done"))
 		return;
-	int replaced = (int)json_num(ev, "replaced", 0);
+	int replaced = (int)ev_num(ev, EVF_REPLACED, 0);
 	int n = cJSON_GetArraySize(*messages);
 	if (replaced <= 0 || replaced > n)
 		return;
 	cJSON *next =
-	    context_compacted(*messages, replaced, json_str(ev, "summary", ""));
+	    context_compacted(*messages, replaced, ev_str(ev, EVF_SUMMARY, ""));
 	cJSON_Delete(*messages);
 	*messages = next;
 }

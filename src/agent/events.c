@@ -1,45 +1,8 @@
-/* events.c: the one place where event type names are written, and the
- * builders of every event type (docs/ARCHITECTURE.md, "Events"). The
+/* events.c: the one place where event type names and field names are
+ * written: the type and field tables, the typed readers over them, and
+ * the builders of every event type (docs/ARCHITECTURE.md, "Events"). The
  * order members are added in is the order the transcript shows them. */
 
-/* clang-format off */
-/* The event table. Every event: seq (1, 2, 3...), t (ms since the run
- * started), then type and the fields below, in this order. [x]: only
- * when it applies; x?: a value or null. Numbers are JSON numbers, flags
- * JSON booleans.
- *
- * | type | fields |
- * |---|---|
- * | run_start | [forked_from {run_id, run_dir, mode "re-execute", [fork_at, replace]}] (before type), version, run_id, run_dir, provider, model, base_url (never the key), [instructions], [script], out, sandbox {backend, image, image_id}, ask, workspace, inputs [{src, dest, mode "mount"/"copy", and for a mount: path (links resolved), kind "file"/"dir", [bytes], mtime}], outputs [path], limits {timeout_s, max_turns, max_tokens, max_cost, memory_mb, processes, cpu_s, file_size_mb, max_output_bytes, max_output_tokens, network}, [project {dir, files, hash, trust "untrusted"/"once"/"remembered"/"flag", applied ["FILE: KEY"], refused or trusted [{file, key, value, why, required}]}] |
- * | run_resume | run_id, run_dir, resumed_from {seq, status, dropped_bytes}, provider, model, base_url, sandbox {backend}, workspace, prompt |
- * | user_message | text |
- * | model_request | turn, request_hash, cached, messages, [est_tokens], [window], [replayed: true] |
- * | text_delta | turn, text |
- * | assistant_message | turn, text, tool_calls [{id, name, arguments}], [finish_reason], [recovered: true] |
- * | usage | turn, [of "compaction"], input_tokens, output_tokens, cached_tokens, [cache_write_tokens], [reasoning_tokens], cost_usd (0 unless priced), priced (the model table has a price), known, [replayed: true], totals {input_tokens, output_tokens, cached_tokens, cost_usd, [unpriced_turns]} |
- * | tool_call | id, name, arguments |
- * | approval_request | id, tool, command, cwd, reasons [text], kinds [name], rules?, no_always?, editable |
- * | approval | id, tool, decision (approved, edited, denied), by (user, rule, mode), mode, [choice], rule?, [rules], reasons [text], kinds [name], original, final?, feedback?, [saved {scope, [path]}], [note] |
- * | exec_start | id, command |
- * | exec_output | id, stream (stdout, stderr), bytes, text, [truncated: true] |
- * | exec_end | id, exit_code, signal, timed_out, cancelled, duration_ms, stdout_bytes, stderr_bytes, output_file, [output_file_cut_at], [error], [python: {[value], [error: {type, message}], [traceback]}] |
- * | tool_result | id, content, is_error, [forked: true, original] |
- * | workspace_change | path, kind (created, modified, deleted), size, [mtime], [call], [diff: {added, removed, hunks, [cut]} or {skipped}] |
- * | input_hashes | inputs [{dest, kind "file"/"dir", bytes, [files], mtime, sha256, cached}]: after run_start once the helper has read them (a directory's sha256 is that of its manifest, without what the sandbox does not see of it) |
- * | progress | what ("hashing", "saving", "staging", "restoring", "delivering"), subject (an input's dest, "the workspace", "the inputs", an output's path), done, total (0: not known yet), elapsed_ms: shown to the frontends while slow work goes on (done == total: over; done -1: it failed), never recorded (no seq, not in the transcript nor in --json) |
- * | python_session | state (started, ended), generation, [python, executable, packages, startup_ms], [reason] |
- * | replay_live | turn, reason, [recorded_hash], [request_hash], cached_turns |
- * | step_pause | kind "request", turn, messages, est_input_tokens, tools [name]; or kind "exec", turn, id, tool, command |
- * | step_resume | action (continue, edit, skip, end), kind (exec, request), [id], [original], [final] |
- * | budget_reached | kind (cost, tokens, turns), spent, limit, why (an interactive run then waits: idle "budget") |
- * | budget_decision | kind, decision (raise, stop), limit (the new one) |
- * | context_trim | turn, ids [call id], at [message index], stubs [text], bytes, est_before, est_after, window |
- * | compaction | state "started": reason (threshold, context_length_exceeded, user), turn, est_tokens, window, messages, keep_from, [left_out]; state "done": reason, turn, request_hash, cached, replaced, kept, est_before, est_after, window, summary; state "failed": reason, turn, message |
- * | idle | reason (ready, answered, failed, cancelled, budget) |
- * | error | category, message, [retry_in_ms]; a request being retried: category, message, retry_in_ms, attempt, discarded_bytes, turn |
- * | run_end | status (completed, failed, budget_exhausted, interrupted), exit_code, outputs [{path, present, bytes, copied_to or error}], totals {turns, input_tokens, output_tokens, cost_usd, [unpriced_turns], duration_ms}, archive? |
- */
-/* clang-format on */
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +45,340 @@ static const char *const event_names[EV__COUNT] = {
     [EV_RUN_END] = "run_end",
 };
 
+/* clang-format off */
+/* The field table: every member name of an event or of an object in one,
+ * written here only (events.h, "fields and typed readers"). */
+static const char *const field_names[EVF__COUNT] = {
+    [EVF_SEQ] = "seq", [EVF_T] = "t", [EVF_TYPE] = "type",
+    [EVF_VERSION] = "version", [EVF_RUN_ID] = "run_id",
+    [EVF_RUN_DIR] = "run_dir", [EVF_PROVIDER] = "provider",
+    [EVF_MODEL] = "model", [EVF_BASE_URL] = "base_url",
+    [EVF_INSTRUCTIONS] = "instructions", [EVF_SCRIPT] = "script",
+    [EVF_OUT] = "out", [EVF_SANDBOX] = "sandbox", [EVF_BACKEND] = "backend",
+    [EVF_IMAGE] = "image", [EVF_IMAGE_ID] = "image_id", [EVF_ASK] = "ask",
+    [EVF_WORKSPACE] = "workspace",
+    [EVF_INPUTS] = "inputs", [EVF_SRC] = "src", [EVF_DEST] = "dest",
+    [EVF_MODE] = "mode", [EVF_PATH] = "path", [EVF_KIND] = "kind",
+    [EVF_BYTES] = "bytes", [EVF_MTIME] = "mtime", [EVF_SHA256] = "sha256",
+    [EVF_CACHED] = "cached", [EVF_FILES] = "files",
+    [EVF_OUTPUTS] = "outputs", [EVF_LIMITS] = "limits",
+    [EVF_TIMEOUT_S] = "timeout_s", [EVF_MAX_TURNS] = "max_turns",
+    [EVF_MAX_TOKENS] = "max_tokens", [EVF_MAX_COST] = "max_cost",
+    [EVF_MEMORY_MB] = "memory_mb", [EVF_PROCESSES] = "processes",
+    [EVF_CPU_S] = "cpu_s", [EVF_FILE_SIZE_MB] = "file_size_mb",
+    [EVF_MAX_OUTPUT_BYTES] = "max_output_bytes",
+    [EVF_MAX_OUTPUT_TOKENS] = "max_output_tokens", [EVF_NETWORK] = "network",
+    [EVF_PROJECT] = "project", [EVF_WHY] = "why", [EVF_VALUE] = "value",
+    [EVF_FORKED_FROM] = "forked_from", [EVF_FORK_AT] = "fork_at",
+    [EVF_REPLACE] = "replace", [EVF_RESUMED_FROM] = "resumed_from",
+    [EVF_STATUS] = "status", [EVF_DROPPED_BYTES] = "dropped_bytes",
+    [EVF_PROMPT] = "prompt",
+    [EVF_TEXT] = "text", [EVF_TURN] = "turn",
+    [EVF_REQUEST_HASH] = "request_hash", [EVF_MESSAGES] = "messages",
+    [EVF_EST_TOKENS] = "est_tokens", [EVF_WINDOW] = "window",
+    [EVF_REPLAYED] = "replayed",
+    [EVF_TOOL_CALLS] = "tool_calls", [EVF_ID] = "id", [EVF_NAME] = "name",
+    [EVF_ARGUMENTS] = "arguments", [EVF_ARGUMENTS_ERROR] = "arguments_error",
+    [EVF_ARGUMENTS_RAW] = "arguments_raw", [EVF_CUT_OFF] = "cut_off",
+    [EVF_ARGUMENTS_BYTES] = "arguments_bytes",
+    [EVF_FINISH_REASON] = "finish_reason", [EVF_RECOVERED] = "recovered",
+    [EVF_OF] = "of", [EVF_INPUT_TOKENS] = "input_tokens",
+    [EVF_OUTPUT_TOKENS] = "output_tokens",
+    [EVF_CACHED_TOKENS] = "cached_tokens",
+    [EVF_CACHE_WRITE_TOKENS] = "cache_write_tokens",
+    [EVF_REASONING_TOKENS] = "reasoning_tokens", [EVF_COST_USD] = "cost_usd",
+    [EVF_PRICED] = "priced", [EVF_KNOWN] = "known", [EVF_TOTALS] = "totals",
+    [EVF_UNPRICED_TURNS] = "unpriced_turns", [EVF_TURNS] = "turns",
+    [EVF_TOOL] = "tool", [EVF_COMMAND] = "command", [EVF_CWD] = "cwd",
+    [EVF_REASONS] = "reasons", [EVF_KINDS] = "kinds", [EVF_RULES] = "rules",
+    [EVF_NO_ALWAYS] = "no_always", [EVF_EDITABLE] = "editable",
+    [EVF_DECISION] = "decision", [EVF_BY] = "by", [EVF_CHOICE] = "choice",
+    [EVF_RULE] = "rule", [EVF_ORIGINAL] = "original", [EVF_FINAL] = "final",
+    [EVF_FEEDBACK] = "feedback", [EVF_SAVED] = "saved", [EVF_SCOPE] = "scope",
+    [EVF_NOTE] = "note",
+    [EVF_STREAM] = "stream", [EVF_TRUNCATED] = "truncated",
+    [EVF_EXIT_CODE] = "exit_code", [EVF_SIGNAL] = "signal",
+    [EVF_TIMED_OUT] = "timed_out", [EVF_CANCELLED] = "cancelled",
+    [EVF_DURATION_MS] = "duration_ms", [EVF_STDOUT_BYTES] = "stdout_bytes",
+    [EVF_STDERR_BYTES] = "stderr_bytes", [EVF_OUTPUT_FILE] = "output_file",
+    [EVF_OUTPUT_FILE_CUT_AT] = "output_file_cut_at", [EVF_ERROR] = "error",
+    [EVF_PYTHON] = "python", [EVF_TRACEBACK] = "traceback",
+    [EVF_MESSAGE] = "message",
+    [EVF_CONTENT] = "content", [EVF_IS_ERROR] = "is_error",
+    [EVF_FORKED] = "forked", [EVF_SIZE] = "size", [EVF_CALL] = "call",
+    [EVF_DIFF] = "diff", [EVF_ADDED] = "added", [EVF_REMOVED] = "removed",
+    [EVF_HUNKS] = "hunks", [EVF_CUT] = "cut", [EVF_SKIPPED] = "skipped",
+    [EVF_WHAT] = "what", [EVF_SUBJECT] = "subject", [EVF_DONE] = "done",
+    [EVF_TOTAL] = "total", [EVF_ELAPSED_MS] = "elapsed_ms",
+    [EVF_STATE] = "state", [EVF_GENERATION] = "generation",
+    [EVF_EXECUTABLE] = "executable", [EVF_PACKAGES] = "packages",
+    [EVF_STARTUP_MS] = "startup_ms", [EVF_REASON] = "reason",
+    [EVF_RECORDED_HASH] = "recorded_hash", [EVF_CACHED_TURNS] = "cached_turns",
+    [EVF_EST_INPUT_TOKENS] = "est_input_tokens", [EVF_TOOLS] = "tools",
+    [EVF_ACTION] = "action", [EVF_SPENT] = "spent", [EVF_LIMIT] = "limit",
+    [EVF_CATEGORY] = "category", [EVF_RETRY_IN_MS] = "retry_in_ms",
+    [EVF_ATTEMPT] = "attempt", [EVF_DISCARDED_BYTES] = "discarded_bytes",
+    [EVF_PRESENT] = "present", [EVF_COPIED_TO] = "copied_to",
+    [EVF_ARCHIVE] = "archive", [EVF_IDS] = "ids", [EVF_AT] = "at",
+    [EVF_STUBS] = "stubs", [EVF_EST_BEFORE] = "est_before",
+    [EVF_EST_AFTER] = "est_after", [EVF_KEEP_FROM] = "keep_from",
+    [EVF_LEFT_OUT] = "left_out", [EVF_REPLACED] = "replaced",
+    [EVF_KEPT] = "kept", [EVF_SUMMARY] = "summary",
+};
+
+/* What each type means, its fields as the doc's event table shows them
+ * (scripts/doc-events prints that table from here: [x] only when it
+ * applies, x? a value or null; numbers are JSON numbers, flags JSON
+ * booleans), and the fields its events have at their top level, in
+ * transcript order after seq, t and type (every variant's, each once). */
+struct ev_type_info {
+	const char *meaning;
+	const char *doc;
+	enum ev_field fields[20];
+};
+
+static const struct ev_type_info type_info[EV__COUNT] = {
+    [EV_RUN_START] = {
+	.meaning = "a run begins: what it runs with",
+	.doc =
+	    "[forked_from {run_id, run_dir, mode \"re-execute\", [fork_at, "
+	    "replace]}] (before type), version, run_id, run_dir, provider, "
+	    "model, base_url (never the key), [instructions], [script], out, "
+	    "sandbox {backend, image, image_id}, ask, workspace, inputs [{src, "
+	    "dest, mode \"mount\"/\"copy\", and for a mount: path (links "
+	    "resolved), kind \"file\"/\"dir\", [bytes], mtime}], outputs "
+	    "[path], limits {timeout_s, max_turns, max_tokens, max_cost, "
+	    "memory_mb, processes, cpu_s, file_size_mb, max_output_bytes, "
+	    "max_output_tokens, network}, [project {dir, files, hash, trust "
+	    "\"untrusted\"/\"once\"/\"remembered\"/\"flag\", applied [\"FILE: "
+	    "KEY\"], refused or trusted [{file, key, value, why, required}]}]",
+	.fields = {EVF_FORKED_FROM, EVF_VERSION, EVF_RUN_ID, EVF_RUN_DIR,
+	           EVF_PROVIDER, EVF_MODEL, EVF_BASE_URL, EVF_INSTRUCTIONS,
+	           EVF_SCRIPT, EVF_OUT, EVF_SANDBOX, EVF_ASK, EVF_WORKSPACE,
+	           EVF_INPUTS, EVF_OUTPUTS, EVF_LIMITS, EVF_PROJECT},
+    },
+    [EV_RUN_RESUME] = {
+	.meaning = "a recorded run is picked up again (assay resume)",
+	.doc =
+	    "run_id, run_dir, resumed_from {seq, status, dropped_bytes}, "
+	    "provider, model, base_url, sandbox {backend}, workspace, prompt",
+	.fields = {EVF_RUN_ID, EVF_RUN_DIR, EVF_RESUMED_FROM, EVF_PROVIDER,
+	           EVF_MODEL, EVF_BASE_URL, EVF_SANDBOX, EVF_WORKSPACE,
+	           EVF_PROMPT},
+    },
+    [EV_USER_MESSAGE] = {
+	.meaning = "the user's message to the model",
+	.doc = "text",
+	.fields = {EVF_TEXT},
+    },
+    [EV_MODEL_REQUEST] = {
+	.meaning =
+	    "a request to the model goes out (or is answered from the cache)",
+	.doc =
+	    "turn, request_hash, cached, messages, [est_tokens], [window], "
+	    "[replayed: true]",
+	.fields = {EVF_TURN, EVF_REQUEST_HASH, EVF_CACHED, EVF_MESSAGES,
+	           EVF_EST_TOKENS, EVF_WINDOW, EVF_REPLAYED},
+    },
+    [EV_TEXT_DELTA] = {
+	.meaning = "a piece of the model's answer as it streams",
+	.doc = "turn, text",
+	.fields = {EVF_TURN, EVF_TEXT},
+    },
+    [EV_ASSISTANT_MESSAGE] = {
+	.meaning = "the model's whole answer of a turn",
+	.doc =
+	    "turn, text, tool_calls [{id, name, arguments, [arguments_error, "
+	    "arguments_raw, cut_off, arguments_bytes]}], [finish_reason], "
+	    "[recovered: true]",
+	.fields = {EVF_TURN, EVF_TEXT, EVF_TOOL_CALLS, EVF_FINISH_REASON,
+	           EVF_RECOVERED},
+    },
+    [EV_USAGE] = {
+	.meaning = "the tokens and cost of a turn, and the run's totals so far",
+	.doc =
+	    "turn, [of \"compaction\"], input_tokens, output_tokens, "
+	    "cached_tokens, [cache_write_tokens], [reasoning_tokens], cost_usd "
+	    "(0 unless priced), priced (the model table has a price), known, "
+	    "[replayed: true], totals {input_tokens, output_tokens, "
+	    "cached_tokens, cost_usd, [unpriced_turns]}",
+	.fields = {EVF_TURN, EVF_OF, EVF_INPUT_TOKENS, EVF_OUTPUT_TOKENS,
+	           EVF_CACHED_TOKENS, EVF_CACHE_WRITE_TOKENS,
+	           EVF_REASONING_TOKENS, EVF_COST_USD, EVF_PRICED, EVF_KNOWN,
+	           EVF_REPLAYED, EVF_TOTALS},
+    },
+    [EV_TOOL_CALL] = {
+	.meaning = "the model asks for a tool",
+	.doc = "id, name, arguments",
+	.fields = {EVF_ID, EVF_NAME, EVF_ARGUMENTS},
+    },
+    [EV_APPROVAL_REQUEST] = {
+	.meaning = "a call is put to a person",
+	.doc =
+	    "id, tool, command, cwd, reasons [text], kinds [name], rules?, "
+	    "no_always?, editable",
+	.fields = {EVF_ID, EVF_TOOL, EVF_COMMAND, EVF_CWD, EVF_REASONS, EVF_KINDS,
+	           EVF_RULES, EVF_NO_ALWAYS, EVF_EDITABLE},
+    },
+    [EV_APPROVAL] = {
+	.meaning = "a call is decided: by the user, a rule or the mode",
+	.doc =
+	    "id, tool, decision (approved, edited, denied), by (user, rule, "
+	    "mode), mode, [choice], rule?, [rules], reasons [text], kinds "
+	    "[name], original, final?, feedback?, [saved {scope, [path]}], "
+	    "[note]",
+	.fields = {EVF_ID, EVF_TOOL, EVF_DECISION, EVF_BY, EVF_MODE, EVF_CHOICE,
+	           EVF_RULE, EVF_RULES, EVF_REASONS, EVF_KINDS, EVF_ORIGINAL,
+	           EVF_FINAL, EVF_FEEDBACK, EVF_SAVED, EVF_NOTE},
+    },
+    [EV_EXEC_START] = {
+	.meaning = "a command (or a python cell) starts in the sandbox",
+	.doc = "id, command",
+	.fields = {EVF_ID, EVF_COMMAND},
+    },
+    [EV_EXEC_OUTPUT] = {
+	.meaning = "output of a running command",
+	.doc = "id, stream (stdout, stderr), bytes, text, [truncated: true]",
+	.fields = {EVF_ID, EVF_STREAM, EVF_BYTES, EVF_TEXT, EVF_TRUNCATED},
+    },
+    [EV_EXEC_END] = {
+	.meaning = "a command ends",
+	.doc =
+	    "id, exit_code, signal, timed_out, cancelled, duration_ms, "
+	    "stdout_bytes, stderr_bytes, output_file, [output_file_cut_at], "
+	    "[error], [python: {[value], [error: {type, message}], "
+	    "[traceback]}]",
+	.fields = {EVF_ID, EVF_EXIT_CODE, EVF_SIGNAL, EVF_TIMED_OUT,
+	           EVF_CANCELLED, EVF_DURATION_MS, EVF_STDOUT_BYTES,
+	           EVF_STDERR_BYTES, EVF_OUTPUT_FILE, EVF_OUTPUT_FILE_CUT_AT,
+	           EVF_ERROR, EVF_PYTHON},
+    },
+    [EV_TOOL_RESULT] = {
+	.meaning = "what the model is told a call gave",
+	.doc = "id, content, is_error, [forked: true, original]",
+	.fields = {EVF_ID, EVF_CONTENT, EVF_IS_ERROR, EVF_FORKED, EVF_ORIGINAL},
+    },
+    [EV_WORKSPACE_CHANGE] = {
+	.meaning = "a file of the workspace was created, modified or deleted",
+	.doc =
+	    "path, kind (created, modified, deleted), size, [mtime], [call], "
+	    "[diff: {added, removed, hunks, [cut]} or {skipped}]",
+	.fields = {EVF_PATH, EVF_KIND, EVF_SIZE, EVF_MTIME, EVF_CALL, EVF_DIFF},
+    },
+    [EV_PYTHON_SESSION] = {
+	.meaning = "the python session started or ended",
+	.doc =
+	    "state (started, ended), generation, [python, executable, "
+	    "packages, startup_ms], [reason]",
+	.fields = {EVF_STATE, EVF_GENERATION, EVF_PYTHON, EVF_EXECUTABLE,
+	           EVF_PACKAGES, EVF_STARTUP_MS, EVF_REASON},
+    },
+    [EV_INPUT_HASHES] = {
+	.meaning =
+	    "after run_start once the helper has read them: the inputs' hashes "
+	    "(a directory's sha256 is that of its manifest, without what the "
+	    "sandbox does not see of it)",
+	.doc =
+	    "inputs [{dest, kind \"file\"/\"dir\", bytes, [files], mtime, "
+	    "sha256, cached}]",
+	.fields = {EVF_INPUTS},
+    },
+    [EV_PROGRESS] = {
+	.meaning =
+	    "shown to the frontends while slow work goes on (done == total: "
+	    "over; done -1: it failed), never recorded (no seq, not in the "
+	    "transcript nor in --json)",
+	.doc =
+	    "what (\"hashing\", \"saving\", \"staging\", \"restoring\", "
+	    "\"delivering\"), subject (an input's dest, \"the workspace\", "
+	    "\"the inputs\", an output's path), done, total (0: not known "
+	    "yet), elapsed_ms",
+	.fields = {EVF_WHAT, EVF_SUBJECT, EVF_DONE, EVF_TOTAL, EVF_ELAPSED_MS},
+    },
+    [EV_REPLAY_LIVE] = {
+	.meaning =
+	    "a resumed run's request differs from the record: from here on the "
+	    "model is asked live",
+	.doc = "turn, reason, [recorded_hash], [request_hash], cached_turns",
+	.fields = {EVF_TURN, EVF_REASON, EVF_RECORDED_HASH, EVF_REQUEST_HASH,
+	           EVF_CACHED_TURNS},
+    },
+    [EV_STEP_PAUSE] = {
+	.meaning = "step mode waits before a request or a call",
+	.doc =
+	    "kind \"request\", turn, messages, est_input_tokens, tools [name]; "
+	    "or kind \"exec\", turn, id, tool, command",
+	.fields = {EVF_KIND, EVF_TURN, EVF_MESSAGES, EVF_EST_INPUT_TOKENS,
+	           EVF_TOOLS, EVF_ID, EVF_TOOL, EVF_COMMAND},
+    },
+    [EV_STEP_RESUME] = {
+	.meaning = "step mode goes on: what the user chose",
+	.doc =
+	    "action (continue, edit, skip, end), kind (exec, request), [id], "
+	    "[original], [final]",
+	.fields = {EVF_ACTION, EVF_KIND, EVF_ID, EVF_ORIGINAL, EVF_FINAL},
+    },
+    [EV_BUDGET_REACHED] = {
+	.meaning = "a limit of cost, tokens or turns is reached",
+	.doc =
+	    "kind (cost, tokens, turns), spent, limit, why (an interactive run "
+	    "then waits: idle \"budget\")",
+	.fields = {EVF_KIND, EVF_SPENT, EVF_LIMIT, EVF_WHY},
+    },
+    [EV_BUDGET_DECISION] = {
+	.meaning = "the user raised the limit or stopped",
+	.doc = "kind, decision (raise, stop), limit (the new one)",
+	.fields = {EVF_KIND, EVF_DECISION, EVF_LIMIT},
+    },
+    [EV_CONTEXT_TRIM] = {
+	.meaning = "old tool results became stubs to fit the context window",
+	.doc =
+	    "turn, ids [call id], at [message index], stubs [text], bytes, "
+	    "est_before, est_after, window",
+	.fields = {EVF_TURN, EVF_IDS, EVF_AT, EVF_STUBS, EVF_BYTES,
+	           EVF_EST_BEFORE, EVF_EST_AFTER, EVF_WINDOW},
+    },
+    [EV_COMPACTION] = {
+	.meaning = "the history is summarised to fit the context window",
+	.doc =
+	    "state \"started\": reason (threshold, context_length_exceeded, "
+	    "user), turn, est_tokens, window, messages, keep_from, [left_out]; "
+	    "state \"done\": reason, turn, request_hash, cached, replaced, "
+	    "kept, est_before, est_after, window, summary; state \"failed\": "
+	    "reason, turn, message",
+	.fields = {EVF_STATE, EVF_REASON, EVF_TURN, EVF_REQUEST_HASH, EVF_CACHED,
+	           EVF_REPLACED, EVF_KEPT, EVF_EST_TOKENS, EVF_EST_BEFORE,
+	           EVF_EST_AFTER, EVF_WINDOW, EVF_MESSAGES, EVF_KEEP_FROM,
+	           EVF_LEFT_OUT, EVF_SUMMARY, EVF_MESSAGE},
+    },
+    [EV_IDLE] = {
+	.meaning = "the session waits for the user",
+	.doc = "reason (ready, answered, failed, cancelled, budget)",
+	.fields = {EVF_REASON},
+    },
+    [EV_ERROR] = {
+	.meaning =
+	    "something failed (a request being retried says when it is tried "
+	    "again)",
+	.doc =
+	    "category, message, [retry_in_ms]; a request being retried: "
+	    "category, message, retry_in_ms, attempt, discarded_bytes, turn",
+	.fields = {EVF_CATEGORY, EVF_MESSAGE, EVF_RETRY_IN_MS, EVF_ATTEMPT,
+	           EVF_DISCARDED_BYTES, EVF_TURN},
+    },
+    [EV_RUN_END] = {
+	.meaning = "the run is over: how, what it produced, what it cost",
+	.doc =
+	    "status (completed, failed, budget_exhausted, interrupted), "
+	    "exit_code, outputs [{path, present, bytes, copied_to or error}], "
+	    "totals {turns, input_tokens, output_tokens, cost_usd, "
+	    "[unpriced_turns], duration_ms}, archive?",
+	.fields = {EVF_STATUS, EVF_EXIT_CODE, EVF_OUTPUTS, EVF_TOTALS,
+	           EVF_ARCHIVE},
+    },
+};
+/* clang-format on */
+
 const char *event_type_name(enum event_type t)
 {
 	if ((int)t < 0 || t >= EV__COUNT)
@@ -101,8 +398,69 @@ enum event_type event_type_parse(const char *name)
 
 enum event_type event_type_of(const cJSON *ev)
 {
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(ev, "type");
+	const cJSON *t = ev_item(ev, EVF_TYPE);
 	return event_type_parse(cJSON_IsString(t) ? t->valuestring : NULL);
+}
+
+/* --- fields and typed readers -------------------------------------- */
+
+/* The wire name of f, for the builders below. */
+static const char *fname(enum ev_field f)
+{
+	return field_names[f];
+}
+
+const char *ev_field_name(enum ev_field f)
+{
+	if ((int)f <= EVF_NONE || f >= EVF__COUNT)
+		return "";
+	return field_names[f];
+}
+
+const enum ev_field *ev_type_fields(enum event_type t)
+{
+	if ((int)t < 0 || t >= EV__COUNT)
+		t = EV_UNKNOWN;
+	return type_info[t].fields;
+}
+
+const char *ev_type_meaning(enum event_type t)
+{
+	if ((int)t <= 0 || t >= EV__COUNT)
+		return "";
+	return type_info[t].meaning;
+}
+
+const char *ev_type_doc(enum event_type t)
+{
+	if ((int)t <= 0 || t >= EV__COUNT)
+		return "";
+	return type_info[t].doc;
+}
+
+cJSON *ev_item(const cJSON *obj, enum ev_field f)
+{
+	if ((int)f <= EVF_NONE || f >= EVF__COUNT)
+		return NULL;
+	return cJSON_GetObjectItemCaseSensitive(obj, field_names[f]);
+}
+
+const char *ev_str(const cJSON *obj, enum ev_field f, const char *def)
+{
+	const cJSON *v = ev_item(obj, f);
+	return cJSON_IsString(v) ? v->valuestring : def;
+}
+
+double ev_num(const cJSON *obj, enum ev_field f, double def)
+{
+	const cJSON *v = ev_item(obj, f);
+	return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+int ev_bool(const cJSON *obj, enum ev_field f, int def)
+{
+	const cJSON *v = ev_item(obj, f);
+	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : def;
 }
 
 /* --- builders ------------------------------------------------------ */
@@ -110,7 +468,7 @@ enum event_type event_type_of(const cJSON *ev)
 cJSON *ev_new(enum event_type t)
 {
 	cJSON *ev = cJSON_CreateObject();
-	cJSON_AddStringToObject(ev, "type", event_type_name(t));
+	cJSON_AddStringToObject(ev, fname(EVF_TYPE), event_type_name(t));
 	return ev;
 }
 
@@ -133,32 +491,36 @@ static void ev_add_string_or_null(cJSON *ev, const char *key, const char *s)
 /* run_start's forked_from: the run a re-execute starts from. */
 static void ev_add_fork(cJSON *ev, const struct ev_fork *f)
 {
-	cJSON *from = cJSON_AddObjectToObject(ev, "forked_from");
-	cJSON_AddStringToObject(from, "run_id", f->run_id);
-	cJSON_AddStringToObject(from, "run_dir", f->run_dir);
-	cJSON_AddStringToObject(from, "mode", "re-execute");
+	cJSON *from = cJSON_AddObjectToObject(ev, fname(EVF_FORKED_FROM));
+	cJSON_AddStringToObject(from, fname(EVF_RUN_ID), f->run_id);
+	cJSON_AddStringToObject(from, fname(EVF_RUN_DIR), f->run_dir);
+	cJSON_AddStringToObject(from, fname(EVF_MODE), "re-execute");
 	if (f->fork_at) {
-		cJSON_AddNumberToObject(from, "fork_at", (double)f->fork_at);
-		cJSON_AddStringToObject(from, "replace", f->replace);
+		cJSON_AddNumberToObject(from, fname(EVF_FORK_AT),
+		                        (double)f->fork_at);
+		cJSON_AddStringToObject(from, fname(EVF_REPLACE), f->replace);
 	}
 }
 
 /* run_start's limits, from the configuration the run has. */
 static void ev_add_limits(cJSON *ev, const struct config *c)
 {
-	cJSON *lim = cJSON_AddObjectToObject(ev, "limits");
-	cJSON_AddNumberToObject(lim, "timeout_s", c->timeout_s);
-	cJSON_AddNumberToObject(lim, "max_turns", c->max_turns);
-	cJSON_AddNumberToObject(lim, "max_tokens", (double)c->max_tokens);
-	cJSON_AddNumberToObject(lim, "max_cost", c->max_cost);
-	cJSON_AddNumberToObject(lim, "memory_mb", (double)c->mem_mb);
-	cJSON_AddNumberToObject(lim, "processes", (double)c->nproc);
-	cJSON_AddNumberToObject(lim, "cpu_s", (double)c->cpu_s);
-	cJSON_AddNumberToObject(lim, "file_size_mb", (double)c->fsize_mb);
-	cJSON_AddNumberToObject(lim, "max_output_bytes",
+	cJSON *lim = cJSON_AddObjectToObject(ev, fname(EVF_LIMITS));
+	cJSON_AddNumberToObject(lim, fname(EVF_TIMEOUT_S), c->timeout_s);
+	cJSON_AddNumberToObject(lim, fname(EVF_MAX_TURNS), c->max_turns);
+	cJSON_AddNumberToObject(lim, fname(EVF_MAX_TOKENS),
+	                        (double)c->max_tokens);
+	cJSON_AddNumberToObject(lim, fname(EVF_MAX_COST), c->max_cost);
+	cJSON_AddNumberToObject(lim, fname(EVF_MEMORY_MB), (double)c->mem_mb);
+	cJSON_AddNumberToObject(lim, fname(EVF_PROCESSES), (double)c->nproc);
+	cJSON_AddNumberToObject(lim, fname(EVF_CPU_S), (double)c->cpu_s);
+	cJSON_AddNumberToObject(lim, fname(EVF_FILE_SIZE_MB),
+	                        (double)c->fsize_mb);
+	cJSON_AddNumberToObject(lim, fname(EVF_MAX_OUTPUT_BYTES),
 	                        (double)c->max_output_bytes);
-	cJSON_AddNumberToObject(lim, "max_output_tokens", c->max_output_tokens);
-	cJSON_AddBoolToObject(lim, "network", c->network);
+	cJSON_AddNumberToObject(lim, fname(EVF_MAX_OUTPUT_TOKENS),
+	                        c->max_output_tokens);
+	cJSON_AddBoolToObject(lim, fname(EVF_NETWORK), c->network);
 }
 
 cJSON *ev_run_start(const struct ev_run *run, const struct config *cfg,
@@ -167,43 +529,47 @@ cJSON *ev_run_start(const struct ev_run *run, const struct config *cfg,
 	cJSON *ev = cJSON_CreateObject();
 	if (fork)
 		ev_add_fork(ev, fork);
-	cJSON_AddStringToObject(ev, "type", event_type_name(EV_RUN_START));
-	cJSON_AddStringToObject(ev, "version", ASSAY_VERSION);
-	cJSON_AddStringToObject(ev, "run_id", run->run_id);
-	cJSON_AddStringToObject(ev, "run_dir", run->run_dir);
-	cJSON_AddStringToObject(ev, "provider", run->provider);
-	cJSON_AddStringToObject(ev, "model", run->model);
-	cJSON_AddStringToObject(ev, "base_url",
+	cJSON_AddStringToObject(ev, fname(EVF_TYPE),
+	                        event_type_name(EV_RUN_START));
+	cJSON_AddStringToObject(ev, fname(EVF_VERSION), ASSAY_VERSION);
+	cJSON_AddStringToObject(ev, fname(EVF_RUN_ID), run->run_id);
+	cJSON_AddStringToObject(ev, fname(EVF_RUN_DIR), run->run_dir);
+	cJSON_AddStringToObject(ev, fname(EVF_PROVIDER), run->provider);
+	cJSON_AddStringToObject(ev, fname(EVF_MODEL), run->model);
+	cJSON_AddStringToObject(ev, fname(EVF_BASE_URL),
 	                        run->base_url ? run->base_url : "");
 	if (run->instructions)
-		cJSON_AddStringToObject(ev, "instructions", run->instructions);
+		cJSON_AddStringToObject(ev, fname(EVF_INSTRUCTIONS),
+		                        run->instructions);
 	if (run->script)
-		cJSON_AddStringToObject(ev, "script", run->script);
-	cJSON_AddStringToObject(ev, "out", cfg->out_dir);
-	cJSON *sb = cJSON_AddObjectToObject(ev, "sandbox");
-	cJSON_AddStringToObject(sb, "backend", run->backend);
-	cJSON_AddStringToObject(sb, "image", run->image ? run->image : "");
-	cJSON_AddStringToObject(sb, "image_id",
+		cJSON_AddStringToObject(ev, fname(EVF_SCRIPT), run->script);
+	cJSON_AddStringToObject(ev, fname(EVF_OUT), cfg->out_dir);
+	cJSON *sb = cJSON_AddObjectToObject(ev, fname(EVF_SANDBOX));
+	cJSON_AddStringToObject(sb, fname(EVF_BACKEND), run->backend);
+	cJSON_AddStringToObject(sb, fname(EVF_IMAGE),
+	                        run->image ? run->image : "");
+	cJSON_AddStringToObject(sb, fname(EVF_IMAGE_ID),
 	                        run->image_id ? run->image_id : "");
-	cJSON_AddStringToObject(ev, "ask", cfg->ask);
-	cJSON_AddStringToObject(ev, "workspace",
+	cJSON_AddStringToObject(ev, fname(EVF_ASK), cfg->ask);
+	cJSON_AddStringToObject(ev, fname(EVF_WORKSPACE),
 	                        run->workspace ? run->workspace : "/workspace");
 	cJSON *in =
 	    run->inputs ? cJSON_Duplicate(run->inputs, 1) : cJSON_CreateArray();
-	cJSON_AddItemToObject(ev, "inputs", in);
+	cJSON_AddItemToObject(ev, fname(EVF_INPUTS), in);
 	for (size_t i = 0; !run->inputs && i < cfg->n_inputs; i++) {
 		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "src", cfg->inputs[i].src);
-		cJSON_AddStringToObject(o, "dest", cfg->inputs[i].dest);
+		cJSON_AddStringToObject(o, fname(EVF_SRC), cfg->inputs[i].src);
+		cJSON_AddStringToObject(o, fname(EVF_DEST),
+		                        cfg->inputs[i].dest);
 		cJSON_AddItemToArray(in, o);
 	}
-	cJSON *out = cJSON_AddArrayToObject(ev, "outputs");
+	cJSON *out = cJSON_AddArrayToObject(ev, fname(EVF_OUTPUTS));
 	for (size_t i = 0; i < cfg->n_outputs; i++)
 		cJSON_AddItemToArray(out, cJSON_CreateString(cfg->outputs[i]));
 	ev_add_limits(ev, cfg);
 	/* what the project files did: applied, refused or trusted */
 	if (cfg->project)
-		cJSON_AddItemToObject(ev, "project",
+		cJSON_AddItemToObject(ev, fname(EVF_PROJECT),
 		                      cJSON_Duplicate(cfg->project, 1));
 	return ev;
 }
@@ -212,29 +578,29 @@ cJSON *ev_run_resume(const struct ev_run *run,
                      const struct ev_resumed_from *from, int prompt)
 {
 	cJSON *ev = ev_new(EV_RUN_RESUME);
-	cJSON_AddStringToObject(ev, "run_id", run->run_id);
-	cJSON_AddStringToObject(ev, "run_dir", run->run_dir);
-	cJSON *f = cJSON_AddObjectToObject(ev, "resumed_from");
-	cJSON_AddNumberToObject(f, "seq", (double)from->seq);
-	cJSON_AddStringToObject(f, "status", from->status);
-	cJSON_AddNumberToObject(f, "dropped_bytes",
+	cJSON_AddStringToObject(ev, fname(EVF_RUN_ID), run->run_id);
+	cJSON_AddStringToObject(ev, fname(EVF_RUN_DIR), run->run_dir);
+	cJSON *f = cJSON_AddObjectToObject(ev, fname(EVF_RESUMED_FROM));
+	cJSON_AddNumberToObject(f, fname(EVF_SEQ), (double)from->seq);
+	cJSON_AddStringToObject(f, fname(EVF_STATUS), from->status);
+	cJSON_AddNumberToObject(f, fname(EVF_DROPPED_BYTES),
 	                        (double)from->dropped_bytes);
-	cJSON_AddStringToObject(ev, "provider", run->provider);
-	cJSON_AddStringToObject(ev, "model", run->model);
-	cJSON_AddStringToObject(ev, "base_url",
+	cJSON_AddStringToObject(ev, fname(EVF_PROVIDER), run->provider);
+	cJSON_AddStringToObject(ev, fname(EVF_MODEL), run->model);
+	cJSON_AddStringToObject(ev, fname(EVF_BASE_URL),
 	                        run->base_url ? run->base_url : "");
-	cJSON *sb = cJSON_AddObjectToObject(ev, "sandbox");
-	cJSON_AddStringToObject(sb, "backend", run->backend);
-	cJSON_AddStringToObject(ev, "workspace",
+	cJSON *sb = cJSON_AddObjectToObject(ev, fname(EVF_SANDBOX));
+	cJSON_AddStringToObject(sb, fname(EVF_BACKEND), run->backend);
+	cJSON_AddStringToObject(ev, fname(EVF_WORKSPACE),
 	                        run->workspace ? run->workspace : "/workspace");
-	cJSON_AddBoolToObject(ev, "prompt", prompt);
+	cJSON_AddBoolToObject(ev, fname(EVF_PROMPT), prompt);
 	return ev;
 }
 
 cJSON *ev_user_message(const char *text)
 {
 	cJSON *ev = ev_new(EV_USER_MESSAGE);
-	cJSON_AddStringToObject(ev, "text", text);
+	cJSON_AddStringToObject(ev, fname(EVF_TEXT), text);
 	return ev;
 }
 
@@ -243,24 +609,25 @@ cJSON *ev_model_request(int turn, const char *request_hash, int cached,
                         int replayed)
 {
 	cJSON *ev = ev_new(EV_MODEL_REQUEST);
-	cJSON_AddNumberToObject(ev, "turn", turn);
-	cJSON_AddStringToObject(ev, "request_hash", request_hash);
-	cJSON_AddBoolToObject(ev, "cached", cached);
-	cJSON_AddNumberToObject(ev, "messages", messages);
+	cJSON_AddNumberToObject(ev, fname(EVF_TURN), turn);
+	cJSON_AddStringToObject(ev, fname(EVF_REQUEST_HASH), request_hash);
+	cJSON_AddBoolToObject(ev, fname(EVF_CACHED), cached);
+	cJSON_AddNumberToObject(ev, fname(EVF_MESSAGES), messages);
 	if (est_tokens > 0)
-		cJSON_AddNumberToObject(ev, "est_tokens", (double)est_tokens);
+		cJSON_AddNumberToObject(ev, fname(EVF_EST_TOKENS),
+		                        (double)est_tokens);
 	if (window > 0)
-		cJSON_AddNumberToObject(ev, "window", (double)window);
+		cJSON_AddNumberToObject(ev, fname(EVF_WINDOW), (double)window);
 	if (replayed)
-		cJSON_AddBoolToObject(ev, "replayed", 1);
+		cJSON_AddBoolToObject(ev, fname(EVF_REPLAYED), 1);
 	return ev;
 }
 
 cJSON *ev_text_delta(int turn, const char *text)
 {
 	cJSON *ev = ev_new(EV_TEXT_DELTA);
-	cJSON_AddNumberToObject(ev, "turn", turn);
-	cJSON_AddStringToObject(ev, "text", text);
+	cJSON_AddNumberToObject(ev, fname(EVF_TURN), turn);
+	cJSON_AddStringToObject(ev, fname(EVF_TEXT), text);
 	return ev;
 }
 
@@ -268,48 +635,52 @@ cJSON *ev_assistant_message(int turn, const char *text, const cJSON *tool_calls,
                             const char *finish_reason, int recovered)
 {
 	cJSON *ev = ev_new(EV_ASSISTANT_MESSAGE);
-	cJSON_AddNumberToObject(ev, "turn", turn);
-	cJSON_AddStringToObject(ev, "text", text ? text : "");
-	cJSON_AddItemToObject(ev, "tool_calls",
+	cJSON_AddNumberToObject(ev, fname(EVF_TURN), turn);
+	cJSON_AddStringToObject(ev, fname(EVF_TEXT), text ? text : "");
+	cJSON_AddItemToObject(ev, fname(EVF_TOOL_CALLS),
 	                      tool_calls ? cJSON_Duplicate(tool_calls, 1)
 	                                 : cJSON_CreateArray());
 	if (finish_reason)
-		cJSON_AddStringToObject(ev, "finish_reason", finish_reason);
+		cJSON_AddStringToObject(ev, fname(EVF_FINISH_REASON),
+		                        finish_reason);
 	if (recovered)
-		cJSON_AddBoolToObject(ev, "recovered", 1);
+		cJSON_AddBoolToObject(ev, fname(EVF_RECOVERED), 1);
 	return ev;
 }
 
 cJSON *ev_usage(const struct ev_usage *u)
 {
 	cJSON *ev = ev_new(EV_USAGE);
-	cJSON_AddNumberToObject(ev, "turn", u->turn);
+	cJSON_AddNumberToObject(ev, fname(EVF_TURN), u->turn);
 	if (u->compaction)
-		cJSON_AddStringToObject(ev, "of", "compaction");
-	cJSON_AddNumberToObject(ev, "input_tokens", (double)u->input_tokens);
-	cJSON_AddNumberToObject(ev, "output_tokens", (double)u->output_tokens);
-	cJSON_AddNumberToObject(ev, "cached_tokens", (double)u->cached_tokens);
+		cJSON_AddStringToObject(ev, fname(EVF_OF), "compaction");
+	cJSON_AddNumberToObject(ev, fname(EVF_INPUT_TOKENS),
+	                        (double)u->input_tokens);
+	cJSON_AddNumberToObject(ev, fname(EVF_OUTPUT_TOKENS),
+	                        (double)u->output_tokens);
+	cJSON_AddNumberToObject(ev, fname(EVF_CACHED_TOKENS),
+	                        (double)u->cached_tokens);
 	if (u->cache_write_tokens)
-		cJSON_AddNumberToObject(ev, "cache_write_tokens",
+		cJSON_AddNumberToObject(ev, fname(EVF_CACHE_WRITE_TOKENS),
 		                        (double)u->cache_write_tokens);
 	if (u->reasoning_tokens)
-		cJSON_AddNumberToObject(ev, "reasoning_tokens",
+		cJSON_AddNumberToObject(ev, fname(EVF_REASONING_TOKENS),
 		                        (double)u->reasoning_tokens);
-	cJSON_AddNumberToObject(ev, "cost_usd", u->cost_usd);
-	cJSON_AddBoolToObject(ev, "priced", u->priced);
-	cJSON_AddBoolToObject(ev, "known", u->known);
+	cJSON_AddNumberToObject(ev, fname(EVF_COST_USD), u->cost_usd);
+	cJSON_AddBoolToObject(ev, fname(EVF_PRICED), u->priced);
+	cJSON_AddBoolToObject(ev, fname(EVF_KNOWN), u->known);
 	if (u->replayed)
-		cJSON_AddBoolToObject(ev, "replayed", 1);
-	cJSON *tot = cJSON_AddObjectToObject(ev, "totals");
-	cJSON_AddNumberToObject(tot, "input_tokens",
+		cJSON_AddBoolToObject(ev, fname(EVF_REPLAYED), 1);
+	cJSON *tot = cJSON_AddObjectToObject(ev, fname(EVF_TOTALS));
+	cJSON_AddNumberToObject(tot, fname(EVF_INPUT_TOKENS),
 	                        (double)u->totals.input_tokens);
-	cJSON_AddNumberToObject(tot, "output_tokens",
+	cJSON_AddNumberToObject(tot, fname(EVF_OUTPUT_TOKENS),
 	                        (double)u->totals.output_tokens);
-	cJSON_AddNumberToObject(tot, "cached_tokens",
+	cJSON_AddNumberToObject(tot, fname(EVF_CACHED_TOKENS),
 	                        (double)u->totals.cached_tokens);
-	cJSON_AddNumberToObject(tot, "cost_usd", u->totals.cost_usd);
+	cJSON_AddNumberToObject(tot, fname(EVF_COST_USD), u->totals.cost_usd);
 	if (u->totals.unpriced)
-		cJSON_AddNumberToObject(tot, "unpriced_turns",
+		cJSON_AddNumberToObject(tot, fname(EVF_UNPRICED_TURNS),
 		                        u->totals.unpriced);
 	return ev;
 }
@@ -317,9 +688,9 @@ cJSON *ev_usage(const struct ev_usage *u)
 cJSON *ev_tool_call(const char *id, const char *name, const cJSON *arguments)
 {
 	cJSON *ev = ev_new(EV_TOOL_CALL);
-	cJSON_AddStringToObject(ev, "id", id);
-	cJSON_AddStringToObject(ev, "name", name);
-	ev_add_copy(ev, "arguments", arguments);
+	cJSON_AddStringToObject(ev, fname(EVF_ID), id);
+	cJSON_AddStringToObject(ev, fname(EVF_NAME), name);
+	ev_add_copy(ev, fname(EVF_ARGUMENTS), arguments);
 	return ev;
 }
 
@@ -327,8 +698,8 @@ cJSON *ev_tool_call(const char *id, const char *name, const cJSON *arguments)
  * verdict; NULL: both empty. */
 static void ev_add_reasons(cJSON *ev, const struct policy_verdict *v)
 {
-	cJSON *r = cJSON_AddArrayToObject(ev, "reasons");
-	cJSON *k = cJSON_AddArrayToObject(ev, "kinds");
+	cJSON *r = cJSON_AddArrayToObject(ev, fname(EVF_REASONS));
+	cJSON *k = cJSON_AddArrayToObject(ev, fname(EVF_KINDS));
 	unsigned seen = 0;
 	for (size_t i = 0; v && i < v->nreasons; i++) {
 		cJSON_AddItemToArray(r, cJSON_CreateString(v->reasons[i].text));
@@ -344,56 +715,59 @@ cJSON *ev_approval_request(const struct ev_approval_request *r)
 {
 	const struct policy_verdict *v = r->verdict;
 	cJSON *ev = ev_new(EV_APPROVAL_REQUEST);
-	cJSON_AddStringToObject(ev, "id", r->id);
-	cJSON_AddStringToObject(ev, "tool", r->tool);
-	cJSON_AddStringToObject(ev, "command", v->subject);
-	cJSON_AddStringToObject(ev, "cwd", r->cwd);
+	cJSON_AddStringToObject(ev, fname(EVF_ID), r->id);
+	cJSON_AddStringToObject(ev, fname(EVF_TOOL), r->tool);
+	cJSON_AddStringToObject(ev, fname(EVF_COMMAND), v->subject);
+	cJSON_AddStringToObject(ev, fname(EVF_CWD), r->cwd);
 	ev_add_reasons(ev, v);
 	if (v->save)
-		cJSON_AddItemToObject(ev, "rules", cJSON_Duplicate(v->save, 1));
+		cJSON_AddItemToObject(ev, fname(EVF_RULES),
+		                      cJSON_Duplicate(v->save, 1));
 	else
-		cJSON_AddNullToObject(ev, "rules");
-	ev_add_string_or_null(ev, "no_always", v->no_save);
-	cJSON_AddBoolToObject(ev, "editable", r->editable);
+		cJSON_AddNullToObject(ev, fname(EVF_RULES));
+	ev_add_string_or_null(ev, fname(EVF_NO_ALWAYS), v->no_save);
+	cJSON_AddBoolToObject(ev, fname(EVF_EDITABLE), r->editable);
 	return ev;
 }
 
 cJSON *ev_approval(const struct ev_approval *a)
 {
 	cJSON *ev = ev_new(EV_APPROVAL);
-	cJSON_AddStringToObject(ev, "id", a->id);
-	cJSON_AddStringToObject(ev, "tool", a->tool);
-	cJSON_AddStringToObject(ev, "decision", a->decision);
-	cJSON_AddStringToObject(ev, "by", a->by);
-	cJSON_AddStringToObject(ev, "mode", a->mode);
+	cJSON_AddStringToObject(ev, fname(EVF_ID), a->id);
+	cJSON_AddStringToObject(ev, fname(EVF_TOOL), a->tool);
+	cJSON_AddStringToObject(ev, fname(EVF_DECISION), a->decision);
+	cJSON_AddStringToObject(ev, fname(EVF_BY), a->by);
+	cJSON_AddStringToObject(ev, fname(EVF_MODE), a->mode);
 	if (a->choice)
-		cJSON_AddStringToObject(ev, "choice", a->choice);
+		cJSON_AddStringToObject(ev, fname(EVF_CHOICE), a->choice);
 	if (a->rule)
-		cJSON_AddItemToObject(ev, "rule", cJSON_Duplicate(a->rule, 1));
+		cJSON_AddItemToObject(ev, fname(EVF_RULE),
+		                      cJSON_Duplicate(a->rule, 1));
 	else
-		cJSON_AddNullToObject(ev, "rule");
-	ev_add_copy(ev, "rules", a->rules);
+		cJSON_AddNullToObject(ev, fname(EVF_RULE));
+	ev_add_copy(ev, fname(EVF_RULES), a->rules);
 	ev_add_reasons(ev, a->verdict);
-	cJSON_AddStringToObject(ev, "original",
+	cJSON_AddStringToObject(ev, fname(EVF_ORIGINAL),
 	                        a->verdict ? a->verdict->subject : "");
-	ev_add_string_or_null(ev, "final", a->final);
-	ev_add_string_or_null(ev, "feedback", a->feedback);
+	ev_add_string_or_null(ev, fname(EVF_FINAL), a->final);
+	ev_add_string_or_null(ev, fname(EVF_FEEDBACK), a->feedback);
 	if (a->scope) {
-		cJSON *saved = cJSON_AddObjectToObject(ev, "saved");
-		cJSON_AddStringToObject(saved, "scope", a->scope);
+		cJSON *saved = cJSON_AddObjectToObject(ev, fname(EVF_SAVED));
+		cJSON_AddStringToObject(saved, fname(EVF_SCOPE), a->scope);
 		if (a->saved_path)
-			cJSON_AddStringToObject(saved, "path", a->saved_path);
+			cJSON_AddStringToObject(saved, fname(EVF_PATH),
+			                        a->saved_path);
 	}
 	if (a->note)
-		cJSON_AddStringToObject(ev, "note", a->note);
+		cJSON_AddStringToObject(ev, fname(EVF_NOTE), a->note);
 	return ev;
 }
 
 cJSON *ev_exec_start(const char *id, const char *command)
 {
 	cJSON *ev = ev_new(EV_EXEC_START);
-	cJSON_AddStringToObject(ev, "id", id);
-	cJSON_AddStringToObject(ev, "command", command);
+	cJSON_AddStringToObject(ev, fname(EVF_ID), id);
+	cJSON_AddStringToObject(ev, fname(EVF_COMMAND), command);
 	return ev;
 }
 
@@ -401,34 +775,37 @@ cJSON *ev_exec_output(const char *id, const char *stream, uint64_t bytes,
                       const char *text, int truncated)
 {
 	cJSON *ev = ev_new(EV_EXEC_OUTPUT);
-	cJSON_AddStringToObject(ev, "id", id);
-	cJSON_AddStringToObject(ev, "stream", stream);
-	cJSON_AddNumberToObject(ev, "bytes", (double)bytes);
-	cJSON_AddStringToObject(ev, "text", text);
+	cJSON_AddStringToObject(ev, fname(EVF_ID), id);
+	cJSON_AddStringToObject(ev, fname(EVF_STREAM), stream);
+	cJSON_AddNumberToObject(ev, fname(EVF_BYTES), (double)bytes);
+	cJSON_AddStringToObject(ev, fname(EVF_TEXT), text);
 	if (truncated)
-		cJSON_AddBoolToObject(ev, "truncated", 1);
+		cJSON_AddBoolToObject(ev, fname(EVF_TRUNCATED), 1);
 	return ev;
 }
 
 cJSON *ev_exec_end(const struct ev_exec_end *e)
 {
 	cJSON *ev = ev_new(EV_EXEC_END);
-	cJSON_AddStringToObject(ev, "id", e->id);
-	cJSON_AddNumberToObject(ev, "exit_code", e->exit_code);
-	cJSON_AddNumberToObject(ev, "signal", e->signal);
-	cJSON_AddBoolToObject(ev, "timed_out", e->timed_out);
-	cJSON_AddBoolToObject(ev, "cancelled", e->cancelled);
-	cJSON_AddNumberToObject(ev, "duration_ms", (double)e->duration_ms);
-	cJSON_AddNumberToObject(ev, "stdout_bytes", (double)e->stdout_bytes);
-	cJSON_AddNumberToObject(ev, "stderr_bytes", (double)e->stderr_bytes);
-	cJSON_AddStringToObject(ev, "output_file", e->output_file);
+	cJSON_AddStringToObject(ev, fname(EVF_ID), e->id);
+	cJSON_AddNumberToObject(ev, fname(EVF_EXIT_CODE), e->exit_code);
+	cJSON_AddNumberToObject(ev, fname(EVF_SIGNAL), e->signal);
+	cJSON_AddBoolToObject(ev, fname(EVF_TIMED_OUT), e->timed_out);
+	cJSON_AddBoolToObject(ev, fname(EVF_CANCELLED), e->cancelled);
+	cJSON_AddNumberToObject(ev, fname(EVF_DURATION_MS),
+	                        (double)e->duration_ms);
+	cJSON_AddNumberToObject(ev, fname(EVF_STDOUT_BYTES),
+	                        (double)e->stdout_bytes);
+	cJSON_AddNumberToObject(ev, fname(EVF_STDERR_BYTES),
+	                        (double)e->stderr_bytes);
+	cJSON_AddStringToObject(ev, fname(EVF_OUTPUT_FILE), e->output_file);
 	if (e->output_file_cut)
-		cJSON_AddNumberToObject(ev, "output_file_cut_at",
+		cJSON_AddNumberToObject(ev, fname(EVF_OUTPUT_FILE_CUT_AT),
 		                        (double)e->output_file_cut_at);
 	if (e->error)
-		cJSON_AddStringToObject(ev, "error", e->error);
+		cJSON_AddStringToObject(ev, fname(EVF_ERROR), e->error);
 	if (e->python)
-		cJSON_AddItemToObject(ev, "python",
+		cJSON_AddItemToObject(ev, fname(EVF_PYTHON),
 		                      cJSON_Duplicate(e->python, 1));
 	return ev;
 }
@@ -436,9 +813,9 @@ cJSON *ev_exec_end(const struct ev_exec_end *e)
 cJSON *ev_tool_result(const char *id, const char *content, int is_error)
 {
 	cJSON *ev = ev_new(EV_TOOL_RESULT);
-	cJSON_AddStringToObject(ev, "id", id);
-	cJSON_AddStringToObject(ev, "content", content);
-	cJSON_AddBoolToObject(ev, "is_error", is_error);
+	cJSON_AddStringToObject(ev, fname(EVF_ID), id);
+	cJSON_AddStringToObject(ev, fname(EVF_CONTENT), content);
+	cJSON_AddBoolToObject(ev, fname(EVF_IS_ERROR), is_error);
 	return ev;
 }
 
@@ -446,8 +823,8 @@ cJSON *ev_tool_result_forked(const char *id, const char *content, int is_error,
                              const char *original)
 {
 	cJSON *ev = ev_tool_result(id, content, is_error);
-	cJSON_AddBoolToObject(ev, "forked", 1);
-	cJSON_AddStringToObject(ev, "original", original);
+	cJSON_AddBoolToObject(ev, fname(EVF_FORKED), 1);
+	cJSON_AddStringToObject(ev, fname(EVF_ORIGINAL), original);
 	return ev;
 }
 
@@ -455,22 +832,23 @@ cJSON *ev_workspace_change(const char *path, const char *kind, double size,
                            double mtime, const char *call, cJSON *diff)
 {
 	cJSON *ev = ev_new(EV_WORKSPACE_CHANGE);
-	cJSON_AddStringToObject(ev, "path", path);
-	cJSON_AddStringToObject(ev, "kind", kind);
-	cJSON_AddNumberToObject(ev, "size", size);
+	cJSON_AddStringToObject(ev, fname(EVF_PATH), path);
+	cJSON_AddStringToObject(ev, fname(EVF_KIND), kind);
+	cJSON_AddNumberToObject(ev, fname(EVF_SIZE), size);
 	if (mtime > 0)
-		cJSON_AddNumberToObject(ev, "mtime", mtime);
+		cJSON_AddNumberToObject(ev, fname(EVF_MTIME), mtime);
 	if (call)
-		cJSON_AddStringToObject(ev, "call", call);
+		cJSON_AddStringToObject(ev, fname(EVF_CALL), call);
 	if (diff)
-		cJSON_AddItemToObject(ev, "diff", diff);
+		cJSON_AddItemToObject(ev, fname(EVF_DIFF), diff);
 	return ev;
 }
 
 cJSON *ev_input_hashes(const cJSON *inputs)
 {
 	cJSON *ev = ev_new(EV_INPUT_HASHES);
-	cJSON_AddItemToObject(ev, "inputs", cJSON_Duplicate(inputs, 1));
+	cJSON_AddItemToObject(ev, fname(EVF_INPUTS),
+	                      cJSON_Duplicate(inputs, 1));
 	return ev;
 }
 
@@ -478,11 +856,11 @@ cJSON *ev_progress(const char *what, const char *subject, double done,
                    double total, int64_t elapsed_ms)
 {
 	cJSON *ev = ev_new(EV_PROGRESS);
-	cJSON_AddStringToObject(ev, "what", what);
-	cJSON_AddStringToObject(ev, "subject", subject);
-	cJSON_AddNumberToObject(ev, "done", done);
-	cJSON_AddNumberToObject(ev, "total", total);
-	cJSON_AddNumberToObject(ev, "elapsed_ms", (double)elapsed_ms);
+	cJSON_AddStringToObject(ev, fname(EVF_WHAT), what);
+	cJSON_AddStringToObject(ev, fname(EVF_SUBJECT), subject);
+	cJSON_AddNumberToObject(ev, fname(EVF_DONE), done);
+	cJSON_AddNumberToObject(ev, fname(EVF_TOTAL), total);
+	cJSON_AddNumberToObject(ev, fname(EVF_ELAPSED_MS), (double)elapsed_ms);
 	return ev;
 }
 
@@ -490,21 +868,22 @@ cJSON *ev_python_session(const char *state, int generation, const cJSON *hello,
                          int64_t startup_ms, const char *reason)
 {
 	cJSON *ev = ev_new(EV_PYTHON_SESSION);
-	cJSON_AddStringToObject(ev, "state", state);
-	cJSON_AddNumberToObject(ev, "generation", generation);
+	cJSON_AddStringToObject(ev, fname(EVF_STATE), state);
+	cJSON_AddNumberToObject(ev, fname(EVF_GENERATION), generation);
 	if (hello) {
-		cJSON_AddStringToObject(ev, "python",
+		cJSON_AddStringToObject(ev, fname(EVF_PYTHON),
 		                        json_str(hello, "python", ""));
-		cJSON_AddStringToObject(ev, "executable",
+		cJSON_AddStringToObject(ev, fname(EVF_EXECUTABLE),
 		                        json_str(hello, "executable", ""));
 		const cJSON *pkgs = cJSON_GetObjectItem(hello, "packages");
-		cJSON_AddItemToObject(ev, "packages",
+		cJSON_AddItemToObject(ev, fname(EVF_PACKAGES),
 		                      pkgs ? cJSON_Duplicate(pkgs, 1)
 		                           : cJSON_CreateArray());
-		cJSON_AddNumberToObject(ev, "startup_ms", (double)startup_ms);
+		cJSON_AddNumberToObject(ev, fname(EVF_STARTUP_MS),
+		                        (double)startup_ms);
 	}
 	if (reason)
-		cJSON_AddStringToObject(ev, "reason", reason);
+		cJSON_AddStringToObject(ev, fname(EVF_REASON), reason);
 	return ev;
 }
 
@@ -512,13 +891,15 @@ cJSON *ev_replay_live(int turn, const char *reason, const char *recorded_hash,
                       const char *request_hash, int cached_turns)
 {
 	cJSON *ev = ev_new(EV_REPLAY_LIVE);
-	cJSON_AddNumberToObject(ev, "turn", turn);
-	cJSON_AddStringToObject(ev, "reason", reason);
+	cJSON_AddNumberToObject(ev, fname(EVF_TURN), turn);
+	cJSON_AddStringToObject(ev, fname(EVF_REASON), reason);
 	if (recorded_hash)
-		cJSON_AddStringToObject(ev, "recorded_hash", recorded_hash);
+		cJSON_AddStringToObject(ev, fname(EVF_RECORDED_HASH),
+		                        recorded_hash);
 	if (request_hash)
-		cJSON_AddStringToObject(ev, "request_hash", request_hash);
-	cJSON_AddNumberToObject(ev, "cached_turns", cached_turns);
+		cJSON_AddStringToObject(ev, fname(EVF_REQUEST_HASH),
+		                        request_hash);
+	cJSON_AddNumberToObject(ev, fname(EVF_CACHED_TURNS), cached_turns);
 	return ev;
 }
 
@@ -526,12 +907,12 @@ cJSON *ev_step_pause_request(int turn, int messages, long est_input_tokens,
                              const char *const *tools, size_t ntools)
 {
 	cJSON *ev = ev_new(EV_STEP_PAUSE);
-	cJSON_AddStringToObject(ev, "kind", "request");
-	cJSON_AddNumberToObject(ev, "turn", turn);
-	cJSON_AddNumberToObject(ev, "messages", messages);
-	cJSON_AddNumberToObject(ev, "est_input_tokens",
+	cJSON_AddStringToObject(ev, fname(EVF_KIND), "request");
+	cJSON_AddNumberToObject(ev, fname(EVF_TURN), turn);
+	cJSON_AddNumberToObject(ev, fname(EVF_MESSAGES), messages);
+	cJSON_AddNumberToObject(ev, fname(EVF_EST_INPUT_TOKENS),
 	                        (double)est_input_tokens);
-	cJSON *names = cJSON_AddArrayToObject(ev, "tools");
+	cJSON *names = cJSON_AddArrayToObject(ev, fname(EVF_TOOLS));
 	for (size_t i = 0; i < ntools; i++)
 		cJSON_AddItemToArray(names, cJSON_CreateString(tools[i]));
 	return ev;
@@ -541,11 +922,11 @@ cJSON *ev_step_pause_exec(int turn, const char *id, const char *tool,
                           const char *command)
 {
 	cJSON *ev = ev_new(EV_STEP_PAUSE);
-	cJSON_AddStringToObject(ev, "kind", "exec");
-	cJSON_AddNumberToObject(ev, "turn", turn);
-	cJSON_AddStringToObject(ev, "id", id);
-	cJSON_AddStringToObject(ev, "tool", tool);
-	cJSON_AddStringToObject(ev, "command", command);
+	cJSON_AddStringToObject(ev, fname(EVF_KIND), "exec");
+	cJSON_AddNumberToObject(ev, fname(EVF_TURN), turn);
+	cJSON_AddStringToObject(ev, fname(EVF_ID), id);
+	cJSON_AddStringToObject(ev, fname(EVF_TOOL), tool);
+	cJSON_AddStringToObject(ev, fname(EVF_COMMAND), command);
 	return ev;
 }
 
@@ -553,14 +934,14 @@ cJSON *ev_step_resume(const char *action, const char *kind, const char *id,
                       const char *original, const char *final)
 {
 	cJSON *ev = ev_new(EV_STEP_RESUME);
-	cJSON_AddStringToObject(ev, "action", action);
-	cJSON_AddStringToObject(ev, "kind", kind);
+	cJSON_AddStringToObject(ev, fname(EVF_ACTION), action);
+	cJSON_AddStringToObject(ev, fname(EVF_KIND), kind);
 	if (id)
-		cJSON_AddStringToObject(ev, "id", id);
+		cJSON_AddStringToObject(ev, fname(EVF_ID), id);
 	if (original)
-		cJSON_AddStringToObject(ev, "original", original);
+		cJSON_AddStringToObject(ev, fname(EVF_ORIGINAL), original);
 	if (final)
-		cJSON_AddStringToObject(ev, "final", final);
+		cJSON_AddStringToObject(ev, fname(EVF_FINAL), final);
 	return ev;
 }
 
@@ -568,38 +949,39 @@ cJSON *ev_budget_reached(const char *kind, double spent, double limit,
                          const char *why)
 {
 	cJSON *ev = ev_new(EV_BUDGET_REACHED);
-	cJSON_AddStringToObject(ev, "kind", kind);
-	cJSON_AddNumberToObject(ev, "spent", spent);
-	cJSON_AddNumberToObject(ev, "limit", limit);
-	cJSON_AddStringToObject(ev, "why", why);
+	cJSON_AddStringToObject(ev, fname(EVF_KIND), kind);
+	cJSON_AddNumberToObject(ev, fname(EVF_SPENT), spent);
+	cJSON_AddNumberToObject(ev, fname(EVF_LIMIT), limit);
+	cJSON_AddStringToObject(ev, fname(EVF_WHY), why);
 	return ev;
 }
 
 cJSON *ev_budget_decision(const char *kind, const char *decision, double limit)
 {
 	cJSON *ev = ev_new(EV_BUDGET_DECISION);
-	cJSON_AddStringToObject(ev, "kind", kind);
-	cJSON_AddStringToObject(ev, "decision", decision);
-	cJSON_AddNumberToObject(ev, "limit", limit);
+	cJSON_AddStringToObject(ev, fname(EVF_KIND), kind);
+	cJSON_AddStringToObject(ev, fname(EVF_DECISION), decision);
+	cJSON_AddNumberToObject(ev, fname(EVF_LIMIT), limit);
 	return ev;
 }
 
 cJSON *ev_idle(const char *reason)
 {
 	cJSON *ev = ev_new(EV_IDLE);
-	cJSON_AddStringToObject(ev, "reason", reason);
+	cJSON_AddStringToObject(ev, fname(EVF_REASON), reason);
 	return ev;
 }
 
 cJSON *ev_error(const char *category, const char *message, long retry_in_ms)
 {
 	cJSON *ev = ev_new(EV_ERROR);
-	cJSON_AddStringToObject(ev, "category", category);
+	cJSON_AddStringToObject(ev, fname(EVF_CATEGORY), category);
 	char *told = fdlimit_explain(message); /* out of descriptors */
-	cJSON_AddStringToObject(ev, "message", told ? told : message);
+	cJSON_AddStringToObject(ev, fname(EVF_MESSAGE), told ? told : message);
 	free(told);
 	if (retry_in_ms >= 0)
-		cJSON_AddNumberToObject(ev, "retry_in_ms", (double)retry_in_ms);
+		cJSON_AddNumberToObject(ev, fname(EVF_RETRY_IN_MS),
+		                        (double)retry_in_ms);
 	return ev;
 }
 
@@ -608,14 +990,16 @@ cJSON *ev_error_retry(const char *category, const char *message,
                       int turn)
 {
 	cJSON *ev = ev_new(EV_ERROR);
-	cJSON_AddStringToObject(ev, "category", category);
+	cJSON_AddStringToObject(ev, fname(EVF_CATEGORY), category);
 	char *told = fdlimit_explain(message); /* out of descriptors */
-	cJSON_AddStringToObject(ev, "message", told ? told : message);
+	cJSON_AddStringToObject(ev, fname(EVF_MESSAGE), told ? told : message);
 	free(told);
-	cJSON_AddNumberToObject(ev, "retry_in_ms", (double)retry_in_ms);
-	cJSON_AddNumberToObject(ev, "attempt", attempt);
-	cJSON_AddNumberToObject(ev, "discarded_bytes", (double)discarded_bytes);
-	cJSON_AddNumberToObject(ev, "turn", turn);
+	cJSON_AddNumberToObject(ev, fname(EVF_RETRY_IN_MS),
+	                        (double)retry_in_ms);
+	cJSON_AddNumberToObject(ev, fname(EVF_ATTEMPT), attempt);
+	cJSON_AddNumberToObject(ev, fname(EVF_DISCARDED_BYTES),
+	                        (double)discarded_bytes);
+	cJSON_AddNumberToObject(ev, fname(EVF_TURN), turn);
 	return ev;
 }
 
@@ -623,32 +1007,37 @@ cJSON *ev_run_output(const char *path, int present, double bytes,
                      const char *copied_to, const char *error)
 {
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "path", path);
-	cJSON_AddBoolToObject(o, "present", present);
-	cJSON_AddNumberToObject(o, "bytes", bytes);
+	cJSON_AddStringToObject(o, fname(EVF_PATH), path);
+	cJSON_AddBoolToObject(o, fname(EVF_PRESENT), present);
+	cJSON_AddNumberToObject(o, fname(EVF_BYTES), bytes);
 	if (present)
-		cJSON_AddStringToObject(o, "copied_to", copied_to);
+		cJSON_AddStringToObject(o, fname(EVF_COPIED_TO), copied_to);
 	else
-		cJSON_AddStringToObject(o, "error", error ? error : "missing");
+		cJSON_AddStringToObject(o, fname(EVF_ERROR),
+		                        error ? error : "missing");
 	return o;
 }
 
 cJSON *ev_run_end(const struct ev_run_end *e)
 {
 	cJSON *ev = ev_new(EV_RUN_END);
-	cJSON_AddStringToObject(ev, "status", e->status);
-	cJSON_AddNumberToObject(ev, "exit_code", e->exit_code);
-	cJSON_AddItemToObject(ev, "outputs",
+	cJSON_AddStringToObject(ev, fname(EVF_STATUS), e->status);
+	cJSON_AddNumberToObject(ev, fname(EVF_EXIT_CODE), e->exit_code);
+	cJSON_AddItemToObject(ev, fname(EVF_OUTPUTS),
 	                      e->outputs ? e->outputs : cJSON_CreateArray());
-	cJSON *tot = cJSON_AddObjectToObject(ev, "totals");
-	cJSON_AddNumberToObject(tot, "turns", e->turns);
-	cJSON_AddNumberToObject(tot, "input_tokens", (double)e->input_tokens);
-	cJSON_AddNumberToObject(tot, "output_tokens", (double)e->output_tokens);
-	cJSON_AddNumberToObject(tot, "cost_usd", e->cost_usd);
+	cJSON *tot = cJSON_AddObjectToObject(ev, fname(EVF_TOTALS));
+	cJSON_AddNumberToObject(tot, fname(EVF_TURNS), e->turns);
+	cJSON_AddNumberToObject(tot, fname(EVF_INPUT_TOKENS),
+	                        (double)e->input_tokens);
+	cJSON_AddNumberToObject(tot, fname(EVF_OUTPUT_TOKENS),
+	                        (double)e->output_tokens);
+	cJSON_AddNumberToObject(tot, fname(EVF_COST_USD), e->cost_usd);
 	if (e->unpriced)
-		cJSON_AddNumberToObject(tot, "unpriced_turns", e->unpriced);
-	cJSON_AddNumberToObject(tot, "duration_ms", (double)e->duration_ms);
-	ev_add_string_or_null(ev, "archive", e->archive);
+		cJSON_AddNumberToObject(tot, fname(EVF_UNPRICED_TURNS),
+		                        e->unpriced);
+	cJSON_AddNumberToObject(tot, fname(EVF_DURATION_MS),
+	                        (double)e->duration_ms);
+	ev_add_string_or_null(ev, fname(EVF_ARCHIVE), e->archive);
 	return ev;
 }
 
@@ -657,14 +1046,14 @@ cJSON *ev_context_trim(int turn, const cJSON *ids, const cJSON *at,
                        long est_after, long window)
 {
 	cJSON *ev = ev_new(EV_CONTEXT_TRIM);
-	cJSON_AddNumberToObject(ev, "turn", turn);
-	ev_add_copy(ev, "ids", ids);
-	ev_add_copy(ev, "at", at);
-	ev_add_copy(ev, "stubs", stubs);
-	cJSON_AddNumberToObject(ev, "bytes", (double)bytes);
-	cJSON_AddNumberToObject(ev, "est_before", (double)est_before);
-	cJSON_AddNumberToObject(ev, "est_after", (double)est_after);
-	cJSON_AddNumberToObject(ev, "window", (double)window);
+	cJSON_AddNumberToObject(ev, fname(EVF_TURN), turn);
+	ev_add_copy(ev, fname(EVF_IDS), ids);
+	ev_add_copy(ev, fname(EVF_AT), at);
+	ev_add_copy(ev, fname(EVF_STUBS), stubs);
+	cJSON_AddNumberToObject(ev, fname(EVF_BYTES), (double)bytes);
+	cJSON_AddNumberToObject(ev, fname(EVF_EST_BEFORE), (double)est_before);
+	cJSON_AddNumberToObject(ev, fname(EVF_EST_AFTER), (double)est_after);
+	cJSON_AddNumberToObject(ev, fname(EVF_WINDOW), (double)window);
 	return ev;
 }
 
@@ -672,9 +1061,9 @@ cJSON *ev_context_trim(int turn, const cJSON *ids, const cJSON *at,
 static cJSON *ev_compaction(const char *state, const char *reason, int turn)
 {
 	cJSON *ev = ev_new(EV_COMPACTION);
-	cJSON_AddStringToObject(ev, "state", state);
-	cJSON_AddStringToObject(ev, "reason", reason ? reason : "");
-	cJSON_AddNumberToObject(ev, "turn", turn);
+	cJSON_AddStringToObject(ev, fname(EVF_STATE), state);
+	cJSON_AddStringToObject(ev, fname(EVF_REASON), reason ? reason : "");
+	cJSON_AddNumberToObject(ev, fname(EVF_TURN), turn);
 	return ev;
 }
 
@@ -683,32 +1072,34 @@ cJSON *ev_compaction_started(const char *reason, int turn, long est_tokens,
                              int left_out)
 {
 	cJSON *ev = ev_compaction("started", reason, turn);
-	cJSON_AddNumberToObject(ev, "est_tokens", (double)est_tokens);
-	cJSON_AddNumberToObject(ev, "window", (double)window);
-	cJSON_AddNumberToObject(ev, "messages", messages);
-	cJSON_AddNumberToObject(ev, "keep_from", keep_from);
+	cJSON_AddNumberToObject(ev, fname(EVF_EST_TOKENS), (double)est_tokens);
+	cJSON_AddNumberToObject(ev, fname(EVF_WINDOW), (double)window);
+	cJSON_AddNumberToObject(ev, fname(EVF_MESSAGES), messages);
+	cJSON_AddNumberToObject(ev, fname(EVF_KEEP_FROM), keep_from);
 	if (left_out)
-		cJSON_AddNumberToObject(ev, "left_out", left_out);
+		cJSON_AddNumberToObject(ev, fname(EVF_LEFT_OUT), left_out);
 	return ev;
 }
 
 cJSON *ev_compaction_done(const struct ev_compaction *c)
 {
 	cJSON *ev = ev_compaction("done", c->reason, c->turn);
-	cJSON_AddStringToObject(ev, "request_hash", c->request_hash);
-	cJSON_AddBoolToObject(ev, "cached", c->cached);
-	cJSON_AddNumberToObject(ev, "replaced", c->replaced);
-	cJSON_AddNumberToObject(ev, "kept", c->kept);
-	cJSON_AddNumberToObject(ev, "est_before", (double)c->est_before);
-	cJSON_AddNumberToObject(ev, "est_after", (double)c->est_after);
-	cJSON_AddNumberToObject(ev, "window", (double)c->window);
-	cJSON_AddStringToObject(ev, "summary", c->summary ? c->summary : "");
+	cJSON_AddStringToObject(ev, fname(EVF_REQUEST_HASH), c->request_hash);
+	cJSON_AddBoolToObject(ev, fname(EVF_CACHED), c->cached);
+	cJSON_AddNumberToObject(ev, fname(EVF_REPLACED), c->replaced);
+	cJSON_AddNumberToObject(ev, fname(EVF_KEPT), c->kept);
+	cJSON_AddNumberToObject(ev, fname(EVF_EST_BEFORE),
+	                        (double)c->est_before);
+	cJSON_AddNumberToObject(ev, fname(EVF_EST_AFTER), (double)c->est_after);
+	cJSON_AddNumberToObject(ev, fname(EVF_WINDOW), (double)c->window);
+	cJSON_AddStringToObject(ev, fname(EVF_SUMMARY),
+	                        c->summary ? c->summary : "");
 	return ev;
 }
 
 cJSON *ev_compaction_failed(const char *reason, int turn, const char *message)
 {
 	cJSON *ev = ev_compaction("failed", reason, turn);
-	cJSON_AddStringToObject(ev, "message", message ? message : "");
+	cJSON_AddStringToObject(ev, fname(EVF_MESSAGE), message ? message : "");
 	return ev;
 }

@@ -76,7 +76,7 @@ static const cJSON *by_dest(const cJSON *arr, const char *dest)
 	const cJSON *it;
 	cJSON_ArrayForEach(it, arr)
 	{
-		if (!strcmp(json_str(it, "dest", ""), dest))
+		if (!strcmp(ev_str(it, EVF_DEST, ""), dest))
 			return it;
 	}
 	return NULL;
@@ -89,7 +89,7 @@ static const cJSON *recorded_hashes(const struct record *r)
 	cJSON_ArrayForEach(ev, r->events)
 	{
 		if (event_type_of(ev) == EV_INPUT_HASHES)
-			found = cJSON_GetObjectItem(ev, "inputs");
+			found = ev_item(ev, EVF_INPUTS);
 	}
 	return found;
 }
@@ -100,15 +100,15 @@ static const cJSON *recorded_hashes(const struct record *r)
 static char *input_changed(const cJSON *rec, const cJSON *hashed,
                            const cJSON *now, const char *path, const char *run)
 {
-	const char *dest = json_str(rec, "dest", "?");
-	const char *was = json_str(hashed, "sha256", NULL);
-	const char *is = json_str(now, "sha256", "?");
+	const char *dest = ev_str(rec, EVF_DEST, "?");
+	const char *was = ev_str(hashed, EVF_SHA256, NULL);
+	const char *is = ev_str(now, EVF_SHA256, "?");
 	char *why = NULL;
 	if (was && strcmp(was, is))
 		why = xasprintf("its SHA-256 was %s and is now %s", was, is);
-	else if (!was && !strcmp(json_str(rec, "kind", ""), "file") &&
-	         (json_num(rec, "bytes", -1) != json_num(now, "bytes", -2) ||
-	          fabs(json_num(rec, "mtime", 0) - json_num(now, "mtime", 0)) >
+	else if (!was && !strcmp(ev_str(rec, EVF_KIND, ""), "file") &&
+	         (ev_num(rec, EVF_BYTES, -1) != ev_num(now, EVF_BYTES, -2) ||
+	          fabs(ev_num(rec, EVF_MTIME, 0) - ev_num(now, EVF_MTIME, 0)) >
 	              0.002))
 		why = xasprintf("its size or modification time changed (the "
 		                "run recorded no hash; it is now %s)",
@@ -129,11 +129,11 @@ static char *input_changed(const cJSON *rec, const cJSON *hashed,
  * place, else the recorded path. */
 static const char *input_path(const struct config *cfg, const cJSON *rec)
 {
-	const char *dest = json_str(rec, "dest", "");
+	const char *dest = ev_str(rec, EVF_DEST, "");
 	for (size_t i = 0; i < cfg->n_inputs; i++)
 		if (!strcmp(cfg->inputs[i].dest, dest))
 			return cfg->inputs[i].src;
-	return json_str(rec, "path", "?");
+	return ev_str(rec, EVF_PATH, "?");
 }
 
 /* The hashes for a resume in place: compare, then go on or stop. */
@@ -154,11 +154,11 @@ static void inputs_verified(struct session *s, void *ctx, int rc,
 	}
 	const struct record *r = replay_record(s->replay);
 	const cJSON *hashes = recorded_hashes(r), *rec;
-	cJSON_ArrayForEach(rec, cJSON_GetObjectItem(r->run_start, "inputs"))
+	cJSON_ArrayForEach(rec, ev_item(r->run_start, EVF_INPUTS))
 	{
-		if (strcmp(json_str(rec, "mode", ""), "mount"))
+		if (strcmp(ev_str(rec, EVF_MODE, ""), "mount"))
 			continue;
-		const char *dest = json_str(rec, "dest", "");
+		const char *dest = ev_str(rec, EVF_DEST, "");
 		char *why = input_changed(rec, by_dest(hashes, dest),
 		                          by_dest(list, dest),
 		                          input_path(s->cfg, rec), r->dir);

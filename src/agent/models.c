@@ -1,7 +1,8 @@
 /* models.c: the model table (assay/models.h): share/models.json as
  * carried in the binary (or $ASSAY_DATA_DIR/share/models.json), the
  * configuration's "models" over it, lookups by name and dated
- * version, and the cost of a turn. */
+ * version, and the cost of a turn. The JSON it reads (the model table)
+ * is not an event. */
 #include "agent_internal.h"
 
 #include "assay/config.h"

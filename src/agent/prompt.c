@@ -2,7 +2,8 @@
  * (share/instructions.md, embedded at build time) or the file given by
  * --instructions / "instructions", with the run's layout appended, and
  * once the python kernel has said hello, the sandbox's Python and its
- * libraries. */
+ * libraries. The JSON it reads (the python helper's hello) is
+ * not an event. */
 #include "agent_internal.h"
 
 #include "assay/buf.h"

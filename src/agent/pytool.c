@@ -13,7 +13,8 @@
  * for it (about 40 ms; see pytool_start). It needs only python3 and a
  * process with pipes; a backend without a persistent pipe would carry
  * the same frames over its own channel (a websocket exec, or a kernel
- * reading frames from a named pipe in the workspace). */
+ * reading frames from a named pipe in the workspace). The JSON it reads
+ * (the python helper's frames, a tool's arguments) is not an event. */
 #include "agent_internal.h"
 
 #include "assay/config.h"

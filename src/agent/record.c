@@ -57,17 +57,17 @@ static void record_check_answer(struct record_check *c, const cJSON *e)
 	cJSON_Delete(c->open);
 	c->open = cJSON_CreateArray();
 	const cJSON *call;
-	cJSON_ArrayForEach(call, cJSON_GetObjectItem(e, "tool_calls"))
+	cJSON_ArrayForEach(call, ev_item(e, EVF_TOOL_CALLS))
 	{
 		cJSON_AddItemToArray(
-		    c->open, cJSON_CreateString(json_str(call, "id", "")));
+		    c->open, cJSON_CreateString(ev_str(call, EVF_ID, "")));
 	}
 }
 
 /* tool_result: its call no longer waits. */
 static void record_check_result(struct record_check *c, const cJSON *e)
 {
-	const char *id = json_str(e, "id", "");
+	const char *id = ev_str(e, EVF_ID, "");
 	int n = cJSON_GetArraySize(c->open);
 	for (int i = 0; i < n; i++) {
 		const cJSON *it = cJSON_GetArrayItem(c->open, i);
@@ -83,11 +83,11 @@ static void record_check_result(struct record_check *c, const cJSON *e)
 static int record_check_request(struct record_check *c, const cJSON *e,
                                 char **err)
 {
-	if (json_bool(e, "replayed", 0))
+	if (ev_bool(e, EVF_REPLAYED, 0))
 		return 0;
-	unsigned long long seq = (unsigned long long)json_num(e, "seq", 0);
+	unsigned long long seq = (unsigned long long)ev_num(e, EVF_SEQ, 0);
 	c->requests++;
-	double turn = json_num(e, "turn", 0);
+	double turn = ev_num(e, EVF_TURN, 0);
 	if (!(turn >= 1 && turn <= c->requests) || turn != (double)(int)turn)
 		return set_err(err,
 		               "the model_request of seq %llu has turn %g, but "
@@ -155,11 +155,11 @@ int record_parse(const char *text, size_t len, struct record *r, char **err)
 			               bad);
 		cJSON *ev = cJSON_ParseWithLength(p, (size_t)(eol - p));
 		if (ev && cJSON_IsObject(ev) &&
-		    cJSON_IsString(cJSON_GetObjectItem(ev, "type"))) {
-			uint64_t seq = (uint64_t)json_num(ev, "seq", 0);
+		    cJSON_IsString(ev_item(ev, EVF_TYPE))) {
+			uint64_t seq = (uint64_t)ev_num(ev, EVF_SEQ, 0);
 			if (seq > r->last_seq)
 				r->last_seq = seq;
-			int64_t t = (int64_t)json_num(ev, "t", 0);
+			int64_t t = (int64_t)ev_num(ev, EVF_T, 0);
 			if (t > r->last_t)
 				r->last_t = t;
 			if (!r->run_start && event_type_of(ev) == EV_RUN_START)
@@ -334,25 +334,25 @@ int record_load(const char *run, struct record *r, char **err)
 }
 
 /* Set a configuration field from a recorded string, when there is one. */
-static void record_set_if(char **field, const cJSON *obj, const char *key)
+static void record_set_if(char **field, const cJSON *obj, enum ev_field f)
 {
-	const char *v = json_str(obj, key, NULL);
+	const char *v = ev_str(obj, f, NULL);
 	if (v && *v)
 		config_set(field, v);
 }
 
 /* A recorded limit can only tighten the configured one. */
-static long record_tighter(const cJSON *lim, const char *key, long configured)
+static long record_tighter(const cJSON *lim, enum ev_field f, long configured)
 {
-	double v = json_num(lim, key, 0);
+	double v = ev_num(lim, f, 0);
 	return v >= 1 && v < (double)configured ? (long)v : configured;
 }
 
 /* A recorded number when it is sane (min..1e9), else def. */
-static double record_in_range(const cJSON *lim, const char *key, double min,
+static double record_in_range(const cJSON *lim, enum ev_field f, double min,
                               double def)
 {
-	double v = json_num(lim, key, def);
+	double v = ev_num(lim, f, def);
 	return v >= min && v <= 1e9 ? v : def;
 }
 
@@ -385,16 +385,16 @@ int session_record_config(const char *run, struct config *cfg, char **err)
 	if (record_load(run, &r, err) < 0)
 		return -1;
 	const cJSON *rs = r.run_start;
-	record_set_if(&cfg->provider, rs, "provider");
-	record_set_if(&cfg->model, rs, "model");
+	record_set_if(&cfg->provider, rs, EVF_PROVIDER);
+	record_set_if(&cfg->model, rs, EVF_MODEL);
 	/* the texts the run used, from the copies kept in its run dir;
 	 * a path recorded elsewhere is never read */
 	char *bad = NULL;
 	char *copy = record_own_file(r.dir, RECORD_INSTRUCTIONS, &bad);
 	config_set(&cfg->instructions,
-	           *json_str(rs, "instructions", "") ? copy : NULL);
+	           *ev_str(rs, EVF_INSTRUCTIONS, "") ? copy : NULL);
 	free(copy);
-	if (*json_str(rs, "script", "") && !bad) {
+	if (*ev_str(rs, EVF_SCRIPT, "") && !bad) {
 		copy = record_own_file(r.dir, RECORD_SCRIPT, &bad);
 		config_set(&cfg->script, copy);
 		free(copy);
@@ -406,13 +406,13 @@ int session_record_config(const char *run, struct config *cfg, char **err)
 		return -1;
 	}
 	/* the more careful of the two; --ask still decides */
-	const char *ask = json_str(rs, "ask", NULL);
+	const char *ask = ev_str(rs, EVF_ASK, NULL);
 	if (config_ask_rank(ask) > config_ask_rank(cfg->ask))
 		config_set(&cfg->ask, ask);
-	const cJSON *sb = cJSON_GetObjectItem(rs, "sandbox");
-	record_set_if(&cfg->sandbox, sb, "backend");
-	if (strcmp(json_str(sb, "image", "host"), "host"))
-		record_set_if(&cfg->image, sb, "image");
+	const cJSON *sb = ev_item(rs, EVF_SANDBOX);
+	record_set_if(&cfg->sandbox, sb, EVF_BACKEND);
+	if (strcmp(ev_str(sb, EVF_IMAGE, "host"), "host"))
+		record_set_if(&cfg->image, sb, EVF_IMAGE);
 	/* declared outputs are workspace paths: the record's replace
 	 * those of the layers (inputs are host paths: never recorded
 	 * ones, see record_resume_check) */
@@ -420,26 +420,27 @@ int session_record_config(const char *run, struct config *cfg, char **err)
 		free(cfg->outputs[i]);
 	cfg->n_outputs = 0;
 	const cJSON *it;
-	cJSON_ArrayForEach(it, cJSON_GetObjectItem(rs, "outputs"))
+	cJSON_ArrayForEach(it, ev_item(rs, EVF_OUTPUTS))
 	{
 		if (cJSON_IsString(it) && *it->valuestring)
 			config_add_output(cfg, it->valuestring);
 	}
-	const cJSON *lim = cJSON_GetObjectItem(rs, "limits");
-	cfg->timeout_s = (int)record_tighter(lim, "timeout_s", cfg->timeout_s);
-	cfg->mem_mb = record_tighter(lim, "memory_mb", cfg->mem_mb);
-	cfg->nproc = record_tighter(lim, "processes", cfg->nproc);
-	cfg->cpu_s = record_tighter(lim, "cpu_s", cfg->cpu_s);
-	cfg->fsize_mb = record_tighter(lim, "file_size_mb", cfg->fsize_mb);
+	const cJSON *lim = ev_item(rs, EVF_LIMITS);
+	cfg->timeout_s =
+	    (int)record_tighter(lim, EVF_TIMEOUT_S, cfg->timeout_s);
+	cfg->mem_mb = record_tighter(lim, EVF_MEMORY_MB, cfg->mem_mb);
+	cfg->nproc = record_tighter(lim, EVF_PROCESSES, cfg->nproc);
+	cfg->cpu_s = record_tighter(lim, EVF_CPU_S, cfg->cpu_s);
+	cfg->fsize_mb = record_tighter(lim, EVF_FILE_SIZE_MB, cfg->fsize_mb);
 	/* these shape the requests, hence the cache keys */
 	cfg->max_turns =
-	    (int)record_in_range(lim, "max_turns", 1, cfg->max_turns);
-	cfg->max_tokens = (long)record_in_range(lim, "max_tokens", 0,
+	    (int)record_in_range(lim, EVF_MAX_TURNS, 1, cfg->max_turns);
+	cfg->max_tokens = (long)record_in_range(lim, EVF_MAX_TOKENS, 0,
 	                                        (double)cfg->max_tokens);
 	cfg->max_output_bytes = (size_t)record_in_range(
-	    lim, "max_output_bytes", 1024, (double)cfg->max_output_bytes);
+	    lim, EVF_MAX_OUTPUT_BYTES, 1024, (double)cfg->max_output_bytes);
 	cfg->max_output_tokens = (int)record_in_range(
-	    lim, "max_output_tokens", 1, cfg->max_output_tokens);
+	    lim, EVF_MAX_OUTPUT_TOKENS, 1, cfg->max_output_tokens);
 	record_keep_parsed(run, &r);
 	return 0;
 }
@@ -507,10 +508,10 @@ static int record_own_workspace(const char *ws, const char *recorded_dir)
 static int record_pick_workspace(struct session *s, const struct record *r,
                                  char **err)
 {
-	const char *ws = json_str(r->run_start, "workspace", "");
+	const char *ws = ev_str(r->run_start, EVF_WORKSPACE, "");
 	if (s->cfg->workspace || *ws != '/' || !strcmp(ws, "/workspace"))
 		return 0; /* the user's own, or no host directory */
-	if (record_own_workspace(ws, json_str(r->run_start, "run_dir", NULL)))
+	if (record_own_workspace(ws, ev_str(r->run_start, EVF_RUN_DIR, NULL)))
 		return 0; /* the sandbox uses <run dir>/workspace */
 	return set_err(err,
 	               "the run worked in %s, outside its run dir: a "
@@ -525,7 +526,7 @@ static int record_pick_workspace(struct session *s, const struct record *r,
 static int record_need_inputs(const struct session *s, const struct record *r,
                               char **err)
 {
-	const cJSON *inputs = cJSON_GetObjectItem(r->run_start, "inputs");
+	const cJSON *inputs = ev_item(r->run_start, EVF_INPUTS);
 	if (s->cfg->n_inputs || !cJSON_GetArraySize(inputs))
 		return 0;
 	struct buf b;
@@ -533,8 +534,8 @@ static int record_need_inputs(const struct session *s, const struct record *r,
 	const cJSON *it;
 	cJSON_ArrayForEach(it, inputs)
 	{
-		buf_printf(&b, " --input '%s:%s'", json_str(it, "src", "?"),
-		           json_str(it, "dest", "?"));
+		buf_printf(&b, " --input '%s:%s'", ev_str(it, EVF_SRC, "?"),
+		           ev_str(it, EVF_DEST, "?"));
 	}
 	set_err(err,
 	        "the run staged inputs from host paths, and a recorded path "
@@ -570,19 +571,19 @@ static int record_recorded_inputs(struct config *c, const cJSON *rs, char **err)
 	c->n_inputs = 0;
 	int rc = 0;
 	const cJSON *it;
-	cJSON_ArrayForEach(it, cJSON_GetObjectItem(rs, "inputs"))
+	cJSON_ArrayForEach(it, ev_item(rs, EVF_INPUTS))
 	{
-		const char *dest = json_str(it, "dest", NULL);
+		const char *dest = ev_str(it, EVF_DEST, NULL);
 		if (!dest)
 			continue;
 		/* a copy is in the workspace already; a mount is bound again
 		 * from its resolved path, once its hash is checked
 		 * (inputs.c) */
-		int mount = !strcmp(json_str(it, "mode", "copy"), "mount");
+		int mount = !strcmp(ev_str(it, EVF_MODE, "copy"), "mount");
 		const char *now = record_given(given, n_given, dest);
-		const char *src = !mount ? json_str(it, "src", "")
+		const char *src = !mount ? ev_str(it, EVF_SRC, "")
 		                  : now  ? now
-		                         : json_str(it, "path", "");
+		                         : ev_str(it, EVF_PATH, "");
 		struct stat st;
 		if (mount && rc == 0 && stat(src, &st) < 0)
 			rc = set_err(
@@ -610,7 +611,7 @@ int record_resume_check(struct session *s, const struct record *r,
 	                               record_pick_workspace(s, r, err) < 0))
 		return -1;
 	if (mode == SESSION_RESUME &&
-	    json_bool(cJSON_GetObjectItem(rs, "limits"), "network", 0) &&
+	    ev_bool(ev_item(rs, EVF_LIMITS), EVF_NETWORK, 0) &&
 	    !s->cfg->network)
 		return set_err(err,
 		               "the run had the sandbox's network on, and a "
@@ -622,7 +623,7 @@ int record_resume_check(struct session *s, const struct record *r,
 		return -1;
 	if (mode == SESSION_REEXECUTE && record_need_inputs(s, r, err) < 0)
 		return -1;
-	const char *ins = json_str(rs, "instructions", "");
+	const char *ins = ev_str(rs, EVF_INSTRUCTIONS, "");
 	if (*ins && !s->cfg->instructions)
 		return set_err(err,
 		               "the run used the instructions in %s, and its "
@@ -646,7 +647,7 @@ static int record_same_url(const char *a, const char *b)
 int record_check_url(const struct session *s, const struct record *r, int given,
                      char **err)
 {
-	const char *rec = json_str(r->run_start, "base_url", "");
+	const char *rec = ev_str(r->run_start, EVF_BASE_URL, "");
 	const char *now = llm_base_url(s->llm);
 	if (given || !*rec || !strncmp(rec, "script:", 7) ||
 	    !strncmp(now, "script:", 7) || record_same_url(rec, now))

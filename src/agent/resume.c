@@ -65,11 +65,11 @@ const cJSON *replay_compaction_before(const struct replay *rp, int turn)
 	cJSON_ArrayForEach(e, rp->rec.events)
 	{
 		if (event_type_of(e) != EV_COMPACTION ||
-		    strcmp(json_str(e, "state", ""), "done"))
+		    strcmp(ev_str(e, EVF_STATE, ""), "done"))
 			continue;
-		int at = (int)json_num(e, "turn", -1);
+		int at = (int)ev_num(e, EVF_TURN, -1);
 		/* a refused turn's compaction carries that turn's number */
-		if (!strcmp(json_str(e, "reason", ""),
+		if (!strcmp(ev_str(e, EVF_REASON, ""),
 		            "context_length_exceeded"))
 			at--;
 		if (at == turn - 1)
@@ -106,7 +106,7 @@ static void replay_hash(const struct replay *rp, const struct session *s,
 static int replay_is_turn_request(const cJSON *e)
 {
 	return event_type_of(e) == EV_MODEL_REQUEST &&
-	       !json_bool(e, "replayed", 0);
+	       !ev_bool(e, EVF_REPLAYED, 0);
 }
 
 /* The assistant_message of turn in events, after index from, before
@@ -120,7 +120,7 @@ static const cJSON *replay_recorded_answer(const cJSON *events, int from,
 		if (replay_is_turn_request(e))
 			return NULL;
 		if (event_type_of(e) == EV_ASSISTANT_MESSAGE &&
-		    (int)json_num(e, "turn", -1) == turn)
+		    (int)ev_num(e, EVF_TURN, -1) == turn)
 			return e;
 	}
 	return NULL;
@@ -131,23 +131,23 @@ static const cJSON *replay_recorded_answer(const cJSON *events, int from,
 static cJSON *replay_find_answer(struct replay *rp, int i)
 {
 	const cJSON *mr = cJSON_GetArrayItem(rp->rec.events, i);
-	cJSON *c = cache_load(rp->rec.dir, json_str(mr, "request_hash", NULL));
+	cJSON *c = cache_load(rp->rec.dir, ev_str(mr, EVF_REQUEST_HASH, NULL));
 	if (c)
 		return c;
 	const cJSON *am = replay_recorded_answer(rp->rec.events, i,
-	                                         (int)json_num(mr, "turn", -1));
+	                                         (int)ev_num(mr, EVF_TURN, -1));
 	if (!am)
 		return NULL;
 	c = cJSON_CreateObject();
 	cJSON_AddStringToObject(c, "request_hash",
-	                        json_str(mr, "request_hash", ""));
-	cJSON_AddStringToObject(c, "text", json_str(am, "text", ""));
-	const cJSON *calls = cJSON_GetObjectItem(am, "tool_calls");
+	                        ev_str(mr, EVF_REQUEST_HASH, ""));
+	cJSON_AddStringToObject(c, "text", ev_str(am, EVF_TEXT, ""));
+	const cJSON *calls = ev_item(am, EVF_TOOL_CALLS);
 	cJSON_AddItemToObject(c, "tool_calls",
 	                      calls ? cJSON_Duplicate(calls, 1)
 	                            : cJSON_CreateArray());
 	cJSON_AddStringToObject(c, "finish_reason",
-	                        json_str(am, "finish_reason", ""));
+	                        ev_str(am, EVF_FINISH_REASON, ""));
 	cJSON_AddStringToObject(c, "source", "transcript");
 	return c;
 }
@@ -235,7 +235,7 @@ char *replay_next_user(struct replay *rp)
 	while (cJSON_GetArraySize(q) > 0) {
 		cJSON *m = cJSON_DetachItemFromArray(q, 0);
 		int recorded = json_bool(m, "recorded", 0);
-		char *text = xstrdup(json_str(m, "text", ""));
+		char *text = xstrdup(ev_str(m, EVF_TEXT, ""));
 		cJSON_Delete(m);
 		if (recorded && rp->diverged) {
 			free(text);
@@ -291,7 +291,7 @@ static const cJSON *replay_find_call(const cJSON *calls, const char *id)
 	const cJSON *c;
 	cJSON_ArrayForEach(c, calls)
 	{
-		if (!strcmp(json_str(c, "id", ""), id))
+		if (!strcmp(ev_str(c, EVF_ID, ""), id))
 			return c;
 	}
 	return NULL;
@@ -312,11 +312,11 @@ static int replay_later_request(const cJSON *events, int i)
  * export) holds what the model said. */
 static void walk_emit_recovered(struct walk *w, const cJSON *ans)
 {
-	const char *fr = json_str(ans, "finish_reason", "");
-	session_emit(
-	    w->s, ev_assistant_message(w->turn, json_str(ans, "text", ""),
-	                               cJSON_GetObjectItem(ans, "tool_calls"),
-	                               *fr ? fr : NULL, 1));
+	const char *fr = ev_str(ans, EVF_FINISH_REASON, "");
+	session_emit(w->s,
+	             ev_assistant_message(w->turn, ev_str(ans, EVF_TEXT, ""),
+	                                  ev_item(ans, EVF_TOOL_CALLS),
+	                                  *fr ? fr : NULL, 1));
 }
 
 /* End the resume with an error (exit 2): nothing more is sent or run. */
@@ -340,7 +340,7 @@ static const char *walk_unanswered(const struct walk *w)
 	const cJSON *c;
 	cJSON_ArrayForEach(c, w->calls)
 	{
-		const char *id = json_str(c, "id", "");
+		const char *id = ev_str(c, EVF_ID, "");
 		if (!replay_has_id(w->answered, id))
 			return id;
 	}
@@ -353,7 +353,7 @@ static const char *walk_unanswered(const struct walk *w)
  * two runs; refuse. 1 when refused. */
 static int walk_other_version(struct walk *w)
 {
-	const char *v = json_str(w->rp->rec.run_start, "version", "");
+	const char *v = ev_str(w->rp->rec.run_start, EVF_VERSION, "");
 	if (w->rp->cached_turns || w->turn || !strcmp(v, ASSAY_VERSION))
 		return 0;
 	walk_refuse(w,
@@ -380,8 +380,8 @@ static void walk_take_answer(struct walk *w, int i, const char *hash,
 	struct llm_usage none = {.known = 1};
 	session_emit(w->s, budget_usage(&w->totals, w->turn, &none, 1));
 	rp->cached_turns++;
-	const cJSON *calls = cJSON_GetObjectItem(ans, "tool_calls");
-	messages_add_assistant(w->messages, json_str(ans, "text", ""), calls,
+	const cJSON *calls = ev_item(ans, EVF_TOOL_CALLS);
+	messages_add_assistant(w->messages, ev_str(ans, EVF_TEXT, ""), calls,
 	                       cJSON_GetObjectItem(ans, "provider_items"));
 	cJSON_Delete(w->calls);
 	w->calls = cJSON_Duplicate(calls, 1);
@@ -399,8 +399,8 @@ static void walk_request(struct walk *w, int i)
 	struct replay *rp = w->rp;
 	const struct session *s = w->s;
 	const cJSON *mr = cJSON_GetArrayItem(rp->rec.events, i);
-	int turn = (int)json_num(mr, "turn", w->turn + 1);
-	const char *recorded = json_str(mr, "request_hash", "");
+	int turn = (int)ev_num(mr, EVF_TURN, w->turn + 1);
+	const char *recorded = ev_str(mr, EVF_REQUEST_HASH, "");
 	struct llm_request req = {
 	    .model = llm_model(s->llm),
 	    .system = s->system_prompt,
@@ -461,11 +461,11 @@ static void walk_request(struct walk *w, int i)
  * and the cache may already hold its answer under the same hash. */
 static int replay_superseded(const cJSON *events, int i)
 {
-	int turn = (int)json_num(cJSON_GetArrayItem(events, i), "turn", -1);
+	int turn = (int)ev_num(cJSON_GetArrayItem(events, i), EVF_TURN, -1);
 	int n = cJSON_GetArraySize(events);
 	for (int j = i + 1; j < n; j++) {
 		const cJSON *e = cJSON_GetArrayItem(events, j);
-		if ((int)json_num(e, "turn", -2) != turn)
+		if ((int)ev_num(e, EVF_TURN, -2) != turn)
 			continue;
 		if (event_type_of(e) == EV_ASSISTANT_MESSAGE)
 			return 0;
@@ -478,13 +478,13 @@ static int replay_superseded(const cJSON *events, int i)
 /* A recorded tool result of the last answer joins the conversation. */
 static void walk_result(struct walk *w, const cJSON *e)
 {
-	const char *id = json_str(e, "id", "");
+	const char *id = ev_str(e, EVF_ID, "");
 	const cJSON *call = replay_find_call(w->calls, id);
 	if (!call || replay_has_id(w->answered, id))
 		return;
-	messages_add_tool(w->messages, id, json_str(call, "name", ""),
-	                  json_str(e, "content", ""),
-	                  json_bool(e, "is_error", 0));
+	messages_add_tool(w->messages, id, ev_str(call, EVF_NAME, ""),
+	                  ev_str(e, EVF_CONTENT, ""),
+	                  ev_bool(e, EVF_IS_ERROR, 0));
 	cJSON_AddItemToArray(w->answered, cJSON_CreateString(id));
 }
 
@@ -497,7 +497,7 @@ static void walk_events(struct walk *w)
 		const cJSON *e = cJSON_GetArrayItem(rp->rec.events, i);
 		switch (event_type_of(e)) {
 		case EV_USER_MESSAGE:
-			messages_add_user(w->messages, json_str(e, "text", ""));
+			messages_add_user(w->messages, ev_str(e, EVF_TEXT, ""));
 			w->user_last = 1;
 			w->answered_last = 0;
 			break;
@@ -507,25 +507,25 @@ static void walk_events(struct walk *w)
 				walk_request(w, i);
 			break;
 		case EV_USAGE:
-			if (!json_bool(e, "replayed", 0))
-				budget_restore(&w->totals, cJSON_GetObjectItem(
-				                               e, "totals"));
+			if (!ev_bool(e, EVF_REPLAYED, 0))
+				budget_restore(&w->totals,
+				               ev_item(e, EVF_TOTALS));
 			break;
 		case EV_TOOL_RESULT:
 			walk_result(w, e);
 			break;
 		case EV_EXEC_END:
-			context_output_file(w->s, json_str(e, "id", NULL),
-			                    json_str(e, "output_file", NULL));
+			context_output_file(w->s, ev_str(e, EVF_ID, NULL),
+			                    ev_str(e, EVF_OUTPUT_FILE, NULL));
 			break;
 		case EV_CONTEXT_TRIM:
 		case EV_COMPACTION:
 			/* what the run did to its history, done again, with
 			 * the window it had then (a refusal lowers it) */
 			context_apply(&w->messages, e);
-			if (json_num(e, "window", 0) > 0)
+			if (ev_num(e, EVF_WINDOW, 0) > 0)
 				context_set_window(
-				    w->s, (long)json_num(e, "window", 0));
+				    w->s, (long)ev_num(e, EVF_WINDOW, 0));
 			break;
 		default:
 			break;
@@ -540,7 +540,7 @@ static cJSON *walk_left_calls(const struct walk *w)
 	const cJSON *c;
 	cJSON_ArrayForEach(c, w->calls)
 	{
-		if (!replay_has_id(w->answered, json_str(c, "id", "")))
+		if (!replay_has_id(w->answered, ev_str(c, EVF_ID, "")))
 			cJSON_AddItemToArray(left, cJSON_Duplicate(c, 1));
 	}
 	if (cJSON_GetArraySize(left) > 0)
@@ -662,7 +662,7 @@ static void replay_collect_turns(struct replay *rp)
 		}
 		if (!replay_is_turn_request(e))
 			continue;
-		int turn = (int)json_num(e, "turn", 0);
+		int turn = (int)ev_num(e, EVF_TURN, 0);
 		if (turn < 1)
 			continue;
 		for (; nturns < turn; nturns++) {
@@ -675,7 +675,7 @@ static void replay_collect_turns(struct replay *rp)
 			                          cJSON_CreateTrue());
 		cJSON *t = cJSON_CreateObject();
 		cJSON_AddStringToObject(t, "hash",
-		                        json_str(e, "request_hash", ""));
+		                        ev_str(e, EVF_REQUEST_HASH, ""));
 		cJSON *ans = replay_find_answer(rp, i);
 		cJSON_AddItemToObject(t, "answer",
 		                      ans ? ans : cJSON_CreateNull());
@@ -697,16 +697,16 @@ static int replay_collect_messages(struct replay *rp,
 	for (int i = 0; i < n; i++) {
 		const cJSON *e = cJSON_GetArrayItem(rp->rec.events, i);
 		enum event_type type = event_type_of(e);
-		uint64_t seq = (uint64_t)json_num(e, "seq", 0);
+		uint64_t seq = (uint64_t)ev_num(e, EVF_SEQ, 0);
 		int at = o->fork_at && seq == o->fork_at;
 		if (at && type == EV_TOOL_RESULT) {
-			rp->fork_call = xstrdup(json_str(e, "id", ""));
+			rp->fork_call = xstrdup(ev_str(e, EVF_ID, ""));
 			found = 1;
 			break; /* later messages belong to the old branch */
 		}
 		if (type == EV_USER_MESSAGE) {
 			replay_queue_user(
-			    rp, at ? o->replace : json_str(e, "text", ""), 1);
+			    rp, at ? o->replace : ev_str(e, EVF_TEXT, ""), 1);
 			if (at) {
 				found = 1;
 				break;
@@ -718,7 +718,7 @@ static int replay_collect_messages(struct replay *rp,
 			    "tool_result or a user_message (see the "
 			    "seq numbers in transcript.jsonl)",
 			    (unsigned long long)o->fork_at,
-			    json_str(e, "type", ""));
+			    ev_str(e, EVF_TYPE, ""));
 		}
 	}
 	if (!found)
@@ -752,7 +752,7 @@ static const char *replay_last_status(const struct record *r)
 	{
 		enum event_type type = event_type_of(e);
 		if (type == EV_RUN_END)
-			status = json_str(e, "status", "?");
+			status = ev_str(e, EVF_STATUS, "?");
 		else if (type == EV_RUN_RESUME)
 			status = "unfinished";
 	}
@@ -775,7 +775,7 @@ static int replay_open_in_place(struct session *s, struct replay *rp,
                                 char **err)
 {
 	rundir_set(s, rp->rec.dir,
-	           json_str(rp->rec.run_start, "run_id", "run"));
+	           ev_str(rp->rec.run_start, EVF_RUN_ID, "run"));
 	if (replay_cut_partial(rp, err) < 0)
 		return -1;
 	/* the local backend's workspace is the one the run left: its
@@ -819,7 +819,7 @@ int replay_announce(struct replay *rp, struct session *s)
 	const cJSON *rs = rp->rec.run_start;
 	if (rp->mode == SESSION_REEXECUTE) {
 		struct ev_fork fork = {
-		    .run_id = json_str(rs, "run_id", ""),
+		    .run_id = ev_str(rs, EVF_RUN_ID, ""),
 		    .run_dir = rp->rec.dir,
 		    .fork_at = rp->fork_at,
 		    .replace = rp->replace,
@@ -928,8 +928,8 @@ int session_resume(struct session *s, const struct session_resume_opts *o,
 	if (record_resume_check(s, &rp->rec, o->mode, err) < 0)
 		return session_fail(s, EXIT_USAGE);
 	const cJSON *rs = rp->rec.run_start;
-	rp->provider = xstrdup(json_str(rs, "provider", s->cfg->provider));
-	rp->model = xstrdup(json_str(rs, "model", ""));
+	rp->provider = xstrdup(ev_str(rs, EVF_PROVIDER, s->cfg->provider));
+	rp->model = xstrdup(ev_str(rs, EVF_MODEL, ""));
 	if (o->replace)
 		rp->replace = xstrdup(o->replace);
 	rp->fork_at = o->fork_at;

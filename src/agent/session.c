@@ -4,7 +4,8 @@
  * is hit. The states and their transitions are listed in
  * include/assay/session.h; only this file changes s->state, through
  * session_set_state. Step mode (step.c) and resume (resume.c) decide
- * what comes next and this file acts on it. */
+ * what comes next and this file acts on it. The JSON it reads (a
+ * model's tool calls, src/llm's) is not an event. */
 #include "agent_internal.h"
 
 #include "assay/config.h"

@@ -1,7 +1,8 @@
 /* snapshot.c: what the workspace held after the last tool call (path,
  * size, mtime of every file), and the difference to a new listing as
  * workspace_change events. A hash index keeps the diff linear: a
- * workspace of 100 000 files must not stall the loop. */
+ * workspace of 100 000 files must not stall the loop. The JSON it reads
+ * (a sandbox listing) is not an event. */
 #include "agent_internal.h"
 
 #include "assay/path.h"

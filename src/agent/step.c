@@ -3,7 +3,9 @@
  * a breakpoint makes the session enter PAUSED (which emits step_pause
  * and tells the stepper); an answer is checked and recorded here
  * (step_resume, an edit with the original and final command, like an
- * approval edit) and handed back as what the session does next. */
+ * approval edit) and handed back as what the session does next. The
+ * JSON it reads (messages, a model's tool calls and their arguments) is
+ * not an event. */
 #include "agent_internal.h"
 
 #include "assay/events.h"

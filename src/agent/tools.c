@@ -2,7 +2,9 @@
  * read_file, list_files): their definitions, argument checks, and how
  * each runs through the sandbox. Full outputs go to the run dir; the
  * model gets a bounded head and tail. The python tool's kernel lives in
- * pytool.c and shares the output side (tool_run_*) with shell. */
+ * pytool.c and shares the output side (tool_run_*) with shell. The JSON
+ * it reads (a model's tool calls and their arguments, sandbox listings)
+ * is not an event. */
 #include "agent_internal.h"
 
 #include "assay/config.h"

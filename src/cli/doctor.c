@@ -4,7 +4,8 @@
  * item OK / WARN / FAIL. Every check is real and bounded: the terminal
  * is asked (150 ms), a local sandbox is started and runs python, the
  * Docker daemon is called with a short timeout. --json prints the same
- * report as one object. */
+ * report as one object. The JSON it reads (the sandbox's python report,
+ * the report itself) is not an event. */
 #include "cli.h"
 
 #include "assay/config.h"

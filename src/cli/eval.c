@@ -60,7 +60,8 @@
 
 /* ---- the suite ---- */
 
-/* Every task x model x repeat as a job (not started). */
+/* Every task x model x repeat as a job (not started); a task is the
+ * suite's JSON, not an event. */
 static int plan(struct eval *ev, const struct strv *cli_models, int repeats,
                 char **err)
 {
@@ -139,7 +140,7 @@ static char *path_word(const char *s)
 }
 
 /* What the job was refused: the project files' settings here too; the
- * first one it needs blocks it. */
+ * first one it needs blocks it (the trust report: not an event). */
 static void job_refusals(struct job *jb)
 {
 	const cJSON *it;
@@ -245,29 +246,28 @@ static void job_event(void *arg, const cJSON *e)
 	live_event(jb, e);
 	enum event_type type = event_type_of(e);
 	if (type == EV_MODEL_REQUEST)
-		jb->live_turn = (int)json_num(e, "turn", jb->live_turn);
+		jb->live_turn = (int)ev_num(e, EVF_TURN, jb->live_turn);
 	if (type == EV_USAGE) {
-		jb->live_tok += json_num(e, "input_tokens", 0) +
-		                json_num(e, "output_tokens", 0);
-		jb->live_cost += json_num(e, "cost_usd", 0);
+		jb->live_tok += ev_num(e, EVF_INPUT_TOKENS, 0) +
+		                ev_num(e, EVF_OUTPUT_TOKENS, 0);
+		jb->live_cost += ev_num(e, EVF_COST_USD, 0);
 	}
 	if (type == EV_ASSISTANT_MESSAGE) {
 		free(jb->answer);
-		jb->answer = xstrdup(json_str(e, "text", ""));
+		jb->answer = xstrdup(ev_str(e, EVF_TEXT, ""));
 	} else if (type == EV_ERROR && !jb->category) {
-		jb->category = xstrdup(json_str(e, "category", "error"));
+		jb->category = xstrdup(ev_str(e, EVF_CATEGORY, "error"));
 		free(jb->error);
-		jb->error = xstrdup(json_str(e, "message", ""));
+		jb->error = xstrdup(ev_str(e, EVF_MESSAGE, ""));
 	} else if (type == EV_RUN_END) {
-		const cJSON *tot = cJSON_GetObjectItem(e, "totals");
-		jb->turns = (int)json_num(tot, "turns", 0);
-		jb->in_tok = json_num(tot, "input_tokens", 0);
-		jb->out_tok = json_num(tot, "output_tokens", 0);
-		jb->cost = json_num(tot, "cost_usd", 0);
+		const cJSON *tot = ev_item(e, EVF_TOTALS);
+		jb->turns = (int)ev_num(tot, EVF_TURNS, 0);
+		jb->in_tok = ev_num(tot, EVF_INPUT_TOKENS, 0);
+		jb->out_tok = ev_num(tot, EVF_OUTPUT_TOKENS, 0);
+		jb->cost = ev_num(tot, EVF_COST_USD, 0);
 		const cJSON *o;
 		cJSON_ArrayForEach(
-		    o, cJSON_GetObjectItem(
-		           e, "outputs")) if (!json_bool(o, "present", 0))
+		    o, ev_item(e, EVF_OUTPUTS)) if (!ev_bool(o, EVF_PRESENT, 0))
 		    jb->missing++;
 	}
 }
@@ -292,6 +292,8 @@ static void job_setup_failed(struct job *jb, char *err)
 	           xasprintf("the session could not start: %s", jb->error));
 }
 
+/* Start the job's session on its task's prompt (the task is the
+ * suite's JSON, not an event). */
 static void job_start(struct job *jb)
 {
 	struct eval *ev = jb->ev;
@@ -352,7 +354,7 @@ static void key_file(cJSON *arr, const char *path, int contents)
 /* The digest of all a job's result depends on: the task as written,
  * the suite's defaults, the model, the repeat, the resolved
  * configuration's inputs, model and script (as files: size and mtime),
- * and the check (its script's contents, its files). */
+ * and the check (its script's contents, its files; not an event). */
 static void job_key(struct job *jb)
 {
 	cJSON *k = cJSON_CreateObject();
@@ -415,7 +417,8 @@ static void load_previous(struct eval *ev, const char *path)
 }
 
 /* Configure every job; take the previous result of each unchanged one
- * (its run dir still there), clear the run dir of the others. */
+ * (its run dir still there), clear the run dir of the others. A result
+ * is a record of results.jsonl, not an event. */
 static int plan_reuse(struct eval *ev, char **err)
 {
 	for (size_t i = 0; i < ev->n; i++) {
@@ -466,6 +469,8 @@ static char *job_reason(const struct job *jb)
 	return told ? told : xstrdup(r);
 }
 
+/* Write the job's result to results.jsonl (a reused one as it was:
+ * a record of that file, not an event). */
 static void job_result(struct eval *ev, struct job *jb)
 {
 	if (jb->sbx) {
@@ -727,7 +732,7 @@ static void eval_bound(struct eval *ev)
 }
 
 /* Each setting not applied named once (not once per model and
- * repeat), then how to have them. */
+ * repeat), then how to have them (the trust report: not an event). */
 static void eval_refusals(struct eval *ev)
 {
 	cJSON *said = cJSON_CreateObject();

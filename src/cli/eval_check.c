@@ -1,6 +1,7 @@
 /* eval_check.c: the verdict on a finished session of `assay eval`:
  * what its end says (exit code, outputs missing), then the task's check:
- * the answer's patterns, the check script in a fresh sandbox. */
+ * the answer's patterns, the check script in a fresh sandbox. The JSON
+ * it reads (a task's check) is not an event. */
 #include "assay/config.h"
 #include "assay/json.h"
 #include "assay/loop.h"

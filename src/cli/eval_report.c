@@ -3,7 +3,8 @@
  * none, every text escaped) with the table per model, three charts drawn
  * as inline SVG (pass rate per model, cost against pass rate, time per
  * task) and the table of sessions, each linking to its run's exported
- * record (RUN/record.html, written here with `assay export`). */
+ * record (RUN/record.html, written here with `assay export`). The JSON
+ * it reads (results.jsonl's records) is not an event. */
 #include "assay/buf.h"
 #include "assay/json.h"
 #include "assay/util.h"

@@ -23,9 +23,10 @@
 
 /* ---- events ---- */
 
-static const char *exp_str_or(const cJSON *o, const char *key, const char *def)
+/* The string member f of o, or def when it is missing or empty. */
+static const char *exp_str_or(const cJSON *o, enum ev_field f, const char *def)
 {
-	const char *s = json_str(o, key, NULL);
+	const char *s = ev_str(o, f, NULL);
 	return s && *s ? s : def;
 }
 
@@ -50,9 +51,9 @@ static char *exp_list_text(const cJSON *arr)
 		if (cJSON_IsString(e)) {
 			buf_puts(&b, e->valuestring);
 		} else {
-			buf_puts(&b, exp_str_or(e, "src", "?"));
+			buf_puts(&b, exp_str_or(e, EVF_SRC, "?"));
 			buf_puts(&b, " -> ");
-			buf_puts(&b, exp_str_or(e, "dest", "?"));
+			buf_puts(&b, exp_str_or(e, EVF_DEST, "?"));
 		}
 	}
 	return b.len ? buf_detach(&b) : (buf_free(&b), xstrdup("(none)"));
@@ -64,29 +65,29 @@ static void exp_on_run_start(struct exp *x, const cJSON *e)
 {
 	const struct exp_ops *o = x->ops;
 	o->heading(x, 2, "Run");
-	o->item(x, "run id", exp_str_or(e, "run_id", "?"));
-	char *pm = xasprintf("%s / %s", exp_str_or(e, "provider", "?"),
-	                     exp_str_or(e, "model", "?"));
+	o->item(x, "run id", exp_str_or(e, EVF_RUN_ID, "?"));
+	char *pm = xasprintf("%s / %s", exp_str_or(e, EVF_PROVIDER, "?"),
+	                     exp_str_or(e, EVF_MODEL, "?"));
 	o->item(x, "provider / model", pm);
 	free(pm);
-	const cJSON *sb = cJSON_GetObjectItemCaseSensitive(e, "sandbox");
-	char *s = xasprintf("%s (image %s)", exp_str_or(sb, "backend", "?"),
-	                    exp_str_or(sb, "image", "-"));
+	const cJSON *sb = ev_item(e, EVF_SANDBOX);
+	char *s = xasprintf("%s (image %s)", exp_str_or(sb, EVF_BACKEND, "?"),
+	                    exp_str_or(sb, EVF_IMAGE, "-"));
 	o->item(x, "sandbox", s);
 	free(s);
-	const char *ws = json_str(e, "workspace", NULL);
+	const char *ws = ev_str(e, EVF_WORKSPACE, NULL);
 	if (ws && ws[0] == '/' &&
-	    (sbx_backend_caps(exp_str_or(sb, "backend", "")) &
+	    (sbx_backend_caps(exp_str_or(sb, EVF_BACKEND, "")) &
 	     SBX_CAP_HOST_WORKSPACE)) {
 		free(x->workspace);
 		x->workspace = xstrdup(ws);
 	}
-	o->item(x, "approval mode", exp_str_or(e, "ask", "?"));
-	o->item(x, "version", exp_str_or(e, "version", "?"));
-	s = exp_list_text(cJSON_GetObjectItemCaseSensitive(e, "inputs"));
+	o->item(x, "approval mode", exp_str_or(e, EVF_ASK, "?"));
+	o->item(x, "version", exp_str_or(e, EVF_VERSION, "?"));
+	s = exp_list_text(ev_item(e, EVF_INPUTS));
 	o->item(x, "inputs", s);
 	free(s);
-	s = exp_list_text(cJSON_GetObjectItemCaseSensitive(e, "outputs"));
+	s = exp_list_text(ev_item(e, EVF_OUTPUTS));
 	o->item(x, "declared outputs", s);
 	free(s);
 	o->heading(x, 2, "Conversation");
@@ -96,6 +97,7 @@ static void exp_on_run_start(struct exp *x, const cJSON *e)
 static char *exp_call_body(const cJSON *args)
 {
 	const char *v;
+	/* the tool's own arguments, not an event's fields */
 	if ((v = json_str(args, "command", NULL)))
 		return xstrdup(v);
 	if ((v = json_str(args, "code", NULL)))
@@ -136,14 +138,13 @@ static void exp_call_gather(struct exp *x, const char *text, int truncated)
 /* A tool call: its heading and what it runs. */
 static void exp_on_tool_call(struct exp *x, const cJSON *e)
 {
-	const char *id = exp_str_or(e, "id", "?");
+	const char *id = exp_str_or(e, EVF_ID, "?");
 	exp_call_reset(x, id);
 	char *h =
-	    xasprintf("Tool call: %s (%s)", exp_str_or(e, "name", "?"), id);
+	    xasprintf("Tool call: %s (%s)", exp_str_or(e, EVF_NAME, "?"), id);
 	x->ops->heading(x, 3, h);
 	free(h);
-	char *body =
-	    exp_call_body(cJSON_GetObjectItemCaseSensitive(e, "arguments"));
+	char *body = exp_call_body(ev_item(e, EVF_ARGUMENTS));
 	x->ops->code(x, body);
 	free(body);
 }
@@ -151,20 +152,20 @@ static void exp_on_tool_call(struct exp *x, const cJSON *e)
 /* How a call was decided, and what ran if it was edited. */
 static void exp_on_approval(struct exp *x, const cJSON *e)
 {
-	const char *by = exp_str_or(e, "by", "?");
-	const cJSON *rule = cJSON_GetObjectItemCaseSensitive(e, "rule");
-	char *s = xasprintf("%s by %s%s%s", exp_str_or(e, "decision", "?"), by,
-	                    cJSON_IsString(rule) ? ", rule " : "",
+	const char *by = exp_str_or(e, EVF_BY, "?");
+	const cJSON *rule = ev_item(e, EVF_RULE);
+	char *s = xasprintf("%s by %s%s%s", exp_str_or(e, EVF_DECISION, "?"),
+	                    by, cJSON_IsString(rule) ? ", rule " : "",
 	                    cJSON_IsString(rule) ? rule->valuestring : "");
 	x->ops->item(x, "approval", s);
 	free(s);
-	const char *orig = json_str(e, "original", NULL);
-	const char *fin = json_str(e, "final", NULL);
+	const char *orig = ev_str(e, EVF_ORIGINAL, NULL);
+	const char *fin = ev_str(e, EVF_FINAL, NULL);
 	if (orig && fin && strcmp(orig, fin)) {
 		x->ops->note(x, "edited before running; what ran:");
 		x->ops->code(x, fin);
 	}
-	const char *fb = json_str(e, "feedback", NULL);
+	const char *fb = ev_str(e, EVF_FEEDBACK, NULL);
 	if (fb && *fb)
 		x->ops->item(x, "feedback", fb);
 }
@@ -172,12 +173,12 @@ static void exp_on_approval(struct exp *x, const cJSON *e)
 /* A chunk of a command's output, gathered for its exec_end. */
 static void exp_on_exec_output(struct exp *x, const cJSON *e)
 {
-	const char *id = json_str(e, "id", "");
+	const char *id = ev_str(e, EVF_ID, "");
 	if (!x->call_id || strcmp(id, x->call_id))
 		exp_call_reset(x, id);
 	x->call_had_exec = 1;
-	const char *text = json_str(e, "text", "");
-	double bytes = json_num(e, "bytes", 0);
+	const char *text = ev_str(e, EVF_TEXT, "");
+	double bytes = ev_num(e, EVF_BYTES, 0);
 	exp_call_gather(x, text, bytes > (double)strlen(text));
 }
 
@@ -200,27 +201,27 @@ static void exp_show_output(struct exp *x, const char *where)
 static void exp_on_exec_end(struct exp *x, const cJSON *e)
 {
 	char *s = xasprintf(
-	    "exit code %.0f%s%s, %.0f ms", json_num(e, "exit_code", -1),
-	    json_bool(e, "timed_out", 0) ? ", timed out" : "",
-	    json_num(e, "signal", 0) ? ", killed by a signal" : "",
-	    json_num(e, "duration_ms", 0));
+	    "exit code %.0f%s%s, %.0f ms", ev_num(e, EVF_EXIT_CODE, -1),
+	    ev_bool(e, EVF_TIMED_OUT, 0) ? ", timed out" : "",
+	    ev_num(e, EVF_SIGNAL, 0) ? ", killed by a signal" : "",
+	    ev_num(e, EVF_DURATION_MS, 0));
 	x->ops->item(x, "result", s);
 	free(s);
-	exp_show_output(x, json_str(e, "output_file", NULL));
+	exp_show_output(x, ev_str(e, EVF_OUTPUT_FILE, NULL));
 }
 
 /* A tool's result, unless it is the output already shown. */
 static void exp_on_tool_result(struct exp *x, const cJSON *e)
 {
-	const char *id = json_str(e, "id", "");
-	int is_err = json_bool(e, "is_error", 0);
+	const char *id = ev_str(e, EVF_ID, "");
+	int is_err = ev_bool(e, EVF_IS_ERROR, 0);
 	if (x->call_id && !strcmp(id, x->call_id) && x->call_had_exec &&
 	    !is_err) {
 		exp_call_reset(x, NULL);
 		return; /* the exec output already shown is what was sent */
 	}
 	exp_call_reset(x, id);
-	exp_call_gather(x, json_str(e, "content", ""), 0);
+	exp_call_gather(x, ev_str(e, EVF_CONTENT, ""), 0);
 	x->ops->item(x, is_err ? "tool error" : "tool result", "");
 	exp_show_output(x, NULL);
 	exp_call_reset(x, NULL);
@@ -230,19 +231,19 @@ static void exp_on_tool_result(struct exp *x, const cJSON *e)
 static void exp_on_usage(struct exp *x, const cJSON *e)
 {
 	/* older records have no "priced": their cost was never known */
-	int priced = json_bool(e, "known", 1) && json_bool(e, "priced", 0);
+	int priced = ev_bool(e, EVF_KNOWN, 1) && ev_bool(e, EVF_PRICED, 0);
 	char cost[64];
 	if (priced)
 		snprintf(cost, sizeof cost, "$%.4f",
-		         json_num(e, "cost_usd", 0));
+		         ev_num(e, EVF_COST_USD, 0));
 	else
 		snprintf(cost, sizeof cost, "unknown");
-	char *s = xasprintf(
-	    "%s %.0f: %.0f in, %.0f out (%.0f cached); cost %s",
-	    cJSON_GetObjectItem(e, "of") ? "compaction after turn" : "turn",
-	    json_num(e, "turn", 0), json_num(e, "input_tokens", 0),
-	    json_num(e, "output_tokens", 0), json_num(e, "cached_tokens", 0),
-	    cost);
+	char *s =
+	    xasprintf("%s %.0f: %.0f in, %.0f out (%.0f cached); cost %s",
+	              ev_item(e, EVF_OF) ? "compaction after turn" : "turn",
+	              ev_num(e, EVF_TURN, 0), ev_num(e, EVF_INPUT_TOKENS, 0),
+	              ev_num(e, EVF_OUTPUT_TOKENS, 0),
+	              ev_num(e, EVF_CACHED_TOKENS, 0), cost);
 	x->ops->item(x, "tokens", s);
 	free(s);
 }
@@ -250,12 +251,12 @@ static void exp_on_usage(struct exp *x, const cJSON *e)
 /* A file the run changed; a PNG is kept to embed. */
 static void exp_on_workspace_change(struct exp *x, const cJSON *e)
 {
-	const char *path = json_str(e, "path", NULL);
-	const char *kind = exp_str_or(e, "kind", "?");
+	const char *path = ev_str(e, EVF_PATH, NULL);
+	const char *kind = exp_str_or(e, EVF_KIND, "?");
 	if (!path)
 		return;
 	char *s =
-	    xasprintf("%s %s (%.0f bytes)", kind, path, json_num(e, "size", 0));
+	    xasprintf("%s %s (%.0f bytes)", kind, path, ev_num(e, EVF_SIZE, 0));
 	x->ops->item(x, "workspace", s);
 	free(s);
 	size_t n = strlen(path);
@@ -275,34 +276,34 @@ static void exp_on_run_end(struct exp *x, const cJSON *e)
 {
 	const struct exp_ops *o = x->ops;
 	o->heading(x, 2, "End of run");
-	o->item(x, "status", exp_str_or(e, "status", "?"));
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "totals");
-	exp_item_num(x, "turns", json_num(t, "turns", 0));
-	char *s = xasprintf("%.0f in, %.0f out", json_num(t, "input_tokens", 0),
-	                    json_num(t, "output_tokens", 0));
+	o->item(x, "status", exp_str_or(e, EVF_STATUS, "?"));
+	const cJSON *t = ev_item(e, EVF_TOTALS);
+	exp_item_num(x, "turns", ev_num(t, EVF_TURNS, 0));
+	char *s = xasprintf("%.0f in, %.0f out", ev_num(t, EVF_INPUT_TOKENS, 0),
+	                    ev_num(t, EVF_OUTPUT_TOKENS, 0));
 	o->item(x, "tokens in total", s);
 	free(s);
-	double cost = json_num(t, "cost_usd", 0);
-	int unpriced = (int)json_num(t, "unpriced_turns", 0);
+	double cost = ev_num(t, EVF_COST_USD, 0);
+	int unpriced = (int)ev_num(t, EVF_UNPRICED_TURNS, 0);
 	s = unpriced && cost <= 0 ? xstrdup("unknown (no price for the model)")
 	    : unpriced ? xasprintf("$%.4f + %d turn%s of unknown cost", cost,
 	                           unpriced, unpriced == 1 ? "" : "s")
 	               : xasprintf("$%.4f", cost);
 	o->item(x, "cost", s);
 	free(s);
-	s = xasprintf("%.1f s", json_num(t, "duration_ms", 0) / 1000.0);
+	s = xasprintf("%.1f s", ev_num(t, EVF_DURATION_MS, 0) / 1000.0);
 	o->item(x, "duration", s);
 	free(s);
 	const cJSON *out;
-	cJSON_ArrayForEach(out, cJSON_GetObjectItemCaseSensitive(e, "outputs"))
+	cJSON_ArrayForEach(out, ev_item(e, EVF_OUTPUTS))
 	{
-		int present = json_bool(out, "present", 0);
-		s = present
-		        ? xasprintf("%s (%.0f bytes) -> %s",
-		                    exp_str_or(out, "path", "?"),
-		                    json_num(out, "bytes", 0),
-		                    exp_str_or(out, "copied_to", "-"))
-		        : xasprintf("%s MISSING", exp_str_or(out, "path", "?"));
+		int present = ev_bool(out, EVF_PRESENT, 0);
+		s = present ? xasprintf("%s (%.0f bytes) -> %s",
+		                        exp_str_or(out, EVF_PATH, "?"),
+		                        ev_num(out, EVF_BYTES, 0),
+		                        exp_str_or(out, EVF_COPIED_TO, "-"))
+		            : xasprintf("%s MISSING",
+		                        exp_str_or(out, EVF_PATH, "?"));
 		o->item(x, "output", s);
 		free(s);
 	}
@@ -312,16 +313,16 @@ static void exp_on_run_end(struct exp *x, const cJSON *e)
 static void exp_on_user_message(struct exp *x, const cJSON *e)
 {
 	x->ops->heading(x, 3, "User");
-	x->ops->text(x, json_str(e, "text", ""));
+	x->ops->text(x, ev_str(e, EVF_TEXT, ""));
 }
 
 /* The model's text of a turn. */
 static void exp_on_assistant_message(struct exp *x, const cJSON *e)
 {
-	char *h = xasprintf("Assistant (turn %.0f)", json_num(e, "turn", 0));
+	char *h = xasprintf("Assistant (turn %.0f)", ev_num(e, EVF_TURN, 0));
 	x->ops->heading(x, 3, h);
 	free(h);
-	const char *t = json_str(e, "text", "");
+	const char *t = ev_str(e, EVF_TEXT, "");
 	if (*t)
 		x->ops->text(x, t);
 }
@@ -330,30 +331,30 @@ static void exp_on_assistant_message(struct exp *x, const cJSON *e)
  * heading: what the model was sent from then on). */
 static void exp_on_context(struct exp *x, const cJSON *e)
 {
-	const char *state = json_str(e, "state", NULL);
+	const char *state = ev_str(e, EVF_STATE, NULL);
 	char *s = NULL;
 	if (!state) {
 		s = xasprintf("context: %d old tool results elided from the "
 		              "history sent (%.0f KB)",
-		              cJSON_GetArraySize(cJSON_GetObjectItem(e, "ids")),
-		              json_num(e, "bytes", 0) / 1024);
+		              cJSON_GetArraySize(ev_item(e, EVF_IDS)),
+		              ev_num(e, EVF_BYTES, 0) / 1024);
 		x->ops->note(x, s);
 	} else if (!strcmp(state, "done")) {
 		s = xasprintf("Compaction after turn %.0f (%s)",
-		              json_num(e, "turn", 0),
-		              exp_str_or(e, "reason", ""));
+		              ev_num(e, EVF_TURN, 0),
+		              exp_str_or(e, EVF_REASON, ""));
 		x->ops->heading(x, 3, s);
 		free(s);
 		s = xasprintf("%.0f earlier messages replaced by this summary "
 		              "(about %.0f -> %.0f tokens)",
-		              json_num(e, "replaced", 0),
-		              json_num(e, "est_before", 0),
-		              json_num(e, "est_after", 0));
+		              ev_num(e, EVF_REPLACED, 0),
+		              ev_num(e, EVF_EST_BEFORE, 0),
+		              ev_num(e, EVF_EST_AFTER, 0));
 		x->ops->note(x, s);
-		x->ops->text(x, json_str(e, "summary", ""));
+		x->ops->text(x, ev_str(e, EVF_SUMMARY, ""));
 	} else if (!strcmp(state, "failed")) {
 		s = xasprintf("compaction failed: %s",
-		              exp_str_or(e, "message", ""));
+		              exp_str_or(e, EVF_MESSAGE, ""));
 		x->ops->note(x, s);
 	}
 	free(s);
@@ -362,8 +363,8 @@ static void exp_on_context(struct exp *x, const cJSON *e)
 /* A failure during the run, as a note. */
 static void exp_on_error(struct exp *x, const cJSON *e)
 {
-	char *s = xasprintf("error (%s): %s", exp_str_or(e, "category", "?"),
-	                    exp_str_or(e, "message", ""));
+	char *s = xasprintf("error (%s): %s", exp_str_or(e, EVF_CATEGORY, "?"),
+	                    exp_str_or(e, EVF_MESSAGE, ""));
 	x->ops->note(x, s);
 	free(s);
 }

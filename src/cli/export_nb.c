@@ -54,33 +54,35 @@ static void nb_markdown(struct exp_nb *nb, const char *text)
 		nb_add(nb, NB_MARKDOWN)->source = xstrdup(text);
 }
 
+/* A cell for a call; its source is the tool's own arguments (command,
+ * code, path, content), not an event's fields. */
 static void nb_on_tool_call(struct exp_nb *nb, const cJSON *e)
 {
-	const char *name = json_str(e, "name", "");
-	const cJSON *args = cJSON_GetObjectItem(e, "arguments");
+	const char *name = ev_str(e, EVF_NAME, "");
+	const cJSON *args = ev_item(e, EVF_ARGUMENTS);
 	struct nb_cell *c;
 	if (!strcmp(name, "python")) {
 		c = nb_add(nb, NB_PYTHON);
 		c->source = xstrdup(json_str(args, "code", ""));
 	} else if (!strcmp(name, "shell")) {
 		c = nb_add(nb, NB_SHELL);
-		c->source = xstrdup(json_str(args, "command", ""));
+		c->source = xstrdup(ev_str(args, EVF_COMMAND, ""));
 	} else if (!strcmp(name, "write_file")) {
 		c = nb_add(nb, NB_WRITE);
-		c->path = xstrdup(json_str(args, "path", ""));
-		c->source = xstrdup(json_str(args, "content", ""));
+		c->path = xstrdup(ev_str(args, EVF_PATH, ""));
+		c->source = xstrdup(ev_str(args, EVF_CONTENT, ""));
 	} else {
 		return; /* read_file, list_files: nothing to replay */
 	}
-	c->id = xstrdup(json_str(e, "id", ""));
+	c->id = xstrdup(ev_str(e, EVF_ID, ""));
 }
 
 /* Denied calls never ran; an edited one ran as edited. */
 static void nb_on_approval(struct exp_nb *nb, const cJSON *e)
 {
-	struct nb_cell *c = nb_find(nb, json_str(e, "id", NULL));
-	const char *d = json_str(e, "decision", "");
-	const char *fin = json_str(e, "final", NULL);
+	struct nb_cell *c = nb_find(nb, ev_str(e, EVF_ID, NULL));
+	const char *d = ev_str(e, EVF_DECISION, "");
+	const char *fin = ev_str(e, EVF_FINAL, NULL);
 	if (!c)
 		return;
 	if (!strcmp(d, "denied"))
@@ -93,38 +95,38 @@ static void nb_on_approval(struct exp_nb *nb, const cJSON *e)
 
 static void nb_on_exec_output(struct exp_nb *nb, const cJSON *e)
 {
-	struct nb_cell *c = nb_find(nb, json_str(e, "id", NULL));
+	struct nb_cell *c = nb_find(nb, ev_str(e, EVF_ID, NULL));
 	if (!c)
 		return;
-	const char *text = json_str(e, "text", "");
-	buf_puts(&c->out[!strcmp(json_str(e, "stream", ""), "stderr")], text);
-	if (json_num(e, "bytes", 0) > (double)strlen(text))
+	const char *text = ev_str(e, EVF_TEXT, "");
+	buf_puts(&c->out[!strcmp(ev_str(e, EVF_STREAM, ""), "stderr")], text);
+	if (ev_num(e, EVF_BYTES, 0) > (double)strlen(text))
 		c->cut = 1;
 }
 
 static void nb_on_exec_end(struct exp_nb *nb, const cJSON *e)
 {
-	struct nb_cell *c = nb_find(nb, json_str(e, "id", NULL));
+	struct nb_cell *c = nb_find(nb, ev_str(e, EVF_ID, NULL));
 	if (!c)
 		return;
 	c->ran = 1;
-	const cJSON *py = cJSON_GetObjectItem(e, "python");
+	const cJSON *py = ev_item(e, EVF_PYTHON);
 	if (cJSON_IsObject(py))
 		c->python = cJSON_Duplicate(py, 1);
-	const cJSON *err = cJSON_GetObjectItem(py, "error");
-	const char *how = json_str(e, "error", NULL);
+	const cJSON *err = ev_item(py, EVF_ERROR);
+	const char *how = ev_str(e, EVF_ERROR, NULL);
 	if (err)
-		c->why = xasprintf("raised %s: %s", json_str(err, "type", "?"),
-		                   json_str(err, "message", ""));
+		c->why = xasprintf("raised %s: %s", ev_str(err, EVF_TYPE, "?"),
+		                   ev_str(err, EVF_MESSAGE, ""));
 	else if (how)
 		c->why = xasprintf("could not run: %s", how);
-	else if (json_bool(e, "timed_out", 0))
+	else if (ev_bool(e, EVF_TIMED_OUT, 0))
 		c->why = xstrdup("timed out");
-	else if (json_bool(e, "cancelled", 0))
+	else if (ev_bool(e, EVF_CANCELLED, 0))
 		c->why = xstrdup("cancelled");
-	else if (json_num(e, "exit_code", 0) != 0)
+	else if (ev_num(e, EVF_EXIT_CODE, 0) != 0)
 		c->why =
-		    xasprintf("exit code %.0f", json_num(e, "exit_code", 0));
+		    xasprintf("exit code %.0f", ev_num(e, EVF_EXIT_CODE, 0));
 	c->failed = c->why != NULL;
 	nb->last_call = c - nb->cell;
 }
@@ -132,13 +134,13 @@ static void nb_on_exec_end(struct exp_nb *nb, const cJSON *e)
 /* write_file has no exec: its result says how it went. */
 static void nb_on_tool_result(struct exp_nb *nb, const cJSON *e)
 {
-	struct nb_cell *c = nb_find(nb, json_str(e, "id", NULL));
+	struct nb_cell *c = nb_find(nb, ev_str(e, EVF_ID, NULL));
 	if (!c || c->kind != NB_WRITE || c->denied)
 		return;
 	c->ran = 1;
-	if (json_bool(e, "is_error", 0)) {
+	if (ev_bool(e, EVF_IS_ERROR, 0)) {
 		c->failed = 1;
-		c->why = xstrdup(json_str(e, "content", "failed"));
+		c->why = xstrdup(ev_str(e, EVF_CONTENT, "failed"));
 	}
 	nb->last_call = c - nb->cell;
 }
@@ -147,10 +149,10 @@ static void nb_on_tool_result(struct exp_nb *nb, const cJSON *e)
  * policy never read it (export_safe.c). */
 static void nb_on_made(struct exp_nb *nb, const cJSON *e)
 {
-	struct nb_cell *c = nb_find(nb, json_str(e, "call", NULL));
-	const char *path = json_str(e, "path", NULL);
+	struct nb_cell *c = nb_find(nb, ev_str(e, EVF_CALL, NULL));
+	const char *path = ev_str(e, EVF_PATH, NULL);
 	if (!c || !path || c->kind == NB_WRITE ||
-	    !strcmp(json_str(e, "kind", ""), "deleted"))
+	    !strcmp(ev_str(e, EVF_KIND, ""), "deleted"))
 		return;
 	strv_push(&nb->made_paths, path);
 	strv_push(&nb->made_by, c->id);
@@ -160,10 +162,10 @@ static void nb_on_run_start(struct exp_nb *nb, const cJSON *e)
 {
 	free(nb->run_id);
 	free(nb->model);
-	nb->run_id = xstrdup(json_str(e, "run_id", "?"));
-	nb->model = xstrdup(json_str(e, "model", "?"));
+	nb->run_id = xstrdup(ev_str(e, EVF_RUN_ID, "?"));
+	nb->model = xstrdup(ev_str(e, EVF_MODEL, "?"));
 	cJSON_Delete(nb->inputs);
-	nb->inputs = cJSON_Duplicate(cJSON_GetObjectItem(e, "inputs"), 1);
+	nb->inputs = cJSON_Duplicate(ev_item(e, EVF_INPUTS), 1);
 }
 
 void exp_nb_event(struct exp *x, const cJSON *e)
@@ -176,15 +178,15 @@ void exp_nb_event(struct exp *x, const cJSON *e)
 	case EV_USER_MESSAGE:
 		if (!nb->script) {
 			char *t =
-			    xasprintf("**User:** %s", json_str(e, "text", ""));
+			    xasprintf("**User:** %s", ev_str(e, EVF_TEXT, ""));
 			nb_markdown(nb, t);
 			free(t);
 		} else {
-			nb_markdown(nb, json_str(e, "text", ""));
+			nb_markdown(nb, ev_str(e, EVF_TEXT, ""));
 		}
 		break;
 	case EV_ASSISTANT_MESSAGE:
-		nb_markdown(nb, json_str(e, "text", ""));
+		nb_markdown(nb, ev_str(e, EVF_TEXT, ""));
 		break;
 	case EV_TOOL_CALL:
 		nb_on_tool_call(nb, e);
@@ -202,8 +204,8 @@ void exp_nb_event(struct exp *x, const cJSON *e)
 		nb_on_tool_result(nb, e);
 		break;
 	case EV_PYTHON_SESSION:
-		if (!strcmp(json_str(e, "state", ""), "started") &&
-		    json_num(e, "generation", 1) > 1) {
+		if (!strcmp(ev_str(e, EVF_STATE, ""), "started") &&
+		    ev_num(e, EVF_GENERATION, 1) > 1) {
 			nb->restarts++;
 			nb_markdown(nb, "*The Python session started again "
 			                "here: what earlier cells defined was "
@@ -217,7 +219,7 @@ void exp_nb_event(struct exp *x, const cJSON *e)
 		nb->img_cell = xrealloc(nb->img_cell,
 		                        (size_t)(n + 1) * sizeof *nb->img_cell);
 		for (int i = 0; i < n; i++)
-			if (!strcmp(x->images[i], json_str(e, "path", "")))
+			if (!strcmp(x->images[i], ev_str(e, EVF_PATH, "")))
 				nb->img_cell[i] = nb->last_call;
 		nb->img_cell[n] = nb->last_call; /* if it is added now */
 		break;
@@ -268,8 +270,8 @@ static void nb_stream(cJSON *outs, const char *name, const char *s, size_t n)
 /* A python cell's outputs: stdout, stderr, its value, its error. */
 static void nb_python_outputs(struct nb_cell *c, cJSON *outs)
 {
-	const char *value = json_str(c->python, "value", NULL);
-	const char *tb = json_str(c->python, "traceback", NULL);
+	const char *value = ev_str(c->python, EVF_VALUE, NULL);
+	const char *tb = ev_str(c->python, EVF_TRACEBACK, NULL);
 	char *vline = value ? xasprintf("%s\n", value) : NULL;
 	nb_stream(outs, "stdout", c->out[0].data, nb_strip(&c->out[0], vline));
 	nb_stream(outs, "stderr", c->out[1].data, nb_strip(&c->out[1], tb));
@@ -284,13 +286,13 @@ static void nb_python_outputs(struct nb_cell *c, cJSON *outs)
 		cJSON_AddObjectToObject(o, "metadata");
 		cJSON_AddItemToArray(outs, o);
 	}
-	const cJSON *err = cJSON_GetObjectItem(c->python, "error");
+	const cJSON *err = ev_item(c->python, EVF_ERROR);
 	if (err) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "output_type", "error");
-		cJSON_AddStringToObject(o, "ename", json_str(err, "type", "?"));
+		cJSON_AddStringToObject(o, "ename", ev_str(err, EVF_TYPE, "?"));
 		cJSON_AddStringToObject(o, "evalue",
-		                        json_str(err, "message", ""));
+		                        ev_str(err, EVF_MESSAGE, ""));
 		cJSON *lines = cJSON_AddArrayToObject(o, "traceback");
 		const char *t = tb ? tb : "";
 		for (const char *p = t; *p;) {

@@ -10,6 +10,7 @@
 #include "export_nb.h"
 
 #include "assay/config.h"
+#include "assay/events.h"
 #include "assay/json.h"
 #include "assay/path.h"
 #include "assay/policy.h"
@@ -32,7 +33,7 @@ static struct policy *safe_policy(const cJSON *inputs, char **err)
 	{
 		const char *dest = cJSON_IsString(in)
 		                       ? in->valuestring
-		                       : json_str(in, "dest", NULL);
+		                       : ev_str(in, EVF_DEST, NULL);
 		if (dest)
 			cfg.inputs[cfg.n_inputs++].dest = (char *)dest;
 	}

@@ -14,6 +14,7 @@
  * enough to go into code unquoted (else the call is left out). */
 #include "export_nb.h"
 
+#include "assay/events.h"
 #include "assay/json.h"
 #include "assay/path.h"
 #include "assay/util.h"
@@ -238,8 +239,8 @@ static void script_code(struct exp *x, const char *code)
  * run recorded one (a mount), else the source as given. */
 static const char *script_input_src(const cJSON *in)
 {
-	const char *path = json_str(in, "path", NULL);
-	return path && path[0] == '/' ? path : json_str(in, "src", "?");
+	const char *path = ev_str(in, EVF_PATH, NULL);
+	return path && path[0] == '/' ? path : ev_str(in, EVF_SRC, "?");
 }
 
 /* The inputs: where the run had each in its workspace and where it
@@ -255,7 +256,7 @@ static void script_inputs(struct exp *x, struct exp_nb *nb)
 	const cJSON *in;
 	cJSON_ArrayForEach(in, nb->inputs)
 	{
-		const char *dest = json_str(in, "dest", NULL);
+		const char *dest = ev_str(in, EVF_DEST, NULL);
 		const char *src = script_input_src(in);
 		char *rel = NULL;
 		if (!dest || path_normalize(dest, &rel, NULL) < 0) {
@@ -304,7 +305,7 @@ static void script_head(struct exp *x, struct exp_nb *nb)
 	{
 		char *t =
 		    xasprintf("  %d. %s (from %s)", ++k,
-		              json_str(in, "dest", "?"), script_input_src(in));
+		              ev_str(in, EVF_DEST, "?"), script_input_src(in));
 		script_comment(x, "", t);
 		free(t);
 	}

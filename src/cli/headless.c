@@ -77,14 +77,14 @@ static void hl_print_start(struct headless *h, const char *line)
 /* A resumed run: where the record is picked up. */
 static void hl_run_resume(struct headless *h, const cJSON *ev)
 {
-	const cJSON *from = cJSON_GetObjectItem(ev, "resumed_from");
+	const cJSON *from = ev_item(ev, EVF_RESUMED_FROM);
 	char *line = xasprintf(
 	    " resuming run %s (recorded up to event %.0f, %s): %s/%s, "
 	    "sandbox %s\n",
-	    json_str(ev, "run_id", ""), json_num(from, "seq", 0),
-	    json_str(from, "status", "?"), json_str(ev, "provider", ""),
-	    json_str(ev, "model", ""),
-	    json_str(cJSON_GetObjectItem(ev, "sandbox"), "backend", ""));
+	    ev_str(ev, EVF_RUN_ID, ""), ev_num(from, EVF_SEQ, 0),
+	    ev_str(from, EVF_STATUS, "?"), ev_str(ev, EVF_PROVIDER, ""),
+	    ev_str(ev, EVF_MODEL, ""),
+	    ev_str(ev_item(ev, EVF_SANDBOX), EVF_BACKEND, ""));
 	hl_print_start(h, line);
 	free(line);
 }
@@ -92,12 +92,12 @@ static void hl_run_resume(struct headless *h, const cJSON *ev)
 /* The run: its id, provider and model, sandbox, run dir. */
 static void hl_run_start(struct headless *h, const cJSON *ev)
 {
-	char *line = xasprintf(
-	    " run %s: %s/%s, sandbox %s, run dir %s\n",
-	    json_str(ev, "run_id", ""), json_str(ev, "provider", ""),
-	    json_str(ev, "model", ""),
-	    json_str(cJSON_GetObjectItem(ev, "sandbox"), "backend", ""),
-	    json_str(ev, "run_dir", ""));
+	char *line =
+	    xasprintf(" run %s: %s/%s, sandbox %s, run dir %s\n",
+	              ev_str(ev, EVF_RUN_ID, ""), ev_str(ev, EVF_PROVIDER, ""),
+	              ev_str(ev, EVF_MODEL, ""),
+	              ev_str(ev_item(ev, EVF_SANDBOX), EVF_BACKEND, ""),
+	              ev_str(ev, EVF_RUN_DIR, ""));
 	hl_print_start(h, line);
 	free(line);
 }
@@ -105,13 +105,13 @@ static void hl_run_start(struct headless *h, const cJSON *ev)
 /* A turn answered from the cache says so (nothing was sent). */
 static void hl_model_request(struct headless *h, const cJSON *ev)
 {
-	h->cached = json_bool(ev, "cached", 0);
+	h->cached = ev_bool(ev, EVF_CACHED, 0);
 	if (!h->cached)
 		return;
 	hl_end_text(h);
 	fprintf(stderr,
 	        "%s[turn %.0f: answer from the cache, nothing sent]%s\n",
-	        hl_sgr(h, "\033[2m"), json_num(ev, "turn", 0),
+	        hl_sgr(h, "\033[2m"), ev_num(ev, EVF_TURN, 0),
 	        hl_sgr(h, "\033[0m"));
 }
 
@@ -119,35 +119,35 @@ static void hl_model_request(struct headless *h, const cJSON *ev)
  * session says what it did to fit the model's context window. */
 static void hl_context(struct headless *h, const cJSON *ev)
 {
-	const char *state = json_str(ev, "state", NULL);
+	const char *state = ev_str(ev, EVF_STATE, NULL);
 	char *line;
 	if (!state)
 		line = xasprintf(
 		    "[context: %d old tool results elided (%.0f KB): "
 		    "about %.0f -> %.0f tokens of %.0f]",
-		    cJSON_GetArraySize(cJSON_GetObjectItem(ev, "ids")),
-		    json_num(ev, "bytes", 0) / 1024,
-		    json_num(ev, "est_before", 0), json_num(ev, "est_after", 0),
-		    json_num(ev, "window", 0));
+		    cJSON_GetArraySize(ev_item(ev, EVF_IDS)),
+		    ev_num(ev, EVF_BYTES, 0) / 1024,
+		    ev_num(ev, EVF_EST_BEFORE, 0), ev_num(ev, EVF_EST_AFTER, 0),
+		    ev_num(ev, EVF_WINDOW, 0));
 	else if (!strcmp(state, "started"))
 		line = xasprintf("[context: compacting the conversation (%s): "
 		                 "about %.0f tokens of %.0f]",
-		                 json_str(ev, "reason", ""),
-		                 json_num(ev, "est_tokens", 0),
-		                 json_num(ev, "window", 0));
+		                 ev_str(ev, EVF_REASON, ""),
+		                 ev_num(ev, EVF_EST_TOKENS, 0),
+		                 ev_num(ev, EVF_WINDOW, 0));
 	else if (!strcmp(state, "done"))
 		line = xasprintf(
 		    "[context: compacted: %.0f messages replaced by "
 		    "a summary of %zu bytes%s, %.0f kept: about "
 		    "%.0f -> %.0f tokens]",
-		    json_num(ev, "replaced", 0),
-		    strlen(json_str(ev, "summary", "")),
-		    json_bool(ev, "cached", 0) ? " (cached)" : "",
-		    json_num(ev, "kept", 0), json_num(ev, "est_before", 0),
-		    json_num(ev, "est_after", 0));
+		    ev_num(ev, EVF_REPLACED, 0),
+		    strlen(ev_str(ev, EVF_SUMMARY, "")),
+		    ev_bool(ev, EVF_CACHED, 0) ? " (cached)" : "",
+		    ev_num(ev, EVF_KEPT, 0), ev_num(ev, EVF_EST_BEFORE, 0),
+		    ev_num(ev, EVF_EST_AFTER, 0));
 	else
 		line = xasprintf("[context: compaction failed: %s]",
-		                 json_str(ev, "message", ""));
+		                 ev_str(ev, EVF_MESSAGE, ""));
 	hl_end_text(h);
 	fputs(hl_sgr(h, "\033[2m"), stderr);
 	hl_put(line);
@@ -160,9 +160,9 @@ static void hl_replay_live(struct headless *h, const cJSON *ev)
 {
 	hl_end_text(h);
 	fprintf(stderr, "%s[live from turn %.0f after %.0f cached: ",
-	        hl_sgr(h, "\033[2m"), json_num(ev, "turn", 0),
-	        json_num(ev, "cached_turns", 0));
-	hl_put(json_str(ev, "reason", ""));
+	        hl_sgr(h, "\033[2m"), ev_num(ev, EVF_TURN, 0),
+	        ev_num(ev, EVF_CACHED_TURNS, 0));
+	hl_put(ev_str(ev, EVF_REASON, ""));
 	fprintf(stderr, "]%s\n", hl_sgr(h, "\033[0m"));
 }
 
@@ -171,22 +171,23 @@ static void hl_step_resume(struct headless *h, const cJSON *ev)
 {
 	hl_end_text(h);
 	fprintf(stderr, "%s[step: %s]%s\n", hl_sgr(h, "\033[2m"),
-	        json_str(ev, "action", "?"), hl_sgr(h, "\033[0m"));
+	        ev_str(ev, EVF_ACTION, "?"), hl_sgr(h, "\033[0m"));
 }
 
 /* Streamed model text, as it comes. */
 static void hl_text_delta(struct headless *h, const cJSON *ev)
 {
-	hl_put(json_str(ev, "text", ""));
+	hl_put(ev_str(ev, EVF_TEXT, ""));
 	h->in_text = 1;
 }
 
 /* "> shell COMMAND": the call's name and the first line of what it runs. */
 static void hl_tool_call(struct headless *h, const cJSON *ev)
 {
-	const char *name = json_str(ev, "name", "?");
-	const cJSON *args = cJSON_GetObjectItem(ev, "arguments");
+	const char *name = ev_str(ev, EVF_NAME, "?");
+	const cJSON *args = ev_item(ev, EVF_ARGUMENTS);
 	char line[200];
+	/* the tool's own arguments, not an event's fields */
 	const char *what = json_str(args, "command", NULL);
 	if (!what)
 		what = json_str(args, "code", NULL); /* python */
@@ -203,21 +204,21 @@ static void hl_tool_call(struct headless *h, const cJSON *ev)
 /* How a command ended: exit code (or timeout, cancel) and duration. */
 static void hl_exec_end(struct headless *h, const cJSON *ev)
 {
-	double ms = json_num(ev, "duration_ms", 0);
-	if (json_bool(ev, "timed_out", 0)) {
+	double ms = ev_num(ev, EVF_DURATION_MS, 0);
+	if (ev_bool(ev, EVF_TIMED_OUT, 0)) {
 		fprintf(stderr, "  %stimed out%s after %.1fs\n",
 		        hl_sgr(h, "\033[31m"), hl_sgr(h, "\033[0m"), ms / 1000);
-	} else if (json_bool(ev, "cancelled", 0)) {
+	} else if (ev_bool(ev, EVF_CANCELLED, 0)) {
 		fprintf(stderr, "  cancelled after %.1fs\n", ms / 1000);
 	} else {
-		int code = (int)json_num(ev, "exit_code", -1);
+		int code = (int)ev_num(ev, EVF_EXIT_CODE, -1);
 		fprintf(stderr,
 		        "  %sexit %d%s in %.1fs (%.0f bytes out, %.0f "
 		        "err)\n",
 		        code ? hl_sgr(h, "\033[31m") : hl_sgr(h, "\033[32m"),
 		        code, hl_sgr(h, "\033[0m"), ms / 1000,
-		        json_num(ev, "stdout_bytes", 0),
-		        json_num(ev, "stderr_bytes", 0));
+		        ev_num(ev, EVF_STDOUT_BYTES, 0),
+		        ev_num(ev, EVF_STDERR_BYTES, 0));
 	}
 }
 
@@ -225,11 +226,11 @@ static void hl_exec_end(struct headless *h, const cJSON *ev)
 static void hl_tool_result(struct headless *h, const cJSON *ev)
 {
 	(void)h;
-	if (!json_bool(ev, "is_error", 0) ||
-	    strstr(json_str(ev, "content", ""), "[exit code"))
+	if (!ev_bool(ev, EVF_IS_ERROR, 0) ||
+	    strstr(ev_str(ev, EVF_CONTENT, ""), "[exit code"))
 		return;
 	fputs("  ", stderr);
-	hl_put(json_str(ev, "content", ""));
+	hl_put(ev_str(ev, EVF_CONTENT, ""));
 	fputc('\n', stderr);
 }
 
@@ -237,15 +238,15 @@ static void hl_tool_result(struct headless *h, const cJSON *ev)
 static void hl_error(struct headless *h, const cJSON *ev)
 {
 	hl_end_text(h);
-	double retry = json_num(ev, "retry_in_ms", -1);
+	double retry = ev_num(ev, EVF_RETRY_IN_MS, -1);
 	fprintf(stderr, "%s%s%s: ", hl_sgr(h, "\033[33m"),
-	        json_str(ev, "category", "error"), hl_sgr(h, "\033[0m"));
-	hl_put(json_str(ev, "message", ""));
+	        ev_str(ev, EVF_CATEGORY, "error"), hl_sgr(h, "\033[0m"));
+	hl_put(ev_str(ev, EVF_MESSAGE, ""));
 	if (retry >= 0)
 		fprintf(stderr,
 		        " (retrying in %.1fs; %.0f bytes of partial output "
 		        "discarded)",
-		        retry / 1000, json_num(ev, "discarded_bytes", 0));
+		        retry / 1000, ev_num(ev, EVF_DISCARDED_BYTES, 0));
 	fputc('\n', stderr);
 }
 
@@ -253,9 +254,9 @@ static void hl_error(struct headless *h, const cJSON *ev)
  * stream, is printed here. */
 static void hl_assistant_message(struct headless *h, const cJSON *ev)
 {
-	if (h->cached && *json_str(ev, "text", "")) {
+	if (h->cached && *ev_str(ev, EVF_TEXT, "")) {
 		/* no deltas streamed: show the text once */
-		hl_put(json_str(ev, "text", ""));
+		hl_put(ev_str(ev, EVF_TEXT, ""));
 		h->in_text = 1;
 	}
 	h->cached = 0;
@@ -266,9 +267,9 @@ static void hl_assistant_message(struct headless *h, const cJSON *ev)
 static void hl_run_end(struct headless *h, const cJSON *ev)
 {
 	hl_end_text(h);
-	const cJSON *tot = cJSON_GetObjectItem(ev, "totals");
-	double cost = json_num(tot, "cost_usd", 0);
-	int unpriced = (int)json_num(tot, "unpriced_turns", 0);
+	const cJSON *tot = ev_item(ev, EVF_TOTALS);
+	double cost = ev_num(tot, EVF_COST_USD, 0);
+	int unpriced = (int)ev_num(tot, EVF_UNPRICED_TURNS, 0);
 	char money[96];
 	if (unpriced && cost <= 0)
 		snprintf(money, sizeof money,
@@ -279,22 +280,22 @@ static void hl_run_end(struct headless *h, const cJSON *ev)
 	fprintf(stderr,
 	        "%srun %s%s: %.0f turns, %.0f tokens in, %.0f out, %s, "
 	        "%.1fs\n",
-	        hl_sgr(h, "\033[1m"), json_str(ev, "status", "?"),
-	        hl_sgr(h, "\033[0m"), json_num(tot, "turns", 0),
-	        json_num(tot, "input_tokens", 0),
-	        json_num(tot, "output_tokens", 0), money,
-	        json_num(tot, "duration_ms", 0) / 1000);
+	        hl_sgr(h, "\033[1m"), ev_str(ev, EVF_STATUS, "?"),
+	        hl_sgr(h, "\033[0m"), ev_num(tot, EVF_TURNS, 0),
+	        ev_num(tot, EVF_INPUT_TOKENS, 0),
+	        ev_num(tot, EVF_OUTPUT_TOKENS, 0), money,
+	        ev_num(tot, EVF_DURATION_MS, 0) / 1000);
 	const cJSON *o;
-	cJSON_ArrayForEach(o, cJSON_GetObjectItem(ev, "outputs"))
+	cJSON_ArrayForEach(o, ev_item(ev, EVF_OUTPUTS))
 	{
-		char *path = hl_clean(json_str(o, "path", "?"));
-		if (json_bool(o, "present", 0)) {
-			char *to = hl_clean(json_str(o, "copied_to", "?"));
+		char *path = hl_clean(ev_str(o, EVF_PATH, "?"));
+		if (ev_bool(o, EVF_PRESENT, 0)) {
+			char *to = hl_clean(ev_str(o, EVF_COPIED_TO, "?"));
 			fprintf(stderr, "  output %s -> %s (%.0f bytes)\n",
-			        path, to, json_num(o, "bytes", 0));
+			        path, to, ev_num(o, EVF_BYTES, 0));
 			free(to);
 		} else {
-			char *why = hl_clean(json_str(o, "error", ""));
+			char *why = hl_clean(ev_str(o, EVF_ERROR, ""));
 			fprintf(stderr, "  %soutput %s missing%s: %s\n",
 			        hl_sgr(h, "\033[31m"), path,
 			        hl_sgr(h, "\033[0m"), why);
@@ -302,7 +303,7 @@ static void hl_run_end(struct headless *h, const cJSON *ev)
 		}
 		free(path);
 	}
-	const char *archive = json_str(ev, "archive", NULL);
+	const char *archive = ev_str(ev, EVF_ARCHIVE, NULL);
 	if (archive) {
 		char *a = hl_clean(archive);
 		fprintf(stderr, "  workspace archive: %s\n", a);
@@ -314,8 +315,8 @@ static void hl_run_end(struct headless *h, const cJSON *ev)
  * a second, and the last when it is done. */
 static void hl_progress(struct headless *h, const cJSON *ev)
 {
-	double done = json_num(ev, "done", 0), total = json_num(ev, "total", 0);
-	int64_t ms = (int64_t)json_num(ev, "elapsed_ms", 0);
+	double done = ev_num(ev, EVF_DONE, 0), total = ev_num(ev, EVF_TOTAL, 0);
+	int64_t ms = (int64_t)ev_num(ev, EVF_ELAPSED_MS, 0);
 	int last = total > 0 && done >= total;
 	if (done < 0) /* failed: its error says so */
 		h->progress_ms = 0;
@@ -326,8 +327,8 @@ static void hl_progress(struct headless *h, const cJSON *ev)
 	bytes_human(done, d);
 	bytes_human(total, t);
 	bytes_human(done * 1000 / (double)(ms > 0 ? ms : 1), r);
-	char *what = hl_clean(json_str(ev, "what", ""));
-	char *subject = hl_clean(json_str(ev, "subject", ""));
+	char *what = hl_clean(ev_str(ev, EVF_WHAT, ""));
+	char *subject = hl_clean(ev_str(ev, EVF_SUBJECT, ""));
 	hl_end_text(h);
 	if (total > 0)
 		fprintf(stderr, "  %s %s: %s of %s (%.0f%%), %s/s\n", what,
@@ -373,7 +374,7 @@ static void hl_on_event(void *arg, const cJSON *ev)
 	}
 	enum event_type t = event_type_of(ev);
 	/* a resumed run's history: already printed when it happened */
-	if (json_bool(ev, "replayed", 0) && t != EV_MODEL_REQUEST)
+	if (ev_bool(ev, EVF_REPLAYED, 0) && t != EV_MODEL_REQUEST)
 		return;
 	if (hl_handlers[t])
 		hl_handlers[t](h, ev);

@@ -1,7 +1,8 @@
 /* trust.c: project trust on the command line: the report of the
  * project settings a headless run did not apply, and `assay trust`
  * (the current directory's status, --list, --revoke DIR). The rule
- * itself is src/core/project.c; the store src/core/trust.c. */
+ * itself is src/core/project.c; the store src/core/trust.c. The JSON it
+ * reads (the trust report and store) is not an event. */
 #include "cli.h"
 
 #include "assay/config.h"

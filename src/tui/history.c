@@ -1,7 +1,8 @@
 /* history.c: the file that keeps the message box's history across
  * runs, $XDG_STATE_HOME/assay/history (see history.h). It reads a
  * project's entries back, appends one, trims the file to its bound, and
- * tells what looks like a secret (never written). No curses here. */
+ * tells what looks like a secret (never written). No curses here. The
+ * JSON it reads (the history file's entries) is not an event. */
 #include "tui/history.h"
 
 #include "assay/json.h"

@@ -194,6 +194,7 @@ static char *call_summary(const char *name, const cJSON *args, char **detail)
 		free(j);
 		return s;
 	}
+	/* write_file's own argument: not an event field */
 	const char *content = json_str(args, "content", NULL);
 	if (!strcmp(name, "write_file") && content)
 		*detail = dup_max(content, DETAIL_MAX);
@@ -215,10 +216,10 @@ static void model_on_tool_call(struct ui_model *m, const cJSON *ev, int64_t t)
 	}
 	struct ui_call *c = xcalloc(1, sizeof *c);
 	m->calls[m->ncalls] = c;
-	c->id = xstrdup(json_str(ev, "id", "?"));
-	c->name = xstrdup(json_str(ev, "name", "?"));
-	c->summary = call_summary(c->name, cJSON_GetObjectItem(ev, "arguments"),
-	                          &c->detail);
+	c->id = xstrdup(ev_str(ev, EVF_ID, "?"));
+	c->name = xstrdup(ev_str(ev, EVF_NAME, "?"));
+	c->summary =
+	    call_summary(c->name, ev_item(ev, EVF_ARGUMENTS), &c->detail);
 	c->state = UI_CALL_PENDING;
 	c->exit_code = -1;
 	c->t_start = t;
@@ -261,16 +262,16 @@ static void touch_call(struct ui_model *m, struct ui_call *c)
 static void model_on_exec_output(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	(void)t;
-	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+	struct ui_call *c = ui_model_call(m, ev_str(ev, EVF_ID, NULL));
 	if (!c)
 		return;
-	int err = !strcmp(json_str(ev, "stream", "stdout"), "stderr");
-	const cJSON *text = cJSON_GetObjectItem(ev, "text");
+	int err = !strcmp(ev_str(ev, EVF_STREAM, "stdout"), "stderr");
+	const cJSON *text = ev_item(ev, EVF_TEXT);
 	const char *s = cJSON_IsString(text) ? text->valuestring : "";
 	size_t n = strlen(s);
-	double bytes = json_num(ev, "bytes", (double)n);
+	double bytes = ev_num(ev, EVF_BYTES, (double)n);
 	c->bytes[err] += (uint64_t)bytes;
-	if (json_bool(ev, "truncated", 0) || (double)n < bytes)
+	if (ev_bool(ev, EVF_TRUNCATED, 0) || (double)n < bytes)
 		c->truncated = 1;
 	if (c->term_live)
 		ui_term_feed(&c->term[err], s, n);
@@ -280,21 +281,21 @@ static void model_on_exec_output(struct ui_model *m, const cJSON *ev, int64_t t)
 /* A command ended: its exit, duration and byte counts. */
 static void model_on_exec_end(struct ui_model *m, const cJSON *ev, int64_t t)
 {
-	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+	struct ui_call *c = ui_model_call(m, ev_str(ev, EVF_ID, NULL));
 	if (!c)
 		return;
 	c->is_exec = 1;
-	c->exit_code = (int)json_num(ev, "exit_code", -1);
-	c->sig = (int)json_num(ev, "signal", 0);
-	c->timed_out = json_bool(ev, "timed_out", 0);
-	c->cancelled = json_bool(ev, "cancelled", 0);
+	c->exit_code = (int)ev_num(ev, EVF_EXIT_CODE, -1);
+	c->sig = (int)ev_num(ev, EVF_SIGNAL, 0);
+	c->timed_out = ev_bool(ev, EVF_TIMED_OUT, 0);
+	c->cancelled = ev_bool(ev, EVF_CANCELLED, 0);
 	c->duration_ms =
-	    (int64_t)json_num(ev, "duration_ms", (double)(t - c->t_start));
+	    (int64_t)ev_num(ev, EVF_DURATION_MS, (double)(t - c->t_start));
 	c->bytes[0] =
-	    (uint64_t)json_num(ev, "stdout_bytes", (double)c->bytes[0]);
+	    (uint64_t)ev_num(ev, EVF_STDOUT_BYTES, (double)c->bytes[0]);
 	c->bytes[1] =
-	    (uint64_t)json_num(ev, "stderr_bytes", (double)c->bytes[1]);
-	const char *error = json_str(ev, "error", NULL);
+	    (uint64_t)ev_num(ev, EVF_STDERR_BYTES, (double)c->bytes[1]);
+	const char *error = ev_str(ev, EVF_ERROR, NULL);
 	if (error) {
 		free(c->result);
 		c->result = term_clean(error, strlen(error), 0);
@@ -311,16 +312,16 @@ static void model_on_exec_end(struct ui_model *m, const cJSON *ev, int64_t t)
 /* What the tool answered; the call is done. */
 static void model_on_tool_result(struct ui_model *m, const cJSON *ev, int64_t t)
 {
-	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+	struct ui_call *c = ui_model_call(m, ev_str(ev, EVF_ID, NULL));
 	if (!c)
 		return;
-	const char *content = json_str(ev, "content", "");
+	const char *content = ev_str(ev, EVF_CONTENT, "");
 	/* the session's listing after this result reports the changes
 	 * of this call alone */
 	call_active(m, c);
 	free(c->result);
 	c->result = dup_max(content, RESULT_MAX);
-	c->is_error = json_bool(ev, "is_error", 0);
+	c->is_error = ev_bool(ev, EVF_IS_ERROR, 0);
 	if (c->state != UI_CALL_DONE && c->state != UI_CALL_DENIED) {
 		c->state = UI_CALL_DONE;
 		c->duration_ms = t - c->t_start;
@@ -356,7 +357,7 @@ static void image_changed(struct ui_model *m, const char *path,
 static void model_add_fdiff(struct ui_model *m, const cJSON *ev,
                             const char *path, const char *kind)
 {
-	const cJSON *d = cJSON_GetObjectItemCaseSensitive(ev, "diff");
+	const cJSON *d = ev_item(ev, EVF_DIFF);
 	if (!cJSON_IsObject(d))
 		return;
 	if (m->nfdiffs == m->capfdiffs) {
@@ -364,12 +365,12 @@ static void model_add_fdiff(struct ui_model *m, const cJSON *ev,
 		m->fdiffs = xrealloc(m->fdiffs,
 		                     (size_t)m->capfdiffs * sizeof *m->fdiffs);
 	}
-	const char *id = json_str(ev, "call", "");
+	const char *id = ev_str(ev, EVF_CALL, "");
 	int call = m->ncalls - 1;
 	while (call >= 0 && strcmp(m->calls[call]->id, id))
 		call--;
-	const char *hunks = json_str(d, "hunks", NULL);
-	const char *skipped = json_str(d, "skipped", NULL);
+	const char *hunks = ev_str(d, EVF_HUNKS, NULL);
+	const char *skipped = ev_str(d, EVF_SKIPPED, NULL);
 	size_t n = hunks ? strlen(hunks) : 0;
 	if (m->fdiff_bytes + n > UI_FDIFF_BYTES) {
 		hunks = NULL;
@@ -382,9 +383,9 @@ static void model_add_fdiff(struct ui_model *m, const cJSON *ev,
 	    xstrdup(kind),
 	    hunks ? xstrdup(hunks) : NULL,
 	    skipped ? xstrdup(skipped) : NULL,
-	    (int)json_num(d, "added", 0),
-	    (int)json_num(d, "removed", 0),
-	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "cut")),
+	    (int)ev_num(d, EVF_ADDED, 0),
+	    (int)ev_num(d, EVF_REMOVED, 0),
+	    cJSON_IsTrue(ev_item(d, EVF_CUT)),
 	};
 }
 
@@ -393,8 +394,8 @@ static void model_on_workspace_change(struct ui_model *m, const cJSON *ev,
                                       int64_t t)
 {
 	(void)t;
-	const char *path = json_str(ev, "path", NULL);
-	const char *kind = json_str(ev, "kind", "");
+	const char *path = ev_str(ev, EVF_PATH, NULL);
+	const char *kind = ev_str(ev, EVF_KIND, "");
 	if (!path)
 		return;
 	model_add_fdiff(m, ev, path, kind);
@@ -405,13 +406,13 @@ static void model_on_workspace_change(struct ui_model *m, const cJSON *ev,
 		enum ui_mark mark =
 		    !strcmp(kind, "created") ? UI_MARK_NEW : UI_MARK_MOD;
 		/* a listing may have seen it first: keep its mark */
-		if (old && old->size == json_num(ev, "size", 0) &&
+		if (old && old->size == ev_num(ev, EVF_SIZE, 0) &&
 		    old->mark != UI_MARK_NONE)
 			mark = old->mark;
-		double mtime = json_num(ev, "mtime", old ? old->mtime : 0);
-		ui_tree_set(&m->tree, path, UI_N_FILE, json_num(ev, "size", 0),
+		double mtime = ev_num(ev, EVF_MTIME, old ? old->mtime : 0);
+		ui_tree_set(&m->tree, path, UI_N_FILE, ev_num(ev, EVF_SIZE, 0),
 		            mtime, mark);
-		image_changed(m, path, kind, json_num(ev, "mtime", 0));
+		image_changed(m, path, kind, ev_num(ev, EVF_MTIME, 0));
 	}
 	m->dirty |= UI_DIRTY_TREE;
 }
@@ -424,10 +425,10 @@ static void model_mounts(struct ui_model *m, const cJSON *inputs)
 	const cJSON *it;
 	cJSON_ArrayForEach(it, inputs)
 	{
-		const char *dest = json_str(it, "dest", NULL);
-		const char *path = json_str(it, "path", NULL);
+		const char *dest = ev_str(it, EVF_DEST, NULL);
+		const char *path = ev_str(it, EVF_PATH, NULL);
 		char *rel = NULL, *err = NULL;
-		if (strcmp(json_str(it, "mode", ""), "mount") || !dest ||
+		if (strcmp(ev_str(it, EVF_MODE, ""), "mount") || !dest ||
 		    !path || path[0] != '/' ||
 		    path_normalize(dest, &rel, &err) < 0 || !strcmp(rel, ".")) {
 			free(rel);
@@ -435,7 +436,7 @@ static void model_mounts(struct ui_model *m, const cJSON *inputs)
 			continue;
 		}
 		path_mount_add(&m->mounts, rel, path,
-		               !strcmp(json_str(it, "kind", ""), "dir"));
+		               !strcmp(ev_str(it, EVF_KIND, ""), "dir"));
 		free(rel);
 	}
 }
@@ -443,17 +444,15 @@ static void model_mounts(struct ui_model *m, const cJSON *inputs)
 static void model_on_run_start(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	m->t0_mono = now_ms() - t;
-	set_str(&m->provider, json_str(ev, "provider", ""));
-	set_str(&m->model_name, json_str(ev, "model", ""));
-	set_str(&m->backend,
-	        json_str(cJSON_GetObjectItem(ev, "sandbox"), "backend", ""));
-	set_str(&m->ask, json_str(ev, "ask", ""));
-	set_str(&m->workspace, json_str(ev, "workspace", NULL));
-	set_str(&m->run_dir, json_str(ev, "run_dir", NULL));
-	model_mounts(m, cJSON_GetObjectItem(ev, "inputs"));
-	set_str(&m->run_id, json_str(ev, "run_id", ""));
-	m->max_turns =
-	    (int)json_num(cJSON_GetObjectItem(ev, "limits"), "max_turns", 0);
+	set_str(&m->provider, ev_str(ev, EVF_PROVIDER, ""));
+	set_str(&m->model_name, ev_str(ev, EVF_MODEL, ""));
+	set_str(&m->backend, ev_str(ev_item(ev, EVF_SANDBOX), EVF_BACKEND, ""));
+	set_str(&m->ask, ev_str(ev, EVF_ASK, ""));
+	set_str(&m->workspace, ev_str(ev, EVF_WORKSPACE, NULL));
+	set_str(&m->run_dir, ev_str(ev, EVF_RUN_DIR, NULL));
+	model_mounts(m, ev_item(ev, EVF_INPUTS));
+	set_str(&m->run_id, ev_str(ev, EVF_RUN_ID, ""));
+	m->max_turns = (int)ev_num(ev_item(ev, EVF_LIMITS), EVF_MAX_TURNS, 0);
 	m->sandbox_running = 1;
 	if (m->on_run_start)
 		m->on_run_start(m->hook_arg);
@@ -465,17 +464,17 @@ static void model_on_run_start(struct ui_model *m, const cJSON *ev, int64_t t)
 static void model_on_run_resume(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	(void)t;
-	static const char *const keys[] = {"provider", "model", "workspace",
-	                                   "run_dir"};
+	static const enum ev_field keys[] = {EVF_PROVIDER, EVF_MODEL,
+	                                     EVF_WORKSPACE, EVF_RUN_DIR};
 	char **fields[] = {&m->provider, &m->model_name, &m->workspace,
 	                   &m->run_dir};
 	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-		const char *v = json_str(ev, keys[i], NULL);
+		const char *v = ev_str(ev, keys[i], NULL);
 		if (v && *v)
 			set_str(fields[i], v);
 	}
 	const char *backend =
-	    json_str(cJSON_GetObjectItem(ev, "sandbox"), "backend", NULL);
+	    ev_str(ev_item(ev, EVF_SANDBOX), EVF_BACKEND, NULL);
 	if (backend && *backend)
 		set_str(&m->backend, backend);
 	m->phase = UI_STARTING;
@@ -488,9 +487,9 @@ static void model_on_run_resume(struct ui_model *m, const cJSON *ev, int64_t t)
 static void model_on_error(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	(void)t;
-	const char *cat = json_str(ev, "category", "error");
-	const char *msg = json_str(ev, "message", "");
-	double retry = json_num(ev, "retry_in_ms", -1);
+	const char *cat = ev_str(ev, EVF_CATEGORY, "error");
+	const char *msg = ev_str(ev, EVF_MESSAGE, "");
+	double retry = ev_num(ev, EVF_RETRY_IN_MS, -1);
 	struct buf b;
 	buf_init(&b, 0);
 	buf_printf(&b, "%s: %s", cat, msg);
@@ -513,35 +512,35 @@ static void model_on_error(struct ui_model *m, const cJSON *ev, int64_t t)
 static void model_on_run_end(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	(void)t;
-	const cJSON *tot = cJSON_GetObjectItem(ev, "totals");
-	set_str(&m->end_status, json_str(ev, "status", "?"));
-	m->exit_code = (int)json_num(ev, "exit_code", -1);
-	m->end_ms = (int64_t)json_num(tot, "duration_ms", 0);
+	const cJSON *tot = ev_item(ev, EVF_TOTALS);
+	set_str(&m->end_status, ev_str(ev, EVF_STATUS, "?"));
+	m->exit_code = (int)ev_num(ev, EVF_EXIT_CODE, -1);
+	m->end_ms = (int64_t)ev_num(tot, EVF_DURATION_MS, 0);
 	m->phase = UI_ENDED;
 	m->sandbox_running = 0;
 	struct buf b;
 	buf_init(&b, 0);
 	char in[16], out[16], dur[16];
-	ui_fmt_count(in, sizeof in, json_num(tot, "input_tokens", 0));
-	ui_fmt_count(out, sizeof out, json_num(tot, "output_tokens", 0));
+	ui_fmt_count(in, sizeof in, ev_num(tot, EVF_INPUT_TOKENS, 0));
+	ui_fmt_count(out, sizeof out, ev_num(tot, EVF_OUTPUT_TOKENS, 0));
 	ui_fmt_duration(dur, sizeof dur, m->end_ms);
 	buf_printf(&b, "run %s: %.0f turns, %s tokens in, %s out, %s",
-	           m->end_status, json_num(tot, "turns", 0), in, out, dur);
+	           m->end_status, ev_num(tot, EVF_TURNS, 0), in, out, dur);
 	const cJSON *o;
-	cJSON_ArrayForEach(o, cJSON_GetObjectItem(ev, "outputs"))
+	cJSON_ArrayForEach(o, ev_item(ev, EVF_OUTPUTS))
 	{
 		char sz[16];
-		ui_fmt_size(sz, sizeof sz, json_num(o, "bytes", 0));
-		if (json_bool(o, "present", 0))
+		ui_fmt_size(sz, sizeof sz, ev_num(o, EVF_BYTES, 0));
+		if (ev_bool(o, EVF_PRESENT, 0))
 			buf_printf(&b, "\noutput %s -> %s (%s)",
-			           json_str(o, "path", "?"),
-			           json_str(o, "copied_to", "?"), sz);
+			           ev_str(o, EVF_PATH, "?"),
+			           ev_str(o, EVF_COPIED_TO, "?"), sz);
 		else
 			buf_printf(&b, "\noutput %s missing: %s",
-			           json_str(o, "path", "?"),
-			           json_str(o, "error", ""));
+			           ev_str(o, EVF_PATH, "?"),
+			           ev_str(o, EVF_ERROR, ""));
 	}
-	const char *archive = json_str(ev, "archive", NULL);
+	const char *archive = ev_str(ev, EVF_ARCHIVE, NULL);
 	if (archive)
 		buf_printf(&b, "\nworkspace archive: %s", archive);
 	item_add(m, UI_ITEM_END, buf_str(&b));
@@ -556,17 +555,17 @@ static void model_on_user_message(struct ui_model *m, const cJSON *ev,
                                   int64_t t)
 {
 	(void)t;
-	item_add(m, UI_ITEM_USER, json_str(ev, "text", ""));
+	item_add(m, UI_ITEM_USER, ev_str(ev, EVF_TEXT, ""));
 }
 
 static void model_on_model_request(struct ui_model *m, const cJSON *ev,
                                    int64_t t)
 {
 	(void)t;
-	m->turn = (int)json_num(ev, "turn", m->turn + 1);
+	m->turn = (int)ev_num(ev, EVF_TURN, m->turn + 1);
 	m->phase = UI_REQUESTING;
-	m->ctx_tokens = json_num(ev, "est_tokens", m->ctx_tokens);
-	m->ctx_window = json_num(ev, "window", m->ctx_window);
+	m->ctx_tokens = ev_num(ev, EVF_EST_TOKENS, m->ctx_tokens);
+	m->ctx_window = ev_num(ev, EVF_WINDOW, m->ctx_window);
 	m->dirty |= UI_DIRTY_STATUS;
 }
 
@@ -579,12 +578,12 @@ static void model_on_context_trim(struct ui_model *m, const cJSON *ev,
 	    "context: %d old tool results elided from the "
 	    "history (%.0f KB; the record keeps them): about "
 	    "%.0f -> %.0f tokens of %.0f",
-	    cJSON_GetArraySize(cJSON_GetObjectItem(ev, "ids")),
-	    json_num(ev, "bytes", 0) / 1024, json_num(ev, "est_before", 0),
-	    json_num(ev, "est_after", 0), json_num(ev, "window", 0));
+	    cJSON_GetArraySize(ev_item(ev, EVF_IDS)),
+	    ev_num(ev, EVF_BYTES, 0) / 1024, ev_num(ev, EVF_EST_BEFORE, 0),
+	    ev_num(ev, EVF_EST_AFTER, 0), ev_num(ev, EVF_WINDOW, 0));
 	item_add(m, UI_ITEM_NOTICE, s);
 	free(s);
-	m->ctx_tokens = json_num(ev, "est_after", m->ctx_tokens);
+	m->ctx_tokens = ev_num(ev, EVF_EST_AFTER, m->ctx_tokens);
 	m->dirty |= UI_DIRTY_STATUS;
 }
 
@@ -593,8 +592,8 @@ static void model_on_context_trim(struct ui_model *m, const cJSON *ev,
 static void model_on_compaction(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	(void)t;
-	const char *state = json_str(ev, "state", "");
-	const char *reason = json_str(ev, "reason", "");
+	const char *state = ev_str(ev, EVF_STATE, "");
+	const char *reason = ev_str(ev, EVF_REASON, "");
 	const char *why = !strcmp(reason, "user") ? "you asked (/compact)"
 	                  : !strcmp(reason, "context_length_exceeded")
 	                      ? "the provider refused the prompt as too long"
@@ -605,8 +604,8 @@ static void model_on_compaction(struct ui_model *m, const cJSON *ev, int64_t t)
 		m->phase = UI_REQUESTING;
 		s = xasprintf("compacting the conversation (%s): about %.0f "
 		              "tokens of %.0f; the model writes a summary",
-		              why, json_num(ev, "est_tokens", 0),
-		              json_num(ev, "window", 0));
+		              why, ev_num(ev, EVF_EST_TOKENS, 0),
+		              ev_num(ev, EVF_WINDOW, 0));
 		item_add(m, UI_ITEM_NOTICE, s);
 	} else if (!strcmp(state, "done")) {
 		m->compacting = 0;
@@ -614,17 +613,17 @@ static void model_on_compaction(struct ui_model *m, const cJSON *ev, int64_t t)
 		    "compacted: %.0f earlier messages replaced by the "
 		    "model's summary below%s (about %.0f -> %.0f "
 		    "tokens); the record keeps them all",
-		    json_num(ev, "replaced", 0),
-		    json_bool(ev, "cached", 0) ? " (from the cache)" : "",
-		    json_num(ev, "est_before", 0),
-		    json_num(ev, "est_after", 0));
+		    ev_num(ev, EVF_REPLACED, 0),
+		    ev_bool(ev, EVF_CACHED, 0) ? " (from the cache)" : "",
+		    ev_num(ev, EVF_EST_BEFORE, 0),
+		    ev_num(ev, EVF_EST_AFTER, 0));
 		item_add(m, UI_ITEM_NOTICE, s);
-		item_add(m, UI_ITEM_SUMMARY, json_str(ev, "summary", ""));
-		m->ctx_tokens = json_num(ev, "est_after", m->ctx_tokens);
+		item_add(m, UI_ITEM_SUMMARY, ev_str(ev, EVF_SUMMARY, ""));
+		m->ctx_tokens = ev_num(ev, EVF_EST_AFTER, m->ctx_tokens);
 	} else {
 		m->compacting = 0;
 		s = xasprintf("compaction failed: %s",
-		              json_str(ev, "message", "?"));
+		              ev_str(ev, EVF_MESSAGE, "?"));
 		item_add(m, UI_ITEM_ERROR, s);
 	}
 	free(s);
@@ -641,7 +640,7 @@ static void model_on_text_delta(struct ui_model *m, const cJSON *ev, int64_t t)
 		it->streaming = 1;
 		it->turn = m->turn;
 	}
-	buf_puts(&it->text, json_str(ev, "text", ""));
+	buf_puts(&it->text, ev_str(ev, EVF_TEXT, ""));
 	it->rows_dirty = 1;
 	m->dirty |= UI_DIRTY_CONV;
 }
@@ -652,7 +651,7 @@ static void model_on_assistant_message(struct ui_model *m, const cJSON *ev,
 {
 	(void)t;
 	struct ui_item *it = streaming_item(m);
-	const char *text = json_str(ev, "text", "");
+	const char *text = ev_str(ev, EVF_TEXT, "");
 	if (!it && *text)
 		it = item_add(m, UI_ITEM_ASSISTANT, NULL);
 	if (it) {
@@ -669,19 +668,19 @@ static void model_on_assistant_message(struct ui_model *m, const cJSON *ev,
 static void model_on_usage(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	(void)t;
-	const cJSON *tot = cJSON_GetObjectItem(ev, "totals");
-	m->in_tokens = json_num(tot, "input_tokens", m->in_tokens);
-	m->out_tokens = json_num(tot, "output_tokens", m->out_tokens);
-	m->cost = json_num(tot, "cost_usd", m->cost);
-	m->unpriced = (int)json_num(tot, "unpriced_turns", 0);
+	const cJSON *tot = ev_item(ev, EVF_TOTALS);
+	m->in_tokens = ev_num(tot, EVF_INPUT_TOKENS, m->in_tokens);
+	m->out_tokens = ev_num(tot, EVF_OUTPUT_TOKENS, m->out_tokens);
+	m->cost = ev_num(tot, EVF_COST_USD, m->cost);
+	m->unpriced = (int)ev_num(tot, EVF_UNPRICED_TURNS, 0);
 	m->last_cost =
-	    json_bool(ev, "priced", 0) ? json_num(ev, "cost_usd", 0) : -1;
-	int compaction = cJSON_GetObjectItem(ev, "of") != NULL;
-	if (!compaction && !json_bool(ev, "replayed", 0) &&
-	    json_num(ev, "input_tokens", 0) > 0)
-		m->ctx_tokens = json_num(ev, "input_tokens", 0); /* measured */
+	    ev_bool(ev, EVF_PRICED, 0) ? ev_num(ev, EVF_COST_USD, 0) : -1;
+	int compaction = ev_item(ev, EVF_OF) != NULL;
+	if (!compaction && !ev_bool(ev, EVF_REPLAYED, 0) &&
+	    ev_num(ev, EVF_INPUT_TOKENS, 0) > 0)
+		m->ctx_tokens = ev_num(ev, EVF_INPUT_TOKENS, 0); /* measured */
 	m->dirty |= UI_DIRTY_STATUS;
-	int turn = compaction ? 0 : (int)json_num(ev, "turn", 0);
+	int turn = compaction ? 0 : (int)ev_num(ev, EVF_TURN, 0);
 	if (turn < 1 || turn >= 1000000)
 		return;
 	if (turn >= m->nturn_cost) {
@@ -712,7 +711,7 @@ static void model_on_approval_request(struct ui_model *m, const cJSON *ev,
                                       int64_t t)
 {
 	(void)t;
-	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+	struct ui_call *c = ui_model_call(m, ev_str(ev, EVF_ID, NULL));
 	if (c) {
 		c->asking = 1;
 		touch_call(m, c);
@@ -723,10 +722,10 @@ static void model_on_approval_request(struct ui_model *m, const cJSON *ev,
 static void model_on_approval(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	(void)t;
-	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+	struct ui_call *c = ui_model_call(m, ev_str(ev, EVF_ID, NULL));
 	if (c) {
 		c->asking = 0;
-		if (!strcmp(json_str(ev, "decision", ""), "denied"))
+		if (!strcmp(ev_str(ev, EVF_DECISION, ""), "denied"))
 			c->state = UI_CALL_DENIED;
 		touch_call(m, c);
 	}
@@ -735,7 +734,7 @@ static void model_on_approval(struct ui_model *m, const cJSON *ev, int64_t t)
 /* A command starts running. */
 static void model_on_exec_start(struct ui_model *m, const cJSON *ev, int64_t t)
 {
-	struct ui_call *c = ui_model_call(m, json_str(ev, "id", NULL));
+	struct ui_call *c = ui_model_call(m, ev_str(ev, EVF_ID, NULL));
 	if (c) {
 		c->is_exec = 1;
 		c->state = UI_CALL_RUNNING;
@@ -753,8 +752,8 @@ static void model_on_idle(struct ui_model *m, const cJSON *ev, int64_t t)
 	struct ui_item *it = streaming_item(m);
 	if (it)
 		it->streaming = 0;
-	set_str(&m->last_idle_reason, json_str(ev, "reason", ""));
-	if (!strcmp(json_str(ev, "reason", ""), "cancelled"))
+	set_str(&m->last_idle_reason, ev_str(ev, EVF_REASON, ""));
+	if (!strcmp(ev_str(ev, EVF_REASON, ""), "cancelled"))
 		item_add(m, UI_ITEM_NOTICE,
 		         "cancelled: the agent waits for your next "
 		         "message");
@@ -767,8 +766,8 @@ static void model_on_idle(struct ui_model *m, const cJSON *ev, int64_t t)
 static void model_on_progress(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	(void)t;
-	double done = json_num(ev, "done", 0), total = json_num(ev, "total", 0);
-	double ms = json_num(ev, "elapsed_ms", 0);
+	double done = ev_num(ev, EVF_DONE, 0), total = ev_num(ev, EVF_TOTAL, 0);
+	double ms = ev_num(ev, EVF_ELAPSED_MS, 0);
 	free(m->progress);
 	m->progress = NULL;
 	if (ms < 1000 || done < 0 || (total > 0 && done >= total))
@@ -776,8 +775,8 @@ static void model_on_progress(struct ui_model *m, const cJSON *ev, int64_t t)
 	char r[16], d[16];
 	bytes_human(done * 1000 / (ms > 0 ? ms : 1), r);
 	bytes_human(done, d);
-	const char *what = json_str(ev, "what", ""),
-	           *subject = json_str(ev, "subject", "");
+	const char *what = ev_str(ev, EVF_WHAT, ""),
+	           *subject = ev_str(ev, EVF_SUBJECT, "");
 	m->progress = total > 0
 	                  ? xasprintf("%s %s: %.0f%%, %s/s", what, subject,
 	                              100 * done / total, r)
@@ -821,7 +820,7 @@ void ui_model_notice(struct ui_model *m, const char *text)
 void ui_model_event(struct ui_model *m, const cJSON *ev)
 {
 	enum event_type type = event_type_of(ev);
-	int64_t t = (int64_t)json_num(ev, "t", (double)m->last_t);
+	int64_t t = (int64_t)ev_num(ev, EVF_T, (double)m->last_t);
 	m->last_t = t;
 	m->dirty |= UI_DIRTY_STATUS;
 	if (type < EV__COUNT && model_handlers[type])

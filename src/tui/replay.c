@@ -46,7 +46,7 @@ struct ui_replay {
 /* The call an event is about (tool_call, exec_*, tool_result...). */
 static int replay_event_call(struct ui *u, const cJSON *ev)
 {
-	struct ui_call *c = ui_model_call(&u->m, json_str(ev, "id", NULL));
+	struct ui_call *c = ui_model_call(&u->m, ev_str(ev, EVF_ID, NULL));
 	for (int i = u->m.ncalls - 1; c && i >= 0; i--)
 		if (u->m.calls[i] == c)
 			return i;
@@ -140,8 +140,8 @@ static void replay_schedule(struct ui *u)
 	struct ui_replay *r = u->replay;
 	double dt = 0;
 	if (r->step > 0 && r->step < r->t.n)
-		dt = json_num(r->t.ev[r->step], "t", 0) -
-		     json_num(r->t.ev[r->step - 1], "t", 0);
+		dt = ev_num(r->t.ev[r->step], EVF_T, 0) -
+		     ev_num(r->t.ev[r->step - 1], EVF_T, 0);
 	if (dt < 40)
 		dt = 40;
 	if (dt > 1500)
@@ -198,9 +198,9 @@ static void replay_set_msg(struct ui_replay *r, const char *text)
 
 /* The events a fork can start from, and the member with the text the
  * fork replaces. */
-static const char *const fork_text[EV__COUNT] = {
-    [EV_USER_MESSAGE] = "text",
-    [EV_TOOL_RESULT] = "content",
+static const enum ev_field fork_text[EV__COUNT] = {
+    [EV_USER_MESSAGE] = EVF_TEXT,
+    [EV_TOOL_RESULT] = EVF_CONTENT,
 };
 
 /* The event a fork starts from: the step's own tool result or user
@@ -217,7 +217,7 @@ static const cJSON *replay_fork_event(struct ui *u)
 	for (int i = 0; i < r->t.n; i++) {
 		ev = r->t.ev[i];
 		if (event_type_of(ev) == EV_TOOL_RESULT &&
-		    !strcmp(json_str(ev, "id", ""), id))
+		    !strcmp(ev_str(ev, EVF_ID, ""), id))
 			return ev;
 	}
 	return NULL;
@@ -235,8 +235,8 @@ static void replay_fork_open(struct ui *u)
 	}
 	enum event_type type = event_type_of(ev);
 	int user = type == EV_USER_MESSAGE;
-	const char *text = json_str(ev, fork_text[type], "");
-	r->fork_seq = (uint64_t)json_num(ev, "seq", 0);
+	const char *text = ev_str(ev, fork_text[type], "");
+	r->fork_seq = (uint64_t)ev_num(ev, EVF_SEQ, 0);
 	if (!r->fork_seq) {
 		ui_notice(u, "this event has no seq: it cannot be forked");
 		return;
@@ -247,9 +247,9 @@ static void replay_fork_open(struct ui *u)
 		                         (unsigned long long)r->fork_seq);
 	} else {
 		struct ui_call *c =
-		    ui_model_call(&u->m, json_str(ev, "id", NULL));
+		    ui_model_call(&u->m, ev_str(ev, EVF_ID, NULL));
 		char *raw = xasprintf("the result of %s %s (event %llu)",
-		                      json_str(ev, "id", "?"), c ? c->name : "",
+		                      ev_str(ev, EVF_ID, "?"), c ? c->name : "",
 		                      (unsigned long long)r->fork_seq);
 		r->fork_what = term_clean(raw, strlen(raw), 0);
 		free(raw);

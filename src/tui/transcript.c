@@ -106,7 +106,7 @@ static void fix_run_start(struct ui_transcript *t)
 /* The event's "turn" when it is a sane turn number, else 0. */
 static int turn_field(const cJSON *ev)
 {
-	const cJSON *v = cJSON_GetObjectItem(ev, "turn");
+	const cJSON *v = ev_item(ev, EVF_TURN);
 	if (!cJSON_IsNumber(v))
 		return 0;
 	double d = v->valuedouble;
@@ -135,19 +135,19 @@ static void drop_replayed(struct ui_transcript *t)
 	    xcalloc((size_t)(t->n ? t->n : 1), sizeof *hashes);
 	size_t nh = 0;
 	for (int i = 0; i < t->n; i++) {
-		const char *h = json_str(t->ev[i], "request_hash", NULL);
+		const char *h = ev_str(t->ev[i], EVF_REQUEST_HASH, NULL);
 		if (is_request(t->ev[i]) && h &&
-		    !json_bool(t->ev[i], "replayed", 0))
+		    !ev_bool(t->ev[i], EVF_REPLAYED, 0))
 			hashes[nh++] = h;
 	}
 	qsort(hashes, nh, sizeof *hashes, cmp_str);
 	int kept = 0, dup = 0;
 	for (int i = 0; i < t->n; i++) {
 		cJSON *ev = t->ev[i];
-		if (json_bool(ev, "replayed", 0)) {
+		if (ev_bool(ev, EVF_REPLAYED, 0)) {
 			if (is_request(ev)) {
 				const char *h =
-				    json_str(ev, "request_hash", "");
+				    ev_str(ev, EVF_REQUEST_HASH, "");
 				dup = bsearch(&h, hashes, nh, sizeof *hashes,
 				              cmp_str) != NULL;
 			}
@@ -254,7 +254,7 @@ int ui_transcript_load(struct ui_transcript *t, const char *run, char **err)
 			continue;
 		cJSON *ev = cJSON_Parse(line);
 		if (!ev || !cJSON_IsObject(ev) ||
-		    !cJSON_IsString(cJSON_GetObjectItem(ev, "type"))) {
+		    !cJSON_IsString(ev_item(ev, EVF_TYPE))) {
 			cJSON_Delete(ev);
 			bad = lineno;
 			continue;

@@ -254,6 +254,7 @@ static void prune(struct ui_tree *t, struct ui_node *n)
 	}
 }
 
+/* Take a full listing of the sandbox (not an event). */
 void ui_tree_sync(struct ui_tree *t, const cJSON *list, int truncated)
 {
 	t->gen++;

@@ -2,7 +2,8 @@
  * the workbench opens when the project files hold settings that loosen
  * security (src/core/project.c). A screen of its own, like the folder
  * trust prompts of other tools: nothing of the project runs, and no
- * model is asked, before the user has answered. */
+ * model is asked, before the user has answered. The JSON it reads (the
+ * project's trust report) is not an event. */
 #include "tui.h"
 
 #include "assay/config.h"

@@ -273,7 +273,7 @@ static void ui_on_event(void *arg, const cJSON *ev)
 			ui_select_call(u, u->m.active_call, 0);
 	}
 	if (type == EV_IDLE && u->opts->end_when_done &&
-	    !strcmp(json_str(ev, "reason", ""), "answered"))
+	    !strcmp(ev_str(ev, EVF_REASON, ""), "answered"))
 		loop_timer_add(u->loop, 0, ui_end_run_timer, u);
 	if (type == EV_WORKSPACE_CHANGE)
 		ui_ws_changed(u);
@@ -661,7 +661,7 @@ void ui_view_leave(struct ui *u, int interrupt)
 
 void ui_view_event(struct ui *u, const cJSON *ev)
 {
-	double seq = json_num(ev, "seq", 0);
+	double seq = ev_num(ev, EVF_SEQ, 0);
 	if (!u || (seq > 0 && seq <= u->view_seq))
 		return;
 	if (seq > 0)

@@ -4,7 +4,8 @@
  * sandbox's own confined listing) follows, at most a few times a second
  * and less often when scans are slow. The events only ever trigger a
  * rescan, so a watch that ends up on the wrong directory (the agent may
- * swap a directory for a symlink) costs a rescan, never a wrong tree. */
+ * swap a directory for a symlink) costs a rescan, never a wrong tree.
+ * The JSON it reads (a sandbox listing) is not an event. */
 #include "tui/ui.h"
 
 #include "assay/json.h"

@@ -18,9 +18,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Every member of ev is one of its type's fields (events.c's type
+ * table), in the table's order: the table the doc is made from says what
+ * the builders write. */
+static void check_fields(const cJSON *ev)
+{
+	enum event_type t = event_type_of(ev);
+	if (t == EV_UNKNOWN) /* not an event: a part of one */
+		return;
+	const enum ev_field *f = ev_type_fields(t);
+	size_t at = 0;
+	const cJSON *m;
+	cJSON_ArrayForEach(m, ev)
+	{
+		if (!strcmp(m->string, ev_field_name(EVF_TYPE)))
+			continue;
+		while (f[at] != EVF_NONE &&
+		       strcmp(ev_field_name(f[at]), m->string))
+			at++;
+		if (f[at] == EVF_NONE)
+			fail_msg(
+			    "%s: member %s is not in its field list (or out of "
+			    "order)",
+			    event_type_name(t), m->string);
+		at++;
+	}
+}
+
 /* Compare ev as the transcript prints it, then free it. */
 static void check_json(cJSON *ev, const char *want)
 {
+	check_fields(ev);
 	char *got = json_print(ev);
 	assert_string_equal(got, want);
 	free(got);
@@ -55,6 +83,41 @@ static void test_names_round_trip(void **state)
 	assert_int_equal(event_type_of(odd), EV_UNKNOWN);
 	cJSON_Delete(odd);
 	assert_int_equal(event_type_of(NULL), EV_UNKNOWN);
+}
+
+/* Every type has a meaning, a doc line and fields; every field has a
+ * distinct name; the typed readers read what the builders write. */
+static void test_field_table(void **state)
+{
+	(void)state;
+	for (int t = 1; t < EV__COUNT; t++) {
+		assert_true(*ev_type_meaning((enum event_type)t));
+		assert_true(*ev_type_doc((enum event_type)t));
+		assert_int_not_equal(ev_type_fields((enum event_type)t)[0],
+		                     EVF_NONE);
+	}
+	assert_string_equal(ev_type_doc(EV_UNKNOWN), "");
+	assert_int_equal(ev_type_fields(EV_UNKNOWN)[0], EVF_NONE);
+	for (int f = 1; f < EVF__COUNT; f++) {
+		assert_true(*ev_field_name((enum ev_field)f));
+		for (int g = 1; g < f; g++)
+			assert_string_not_equal(
+			    ev_field_name((enum ev_field)f),
+			    ev_field_name((enum ev_field)g));
+	}
+	assert_string_equal(ev_field_name(EVF_NONE), "");
+	assert_string_equal(ev_field_name(EVF_TOOL_CALLS), "tool_calls");
+	cJSON *ev = ev_exec_output("c1", "stderr", 9, "oops", 1);
+	assert_string_equal(ev_str(ev, EVF_ID, NULL), "c1");
+	assert_string_equal(ev_str(ev, EVF_STREAM, NULL), "stderr");
+	assert_true(ev_num(ev, EVF_BYTES, 0) == 9);
+	assert_int_equal(ev_bool(ev, EVF_TRUNCATED, 0), 1);
+	assert_null(ev_item(ev, EVF_NONE));
+	assert_string_equal(ev_str(ev, EVF_BYTES, "def"), "def"); /* a number */
+	assert_true(ev_num(ev, EVF_TEXT, -1) == -1);              /* a string */
+	assert_int_equal(ev_bool(ev, EVF_ERROR, 7), 7);           /* missing */
+	assert_null(ev_item(NULL, EVF_ID));
+	cJSON_Delete(ev);
 }
 
 static void test_simple_events(void **state)
@@ -583,6 +646,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_names_round_trip),
+	    cmocka_unit_test(test_field_table),
 	    cmocka_unit_test(test_simple_events),
 	    cmocka_unit_test(test_model_request),
 	    cmocka_unit_test(test_assistant_message),
