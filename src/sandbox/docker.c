@@ -117,7 +117,7 @@ static char *remove_path(struct docker *d)
 	if (d->id)
 		return xasprintf("/containers/%s?force=1&v=1", d->id);
 	if (d->created && d->name) {
-		char *q = dk_escape(d->name);
+		char *q = xfer_escape(d->name);
 		char *p = xasprintf("/containers/%s?force=1&v=1", q);
 		free(q);
 		return p;
@@ -139,7 +139,7 @@ static void remove_retry(void *arg)
 /* The path that removes the named workspace volume. */
 static char *volume_path(const struct docker *d)
 {
-	char *q = dk_escape(d->volume);
+	char *q = xfer_escape(d->volume);
 	char *p = xasprintf("/volumes/%s", q);
 	free(q);
 	return p;

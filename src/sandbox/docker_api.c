@@ -278,7 +278,7 @@ static void call_done(struct http_xfer *x, int ok, const char *errmsg,
 		                                               c->body.len)
 		                       : NULL;
 		char *m = !msg && c->status >= 300
-		              ? dk_message(c->status, &c->body)
+		              ? xfer_message(c->status, &c->body)
 		              : NULL;
 		c->r.on_json(c->r.arg, msg ? 0 : c->status, j, msg ? msg : m);
 		cJSON_Delete(j);
@@ -419,50 +419,11 @@ long dk_json(struct dk_api *a, const char *method, const char *path,
 		if (reply && w.body.len)
 			*reply = cJSON_ParseWithLength(w.body.data, w.body.len);
 		if (status >= 300 && err && !*err)
-			*err = dk_message(status, &w.body);
+			*err = xfer_message(status, &w.body);
 	}
 	free(w.err);
 	buf_free(&w.body);
 	return status;
-}
-
-char *dk_message(long status, const struct buf *body)
-{
-	cJSON *j = body && body->len
-	               ? cJSON_ParseWithLength(body->data, body->len)
-	               : NULL;
-	const char *m = json_str(j, "message", NULL);
-	char *out;
-	if (m)
-		out = xstrdup(m);
-	else if (body && body->len)
-		out = utf8_sanitize(body->data,
-		                    body->len < 300 ? body->len : 300, NULL);
-	else
-		out = xasprintf("HTTP status %ld", status);
-	cJSON_Delete(j);
-	/* one line */
-	for (char *p = out; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
-	return out;
-}
-
-char *dk_escape(const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	struct buf b;
-	buf_init(&b, 0);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (isalnum(*p) || strchr("-_.~/", *p)) {
-			char ch = (char)*p;
-			buf_append(&b, &ch, 1);
-		} else {
-			char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-			buf_append(&b, e, 3);
-		}
-	}
-	return buf_detach(&b);
 }
 
 /* ---- what `assay doctor` asks ---- */
@@ -519,7 +480,7 @@ static cJSON *probe_get(struct dk_api *a, const char *path, int unversioned,
 static void probe_image(struct dk_api *a, const char *image, long timeout_ms,
                         struct sbx_docker_probe *p)
 {
-	char *q = dk_escape(image);
+	char *q = xfer_escape(image);
 	char *path = xasprintf("/images/%s/json", q);
 	char *err = NULL;
 	cJSON *img =

@@ -15,8 +15,8 @@
 #include "assay/log.h"
 #include "assay/loop.h"
 #include "assay/util.h"
-#include "sandbox/docker_internal.h"
 #include "sandbox/os_internal.h"
+#include "sandbox/owner.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -716,7 +716,7 @@ static void network_policy(struct sbx *s, cJSON *o)
  * label values on Kubernetes (63 characters, no slashes). */
 static char *root_digest(const char *run_dir)
 {
-	char *root = dk_run_root(run_dir), hex[65];
+	char *root = owner_run_root(run_dir), hex[65];
 	sha256_hex(root, strlen(root), hex);
 	free(root);
 	return xstrndup(hex, 16);
@@ -738,7 +738,7 @@ static char *create_body(struct sbx *s)
 	cJSON *env = cJSON_AddObjectToObject(b, "env");
 	cJSON_AddStringToObject(env, "ASSAY_SANDBOX_MARK", o->mark);
 	char *digest = root_digest(s->run_dir);
-	cJSON_AddItemToObject(b, "metadata", dk_owner_labels(s, digest));
+	cJSON_AddItemToObject(b, "metadata", owner_labels(s, digest));
 	free(digest);
 	network_policy(s, b);
 	char *json = cJSON_PrintUnformatted(b);
@@ -801,7 +801,7 @@ static void on_listed(void *arg, long status, cJSON *reply, const char *err)
 		const cJSON *meta = cJSON_GetObjectItem(it, "metadata");
 		const char *id = json_str(it, "id", NULL);
 		const char *root = json_str(meta, "assay.root", "");
-		if (id && !strcmp(root, digest) && !dk_owner_alive(meta))
+		if (id && !strcmp(root, digest) && !owner_alive(meta))
 			strv_push(&st->sweep, id);
 	}
 	free(digest);
@@ -815,7 +815,7 @@ static void list_mine(struct os_start *st)
 		snprintf(host, sizeof host, "unknown");
 	host[sizeof host - 1] = '\0';
 	char *kv = xasprintf("assay.owner.host=%s", host);
-	char *q = dk_escape(kv);
+	char *q = xfer_escape(kv);
 	/* the escape keeps '/', and '=' must go as %3D inside the value */
 	char *path = xasprintf("/sandboxes?metadata=%s&pageSize=100", q);
 	ost_call(st, 0, "GET", path, NULL, on_listed);

@@ -13,6 +13,7 @@
 #include "assay/sandbox.h"
 #include "assay/strv.h"
 #include "sandbox/internal.h"
+#include "sandbox/xfer.h"
 
 struct http;
 struct http_xfer;
@@ -126,13 +127,6 @@ char *os_quote(const char *s);
 
 /* ---- files (os_files.c) ---- */
 
-/* execd's upload form (POST /files/upload): a metadata part naming the
- * sandbox path, then the file part, whose bytes go between pre and post
- * (both initialised here). Sent with the header OS_UPLOAD_CTYPE. */
-#define OS_UPLOAD_BOUNDARY "assay-upload-4f1c9e0b7d2a"
-#define OS_UPLOAD_CTYPE                                                        \
-	"Content-Type: multipart/form-data; boundary=" OS_UPLOAD_BOUNDARY
-void os_upload_form(const char *path, struct buf *pre, struct buf *post);
 void os_read_file(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,
                   void *arg);
 void os_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
@@ -148,7 +142,7 @@ void os_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
 void os_export_delta(struct sbx *s, const char *path, const struct sbx_delta *d,
                      sbx_done_fn fn, void *arg);
 /* Stage the configured inputs (a tar from `assay-archive pack` uploaded
- * and unpacked in the sandbox; all 0: a resume's, see dk_stage);
+ * and unpacked in the sandbox; all 0: a resume's, see xfer_pack_args);
  * done(arg, err) once, err taken. The staging, or NULL: nothing to be
  * staged, or (*err set) it cannot begin; done is not called then. */
 struct os_fop;
