@@ -420,12 +420,6 @@ static void resolved(void *arg, const struct sbx_exit *ex)
 void dk_fetch(struct sbx *s, const char *rel, const char *dest, sbx_done_fn fn,
               void *arg)
 {
-	struct docker *d = dk_of(s);
-	if (!d || !d->started || d->stopped) {
-		sbx_later(s, fn, arg, SBX_FAILED,
-		          xstrdup("sandbox: not running"), NULL, NULL);
-		return;
-	}
 	struct dk_fop *op = op_new(s, rel);
 	op->dest = xstrdup(dest);
 	const char *argv[] = {"resolve", rel, NULL};

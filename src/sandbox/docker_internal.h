@@ -321,6 +321,10 @@ typedef int (*dk_rframe_fn)(void *arg, char type, uint32_t id, const char *p,
 int dk_rframes_feed(struct dk_rframes *f, const char *data, size_t n,
                     size_t max, dk_rframe_fn fn, void *arg);
 
+/* docker_probe.c: what `assay doctor` asks the daemon (sbx_ops.probe). */
+void dk_probe(const struct config *cfg, int required, long timeout_ms,
+              struct sbx_probe *p);
+
 /* docker_start.c: create the container and stage the inputs, on the
  * loop (sbx_start). */
 void dk_start(struct sbx *s, int stage_inputs, sbx_done_fn fn, void *arg);

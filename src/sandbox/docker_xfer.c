@@ -127,11 +127,6 @@ static void xjob_begin(struct sbx *s, struct dk_xjob *xj, const char *what,
 void dk_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 {
 	struct docker *d = dk_of(s);
-	if (!d || !d->started) {
-		sbx_later(s, fn, arg, SBX_FAILED,
-		          xstrdup("sandbox: not running"), NULL, NULL);
-		return;
-	}
 	struct dk_xjob *xj = xcalloc(1, sizeof *xj);
 	/* with inputs bound into the workspace, the archive reads the
 	 * volume where it is seen without them (their mount points, made
@@ -153,12 +148,6 @@ void dk_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 
 void dk_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 {
-	struct docker *d = dk_of(s);
-	if (!d || !d->started || d->stopped) {
-		sbx_later(s, fn, arg, SBX_FAILED,
-		          xstrdup("sandbox: not running"), NULL, NULL);
-		return;
-	}
 	struct dk_xjob *xj = xcalloc(1, sizeof *xj);
 	/* the helper checks every entry before it writes the clean tar */
 	/* the directories above the inputs keep the modes they were

@@ -1028,83 +1028,39 @@ static void os_destroy(struct sbx *s)
 	s->priv = NULL;
 }
 
-/* 1 (fn hears it from the loop) when there is no sandbox to work in. */
-static int os_not_running(struct sbx *s, sbx_done_fn fn, void *arg)
+/* A second sandbox of this kind talks to the same server. */
+static void os_config_copy(struct config *dst, const struct config *src)
 {
-	struct osbx *o = os_of(s);
-	if (o && o->started && !o->draining && !o->expired)
-		return 0;
-	sbx_later(s, fn, arg, SBX_FAILED,
-	          o && o->expired ? xstrdup(s->lost)
-	                          : xstrdup("sandbox: not running"),
-	          NULL, NULL);
-	return 1;
+	config_set(&dst->opensandbox_url, src->opensandbox_url);
 }
 
-static void ops_read(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,
-                     void *arg)
+/* Whether there is a sandbox to work in (sandbox.c refuses the file
+ * operations when not, with sbx_lost's message once it expired). */
+static int os_ready(const struct sbx *s)
 {
-	if (!os_not_running(s, fn, arg))
-		os_read_file(s, rel, max, fn, arg);
-}
-
-static void ops_write(struct sbx *s, const char *rel, const void *data,
-                      size_t n, sbx_done_fn fn, void *arg)
-{
-	if (!os_not_running(s, fn, arg))
-		os_write_file(s, rel, data, n, fn, arg);
-}
-
-static void ops_list(struct sbx *s, const char *rel, int recursive, size_t max,
-                     sbx_done_fn fn, void *arg)
-{
-	if (!os_not_running(s, fn, arg))
-		os_list(s, rel, recursive, max, fn, arg);
-}
-
-static void ops_fetch(struct sbx *s, const char *rel, const char *dest,
-                      sbx_done_fn fn, void *arg)
-{
-	if (!os_not_running(s, fn, arg))
-		os_fetch(s, rel, dest, fn, arg);
-}
-
-static void ops_export(struct sbx *s, const char *path, sbx_done_fn fn,
-                       void *arg)
-{
-	if (!os_not_running(s, fn, arg))
-		os_export_tar(s, path, fn, arg);
-}
-
-static void ops_import(struct sbx *s, const char *path, sbx_done_fn fn,
-                       void *arg)
-{
-	if (!os_not_running(s, fn, arg))
-		os_import_tar(s, path, fn, arg);
-}
-
-static void ops_delta(struct sbx *s, const char *path,
-                      const struct sbx_delta *d, sbx_done_fn fn, void *arg)
-{
-	if (!os_not_running(s, fn, arg))
-		os_export_delta(s, path, d, fn, arg);
+	const struct osbx *o = s->priv;
+	return o && o->started && !o->draining && !o->expired;
 }
 
 const struct sbx_ops sbx_opensandbox_ops = {
     .name = "opensandbox",
-    .caps = SBX_CAP_IMPORT_TAR | SBX_CAP_OPENSANDBOX | SBX_CAP_DELTA,
+    .caps = SBX_CAP_IMPORT_TAR | SBX_CAP_DELTA | SBX_CAP_NET_ALLOW,
     .fds = OS_FDS,
     .start = os_start,
     .exec = os_exec,
     .cancel = os_cancel,
     .exec_write = os_write,
-    .read_file = ops_read,
-    .write_file = ops_write,
-    .list = ops_list,
-    .fetch = ops_fetch,
-    .export_tar = ops_export,
-    .import_tar = ops_import,
-    .export_delta = ops_delta,
+    .ready = os_ready,
+    .read_file = os_read_file,
+    .write_file = os_write_file,
+    .list = os_list,
+    .fetch = os_fetch,
+    .export_tar = os_export_tar,
+    .import_tar = os_import_tar,
+    .export_delta = os_export_delta,
     .stop = os_stop,
     .destroy = os_destroy,
+    .probe = os_probe,
+    .probe_chosen_only = 1,
+    .config_copy = os_config_copy,
 };

@@ -91,6 +91,12 @@ char *os_no_egress_msg(const char *server, const char *why);
  * says "network_policy": "server" (NULL when it does not apply). */
 char *os_server_net_warning(const struct config *cfg);
 
+/* ---- what `assay doctor` asks (os_doctor.c, sbx_ops.probe): whether
+ * the server answers and takes the key, and whether it can keep a
+ * sandbox off the network ---- */
+void os_probe(const struct config *cfg, int required, long timeout_ms,
+              struct sbx_probe *p);
+
 /* ---- commands (os_exec.c) ---- */
 
 struct os_exec_args {
