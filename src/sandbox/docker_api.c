@@ -3,7 +3,7 @@
  * (negotiated, never hard-coded: engines 29.x refuse anything below
  * 1.44), and requests over http.h: on the loop, or blocking for the
  * two callers without a loop to wait on (sbx_free's last resort and
- * `assay doctor`, whose probe lives here too). */
+ * `assay doctor`, whose probe is docker_probe.c). */
 #include "assay/http.h"
 #include "assay/json.h"
 #include "assay/util.h"

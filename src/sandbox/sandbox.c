@@ -3,8 +3,11 @@
  * the sbx_* functions callers use. It also keeps the operations in
  * flight (jobs): how a result known at once is delivered from the loop
  * (sbx_later), how a stop lets file operations finish and cuts the
- * rest short (sbx_drain), and how sbx_free ends them all. The backends
- * live in one file each (local.c, docker.c, later opensandbox.c). */
+ * rest short (sbx_drain), and how sbx_free ends them all; it refuses
+ * file operations while a backend is not ready (ops->ready), and runs
+ * the backends' probes for `assay doctor` (sbx_probe). The backends
+ * live in files of their own (local.c, docker.c, opensandbox.c and
+ * theirs), listed once in backends[]. */
 #include "assay/sandbox.h"
 #include "assay/config.h"
 #include "assay/log.h"
