@@ -1,5 +1,5 @@
 /* sandbox.h: where commands run. Each backend (local.c, docker.c,
- * later opensandbox.c) fills an ops table inside src/sandbox/; every
+ * opensandbox.c) fills an ops table inside src/sandbox/; every
  * caller outside goes through the sbx_* functions below. Nothing here
  * blocks the loop: commands stream through it, and every other
  * operation reports through a completion called from the loop, never
@@ -85,15 +85,12 @@ enum sbx_cap {
 	 * archive after every call that can change files, and a resume
 	 * restores that archive (sbx_import_tar) */
 	SBX_CAP_IMPORT_TAR = 1u << 1,
-	/* the backend drives a Docker Engine daemon (DOCKER_HOST &
-	 * co): sbx_docker_probe says whether it can */
-	SBX_CAP_DOCKER = 1u << 2,
+	/* the backend turns cfg->net_allow (a network allowlist) into
+	 * egress rules; the others refuse a configuration with one */
+	SBX_CAP_NET_ALLOW = 1u << 2,
 	/* after a call, only what changed may be persisted: a delta over
 	 * the whole archive (sbx_export_delta) */
 	SBX_CAP_DELTA = 1u << 3,
-	/* the backend drives an OpenSandbox server: sbx_opensandbox_probe
-	 * says whether it can */
-	SBX_CAP_OPENSANDBOX = 1u << 4,
 };
 
 /* ---- the sandbox ---- */
@@ -264,48 +261,47 @@ int sbx_room(const char *path, double bytes, const char *what, char **err);
 
 /* ---- for the command line, without a loop (blocking) ---- */
 
-/* What `assay doctor` learns from the Docker daemon DOCKER_HOST & co
- * name, each request bounded by timeout_ms. Steps run in order and
- * stop at the first that fails (failed names it, error says why). */
-enum sbx_probe_step {
-	SBX_PROBE_OK = 0,
-	SBX_PROBE_ENDPOINT, /* DOCKER_HOST & co cannot be understood */
-	SBX_PROBE_PING,     /* no answer, or /_ping not 200 */
-	SBX_PROBE_VERSION,  /* no API version both sides speak */
-	SBX_PROBE_IMAGE,    /* the image is missing or cannot be asked */
+/* What `assay doctor` reports of the backends: findings under
+ * headings ("sandbox: docker"), each OK, WARN or FAIL with what was
+ * seen and what to do. */
+enum sbx_probe_status { SBX_PROBE_OK, SBX_PROBE_WARN, SBX_PROBE_FAIL };
+
+struct sbx_probe_item {
+	enum sbx_probe_status status;
+	char *name;
+	char *detail; /* what was seen */
+	char *fix;    /* what to do, or NULL */
 };
 
-struct sbx_docker_probe {
-	enum sbx_probe_step failed;
-	char *error;          /* why failed failed (NULL when /_ping got
-	                         an answer other than 200: ping_status) */
-	char *host;           /* DOCKER_HOST as understood */
-	long ping_status;     /* 0: no answer */
-	char *docker_version; /* the daemon's "Version", or NULL */
-	char *api_max;        /* the highest API version it speaks */
-	char *api;            /* the version assay speaks with it */
-	long image_status;    /* 200 present, 404 missing, else other */
-	char *image_id;       /* when present */
+struct sbx_probe_section {
+	char *name;
+	struct sbx_probe_item *items;
+	size_t n;
 };
 
-/* Probe the daemon and whether image (NULL: the default) is on it. */
-void sbx_docker_probe(const char *image, long timeout_ms,
-                      struct sbx_docker_probe *p);
-void sbx_docker_probe_free(struct sbx_docker_probe *p);
+struct sbx_probe {
+	struct sbx_probe_section *v;
+	size_t n;
+	/* facts the report carries besides (the local sandbox's python
+	 * and libraries: {"python": {...}}), or NULL */
+	cJSON *facts;
+};
 
-/* For `assay doctor` (blocking, no loop): whether the OpenSandbox server
- * cfg names answers and takes the key. 0 with *detail saying what it
- * answered (the server, how many sandboxes it lists), or -1 with
- * *detail saying why not and *fix what to do. Caller frees both. */
-int sbx_opensandbox_probe(const struct config *cfg, long timeout_ms,
-                          char **detail, char **fix);
-/* Whether that server can keep a sandbox off the network: a probe
- * sandbox with a deny-all networkPolicy, deleted at once. 0 (it can),
- * 1 (a warning: runs get the server's network by the user's choice,
- * or it cannot be told), -1 (it refuses any policy: a default run
- * cannot start), with *detail and maybe *fix. Caller frees both. */
-int sbx_opensandbox_probe_network(const struct config *cfg, long timeout_ms,
-                                  char **detail, char **fix);
+/* Probe the backends, in the backend table's order: the one
+ * cfg->sandbox names must work (what fails is FAIL), the others that
+ * can be checked without being chosen are checked too (what fails is
+ * WARN); requests to a daemon or server are bounded by timeout_ms. */
+void sbx_probe(const struct config *cfg, long timeout_ms, struct sbx_probe *p);
+void sbx_probe_free(struct sbx_probe *p);
+/* Make dst (defaults) name the sandbox src names: the same backend,
+ * image and the backend's own settings (its server), for a second,
+ * fresh sandbox of the same kind (an eval task's check). */
+void sbx_config_inherit(struct config *dst, const struct config *src);
+/* Whether a backend of that name exists. */
+int sbx_backend_exists(const char *name);
+/* The backends' names, for messages: "local, docker or opensandbox"
+ * (sep "|": "local|docker|opensandbox"). Caller frees. */
+char *sbx_backend_names(const char *sep);
 
 /* Copy the regular files names[0..n) (at most max bytes each) of a
  * workspace archive sbx_export_tar wrote into the empty directory dir,

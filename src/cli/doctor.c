@@ -23,12 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DOC_TTY_MS 150     /* the terminal's answers */
-#define DOC_TMUX_MS 500    /* tmux display -p */
-#define DOC_DOCKER_MS 3000 /* each daemon call */
-#define DOC_PYTHON_S 30    /* the python check in the sandbox */
-#define DOC_OUT_MAX 65536  /* its output, at most */
-#define DOC_DEFAULT_IMAGE "assay-sandbox:latest"
+#define DOC_TTY_MS 150    /* the terminal's answers */
+#define DOC_TMUX_MS 500   /* tmux display -p */
+#define DOC_PROBE_MS 3000 /* each call to a sandbox daemon or server */
 
 enum doc_status { DOC_OK, DOC_WARN, DOC_FAIL };
 
@@ -276,295 +273,34 @@ static int check_graphics(struct doctor *d, const char *want)
 	return 0;
 }
 
-/* ---- the local sandbox and its python ---- */
+/* ---- the sandbox backends ---- */
 
-struct pyrun {
-	struct buf out, errb;
-	int done;
-	struct sbx_exit ex;
-	char *error;
-};
-
-/* The python check's output, kept up to DOC_OUT_MAX. */
-static void py_output(void *arg, enum sbx_stream s, const char *data, size_t n)
+/* What the backends' probes found (sbx_probe: the chosen one must work,
+ * the others are warnings), as sections of the report; the facts they
+ * learned (the local sandbox's python) go into the report as they are. */
+static void check_sandboxes(struct doctor *d, const struct config *c)
 {
-	struct pyrun *p = arg;
-	struct buf *b = s == SBX_STDOUT ? &p->out : &p->errb;
-	if (b->len + n <= DOC_OUT_MAX)
-		buf_append(b, data, n);
-}
-
-/* The python check ended: keep how. */
-static void py_exit(void *arg, const struct sbx_exit *ex)
-{
-	struct pyrun *p = arg;
-	p->ex = *ex;
-	p->error = ex->error ? xstrdup(ex->error) : NULL;
-	p->done = 1;
-}
-
-/* Versions without importing (find_spec + metadata): fast, and a
- * broken import still shows as present here, which is what we ask. */
-static const char PY_SCRIPT[] =
-    "import json, sys, importlib.util as u\n"
-    "try:\n"
-    "    from importlib import metadata as m\n"
-    "except Exception:\n"
-    "    m = None\n"
-    "out = {'python': sys.version.split()[0]}\n"
-    "for n in ('pandas', 'matplotlib', 'numpy', 'scipy'):\n"
-    "    v = None\n"
-    "    if u.find_spec(n):\n"
-    "        try:\n"
-    "            v = m.version(n)\n"
-    "        except Exception:\n"
-    "            v = 'present'\n"
-    "    out[n] = v\n"
-    "print(json.dumps(out))\n";
-
-/* Run python in the started sandbox: its version and whether the
- * libraries the analyses need import. */
-static void check_python(struct doctor *d, struct sbx *s, struct loop *l,
-                         int required)
-{
-	section(d, "python in the local sandbox");
-	struct pyrun p = {0};
-	buf_init(&p.out, 0);
-	buf_init(&p.errb, 0);
-	const char *argv[] = {"python3", "-c", PY_SCRIPT, NULL};
-	struct sbx_exec_req r = {.argv = argv, .timeout_s = DOC_PYTHON_S};
-	struct sbx_exec_obs o = {py_output, py_exit, &p};
-	char *err = NULL;
-	int64_t t0 = now_ms();
-	if (!sbx_exec(s, &r, &o, &err)) {
-		item(d, required ? DOC_FAIL : DOC_WARN, "python3",
-		     xasprintf("could not run python3 in the sandbox: %s", err),
-		     NULL);
-		free(err);
-		goto out;
-	}
-	while (!p.done)
-		loop_once(l, 1000); /* the sandbox's own timeout bounds it */
-	int64_t took = now_ms() - t0;
-	cJSON *j = p.ex.exit_code == 0
-	               ? cJSON_ParseWithLength(p.out.data, p.out.len)
-	               : NULL;
-	if (!j) {
-		item(d, required ? DOC_FAIL : DOC_WARN, "python3",
-		     xasprintf("python3 failed in the sandbox (exit %d%s%s): "
-		               "%.300s",
-		               p.ex.exit_code,
-		               p.ex.timed_out ? ", timed out" : "",
-		               p.error ? ", " : "", p.error ? p.error : ""),
-		     xstrdup("install python3 (apt-get install python3) or use "
-		             "--sandbox docker"));
-		goto out;
-	}
-	item(d, DOC_OK, "python3",
-	     xasprintf("python %s runs in the sandbox (%lld ms)",
-	               json_str(j, "python", "?"), (long long)took),
-	     NULL);
-	/* the demo and most analyses need the first three */
-	static const struct {
-		const char *name;
-		int core;
-	} libs[] = {
-	    {"pandas", 1}, {"matplotlib", 1}, {"numpy", 1}, {"scipy", 0}};
-	cJSON *pj = cJSON_AddObjectToObject(d->report, "python");
-	cJSON_AddStringToObject(pj, "python", json_str(j, "python", "?"));
-	for (size_t i = 0; i < sizeof libs / sizeof *libs; i++) {
-		const char *v = json_str(j, libs[i].name, NULL);
-		if (v) {
-			cJSON_AddStringToObject(pj, libs[i].name, v);
-			item(d, DOC_OK, libs[i].name, xasprintf("%s", v), NULL);
-		} else {
-			cJSON_AddNullToObject(pj, libs[i].name);
-			enum doc_status st =
-			    libs[i].core && required ? DOC_FAIL : DOC_WARN;
-			item(d, st, libs[i].name, xstrdup("not installed"),
-			     xasprintf("apt-get install python3-%s (the local "
-			               "sandbox uses the host's /usr)",
-			               libs[i].name));
+	static const enum doc_status st[] = {
+	    [SBX_PROBE_OK] = DOC_OK,
+	    [SBX_PROBE_WARN] = DOC_WARN,
+	    [SBX_PROBE_FAIL] = DOC_FAIL,
+	};
+	struct sbx_probe p;
+	sbx_probe(c, DOC_PROBE_MS, &p);
+	for (size_t i = 0; i < p.n; i++) {
+		section(d, p.v[i].name);
+		for (size_t k = 0; k < p.v[i].n; k++) {
+			struct sbx_probe_item *it = &p.v[i].items[k];
+			item(d, st[it->status], it->name, it->detail, it->fix);
+			it->detail = it->fix = NULL; /* taken */
 		}
 	}
-	cJSON_Delete(j);
-out:
-	free(p.error);
-	buf_free(&p.out);
-	buf_free(&p.errb);
-}
-
-/* A sandbox operation doctor waits for (it has no other work): the
- * completion's rc and message. */
-struct doc_wait {
-	int done;
-	int rc;
-	char *err;
-};
-
-/* The completion of an operation doctor waits for. */
-static void doc_wait_done(void *arg, int rc, const char *err, struct buf *data,
-                          cJSON *list)
-{
-	struct doc_wait *w = arg;
-	(void)data;
-	(void)list;
-	w->done = 1;
-	w->rc = rc;
-	w->err = err ? xstrdup(err) : NULL;
-}
-
-/* Run the loop until w's operation completes (it always does: the
- * sandbox bounds its own work). */
-static void doc_wait_for(struct loop *l, struct doc_wait *w)
-{
-	while (!w->done)
-		loop_once(l, 1000);
-}
-
-/* Start a real local sandbox in a scratch run dir (the same start, probe
- * and limits a run gets), then ask its python. */
-static void check_local(struct doctor *d, int required)
-{
-	section(d, "sandbox: local (bubblewrap)");
-	struct config sc;
-	config_defaults(&sc);
-	config_set(&sc.sandbox, "local");
-	const char *tmp = getenv("TMPDIR");
-	char *dir =
-	    xasprintf("%s/assay-doctor-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	struct loop *l = NULL;
-	struct sbx *s = NULL;
-	char *err = NULL;
-	struct doc_wait start = {0};
-	if (!mkdtemp(dir)) {
-		item(d, DOC_FAIL, "start",
-		     xasprintf("cannot make a scratch directory %s: %s", dir,
-		               strerror(errno)),
-		     xstrdup("set TMPDIR to a writable directory"));
-		free(dir);
-		config_free(&sc);
-		return;
+	cJSON *f;
+	while (p.facts && (f = p.facts->child)) {
+		cJSON_DetachItemViaPointer(p.facts, f);
+		cJSON_AddItemToObject(d->report, f->string, f);
 	}
-	l = loop_new();
-	int64_t t0 = now_ms();
-	s = l ? sbx_new(&sc, l, dir, &err) : NULL;
-	if (s) {
-		sbx_start(s, 1, doc_wait_done, &start);
-		doc_wait_for(l, &start);
-	}
-	int ok = s && start.rc == SBX_OK;
-	int64_t took = now_ms() - t0;
-	if (ok) {
-		item(d, DOC_OK, "start",
-		     xasprintf("bubblewrap accepts the sandbox's options "
-		               "(user, mount, PID and network namespaces, "
-		               "limits): set up in %lld ms; the python check "
-		               "below runs inside it%s%s",
-		               (long long)took, start.err ? "; note: " : "",
-		               start.err ? start.err : ""),
-		     NULL);
-	} else {
-		const char *why = start.err ? start.err : err;
-		item(d, required ? DOC_FAIL : DOC_WARN, "start",
-		     xasprintf("%s", why ? why : "cannot create the sandbox"),
-		     xstrdup("see the message; or use --sandbox docker"));
-	}
-	free(err);
-	free(start.err);
-	if (ok)
-		check_python(d, s, l, required);
-	if (s) {
-		struct doc_wait stop = {0};
-		sbx_stop(s, doc_wait_done, &stop);
-		doc_wait_for(l, &stop);
-		free(stop.err);
-		sbx_free(s);
-	}
-	if (l)
-		loop_free(l);
-	rm_rf(dir);
-	free(dir);
-	config_free(&sc);
-}
-
-/* ---- docker ---- */
-
-/* Ask the daemon DOCKER_HOST names (sbx_docker_probe) and say what
- * works and what to do. */
-static void check_docker(struct doctor *d, const struct config *c, int required)
-{
-	section(d, "sandbox: docker");
-	enum doc_status bad = required ? DOC_FAIL : DOC_WARN;
-	const char *image =
-	    c->image && *c->image ? c->image : DOC_DEFAULT_IMAGE;
-	struct sbx_docker_probe p;
-	sbx_docker_probe(image, DOC_DOCKER_MS, &p);
-	const char *dv = p.docker_version ? p.docker_version : "?";
-	switch (p.failed) {
-	case SBX_PROBE_ENDPOINT:
-		item(d, bad, "daemon", xasprintf("DOCKER_HOST: %s", p.error),
-		     xstrdup("fix DOCKER_HOST (unix:///path or "
-		             "tcp://host:port)"));
-		goto out;
-	case SBX_PROBE_PING:
-		item(
-		    d, bad, "daemon",
-		    p.error
-		        ? xasprintf("no answer from %s: %s", p.host, p.error)
-		        : xasprintf("%s answered /_ping with status %ld",
-		                    p.host, p.ping_status),
-		    xstrdup("start the daemon (systemctl start docker), check "
-		            "DOCKER_HOST and that you may use the socket (the "
-		            "docker group); only needed for --sandbox docker"));
-		goto out;
-	case SBX_PROBE_VERSION:
-		item(d, bad, "daemon",
-		     xasprintf("%s: Docker %s: %s", p.host, dv, p.error), NULL);
-		goto out;
-	default:
-		break;
-	}
-	item(d, DOC_OK, "daemon",
-	     xasprintf("%s answers: Docker %s, API %s (assay speaks %s)",
-	               p.host, dv, p.api_max ? p.api_max : "?", p.api),
-	     NULL);
-	if (p.failed == SBX_PROBE_OK)
-		item(d, DOC_OK, "image",
-		     xasprintf("%s is present (%.19s)", image,
-		               p.image_id ? p.image_id : "?"),
-		     NULL);
-	else if (p.image_status == 404)
-		item(
-		    d, bad, "image",
-		    xasprintf("%s is not on the daemon", image),
-		    xstrdup("build it with scripts/sandbox-image/build-offline "
-		            "(no registry needed)"));
-	else
-		item(d, bad, "image",
-		     xasprintf("cannot ask about %s: %s", image,
-		               p.error ? p.error : "unexpected status"),
-		     NULL);
-out:
-	sbx_docker_probe_free(&p);
-}
-
-/* ---- sandbox: opensandbox (only when it is the one configured) ---- */
-
-static void check_opensandbox(struct doctor *d, const struct config *c)
-{
-	section(d, "sandbox: opensandbox");
-	char *detail = NULL, *fix = NULL;
-	int rc = sbx_opensandbox_probe(c, DOC_DOCKER_MS, &detail, &fix);
-	item(d, rc == 0 ? DOC_OK : DOC_FAIL, "server", detail, fix);
-	if (rc < 0)
-		return;
-	rc = sbx_opensandbox_probe_network(c, DOC_DOCKER_MS, &detail, &fix);
-	item(d,
-	     rc == 0  ? DOC_OK
-	     : rc > 0 ? DOC_WARN
-	              : DOC_FAIL,
-	     "network", detail, fix);
+	sbx_probe_free(&p);
 }
 
 /* ---- model keys ---- */
@@ -657,10 +393,12 @@ static void doctor_usage(FILE *f)
 	      "  libraries and model keys (whether set, never their values)\n"
 	      "  --json          one JSON object instead of text\n"
 	      "  --images MODE   auto|sixel|kitty|blocks|off [config, else "
-	      "auto]\n"
-	      "  --sandbox NAME  local|docker|opensandbox: the backend that "
-	      "must work\n"
-	      "                  (the others are checked too, as warnings) "
+	      "auto]\n",
+	      f);
+	char *names = sbx_backend_names("|");
+	fprintf(f, "  --sandbox NAME  %s: the backend that must work\n", names);
+	free(names);
+	fputs("                  (the others are checked too, as warnings) "
 	      "[config, else local]\n"
 	      "  --image IMG     the docker sandbox's image [config, else "
 	      "assay-sandbox:latest]\n"
@@ -723,11 +461,11 @@ int cmd_doctor(int argc, char **argv)
 		config_set(&c.image, image);
 	if (os_url)
 		config_set(&c.opensandbox_url, os_url);
-	if (!sbx_backend_caps(c.sandbox)) {
-		set_err(&err,
-		        "doctor: unknown sandbox '%s': use --sandbox local, "
-		        "docker or opensandbox",
-		        c.sandbox ? c.sandbox : "");
+	if (!sbx_backend_exists(c.sandbox)) {
+		char *names = sbx_backend_names(NULL);
+		set_err(&err, "doctor: unknown sandbox '%s': use --sandbox %s",
+		        c.sandbox ? c.sandbox : "", names);
+		free(names);
 		goto usage;
 	}
 
@@ -739,13 +477,7 @@ int cmd_doctor(int argc, char **argv)
 		config_free(&c);
 		return EXIT_INTERRUPTED;
 	}
-	unsigned caps = sbx_backend_caps(c.sandbox);
-	int docker = (caps & SBX_CAP_DOCKER) != 0;
-	int osbx = (caps & SBX_CAP_OPENSANDBOX) != 0;
-	check_local(&d, !docker && !osbx);
-	check_docker(&d, &c, docker);
-	if (osbx)
-		check_opensandbox(&d, &c);
+	check_sandboxes(&d, &c);
 	check_keys(&d, &c);
 	cJSON_AddStringToObject(d.report, "sandbox", c.sandbox);
 	cJSON_AddBoolToObject(d.report, "ok", !d.failed);

@@ -162,9 +162,7 @@ static void job_check(struct job *jb)
 	 * delivered, the answer, the script */
 	struct config *c = &jb->ccfg;
 	config_defaults(c);
-	config_set(&c->sandbox, jb->cfg.sandbox);
-	config_set(&c->image, jb->cfg.image);
-	config_set(&c->opensandbox_url, jb->cfg.opensandbox_url);
+	sbx_config_inherit(c, &jb->cfg);
 	for (size_t i = 0; i < jb->cfg.n_inputs; i++)
 		config_add_input(c, jb->cfg.inputs[i].src,
 		                 jb->cfg.inputs[i].dest);

@@ -14,7 +14,7 @@
 #include "assay/sandbox.h"
 #include "assay/strv.h"
 #include "assay/util.h"
-#include "sandbox/docker_internal.h"
+#include "sandbox/xfer.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -112,7 +112,7 @@ static int get_start(struct delta_get *g, const char *rel, pid_t *pid,
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return set_err(err, "delta: pipe: %s", strerror(errno));
 	char *cpath = xasprintf("%s/%s", g->root, rel);
-	char *q = dk_escape(cpath);
+	char *q = xfer_escape(cpath);
 	char *url = xasprintf("%s%s", g->prefix, q);
 	free(q);
 	free(cpath);

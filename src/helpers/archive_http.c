@@ -8,8 +8,7 @@
 #include "assay/strv.h"
 #include "assay/util.h"
 #include "helpers/archive_delta.h"
-#include "sandbox/docker_internal.h"
-#include "sandbox/os_internal.h"
+#include "sandbox/xfer.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -174,10 +173,10 @@ int archive_http(int argc, char **argv)
 		return archive_usage();
 	h.said = now_ms();
 	buf_init(&h.body, HTTP_ERR_BODY);
-	strv_push(&hdrs,
-	          upload ? OS_UPLOAD_CTYPE : "Content-Type: application/x-tar");
+	strv_push(&hdrs, upload ? XFER_UPLOAD_CTYPE
+	                        : "Content-Type: application/x-tar");
 	if (upload) /* execd's upload form around stdin */
-		os_upload_form(upload, &h.pre, &h.post);
+		xfer_upload_form(upload, &h.pre, &h.post);
 	r.method = argv[i];
 	r.url = argv[i + 1];
 	r.on_response = hx_response;
@@ -200,7 +199,7 @@ int archive_http(int argc, char **argv)
 	if (h.broken) {
 		rc = 5;
 	} else if (h.status && (h.status < 200 || h.status >= 300)) {
-		char *m = dk_message(h.status, &h.body);
+		char *m = xfer_message(h.status, &h.body);
 		fprintf(stderr, "%s\n", m);
 		free(m);
 		rc = 3;

@@ -86,7 +86,7 @@
 #include "assay/util.h"
 #include "helpers/archive_delta.h"
 #include "helpers/archive_hash.h"
-#include "sandbox/docker_internal.h"
+#include "sandbox/tar.h"
 #include "sandbox/internal.h"
 
 #include <archive.h>
@@ -1025,17 +1025,16 @@ int main(int argc, char **argv)
 	umask(022);
 	int rc;
 	if (!strcmp(cmd, "pack"))
-		rc = dk_tar_pack(1, argv + 2, argc - 2, &err);
+		rc = tar_pack(1, argv + 2, argc - 2, &err);
 	else if (!strcmp(cmd, "extract") && argc == 6 &&
 	         !strcmp(argv[2], "--progress")) {
 		extract_subject = argv[3];
-		rc =
-		    dk_tar_extract(0, argv[5], argv[4], extract_progress, &err);
+		rc = tar_extract(0, argv[5], argv[4], extract_progress, &err);
 	} else if (!strcmp(cmd, "extract") && argc == 4)
-		rc = dk_tar_extract(0, argv[3], argv[2], NULL, &err);
+		rc = tar_extract(0, argv[3], argv[2], NULL, &err);
 	else if (!strcmp(cmd, "repack") && argc == 4)
-		rc = dk_tar_repack(0, argv[3], argv[2], &mounts,
-		                   create_progress, &err);
+		rc = tar_repack(0, argv[3], argv[2], &mounts, create_progress,
+		                &err);
 	else if (!strcmp(cmd, "restore") && argc == 3)
 		return restore(argv[2]);
 	else if (!strcmp(cmd, "members") && argc >= 6)

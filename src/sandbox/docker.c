@@ -65,25 +65,16 @@ static int docker_exec_write(struct sbx_exec *e, const void *data, size_t n)
 	return dk_exec_write((struct dk_exec *)e, data, n);
 }
 
-/* 1 (and fn hears it from the loop) when there is no container to
- * work in. */
-static int not_running(struct sbx *s, sbx_done_fn fn, void *arg)
+/* Whether there is a container to work in (sandbox.c refuses the file
+ * operations when not). */
+static int docker_ready(const struct sbx *s)
 {
-	struct docker *d = dk_of(s);
-	if (d && d->started && !d->stopped && !d->draining)
-		return 0;
-	sbx_later(s, fn, arg, SBX_FAILED, xstrdup("sandbox: not running"), NULL,
-	          NULL);
-	return 1;
+	const struct docker *d = s->priv;
+	return d && d->started && !d->stopped && !d->draining;
 }
 
-static void docker_read_file(struct sbx *s, const char *rel, size_t max,
-                             sbx_done_fn fn, void *arg)
-{
-	if (!not_running(s, fn, arg))
-		dk_read_file(s, rel, max, fn, arg);
-}
-
+/* A write into a mounted input is refused as the local one refuses it:
+ * the bind is read-only. */
 static void docker_write_file(struct sbx *s, const char *rel, const void *data,
                               size_t n, sbx_done_fn fn, void *arg)
 {
@@ -91,21 +82,14 @@ static void docker_write_file(struct sbx *s, const char *rel, const void *data,
 	int k = path_normalize(rel, &norm, &perr) == 0
 	            ? path_mount_find(&s->mounts, norm, NULL)
 	            : -1;
-	if (k >= 0) /* the bind is read-only: say so as the local one does */
+	if (k >= 0)
 		sbx_later(s, fn, arg, SBX_FAILED,
 		          path_mount_readonly(&s->mounts.v[k], norm), NULL,
 		          NULL);
-	else if (!not_running(s, fn, arg))
+	else
 		dk_write_file(s, rel, data, n, fn, arg);
 	free(norm);
 	free(perr);
-}
-
-static void docker_list(struct sbx *s, const char *rel, int recursive,
-                        size_t max, sbx_done_fn fn, void *arg)
-{
-	if (!not_running(s, fn, arg))
-		dk_list(s, rel, recursive, max, fn, arg);
 }
 
 /* ---- stop ---- */
@@ -117,7 +101,7 @@ static char *remove_path(struct docker *d)
 	if (d->id)
 		return xasprintf("/containers/%s?force=1&v=1", d->id);
 	if (d->created && d->name) {
-		char *q = dk_escape(d->name);
+		char *q = xfer_escape(d->name);
 		char *p = xasprintf("/containers/%s?force=1&v=1", q);
 		free(q);
 		return p;
@@ -139,7 +123,7 @@ static void remove_retry(void *arg)
 /* The path that removes the named workspace volume. */
 static char *volume_path(const struct docker *d)
 {
-	char *q = dk_escape(d->volume);
+	char *q = xfer_escape(d->volume);
 	char *p = xasprintf("/volumes/%s", q);
 	free(q);
 	return p;
@@ -339,19 +323,21 @@ static void docker_destroy(struct sbx *s)
 
 const struct sbx_ops sbx_docker_ops = {
     .name = "docker",
-    .caps = SBX_CAP_IMPORT_TAR | SBX_CAP_DOCKER | SBX_CAP_DELTA,
+    .caps = SBX_CAP_IMPORT_TAR | SBX_CAP_DELTA,
     .fds = DOCKER_FDS,
     .start = dk_start,
     .exec = docker_exec,
     .cancel = docker_cancel,
     .exec_write = docker_exec_write,
-    .read_file = docker_read_file,
+    .ready = docker_ready,
+    .read_file = dk_read_file,
     .write_file = docker_write_file,
-    .list = docker_list,
+    .list = dk_list,
     .fetch = dk_fetch,
     .export_tar = dk_export_tar,
     .import_tar = dk_import_tar,
     .export_delta = dk_export_delta,
     .stop = docker_stop,
     .destroy = docker_destroy,
+    .probe = dk_probe,
 };

@@ -3,7 +3,7 @@
  * (negotiated, never hard-coded: engines 29.x refuse anything below
  * 1.44), and requests over http.h: on the loop, or blocking for the
  * two callers without a loop to wait on (sbx_free's last resort and
- * `assay doctor`, whose probe lives here too). */
+ * `assay doctor`, whose probe is docker_probe.c). */
 #include "assay/http.h"
 #include "assay/json.h"
 #include "assay/util.h"
@@ -278,7 +278,7 @@ static void call_done(struct http_xfer *x, int ok, const char *errmsg,
 		                                               c->body.len)
 		                       : NULL;
 		char *m = !msg && c->status >= 300
-		              ? dk_message(c->status, &c->body)
+		              ? xfer_message(c->status, &c->body)
 		              : NULL;
 		c->r.on_json(c->r.arg, msg ? 0 : c->status, j, msg ? msg : m);
 		cJSON_Delete(j);
@@ -419,178 +419,9 @@ long dk_json(struct dk_api *a, const char *method, const char *path,
 		if (reply && w.body.len)
 			*reply = cJSON_ParseWithLength(w.body.data, w.body.len);
 		if (status >= 300 && err && !*err)
-			*err = dk_message(status, &w.body);
+			*err = xfer_message(status, &w.body);
 	}
 	free(w.err);
 	buf_free(&w.body);
 	return status;
-}
-
-char *dk_message(long status, const struct buf *body)
-{
-	cJSON *j = body && body->len
-	               ? cJSON_ParseWithLength(body->data, body->len)
-	               : NULL;
-	const char *m = json_str(j, "message", NULL);
-	char *out;
-	if (m)
-		out = xstrdup(m);
-	else if (body && body->len)
-		out = utf8_sanitize(body->data,
-		                    body->len < 300 ? body->len : 300, NULL);
-	else
-		out = xasprintf("HTTP status %ld", status);
-	cJSON_Delete(j);
-	/* one line */
-	for (char *p = out; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
-	return out;
-}
-
-char *dk_escape(const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	struct buf b;
-	buf_init(&b, 0);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (isalnum(*p) || strchr("-_.~/", *p)) {
-			char ch = (char)*p;
-			buf_append(&b, &ch, 1);
-		} else {
-			char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-			buf_append(&b, e, 3);
-		}
-	}
-	return buf_detach(&b);
-}
-
-/* ---- what `assay doctor` asks ---- */
-
-struct probe_get {
-	long status;
-	struct buf body;
-	char *err;
-};
-
-static void probe_get_done(void *arg, long status, struct buf *body,
-                           const char *err)
-{
-	struct probe_get *g = arg;
-	g->status = status;
-	buf_append(&g->body, body->data ? body->data : "", body->len);
-	g->err = err ? xstrdup(err) : NULL;
-}
-
-/* One bounded blocking GET; the parsed body (or NULL), the status,
- * *err when no answer came. */
-static cJSON *probe_get(struct dk_api *a, const char *path, int unversioned,
-                        long timeout_ms, char **header, long *status,
-                        char **err)
-{
-	struct probe_get g = {0};
-	buf_init(&g.body, 0);
-	struct dk_req r = {.method = "GET",
-	                   .path = path,
-	                   .on_done = probe_get_done,
-	                   .arg = &g,
-	                   .timeout_ms = timeout_ms,
-	                   .sync = 1,
-	                   .unversioned = unversioned,
-	                   .max_body = 1 << 20,
-	                   .header_name = header ? "Api-Version" : NULL,
-	                   .header_value = header};
-	char *why = NULL;
-	dk_send(a, &r, &why);
-	cJSON *j = NULL;
-	*status = g.status;
-	if (why || !g.status)
-		set_err(err, "%s", why ? why : g.err ? g.err : "no answer");
-	else if (g.body.len)
-		j = cJSON_ParseWithLength(g.body.data, g.body.len);
-	free(why);
-	free(g.err);
-	buf_free(&g.body);
-	return j;
-}
-
-/* The image step of the probe (the daemon answers, the version is
- * agreed). */
-static void probe_image(struct dk_api *a, const char *image, long timeout_ms,
-                        struct sbx_docker_probe *p)
-{
-	char *q = dk_escape(image);
-	char *path = xasprintf("/images/%s/json", q);
-	char *err = NULL;
-	cJSON *img =
-	    probe_get(a, path, 0, timeout_ms, NULL, &p->image_status, &err);
-	if (p->image_status == 200) {
-		p->image_id = xstrdup(json_str(img, "Id", "?"));
-	} else {
-		p->failed = SBX_PROBE_IMAGE;
-		p->error =
-		    err ? err
-		        : xstrdup(p->image_status == 404 ? "not on the daemon"
-		                                         : "unexpected status");
-		err = NULL;
-	}
-	free(err);
-	free(q);
-	free(path);
-	cJSON_Delete(img);
-}
-
-void sbx_docker_probe(const char *image, long timeout_ms,
-                      struct sbx_docker_probe *p)
-{
-	memset(p, 0, sizeof *p);
-	struct dk_api a = {0};
-	char *apiv = NULL;
-	cJSON *ver = NULL;
-	if (dk_endpoint_parse(getenv("DOCKER_HOST"), getenv("DOCKER_CERT_PATH"),
-	                      getenv("DOCKER_TLS_VERIFY"), getenv("HOME"),
-	                      &a.ep, &p->error) < 0) {
-		p->failed = SBX_PROBE_ENDPOINT;
-		return;
-	}
-	p->host = xstrdup(a.ep.host);
-	cJSON_Delete(probe_get(&a, "/_ping", 1, timeout_ms, &apiv,
-	                       &p->ping_status, &p->error));
-	if (p->error || p->ping_status != 200) {
-		p->failed = SBX_PROBE_PING;
-		goto out;
-	}
-	char *verr = NULL;
-	long st = 0;
-	ver = probe_get(&a, "/version", 1, timeout_ms, NULL, &st, &verr);
-	free(verr);
-	const char *max = apiv ? apiv : json_str(ver, "ApiVersion", NULL);
-	const char *min = json_str(ver, "MinAPIVersion", NULL);
-	const char *dv = json_str(ver, "Version", NULL);
-	p->docker_version = dv ? xstrdup(dv) : NULL;
-	p->api_max = max ? xstrdup(max) : NULL;
-	if (dk_negotiate(getenv("DOCKER_API_VERSION"), max, min, &a.version,
-	                 &p->error) < 0) {
-		p->failed = SBX_PROBE_VERSION;
-		goto out;
-	}
-	p->api = xstrdup(a.version);
-	probe_image(&a, image && *image ? image : "assay-sandbox:latest",
-	            timeout_ms, p);
-out:
-	free(apiv);
-	cJSON_Delete(ver);
-	free(a.version);
-	dk_endpoint_free(&a.ep);
-}
-
-void sbx_docker_probe_free(struct sbx_docker_probe *p)
-{
-	free(p->error);
-	free(p->host);
-	free(p->docker_version);
-	free(p->api_max);
-	free(p->api);
-	free(p->image_id);
-	memset(p, 0, sizeof *p);
 }

@@ -67,33 +67,16 @@ static void delta_exit(void *arg, struct sbx_child *c)
 	delta_free(op);
 }
 
-void dk_delta_records(struct buf *b, const struct sbx_delta *d)
-{
-	const struct strv *lists[] = {&d->gone, &d->dirs, &d->files};
-	const char kinds[] = "xdf";
-	for (int k = 0; k < 3; k++)
-		for (size_t i = 0; i < lists[k]->n; i++) {
-			buf_append(b, &kinds[k], 1);
-			buf_append(b, lists[k]->v[i],
-			           strlen(lists[k]->v[i]) + 1);
-		}
-}
-
 void dk_export_delta(struct sbx *s, const char *path, const struct sbx_delta *d,
                      sbx_done_fn fn, void *arg)
 {
 	struct docker *dk = dk_of(s);
-	if (!dk || !dk->started) {
-		sbx_later(s, fn, arg, SBX_FAILED,
-		          xstrdup("sandbox: not running"), NULL, NULL);
-		return;
-	}
 	struct dk_delta *op = xcalloc(1, sizeof *op);
 	op->s = s;
 	op->path = xstrdup(path);
 	op->t0 = now_ms();
 	buf_init(&op->records, (size_t)1 << 30);
-	dk_delta_records(&op->records, d);
+	xfer_delta_records(&op->records, d);
 	sbx_listing_init(&op->progress, DELTA_PROGRESS_LINES);
 	char *prefix =
 	    xasprintf("%s/v%s/containers/%s/archive?path=", dk->api.ep.base,

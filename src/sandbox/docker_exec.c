@@ -21,6 +21,7 @@
 #include "assay/loop.h"
 #include "assay/util.h"
 #include "sandbox/docker_internal.h"
+#include "sandbox/fileop.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -185,7 +186,7 @@ static void on_inspected(void *arg, long status, struct buf *body,
 	struct dk_exec *e = arg;
 	e->call = NULL;
 	if (status != 200) {
-		char *m = err ? xstrdup(err) : dk_message(status, body);
+		char *m = err ? xstrdup(err) : xfer_message(status, body);
 		if (status == 404 && (e->killing || e->restarted)) {
 			/* the container went away under a kill */
 			e->exit_code = -1;
@@ -253,7 +254,7 @@ static void on_stream_done(void *arg, long status, struct buf *body,
 	e->call = NULL;
 	if (status < 200 || status >= 300) {
 		char *m =
-		    err && !status ? xstrdup(err) : dk_message(status, body);
+		    err && !status ? xstrdup(err) : xfer_message(status, body);
 		if (e->killing || e->restarted) {
 			free(m);
 			exec_inspect(e);
@@ -350,7 +351,7 @@ static int raw_head(struct dk_exec *e, const char *data, size_t n)
 		struct buf rest;
 		buf_init(&rest, 0);
 		buf_append(&rest, e->head.data + used, e->head.len - used);
-		char *m = dk_message(status, &rest);
+		char *m = xfer_message(status, &rest);
 		buf_free(&rest);
 		dk_exec_fail(e, "docker: cannot start the command: %s", m);
 		free(m);
@@ -481,7 +482,7 @@ static void on_created(void *arg, long status, struct buf *body,
 	e->call = NULL;
 	if (status != 201) {
 		char *m =
-		    err && !status ? xstrdup(err) : dk_message(status, body);
+		    err && !status ? xstrdup(err) : xfer_message(status, body);
 		dk_exec_fail(e, "docker: cannot create the command: %s", m);
 		free(m);
 		return;
@@ -559,7 +560,7 @@ static char *exec_body(struct dk_exec *e, const struct dk_exec_args *a)
 	if (a->internal == 4) {
 		/* argv as is */
 	} else if (a->internal == 2) {
-		cJSON_AddItemToArray(cmd, cJSON_CreateString(dk_fileop_script));
+		cJSON_AddItemToArray(cmd, cJSON_CreateString(fileop_script));
 		cJSON_AddItemToArray(cmd, cJSON_CreateString("assay-fileop"));
 	} else {
 		char num[3][24];
@@ -646,7 +647,7 @@ static int runner_submit(struct dk_exec *e)
 	if (e->internal == 2) {
 		runner_field(&b, "/bin/bash");
 		runner_field(&b, "-c");
-		runner_field(&b, dk_fileop_script);
+		runner_field(&b, fileop_script);
 		runner_field(&b, "assay-fileop");
 	}
 	for (size_t i = 0; i < n; i++)

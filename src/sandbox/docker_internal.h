@@ -5,8 +5,7 @@
  * (docker_exec.c, its kills and restarts in docker_kill.c, the command
  * runner in docker_runner.c), the file operations (docker_files.c),
  * the tar streams between the daemon and the assay-archive helper
- * (docker_xfer.c) and the tar work done in that helper (docker_tar.c,
- * never run in assay itself). */
+ * (docker_xfer.c, over the shared xfer.c). */
 #ifndef ASSAY_SANDBOX_DOCKER_INTERNAL_H
 #define ASSAY_SANDBOX_DOCKER_INTERNAL_H
 
@@ -17,6 +16,7 @@
 #include "assay/buf.h"
 #include "assay/sandbox.h"
 #include "sandbox/internal.h"
+#include "sandbox/xfer.h"
 
 struct http;
 struct http_xfer;
@@ -137,11 +137,6 @@ dk_json_call(struct dk_api *a, const char *method, const char *path,
  * wanted. */
 long dk_json(struct dk_api *a, const char *method, const char *path,
              const char *json, cJSON **reply, char **err);
-/* The daemon's {"message": ...} (or the raw body), for errors. */
-char *dk_message(long status, const struct buf *body);
-/* A URL-encoded copy of s (for query strings). */
-char *dk_escape(const char *s);
-
 /* ---- the raw connection of an exec with stdin (docker_raw.c) ---- */
 
 struct dk_raw;
@@ -289,8 +284,7 @@ int dk_restart(struct sbx *s, char **err);
 /* Stop a restart under way (the sandbox stops). */
 void dk_restart_cancel(struct sbx *s);
 
-extern const char dk_fileop_script[]; /* docker_scripts.c */
-extern const char dk_wrapper_script[];
+extern const char dk_wrapper_script[]; /* docker_scripts.c */
 extern const char dk_runner_script[];
 /* From the runner (docker_runner.c): output of, and the exit code of,
  * the command with runner id rid; the runner of generation gen is gone
@@ -327,22 +321,13 @@ typedef int (*dk_rframe_fn)(void *arg, char type, uint32_t id, const char *p,
 int dk_rframes_feed(struct dk_rframes *f, const char *data, size_t n,
                     size_t max, dk_rframe_fn fn, void *arg);
 
+/* docker_probe.c: what `assay doctor` asks the daemon (sbx_ops.probe). */
+void dk_probe(const struct config *cfg, int required, long timeout_ms,
+              struct sbx_probe *p);
+
 /* docker_start.c: create the container and stage the inputs, on the
  * loop (sbx_start). */
 void dk_start(struct sbx *s, int stage_inputs, sbx_done_fn fn, void *arg);
-/* Whether a container or volume with these labels is what a dead assay
- * left of a run kept in root (the directory of this run's run dir): a
- * start removes those, and only those. */
-int dk_leftover(const cJSON *labels, const char *root);
-/* The labels (or OpenSandbox metadata) naming the run and its owner:
- * assay.run, assay.root (root_label, or the run dir's directory when
- * NULL), assay.owner.{pid,host,boot,start}, assay.version. */
-cJSON *dk_owner_labels(struct sbx *s, const char *root_label);
-/* Whether the assay those labels name is alive (owners on other hosts
- * are presumed so). */
-int dk_owner_alive(const cJSON *labels);
-/* The directory a run dir is in, resolved. */
-char *dk_run_root(const char *run_dir);
 
 /* docker_files.c */
 void dk_read_file(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,
@@ -356,13 +341,12 @@ void dk_fetch(struct sbx *s, const char *rel, const char *dest, sbx_done_fn fn,
 
 /* docker_xfer.c: a tar stream between the archive API and the helper,
  * as two loop children (`assay-archive http` and the tar side). */
-struct dk_xfer;
 /* GET .../archive?path=cpath into `assay-archive ARGS...` (extract,
  * repack); tmp_base: ARGS's output, whose temporary a kill leaves. */
-struct dk_xfer *dk_xfer_get(struct sbx *s, const char *cpath, char *const *args,
-                            const char *tmp_base,
-                            void (*done)(void *arg, char *err), void *arg,
-                            char **err);
+struct xfer *dk_xfer_get(struct sbx *s, const char *cpath, char *const *args,
+                         const char *tmp_base,
+                         void (*done)(void *arg, char *err), void *arg,
+                         char **err);
 /* A PUT's progress, relayed to the sandbox's hook: what ("staging"),
  * subject ("the inputs"), the total bytes (0: not known ahead). */
 struct dk_put_progress {
@@ -372,40 +356,15 @@ struct dk_put_progress {
 /* PUT the tar `assay-archive ARGS...` writes (pack, restore) into
  * /workspace; what names it for errors ("stage the inputs"); p (may
  * be NULL) asks for progress. */
-struct dk_xfer *dk_xfer_put(struct sbx *s, char *const *args, const char *what,
-                            const struct dk_put_progress *p,
-                            void (*done)(void *arg, char *err), void *arg,
-                            char **err);
-/* The same with the http side's argv given (`assay-archive http ...`
- * to whatever server): for the opensandbox backend. label: the
- * progress hook's what for a PUT's progress lines, or NULL. */
-struct dk_xfer *sbx_xfer_get(struct sbx *s, const char *subject,
-                             char *const *http_argv, char *const *args,
-                             const char *tmp_base,
-                             void (*done)(void *arg, char *err), void *arg,
-                             char **err);
-struct dk_xfer *sbx_xfer_put(struct sbx *s, char *const *args,
-                             char *const *http_argv, const char *what,
-                             const char *label,
-                             void (*done)(void *arg, char *err), void *arg,
-                             char **err);
-/* `assay-archive pack` args for the configured inputs that are not
- * bound (all 0: a resume's, see dk_stage), NULL-terminated, *n of
- * them (3 when there is nothing to stage), *ro when some go read-only;
- * the caller frees the array. */
-char **sbx_pack_args(struct sbx *s, int all, size_t *n, int *ro);
-/* The tar pack writes of those pairs, for progress (0: not known). */
-double sbx_pack_bytes(char *const *pairs, size_t n);
-/* Kill and reap both children (removing what they left), no callback. */
-void dk_xfer_free(struct dk_xfer *x);
+struct xfer *dk_xfer_put(struct sbx *s, char *const *args, const char *what,
+                         const struct dk_put_progress *p,
+                         void (*done)(void *arg, char *err), void *arg,
+                         char **err);
 void dk_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
 /* Persist only what changed (docker_delta.c): `assay-archive delta`
  * reads each changed file from the archive API into the delta. */
 void dk_export_delta(struct sbx *s, const char *path, const struct sbx_delta *d,
                      sbx_done_fn fn, void *arg);
-/* The delta helper's records of d: a kind byte (f content, d
- * directory, x gone) and the path, each ended by a NUL. */
-void dk_delta_records(struct buf *b, const struct sbx_delta *d);
 /* The options of `assay-archive http` that reach the daemon of s
  * (--unix, TLS files), appended to a. */
 void dk_http_opts(struct sbx *s, struct strv *a);
@@ -416,21 +375,11 @@ void dk_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
  * only those the run had bound, which the restored workspace lacks):
  * assay-archive packs, PUT archive. NULL (and no *err) when there is
  * nothing to stage. */
-struct dk_xfer *dk_stage(struct sbx *s, int all,
-                         void (*done)(void *arg, char *err), void *arg,
-                         char **err);
+struct xfer *dk_stage(struct sbx *s, int all,
+                      void (*done)(void *arg, char *err), void *arg,
+                      char **err);
 /* A tar stream (from fd) handed to `assay-archive extract`, waited
  * for: for the tests, which feed it hostile tars. */
 int dk_extract_fd(int fd, const char *name, const char *dest, char **err);
-
-/* docker_tar.c (the helper only) */
-int dk_tar_pack(int out_fd, char *const *specs, int n, char **err);
-/* progress (may be NULL): the files' bytes written, every 500 ms and
- * at the end. */
-int dk_tar_extract(int in_fd, const char *name, const char *dest,
-                   sbx_tar_progress_fn progress, char **err);
-int dk_tar_repack(int in_fd, const char *strip, const char *out_path,
-                  const struct path_mounts *skip, sbx_tar_progress_fn progress,
-                  char **err);
 
 #endif

@@ -218,7 +218,7 @@ static void on_restart_reply(void *arg, long status, struct buf *body,
 		                                  restart_retry, s);
 		return;
 	}
-	char *m = err && !status ? xstrdup(err) : dk_message(status, body);
+	char *m = err && !status ? xstrdup(err) : xfer_message(status, body);
 	restart_end(s, m);
 	free(m);
 }

@@ -96,62 +96,6 @@ const char dk_wrapper_script[] =
     "reap \"$t\" run\n"
     "exit $rc\n";
 
-/* File operations, confined to /workspace: paths are resolved inside
- * the container (symlinks and all) and refused when they land outside.
- * Exit 3 with the reason on stderr when refused or missing.
- *   resolve REL          the absolute path REL leads to
- *   read REL MAX         "SIZE\n" then at most MAX bytes
- *   list REL RECURSIVE   "%y %s %T@ %P\0" per entry below REL
- *   prepare REL          mkdir -p the parents; print the directory */
-const char dk_fileop_script[] =
-    "ws=/workspace\n"
-    "inside() { case $1 in \"$ws\"|\"$ws\"/*) return 0 ;; esac; return 1; "
-    "}\n"
-    "fail() { printf '%s\\n' \"$1\" >&2; exit 3; }\n"
-    "out=\"path '$2' leads outside the workspace (through a symlink): "
-    "refused\"\n"
-    "resolve() {\n"
-    "  r=$(realpath -e -- \"$ws/$1\" 2>/dev/null) ||"
-    " fail \"$1: No such file or directory\"\n"
-    "  inside \"$r\" || fail \"$out\"\n"
-    "}\n"
-    "case $1 in\n"
-    "resolve) resolve \"$2\"; printf '%s' \"$r\" ;;\n"
-    "read)\n"
-    "  resolve \"$2\"\n"
-    "  [ -d \"$r\" ] && fail \"$2 is a directory\"\n"
-    "  [ -f \"$r\" ] || fail \"$2 is not a regular file\"\n"
-    "  s=$(stat -c %s -- \"$r\") || exit 1\n"
-    "  printf '%s\\n' \"$s\"\n"
-    "  exec head -c \"$3\" -- \"$r\" ;;\n"
-    "list)\n"
-    "  resolve \"$2\"\n"
-    "  [ -d \"$r\" ] || fail \"$2: Not a directory\"\n"
-    "  d=1; [ \"$3\" = 1 ] && d=64\n"
-    "  cd -- \"$r\" || exit 1\n"
-    "  find . -mindepth 1 -maxdepth \"$d\" -printf '%y %s %T@ %P\\0' "
-    "2>/dev/null | head -z -n \"$4\"\n"
-    "  exit 0 ;;\n"
-    "prepare)\n"
-    "  rel=$2 dir=${2%/*}\n"
-    "  [ \"$dir\" = \"$rel\" ] && dir=.\n"
-    "  a=$dir\n"
-    "  while [ ! -e \"$ws/$a\" ] && [ ! -L \"$ws/$a\" ]; do\n"
-    "    case $a in */*) a=${a%/*} ;; *) a=. ;; esac\n"
-    "  done\n"
-    "  resolve \"$a\"\n"
-    "  [ -d \"$r\" ] || fail \"$a is not a directory\"\n"
-    "  if [ \"$a\" != \"$dir\" ]; then\n"
-    "    rest=${dir#\"$a\"/}; [ \"$a\" = . ] && rest=$dir\n"
-    "    mkdir -p -- \"$r/$rest\" || exit 1\n"
-    "  fi\n"
-    "  resolve \"$dir\"\n"
-    "  [ -d \"$r/${rel##*/}\" ] && [ ! -L \"$r/${rel##*/}\" ] &&"
-    " fail \"$rel is a directory\"\n"
-    "  printf '%s' \"$r\" ;;\n"
-    "*) fail \"unknown operation $1\" ;;\n"
-    "esac\n";
-
 /* The command runner (docker_runner.c): one long-lived python3 in the
  * container, started through one exec, that runs each command the way
  * the wrapper above does (own session/process group, the same limits,

@@ -2,7 +2,7 @@
  * the loop: reach the daemon (/_ping, /version: the API version to
  * speak), remove what assays that died left behind (containers and
  * volumes whose owner's labels name a dead process, of runs kept in
- * the same directory as this one's: see dk_leftover), check the image
+ * the same directory as this one's: see owner_leftover), check the image
  * (assay never pulls), create and start the container, stage the
  * inputs (docker_xfer.c), and start the command runner. Any step that
  * fails ends the start with a message that says what to do; whatever
@@ -14,6 +14,7 @@
 #include "assay/loop.h"
 #include "assay/util.h"
 #include "sandbox/docker_internal.h"
+#include "sandbox/owner.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -24,119 +25,8 @@
 
 #define DK_CHUNK 65536
 #define DK_MAX_THREADS 4
-#define DK_LABEL "assay.owner.pid"
-#define DK_LABEL_ROOT "assay.root" /* the directory the run dir is in */
 #define DK_PING_MS 15000
 #define DK_CALL_MS 120000
-
-/* ---- who owns a container ---- */
-
-struct dk_owner {
-	char host[256];
-	char boot[64];
-	char pstart[32];
-};
-
-/* The first line of a small file, or "". */
-static void read_line(const char *path, char *out, size_t n)
-{
-	out[0] = '\0';
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return;
-	if (!fgets(out, (int)n, f))
-		out[0] = '\0';
-	fclose(f);
-	out[strcspn(out, "\n")] = '\0';
-}
-
-/* Field 22 of /proc/PID/stat: when the process started (clock ticks
- * since boot), which tells a live owner from a reused pid. */
-static void proc_start(int pid, char *out, size_t n)
-{
-	char path[64], line[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	read_line(path, line, sizeof line);
-	out[0] = '\0';
-	char *p = strrchr(line, ')');
-	for (int field = 2; p && *p; p++)
-		if (*p == ' ' && ++field == 22) {
-			snprintf(out, n, "%.*s", (int)strcspn(p + 1, " "),
-			         p + 1);
-			return;
-		}
-}
-
-/* This machine's name, "unknown" when it has none. */
-static void host_name(char *out, size_t n)
-{
-	if (gethostname(out, n) < 0)
-		snprintf(out, n, "unknown");
-	out[n - 1] = '\0';
-}
-
-/* Who we are, as the labels record it. */
-static void owner_self(struct dk_owner *o)
-{
-	host_name(o->host, sizeof o->host);
-	read_line("/proc/sys/kernel/random/boot_id", o->boot, sizeof o->boot);
-	proc_start((int)getpid(), o->pstart, sizeof o->pstart);
-}
-
-/* Is the assay that labelled this alive? Owners on other hosts are
- * presumed alive: only they can tell. */
-static int owner_alive(const cJSON *labels, const struct dk_owner *me)
-{
-	const char *host = json_str(labels, "assay.owner.host", NULL);
-	const char *boot = json_str(labels, "assay.owner.boot", "");
-	const char *pstart = json_str(labels, "assay.owner.start", "");
-	int pid = atoi(json_str(labels, DK_LABEL, "0"));
-	if (!host || strcmp(host, me->host))
-		return 1;
-	if (*boot && *me->boot && strcmp(boot, me->boot))
-		return 0;
-	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH))
-		return 0;
-	char now[32];
-	proc_start(pid, now, sizeof now);
-	return !*pstart || !*now || !strcmp(now, pstart);
-}
-
-/* The directory a run dir is in (resolved), which a container's
- * "assay.root" label records. */
-static char *run_root(const char *run_dir)
-{
-	char *real = realpath(run_dir, NULL);
-	char *root = real ? real : xstrdup(run_dir);
-	char *slash = strrchr(root, '/');
-	if (slash && slash != root)
-		*slash = '\0';
-	else if (slash)
-		slash[1] = '\0';
-	return root;
-}
-
-/* Whether a container or volume with these labels is a leftover this
- * start may remove: its assay is dead, and its run dir was in root,
- * the directory this run's is in. Why the second condition: the sweep
- * used to take every dead assay's leftovers on the machine, and one
- * run (a test, say) could then remove the container another run, alive
- * or being examined, still expected to find, the container of a run
- * killed with kill -9 that a resume or a look with `docker exec` is
- * about to see. Runs kept together are one user's, one project's (or
- * one test's): their leftovers go with the next run there; elsewhere
- * they wait for a run in their own directory (or `scripts/setup-docker
- * stop`). What an assay without the label made (an older version) has
- * no directory to wait for and goes as before. */
-int dk_leftover(const cJSON *labels, const char *root)
-{
-	struct dk_owner me;
-	owner_self(&me);
-	if (owner_alive(labels, &me))
-		return 0;
-	const char *theirs = json_str(labels, DK_LABEL_ROOT, NULL);
-	return !theirs || !strcmp(theirs, root);
-}
 
 /* ---- reaching the daemon ---- */
 
@@ -164,40 +54,6 @@ static char *unreachable(struct docker *d, const char *why)
 }
 
 /* ---- the container ---- */
-
-int dk_owner_alive(const cJSON *labels)
-{
-	struct dk_owner me;
-	owner_self(&me);
-	return owner_alive(labels, &me);
-}
-
-char *dk_run_root(const char *run_dir)
-{
-	return run_root(run_dir);
-}
-
-/* The labels that name the run and its owner (see the top). */
-cJSON *dk_owner_labels(struct sbx *s, const char *root_label)
-{
-	struct dk_owner o, *me = &o;
-	owner_self(me);
-	cJSON *l = cJSON_CreateObject();
-	char pid[24];
-	snprintf(pid, sizeof pid, "%d", (int)getpid());
-	const char *run = strrchr(s->run_dir, '/');
-	cJSON_AddStringToObject(l, "assay.run",
-	                        run && run[1] ? run + 1 : s->run_dir);
-	char *root = root_label ? xstrdup(root_label) : run_root(s->run_dir);
-	cJSON_AddStringToObject(l, DK_LABEL_ROOT, root);
-	free(root);
-	cJSON_AddStringToObject(l, DK_LABEL, pid);
-	cJSON_AddStringToObject(l, "assay.owner.host", me->host);
-	cJSON_AddStringToObject(l, "assay.owner.boot", me->boot);
-	cJSON_AddStringToObject(l, "assay.owner.start", me->pstart);
-	cJSON_AddStringToObject(l, "assay.version", ASSAY_VERSION);
-	return l;
-}
 
 /* One entry of HostConfig.Mounts at /workspace/rel, read-only. */
 static cJSON *ro_mount(cJSON *mounts, const char *type, const char *src,
@@ -250,7 +106,7 @@ static char *container_body(struct sbx *s, long ncpu)
 	cJSON_AddStringToObject(o, "Hostname", "assay");
 	cJSON *env = cJSON_AddArrayToObject(o, "Env");
 	cJSON_AddItemToArray(env, cJSON_CreateString("ASSAY_EXEC=main"));
-	cJSON_AddItemToObject(o, "Labels", dk_owner_labels(s, NULL));
+	cJSON_AddItemToObject(o, "Labels", owner_labels(s, NULL));
 	cJSON *hc = cJSON_AddObjectToObject(o, "HostConfig");
 	cJSON_AddStringToObject(hc, "NetworkMode",
 	                        cfg->network ? "default" : "none");
@@ -281,7 +137,7 @@ static char *container_body(struct sbx *s, long ncpu)
 		cJSON_AddStringToObject(m, "Source", d->volume);
 	cJSON_AddStringToObject(m, "Target", "/workspace");
 	cJSON *vo = cJSON_AddObjectToObject(m, "VolumeOptions");
-	cJSON_AddItemToObject(vo, "Labels", dk_owner_labels(s, NULL));
+	cJSON_AddItemToObject(vo, "Labels", owner_labels(s, NULL));
 	cJSON_AddItemToArray(mounts, m);
 	if (d->volume)
 		input_mounts(s, mounts);
@@ -325,7 +181,7 @@ struct dk_start {
 	char *apiv;    /* /_ping's Api-Version */
 	cJSON *doomed; /* leftovers of dead assays: {"path","what"} */
 	int sweep;     /* 0: containers, 1: volumes */
-	struct dk_xfer *stage;
+	struct xfer *stage;
 	struct buf warn; /* what works less well than configured */
 };
 
@@ -335,7 +191,7 @@ static void start_free(struct dk_start *st)
 	if (st->timer)
 		loop_timer_cancel(st->s->loop, st->timer);
 	dk_cancel(st->call);
-	dk_xfer_free(st->stage);
+	xfer_free(st->stage);
 	free(st->apiv);
 	cJSON_Delete(st->doomed);
 	buf_free(&st->warn);
@@ -353,7 +209,7 @@ static void start_end(struct dk_start *st, char *err)
 {
 	dk_cancel(st->call);
 	st->call = NULL;
-	dk_xfer_free(st->stage);
+	xfer_free(st->stage);
 	st->stage = NULL;
 	char *warn = st->warn.len ? xstrdup(buf_str(&st->warn)) : NULL;
 	struct loop *l = st->s->loop;
@@ -480,7 +336,7 @@ static int binds_possible(struct sbx *s, const char *daemon_host)
 	if (!s->cfg->n_inputs)
 		return 0;
 	char me[256];
-	host_name(me, sizeof me);
+	owner_host(me, sizeof me);
 	if (d->api.ep.unix_path && strcmp(me, "unknown") &&
 	    !strcmp(me, daemon_host))
 		return 1;
@@ -513,7 +369,7 @@ static void start_on_info(void *arg, long status, cJSON *reply, const char *err)
 	if (s->mounts.n)
 		d->volume = xasprintf("%s-ws", d->name);
 	char *body = container_body(s, ncpu);
-	char *q = dk_escape(d->name);
+	char *q = xfer_escape(d->name);
 	char *path = xasprintf("/containers/create?name=%s", q);
 	d->created = 1; /* from now on the name may exist: remove it */
 	start_call(st, "POST", path, body, start_on_created);
@@ -561,7 +417,7 @@ static void check_image(struct dk_start *st)
 	                        : "assay-sandbox:latest";
 	free(s->image);
 	s->image = xstrdup(image);
-	char *q = dk_escape(image);
+	char *q = xfer_escape(image);
 	char *path = xasprintf("/images/%s/json", q);
 	start_call(st, "GET", path, NULL, start_on_image);
 	free(q);
@@ -607,7 +463,7 @@ static void start_on_sweep_list(void *arg, long status, cJSON *reply,
 	struct dk_start *st = arg;
 	(void)err;
 	st->call = NULL;
-	char *root = run_root(st->s->run_dir);
+	char *root = owner_run_root(st->s->run_dir);
 	const cJSON *items =
 	    st->sweep ? cJSON_GetObjectItemCaseSensitive(reply, "Volumes")
 	              : reply;
@@ -619,7 +475,7 @@ static void start_on_sweep_list(void *arg, long status, cJSON *reply,
 			    cJSON_GetObjectItemCaseSensitive(c, "Labels");
 			const char *id =
 			    json_str(c, st->sweep ? "Name" : "Id", NULL);
-			if (!id || !dk_leftover(labels, root))
+			if (!id || !owner_leftover(labels, root))
 				continue;
 			cJSON *o = cJSON_CreateObject();
 			char *path =
@@ -629,9 +485,10 @@ static void start_on_sweep_list(void *arg, long status, cJSON *reply,
 			cJSON_AddStringToObject(o, "path", path);
 			cJSON_AddItemToArray(st->doomed, o);
 			if (!st->sweep)
-				log_info("docker: removing stale container "
-				         "%.12s of a dead assay (pid %s)",
-				         id, json_str(labels, DK_LABEL, "?"));
+				log_info(
+				    "docker: removing stale container "
+				    "%.12s of a dead assay (pid %s)",
+				    id, json_str(labels, OWNER_LABEL_PID, "?"));
 			free(path);
 		}
 	free(root);
@@ -642,7 +499,7 @@ static void start_on_sweep_list(void *arg, long status, cJSON *reply,
  * (kill -9, a crash, a power cut). */
 static void sweep_list(struct dk_start *st)
 {
-	char *q = dk_escape("{\"label\":[\"" DK_LABEL "\"]}");
+	char *q = xfer_escape("{\"label\":[\"" OWNER_LABEL_PID "\"]}");
 	char *path = st->sweep
 	                 ? xasprintf("/volumes?filters=%s", q)
 	                 : xasprintf("/containers/json?all=1&filters=%s", q);

@@ -41,6 +41,11 @@ struct sbx_ops {
 	                         const struct sbx_exec_obs *obs, char **err);
 	void (*cancel)(struct sbx_exec *e);
 	int (*exec_write)(struct sbx_exec *e, const void *data, size_t n);
+	/* Whether the sandbox has a place to work in now (started, not
+	 * gone): sandbox.c refuses the file operations below (read_file
+	 * to export_delta) while it has not, with sbx_lost's message or
+	 * "sandbox: not running". NULL: the backend checks for itself. */
+	int (*ready)(const struct sbx *s);
 	/* rel is workspace-relative and already normalised. */
 	void (*read_file)(struct sbx *s, const char *rel, size_t max,
 	                  sbx_done_fn fn, void *arg);
@@ -66,6 +71,18 @@ struct sbx_ops {
 	/* Release at once, blocking briefly if it must (sbx_free); the
 	 * jobs are gone already. */
 	void (*destroy)(struct sbx *s);
+	/* For `assay doctor` (blocking, no loop): whether this backend can
+	 * work here, as sections of findings (sbx_probe_section,
+	 * sbx_probe_add); required: it is the one chosen (what fails is
+	 * then FAIL, else WARN). NULL: nothing to check. */
+	void (*probe)(const struct config *cfg, int required, long timeout_ms,
+	              struct sbx_probe *p);
+	/* probe it only when it is the one chosen (it needs a server the
+	 * user names); else it is probed whichever is chosen */
+	int probe_chosen_only;
+	/* Copy into dst the settings of this backend's own that src holds
+	 * (sbx_config_inherit); NULL: it has none. */
+	void (*config_copy)(struct config *dst, const struct config *src);
 };
 
 extern const struct sbx_ops sbx_local_ops;
@@ -150,6 +167,15 @@ void sbx_stopped(struct sbx *s, int rc, const char *err);
  * when it has freed s (touch nothing of it then). */
 void sbx_hold(struct sbx *s);
 int sbx_unhold(struct sbx *s);
+
+/* ---- a probe's findings (probe.c) ---- */
+
+/* A new section of p named name; findings go into the last one. */
+void sbx_probe_section(struct sbx_probe *p, const char *name);
+/* A finding of the last section; takes detail and fix (fix may be
+ * NULL). */
+void sbx_probe_add(struct sbx_probe *p, enum sbx_probe_status st,
+                   const char *name, char *detail, char *fix);
 
 /* ---- helper processes on the loop (child.c) ---- */
 

@@ -676,4 +676,5 @@ const struct sbx_ops sbx_local_ops = {
     .import_tar = NULL, /* resume uses its workspace directory */
     .stop = local_stop,
     .destroy = local_destroy,
+    .probe = local_doctor,
 };

@@ -95,4 +95,9 @@ struct local_probe *local_probe_start(struct sbx *s, struct local *lp,
 /* Stop a probe in flight (its child killed and reaped), no callback. */
 void local_probe_free(struct local_probe *p);
 
+/* local_doctor.c: what `assay doctor` checks (sbx_ops.probe): a real
+ * local sandbox started, then its python asked. */
+void local_doctor(const struct config *cfg, int required, long timeout_ms,
+                  struct sbx_probe *p);
+
 #endif

@@ -15,8 +15,8 @@
 #include "assay/log.h"
 #include "assay/loop.h"
 #include "assay/util.h"
-#include "sandbox/docker_internal.h"
 #include "sandbox/os_internal.h"
+#include "sandbox/owner.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -716,7 +716,7 @@ static void network_policy(struct sbx *s, cJSON *o)
  * label values on Kubernetes (63 characters, no slashes). */
 static char *root_digest(const char *run_dir)
 {
-	char *root = dk_run_root(run_dir), hex[65];
+	char *root = owner_run_root(run_dir), hex[65];
 	sha256_hex(root, strlen(root), hex);
 	free(root);
 	return xstrndup(hex, 16);
@@ -738,7 +738,7 @@ static char *create_body(struct sbx *s)
 	cJSON *env = cJSON_AddObjectToObject(b, "env");
 	cJSON_AddStringToObject(env, "ASSAY_SANDBOX_MARK", o->mark);
 	char *digest = root_digest(s->run_dir);
-	cJSON_AddItemToObject(b, "metadata", dk_owner_labels(s, digest));
+	cJSON_AddItemToObject(b, "metadata", owner_labels(s, digest));
 	free(digest);
 	network_policy(s, b);
 	char *json = cJSON_PrintUnformatted(b);
@@ -801,7 +801,7 @@ static void on_listed(void *arg, long status, cJSON *reply, const char *err)
 		const cJSON *meta = cJSON_GetObjectItem(it, "metadata");
 		const char *id = json_str(it, "id", NULL);
 		const char *root = json_str(meta, "assay.root", "");
-		if (id && !strcmp(root, digest) && !dk_owner_alive(meta))
+		if (id && !strcmp(root, digest) && !owner_alive(meta))
 			strv_push(&st->sweep, id);
 	}
 	free(digest);
@@ -815,7 +815,7 @@ static void list_mine(struct os_start *st)
 		snprintf(host, sizeof host, "unknown");
 	host[sizeof host - 1] = '\0';
 	char *kv = xasprintf("assay.owner.host=%s", host);
-	char *q = dk_escape(kv);
+	char *q = xfer_escape(kv);
 	/* the escape keeps '/', and '=' must go as %3D inside the value */
 	char *path = xasprintf("/sandboxes?metadata=%s&pageSize=100", q);
 	ost_call(st, 0, "GET", path, NULL, on_listed);
@@ -1028,83 +1028,39 @@ static void os_destroy(struct sbx *s)
 	s->priv = NULL;
 }
 
-/* 1 (fn hears it from the loop) when there is no sandbox to work in. */
-static int os_not_running(struct sbx *s, sbx_done_fn fn, void *arg)
+/* A second sandbox of this kind talks to the same server. */
+static void os_config_copy(struct config *dst, const struct config *src)
 {
-	struct osbx *o = os_of(s);
-	if (o && o->started && !o->draining && !o->expired)
-		return 0;
-	sbx_later(s, fn, arg, SBX_FAILED,
-	          o && o->expired ? xstrdup(s->lost)
-	                          : xstrdup("sandbox: not running"),
-	          NULL, NULL);
-	return 1;
+	config_set(&dst->opensandbox_url, src->opensandbox_url);
 }
 
-static void ops_read(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,
-                     void *arg)
+/* Whether there is a sandbox to work in (sandbox.c refuses the file
+ * operations when not, with sbx_lost's message once it expired). */
+static int os_ready(const struct sbx *s)
 {
-	if (!os_not_running(s, fn, arg))
-		os_read_file(s, rel, max, fn, arg);
-}
-
-static void ops_write(struct sbx *s, const char *rel, const void *data,
-                      size_t n, sbx_done_fn fn, void *arg)
-{
-	if (!os_not_running(s, fn, arg))
-		os_write_file(s, rel, data, n, fn, arg);
-}
-
-static void ops_list(struct sbx *s, const char *rel, int recursive, size_t max,
-                     sbx_done_fn fn, void *arg)
-{
-	if (!os_not_running(s, fn, arg))
-		os_list(s, rel, recursive, max, fn, arg);
-}
-
-static void ops_fetch(struct sbx *s, const char *rel, const char *dest,
-                      sbx_done_fn fn, void *arg)
-{
-	if (!os_not_running(s, fn, arg))
-		os_fetch(s, rel, dest, fn, arg);
-}
-
-static void ops_export(struct sbx *s, const char *path, sbx_done_fn fn,
-                       void *arg)
-{
-	if (!os_not_running(s, fn, arg))
-		os_export_tar(s, path, fn, arg);
-}
-
-static void ops_import(struct sbx *s, const char *path, sbx_done_fn fn,
-                       void *arg)
-{
-	if (!os_not_running(s, fn, arg))
-		os_import_tar(s, path, fn, arg);
-}
-
-static void ops_delta(struct sbx *s, const char *path,
-                      const struct sbx_delta *d, sbx_done_fn fn, void *arg)
-{
-	if (!os_not_running(s, fn, arg))
-		os_export_delta(s, path, d, fn, arg);
+	const struct osbx *o = s->priv;
+	return o && o->started && !o->draining && !o->expired;
 }
 
 const struct sbx_ops sbx_opensandbox_ops = {
     .name = "opensandbox",
-    .caps = SBX_CAP_IMPORT_TAR | SBX_CAP_OPENSANDBOX | SBX_CAP_DELTA,
+    .caps = SBX_CAP_IMPORT_TAR | SBX_CAP_DELTA | SBX_CAP_NET_ALLOW,
     .fds = OS_FDS,
     .start = os_start,
     .exec = os_exec,
     .cancel = os_cancel,
     .exec_write = os_write,
-    .read_file = ops_read,
-    .write_file = ops_write,
-    .list = ops_list,
-    .fetch = ops_fetch,
-    .export_tar = ops_export,
-    .import_tar = ops_import,
-    .export_delta = ops_delta,
+    .ready = os_ready,
+    .read_file = os_read_file,
+    .write_file = os_write_file,
+    .list = os_list,
+    .fetch = os_fetch,
+    .export_tar = os_export_tar,
+    .import_tar = os_import_tar,
+    .export_delta = os_export_delta,
     .stop = os_stop,
     .destroy = os_destroy,
+    .probe = os_probe,
+    .probe_chosen_only = 1,
+    .config_copy = os_config_copy,
 };

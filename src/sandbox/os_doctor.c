@@ -88,8 +88,11 @@ static int probe_server(const struct config *cfg, char **server, char **api,
 	return os_server_url(url, server, api, detail);
 }
 
-int sbx_opensandbox_probe(const struct config *cfg, long timeout_ms,
-                          char **detail, char **fix)
+/* Whether the server answers and takes the key: 0 with *detail saying
+ * what it answered, or -1 with *detail saying why not and *fix what to
+ * do. */
+static int probe_answer(const struct config *cfg, long timeout_ms,
+                        char **detail, char **fix)
 {
 	*detail = *fix = NULL;
 	char *server, *api;
@@ -178,8 +181,13 @@ static char *probe_delete(const char *api, const char *id, long timeout_ms)
 	return note;
 }
 
-int sbx_opensandbox_probe_network(const struct config *cfg, long timeout_ms,
-                                  char **detail, char **fix)
+/* Whether that server can keep a sandbox off the network: a probe
+ * sandbox with a deny-all networkPolicy, deleted at once. 0 (it can),
+ * 1 (a warning: runs get the server's network by the user's choice,
+ * or it cannot be told), -1 (it refuses any policy: a default run
+ * cannot start), with *detail and maybe *fix. */
+static int probe_network(const struct config *cfg, long timeout_ms,
+                         char **detail, char **fix)
 {
 	*detail = *fix = NULL;
 	char *server, *api;
@@ -253,4 +261,23 @@ int sbx_opensandbox_probe_network(const struct config *cfg, long timeout_ms,
 	free(server);
 	free(api);
 	return out;
+}
+
+void os_probe(const struct config *cfg, int required, long timeout_ms,
+              struct sbx_probe *p)
+{
+	(void)required; /* probed only when chosen */
+	sbx_probe_section(p, "sandbox: opensandbox");
+	char *detail = NULL, *fix = NULL;
+	int rc = probe_answer(cfg, timeout_ms, &detail, &fix);
+	sbx_probe_add(p, rc == 0 ? SBX_PROBE_OK : SBX_PROBE_FAIL, "server",
+	              detail, fix);
+	if (rc < 0)
+		return;
+	rc = probe_network(cfg, timeout_ms, &detail, &fix);
+	sbx_probe_add(p,
+	              rc == 0  ? SBX_PROBE_OK
+	              : rc > 0 ? SBX_PROBE_WARN
+	                       : SBX_PROBE_FAIL,
+	              "network", detail, fix);
 }

@@ -30,7 +30,6 @@
 #include "assay/log.h"
 #include "assay/loop.h"
 #include "assay/util.h"
-#include "sandbox/docker_internal.h"
 #include "sandbox/os_internal.h"
 
 #include <stdio.h>
@@ -330,7 +329,7 @@ static void send_kill(struct os_exec *e)
 	if (e->kill_sent || !e->cmd_id)
 		return;
 	e->kill_sent = 1;
-	char *q = dk_escape(e->cmd_id);
+	char *q = xfer_escape(e->cmd_id);
 	char *path = xasprintf("/command?id=%s", q), *err = NULL;
 	struct os_call *c = os_call(e->s, 1, "DELETE", path, NULL, 10000,
 	                            on_killed, NULL, &err);
@@ -626,18 +625,18 @@ static void write_next(struct os_exec *e)
 	char *path = xasprintf("/tmp/.assay-io/%s/in.%u", e->tag, e->up_n);
 	char *ok = xasprintf("%s.ok", path);
 	/* two pairs: in.N with the bytes, then in.N.ok, empty */
-	os_upload_form(path, &body, &post);
+	xfer_upload_form(path, &body, &post);
 	buf_append(&body, e->pending.data, n);
 	buf_puts(&body, "\r\n");
 	buf_free(&post);
-	os_upload_form(ok, &ok_pre, &post);
+	xfer_upload_form(ok, &ok_pre, &post);
 	buf_append(&body, ok_pre.data, ok_pre.len);
 	buf_append(&body, post.data, post.len);
 	buf_free(&ok_pre);
 	buf_free(&post);
 	buf_consume(&e->pending, n);
 	char *url = xasprintf("%s/files/upload", o->execd);
-	const char **h = os_execd_headers(e->s, OS_UPLOAD_CTYPE);
+	const char **h = os_execd_headers(e->s, XFER_UPLOAD_CTYPE);
 	buf_reset(&e->up_err);
 	e->up_status = 0;
 	struct http_request r = {

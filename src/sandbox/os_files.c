@@ -1,13 +1,13 @@
 /* os_files.c: the workspace of an OpenSandbox sandbox seen from assay.
  * Reads, listings and every path's confinement run inside the sandbox
- * through the docker backend's fileop script (docker_scripts.c), as a
+ * through the shared fileop script (fileop.c), as a
  * command whose output is base64 (execd's stream is line-based text);
  * writes are uploaded next to their target (multipart POST
  * /files/upload) and renamed over it by the same command that checks
  * the place. Whole trees (the inputs, the workspace archive, a
  * resume's restore, an output directory) move as a tar file in the
  * sandbox's /tmp/.assay-xfer: `tar` in the sandbox makes or unpacks
- * it, and the two assay-archive helpers of docker_xfer.c move it
+ * it, and the two assay-archive helpers of xfer.c move it
  * between that file and the host (`http --headers ... GET` of
  * /files/download, or `http --multipart ... POST` of /files/upload),
  * so neither the bytes nor libarchive pass through assay. Each
@@ -18,7 +18,7 @@
 #include "assay/log.h"
 #include "assay/loop.h"
 #include "assay/util.h"
-#include "sandbox/docker_internal.h"
+#include "sandbox/fileop.h"
 #include "sandbox/os_internal.h"
 
 #include <limits.h>
@@ -34,7 +34,7 @@ struct os_fop {
 	struct sbx *s;
 	struct os_exec *x;
 	struct os_call *call;
-	struct dk_xfer *xfer;
+	struct xfer *xfer;
 	struct http_xfer *up; /* write_file's upload */
 	struct os_b64 out;    /* stdout, decoded */
 	struct buf err;
@@ -62,7 +62,7 @@ static void forget(struct sbx *s, const char *remote)
 {
 	if (!remote || !os_of(s) || !os_of(s)->execd || os_of(s)->expired)
 		return;
-	char *q = dk_escape(remote);
+	char *q = xfer_escape(remote);
 	char *path = xasprintf("/files?path=%s", q), *err = NULL;
 	struct os_call *c =
 	    os_call(s, 1, "DELETE", path, NULL, 30000, NULL, NULL, &err);
@@ -77,7 +77,7 @@ static void fop_abort(struct sbx_job *j)
 	struct os_fop *op = (struct os_fop *)j;
 	os_exec_detach(op->x);
 	os_call_cancel(op->call);
-	dk_xfer_free(op->xfer);
+	xfer_free(op->xfer);
 	if (op->up)
 		http_cancel(op->up);
 	fop_free(op);
@@ -107,23 +107,11 @@ static void fop_output(void *arg, enum sbx_stream st, const char *data,
 		buf_append(&op->err, data, n);
 }
 
-/* Why a step failed: the script's message, or the exec's. */
+/* Why a step failed: the script's message (execd may add lines of its
+ * own: the last one), or the exec's. */
 static char *fop_error(struct os_fop *op, const struct sbx_exit *ex)
 {
-	if (ex->error)
-		return xstrdup(ex->error);
-	while (op->err.len && op->err.data[op->err.len - 1] == '\n')
-		op->err.data[--op->err.len] = '\0';
-	if (op->err.len) {
-		const char *last = op->err.data;
-		for (const char *p = op->err.data; *p; p++)
-			if (*p == '\n' && p[1])
-				last = p + 1;
-		return utf8_sanitize(last, strlen(last), NULL);
-	}
-	if (ex->timed_out)
-		return xasprintf("%s: the sandbox took too long", op->rel);
-	return xasprintf("%s: failed (exit code %d)", op->rel, ex->exit_code);
+	return fileop_error(ex, &op->err, op->rel, 1);
 }
 
 /* Run a shell script in the sandbox (internal: no limits) for op; with
@@ -151,7 +139,7 @@ static char *fileop_cmd(const char *const *argv)
 {
 	struct buf b;
 	buf_init(&b, 0);
-	char *script = os_quote(dk_fileop_script);
+	char *script = os_quote(fileop_script);
 	buf_printf(&b, "bash -c %s fileop", script);
 	free(script);
 	for (size_t i = 0; argv[i]; i++) {
@@ -204,28 +192,16 @@ static void fop_read_done(void *arg, const struct sbx_exit *ex)
 {
 	struct os_fop *op = arg;
 	op->x = NULL;
-	const struct buf *o = &op->out.out;
-	const char *nl = o->len ? memchr(o->data, '\n', o->len) : NULL;
-	if (ex->error || ex->exit_code != 0 || !nl || op->out.bad) {
-		char *err = fop_error(op, ex);
-		fop_end(op, SBX_FAILED, err, NULL, NULL);
-		free(err);
-		return;
-	}
-	long long size = strtoll(o->data, NULL, 10);
-	size_t start = (size_t)(nl + 1 - o->data);
+	char *err = NULL;
 	struct buf b;
 	buf_init(&b, 0);
-	buf_append(&b, o->data + start, o->len - start);
-	char *err = NULL;
-	int rc = SBX_OK;
-	if (size > (long long)op->max) {
-		err =
-		    xasprintf("%s is %lld bytes; only the first %zu were read",
-		              op->rel, size, op->max);
-		rc = SBX_TRUNCATED;
-	}
-	fop_end(op, rc, err, &b, NULL);
+	int rc =
+	    ex->error || ex->exit_code != 0 || op->out.bad
+	        ? SBX_FAILED
+	        : fileop_read_result(&op->out.out, op->rel, op->max, &b, &err);
+	if (rc == SBX_FAILED)
+		err = fop_error(op, ex);
+	fop_end(op, rc, err, rc < 0 ? NULL : &b, NULL);
 	buf_free(&b);
 	free(err);
 }
@@ -235,11 +211,10 @@ void os_read_file(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,
 {
 	struct os_fop *op = fop_new(s, rel);
 	op->max = max;
-	char num[32];
-	snprintf(num, sizeof num, "%zu", max);
-	const char *argv[] = {"read", rel, num, NULL};
-	char *script = fileop_b64(argv);
-	fop_begin(op, "the read", script, max + 64, fop_read_done, fn, arg);
+	struct fileop_args a;
+	fileop_read_args(&a, rel, max);
+	char *script = fileop_b64(a.argv);
+	fop_begin(op, "the read", script, a.out_max, fop_read_done, fn, arg);
 	free(script);
 }
 
@@ -255,16 +230,11 @@ static void fop_list_done(void *arg, const struct sbx_exit *ex)
 		free(err);
 		return;
 	}
-	const struct buf *o = &op->out.out;
-	int truncated = 0;
-	cJSON *list = sbx_listing_sort(
-	    o->data ? o->data : "", o->len, o->len >= o->max && o->max,
-	    strcmp(op->rel, ".") ? op->rel : "", op->max, &truncated);
-	char *err = truncated ? xasprintf("listing of %s stopped at %zu "
-	                                  "entries",
-	                                  op->rel, op->max)
-	                      : NULL;
-	fop_end(op, truncated ? SBX_TRUNCATED : SBX_OK, err, NULL, list);
+	int rc = SBX_OK;
+	char *err = NULL;
+	cJSON *list =
+	    fileop_list_result(&op->out.out, op->rel, op->max, &rc, &err);
+	fop_end(op, rc, err, NULL, list);
 	free(err);
 	cJSON_Delete(list);
 }
@@ -275,41 +245,14 @@ void os_list(struct sbx *s, const char *rel, int recursive, size_t max,
 	struct os_fop *op = fop_new(s, rel);
 	op->max = max;
 	op->recursive = recursive;
-	char num[32];
-	snprintf(num, sizeof num, "%zu", max + 1);
-	const char *argv[] = {"list", rel, recursive ? "1" : "0", num, NULL};
-	char *script = fileop_b64(argv);
-	size_t cap = (max + 1) * 512;
-	fop_begin(op, "the listing", script,
-	          cap < (256u << 20) ? cap : (256u << 20), fop_list_done, fn,
-	          arg);
+	struct fileop_args a;
+	fileop_list_args(&a, rel, recursive, max);
+	char *script = fileop_b64(a.argv);
+	fop_begin(op, "the listing", script, a.out_max, fop_list_done, fn, arg);
 	free(script);
 }
 
 /* ---- write_file: upload beside the target, then rename over it ---- */
-
-void os_upload_form(const char *path, struct buf *pre, struct buf *post)
-{
-	cJSON *m = cJSON_CreateObject();
-	cJSON_AddStringToObject(m, "path", path);
-	cJSON_AddNumberToObject(m, "mode", 644);
-	char *meta = cJSON_PrintUnformatted(m);
-	cJSON_Delete(m);
-	buf_init(pre, 0);
-	buf_init(post, 0);
-	buf_printf(pre,
-	           "--" OS_UPLOAD_BOUNDARY "\r\n"
-	           "Content-Disposition: form-data; name=\"metadata\"; "
-	           "filename=\"metadata\"\r\n"
-	           "Content-Type: application/json\r\n\r\n%s\r\n"
-	           "--" OS_UPLOAD_BOUNDARY "\r\n"
-	           "Content-Disposition: form-data; name=\"file\"; "
-	           "filename=\"upload\"\r\n"
-	           "Content-Type: application/octet-stream\r\n\r\n",
-	           meta);
-	buf_puts(post, "\r\n--" OS_UPLOAD_BOUNDARY "--\r\n");
-	free(meta);
-}
 
 /* The last command of an operation: done, or why not (a file it
  * left in the sandbox goes). */
@@ -391,12 +334,12 @@ void os_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
 	op->remote = xasprintf("/workspace/.assay-upload.%d.%u", (int)getpid(),
 	                       ++o->seq);
 	struct buf body, post;
-	os_upload_form(op->remote, &body, &post);
+	xfer_upload_form(op->remote, &body, &post);
 	buf_append(&body, data, n);
 	buf_append(&body, post.data, post.len);
 	buf_free(&post);
 	char *url = xasprintf("%s/files/upload", o->execd);
-	const char **h = os_execd_headers(s, OS_UPLOAD_CTYPE);
+	const char **h = os_execd_headers(s, XFER_UPLOAD_CTYPE);
 	struct http_request r = {
 	    .method = "POST",
 	    .url = url,
@@ -441,7 +384,7 @@ static void http_argv(struct sbx *s, struct strv *a, const char *method,
 	if (upload) {
 		strv_take(a, xasprintf("%s/files/upload", o->execd));
 	} else {
-		char *q = dk_escape(path);
+		char *q = xfer_escape(path);
 		strv_take(a,
 		          xasprintf("%s/files/download?path=%s", o->execd, q));
 		free(q);
@@ -485,9 +428,9 @@ static void tar_made(void *arg, const struct sbx_exit *ex)
 		char *args[] = {"repack", op->path, "workspace", NULL};
 		char *skip[] = {"repack", "--mounts",  op->s->mounts_json,
 		                op->path, "workspace", NULL};
-		op->xfer = sbx_xfer_get(op->s, "the workspace", h.v,
-		                        op->s->mounts_json ? skip : args,
-		                        op->path, got, op, &err);
+		op->xfer = xfer_get(op->s, "the workspace", h.v,
+		                    op->s->mounts_json ? skip : args, op->path,
+		                    got, op, &err);
 	} else { /* an output */
 		char *name = buf_detach(&op->out.out);
 		buf_init(&op->out.out, 0);
@@ -498,8 +441,8 @@ static void tar_made(void *arg, const struct sbx_exit *ex)
 		                op->dest,
 		                *name ? name : "workspace",
 		                NULL};
-		op->xfer = sbx_xfer_get(op->s, op->rel, h.v, args, NULL, got,
-		                        op, &err);
+		op->xfer =
+		    xfer_get(op->s, op->rel, h.v, args, NULL, got, op, &err);
 		free(name);
 	}
 	strv_free(&h);
@@ -605,9 +548,9 @@ static void delta_tar_made(void *arg, const struct sbx_exit *ex)
 	char *margs[] = {"delta", "--mounts", op->s->mounts_json,
 	                 "--tar", op->dest,   op->path,
 	                 NULL};
-	op->xfer = sbx_xfer_get(op->s, "the delta", h.v,
-	                        op->s->mounts_json ? margs : args, op->path,
-	                        delta_got, op, &err);
+	op->xfer =
+	    xfer_get(op->s, "the delta", h.v, op->s->mounts_json ? margs : args,
+	             op->path, delta_got, op, &err);
 	strv_free(&h);
 	if (!op->xfer) {
 		forget(op->s, op->remote);
@@ -623,7 +566,7 @@ void os_export_delta(struct sbx *s, const char *path, const struct sbx_delta *d,
 	struct buf recs, list;
 	buf_init(&recs, 0);
 	buf_init(&list, 0);
-	dk_delta_records(&recs, d);
+	xfer_delta_records(&recs, d);
 	for (size_t i = 0; i < d->files.n; i++)
 		buf_append(&list, d->files.v[i], strlen(d->files.v[i]) + 1);
 	char *err = NULL;
@@ -703,7 +646,7 @@ static int put_tar(struct os_fop *op, char *const *args, const char *what,
 	struct strv h = {0};
 	http_argv(op->s, &h, "POST", NULL, op->remote, subject, total);
 	op->xfer =
-	    sbx_xfer_put(op->s, args, h.v, what, label, fop_put_done, op, err);
+	    xfer_put(op->s, args, h.v, what, label, fop_put_done, op, err);
 	strv_free(&h);
 	return op->xfer ? 0 : -1;
 }
@@ -736,7 +679,7 @@ struct os_fop *os_stage(struct sbx *s, int all,
 {
 	size_t n = 0;
 	int ro = 0;
-	char **args = sbx_pack_args(s, all, &n, &ro);
+	char **args = xfer_pack_args(s, all, &n, &ro);
 	if (n <= 3) {
 		free(args);
 		return NULL;
@@ -751,7 +694,7 @@ struct os_fop *os_stage(struct sbx *s, int all,
 	op->done = done;
 	op->done_arg = arg;
 	int rc = put_tar(op, args, "stage the inputs", "staging", "the inputs",
-	                 sbx_pack_bytes(args + 3, n - 3), err);
+	                 xfer_pack_bytes(args + 3, n - 3), err);
 	free(args);
 	if (rc < 0) {
 		fop_free(op);

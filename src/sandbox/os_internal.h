@@ -13,6 +13,7 @@
 #include "assay/sandbox.h"
 #include "assay/strv.h"
 #include "sandbox/internal.h"
+#include "sandbox/xfer.h"
 
 struct http;
 struct http_xfer;
@@ -90,6 +91,12 @@ char *os_no_egress_msg(const char *server, const char *why);
  * says "network_policy": "server" (NULL when it does not apply). */
 char *os_server_net_warning(const struct config *cfg);
 
+/* ---- what `assay doctor` asks (os_doctor.c, sbx_ops.probe): whether
+ * the server answers and takes the key, and whether it can keep a
+ * sandbox off the network ---- */
+void os_probe(const struct config *cfg, int required, long timeout_ms,
+              struct sbx_probe *p);
+
 /* ---- commands (os_exec.c) ---- */
 
 struct os_exec_args {
@@ -126,13 +133,6 @@ char *os_quote(const char *s);
 
 /* ---- files (os_files.c) ---- */
 
-/* execd's upload form (POST /files/upload): a metadata part naming the
- * sandbox path, then the file part, whose bytes go between pre and post
- * (both initialised here). Sent with the header OS_UPLOAD_CTYPE. */
-#define OS_UPLOAD_BOUNDARY "assay-upload-4f1c9e0b7d2a"
-#define OS_UPLOAD_CTYPE                                                        \
-	"Content-Type: multipart/form-data; boundary=" OS_UPLOAD_BOUNDARY
-void os_upload_form(const char *path, struct buf *pre, struct buf *post);
 void os_read_file(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,
                   void *arg);
 void os_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
@@ -148,7 +148,7 @@ void os_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);
 void os_export_delta(struct sbx *s, const char *path, const struct sbx_delta *d,
                      sbx_done_fn fn, void *arg);
 /* Stage the configured inputs (a tar from `assay-archive pack` uploaded
- * and unpacked in the sandbox; all 0: a resume's, see dk_stage);
+ * and unpacked in the sandbox; all 0: a resume's, see xfer_pack_args);
  * done(arg, err) once, err taken. The staging, or NULL: nothing to be
  * staged, or (*err set) it cannot begin; done is not called then. */
 struct os_fop;

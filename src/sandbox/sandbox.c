@@ -3,8 +3,11 @@
  * the sbx_* functions callers use. It also keeps the operations in
  * flight (jobs): how a result known at once is delivered from the loop
  * (sbx_later), how a stop lets file operations finish and cuts the
- * rest short (sbx_drain), and how sbx_free ends them all. The backends
- * live in one file each (local.c, docker.c, later opensandbox.c). */
+ * rest short (sbx_drain), and how sbx_free ends them all; it refuses
+ * file operations while a backend is not ready (ops->ready), and runs
+ * the backends' probes for `assay doctor` (sbx_probe). The backends
+ * live in files of their own (local.c, docker.c, opensandbox.c and
+ * theirs), listed once in backends[]. */
 #include "assay/sandbox.h"
 #include "assay/config.h"
 #include "assay/log.h"
@@ -15,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Backends that exist; adding one means adding its ops here. */
+/* Backends that exist; adding one means adding its ops here (and its
+ * files in src/sandbox/): nothing outside this folder names one. */
 static const struct sbx_ops *const backends[] = {
     &sbx_local_ops, &sbx_docker_ops, &sbx_opensandbox_ops};
 
@@ -28,33 +32,75 @@ struct sbx_stop_wait {
 
 static void sbx_release(struct sbx *s);
 
+/* The backend named name, or NULL. */
+static const struct sbx_ops *backend(const char *name)
+{
+	for (size_t i = 0; i < sizeof backends / sizeof *backends; i++)
+		if (name && !strcmp(backends[i]->name, name))
+			return backends[i];
+	return NULL;
+}
+
+/* The names of the backends with every cap of caps, for messages:
+ * "a, b or c", or joined by sep when it is given ("a|b|c"). */
+static char *names_with(unsigned caps, const char *sep)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	size_t n = 0, total = 0;
+	for (size_t i = 0; i < sizeof backends / sizeof *backends; i++)
+		if ((backends[i]->caps & caps) == caps)
+			total++;
+	for (size_t i = 0; i < sizeof backends / sizeof *backends; i++) {
+		if ((backends[i]->caps & caps) != caps)
+			continue;
+		if (n)
+			buf_puts(&b, sep              ? sep
+			             : n + 1 == total ? " or "
+			                              : ", ");
+		buf_puts(&b, backends[i]->name);
+		n++;
+	}
+	buf_append(&b, "", 1);
+	return buf_detach(&b);
+}
+
+int sbx_backend_exists(const char *name)
+{
+	return backend(name) != NULL;
+}
+
+char *sbx_backend_names(const char *sep)
+{
+	return names_with(0, sep);
+}
+
 struct sbx *sbx_new(const struct config *cfg, struct loop *l,
                     const char *run_dir, char **err)
 {
 	const char *name =
 	    cfg->sandbox && *cfg->sandbox ? cfg->sandbox : "local";
-	const struct sbx_ops *ops = NULL;
-	for (size_t i = 0; i < sizeof backends / sizeof *backends; i++)
-		if (!strcmp(backends[i]->name, name))
-			ops = backends[i];
+	const struct sbx_ops *ops = backend(name);
 	if (!ops) {
-		set_err(err,
-		        "unknown sandbox '%s': use --sandbox local, docker or "
-		        "opensandbox",
-		        name);
+		char *names = sbx_backend_names(NULL);
+		set_err(err, "unknown sandbox '%s': use --sandbox %s", name,
+		        names);
+		free(names);
 		return NULL;
 	}
 	if (!run_dir || !*run_dir) {
 		set_err(err, "sandbox: no run directory given");
 		return NULL;
 	}
-	if (cfg->net_allow.n && ops != &sbx_opensandbox_ops) {
+	if (cfg->net_allow.n && !(ops->caps & SBX_CAP_NET_ALLOW)) {
+		char *names = names_with(SBX_CAP_NET_ALLOW, NULL);
 		set_err(err,
 		        "sandbox '%s' cannot honour \"network\": {\"allow\": "
-		        "[...]} yet (only --sandbox opensandbox turns it into "
-		        "egress rules): use --network for the whole network, "
-		        "or drop the allowlist",
-		        name);
+		        "[...]} yet (only --sandbox %s turns it into egress "
+		        "rules): use --network for the whole network, or drop "
+		        "the allowlist",
+		        name, names);
+		free(names);
 		return NULL;
 	}
 	struct sbx *s = xcalloc(1, sizeof *s);
@@ -63,6 +109,28 @@ struct sbx *sbx_new(const struct config *cfg, struct loop *l,
 	s->cfg = cfg;
 	s->run_dir = xstrdup(run_dir);
 	return s;
+}
+
+void sbx_config_inherit(struct config *dst, const struct config *src)
+{
+	config_set(&dst->sandbox, src->sandbox);
+	config_set(&dst->image, src->image);
+	const struct sbx_ops *o =
+	    backend(src->sandbox && *src->sandbox ? src->sandbox : "local");
+	if (o && o->config_copy)
+		o->config_copy(dst, src);
+}
+
+void sbx_probe(const struct config *cfg, long timeout_ms, struct sbx_probe *p)
+{
+	memset(p, 0, sizeof *p);
+	const struct sbx_ops *chosen =
+	    backend(cfg->sandbox && *cfg->sandbox ? cfg->sandbox : "local");
+	for (size_t i = 0; i < sizeof backends / sizeof *backends; i++) {
+		const struct sbx_ops *o = backends[i];
+		if (o->probe && (o == chosen || !o->probe_chosen_only))
+			o->probe(cfg, o == chosen, timeout_ms, p);
+	}
 }
 
 /* ---- jobs ---- */
@@ -455,6 +523,20 @@ static int refused(struct sbx *s, sbx_done_fn fn, void *arg)
 	return 1;
 }
 
+/* A file operation: refused as any other, and while the backend has no
+ * place to work in (ops->ready) too. 1 when refused. */
+static int not_ready(struct sbx *s, sbx_done_fn fn, void *arg)
+{
+	if (refused(s, fn, arg))
+		return 1;
+	if (!s->ops->ready || s->ops->ready(s))
+		return 0;
+	sbx_later(s, fn, arg, SBX_FAILED,
+	          xstrdup(s->lost ? s->lost : "sandbox: not running"), NULL,
+	          NULL);
+	return 1;
+}
+
 void sbx_start(struct sbx *s, int stage_inputs, sbx_done_fn fn, void *arg)
 {
 	if (!refused(s, fn, arg))
@@ -485,40 +567,40 @@ int sbx_exec_write(struct sbx_exec *e, const void *data, size_t n)
 void sbx_read_file(struct sbx *s, const char *rel, size_t max, sbx_done_fn fn,
                    void *arg)
 {
-	if (!refused(s, fn, arg))
+	if (!not_ready(s, fn, arg))
 		s->ops->read_file(s, rel, max, fn, arg);
 }
 
 void sbx_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
                     sbx_done_fn fn, void *arg)
 {
-	if (!refused(s, fn, arg))
+	if (!not_ready(s, fn, arg))
 		s->ops->write_file(s, rel, data, n, fn, arg);
 }
 
 void sbx_list(struct sbx *s, const char *rel, int recursive, size_t max,
               sbx_done_fn fn, void *arg)
 {
-	if (!refused(s, fn, arg))
+	if (!not_ready(s, fn, arg))
 		s->ops->list(s, rel, recursive, max, fn, arg);
 }
 
 void sbx_fetch(struct sbx *s, const char *rel, const char *dest, sbx_done_fn fn,
                void *arg)
 {
-	if (!refused(s, fn, arg))
+	if (!not_ready(s, fn, arg))
 		s->ops->fetch(s, rel, dest, fn, arg);
 }
 
 void sbx_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 {
-	if (!refused(s, fn, arg))
+	if (!not_ready(s, fn, arg))
 		s->ops->export_tar(s, path, fn, arg);
 }
 
 void sbx_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 {
-	if (refused(s, fn, arg))
+	if (not_ready(s, fn, arg))
 		return;
 	if (s->ops->import_tar)
 		s->ops->import_tar(s, path, fn, arg);
@@ -533,7 +615,7 @@ void sbx_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 void sbx_export_delta(struct sbx *s, const char *path,
                       const struct sbx_delta *d, sbx_done_fn fn, void *arg)
 {
-	if (refused(s, fn, arg))
+	if (not_ready(s, fn, arg))
 		return;
 	if (s->ops->export_delta)
 		s->ops->export_delta(s, path, d, fn, arg);

@@ -16,6 +16,7 @@
 #include "assay/loop.h"
 #include "assay/util.h"
 #include "sandbox/docker_internal.h"
+#include "sandbox/owner.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -388,7 +389,7 @@ static void test_leftover_scope(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		cJSON *l = labels(cases[i].pid, cases[i].root, cases[i].host);
-		if (dk_leftover(l, root) != cases[i].leftover)
+		if (owner_leftover(l, root) != cases[i].leftover)
 			fail_msg("case %zu: pid %d, root %s, host %s: want %d",
 			         i, cases[i].pid,
 			         cases[i].root ? cases[i].root : "(none)",

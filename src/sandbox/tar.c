@@ -1,5 +1,5 @@
-/* docker_tar.c: the tar work of the docker backend, run only inside
- * the assay-archive helper process (never linked into assay):
+/* tar.c: the tar work of the docker and opensandbox backends, run only
+ * inside the assay-archive helper process (never called in assay):
  *   pack     the configured inputs as a tar stream for PUT .../archive,
  *            with the staging rules of stage.c;
  *   extract  a tar stream from GET .../archive into a host directory,
@@ -7,7 +7,7 @@
  *   repack   a tar stream into workspace.tar.gz. */
 #include "assay/path.h"
 #include "assay/util.h"
-#include "sandbox/docker_internal.h"
+#include "sandbox/tar.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -218,7 +218,7 @@ static int pack_parents(struct pack *p, const char *dest)
 /* specs: "--skip" DIR, then SRC DEST pairs, each pair after "--ro"
  * read-only (owned by nobody, with its parents: a remote daemon's
  * inputs) until "--rw". SRC itself is followed. */
-int dk_tar_pack(int out_fd, char *const *specs, int n, char **err)
+int tar_pack(int out_fd, char *const *specs, int n, char **err)
 {
 	struct pack p = {.err = err};
 	int rc = -1, i = 0;
@@ -438,8 +438,8 @@ static void rm_tree(const char *path)
 
 /* Read a tar from in_fd whose entries all lie under name, into a new
  * directory beside dest, then move name into place as dest. */
-int dk_tar_extract(int in_fd, const char *name, const char *dest,
-                   sbx_tar_progress_fn progress, char **err)
+int tar_extract(int in_fd, const char *name, const char *dest,
+                sbx_tar_progress_fn progress, char **err)
 {
 	struct extract_progress p = {.fn = progress, .said = now_ms()};
 	if (!*name || strchr(name, '/') || !strcmp(name, "..") ||
@@ -503,9 +503,9 @@ out:
  * "strip/" of every name (entries elsewhere are dropped), and without
  * the mounted inputs' places (skip: their mount points, which the
  * daemon made in the workspace volume). */
-int dk_tar_repack(int in_fd, const char *strip, const char *out_path,
-                  const struct path_mounts *skip, sbx_tar_progress_fn progress,
-                  char **err)
+int tar_repack(int in_fd, const char *strip, const char *out_path,
+               const struct path_mounts *skip, sbx_tar_progress_fn progress,
+               char **err)
 {
 	double done = 0;
 	int64_t said = now_ms();
