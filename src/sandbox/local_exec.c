@@ -2,8 +2,8 @@
  * its own, forked in its own process group (killing the group kills
  * bwrap, and with it, through --die-with-parent and the PID namespace,
  * everything the command started), with the limits set between fork
- * and exec (spawn_start); stdout and stderr stream through the loop as they
- * arrive, stdin is queued and written as the pipe takes it. */
+ * and exec (spawn_start); stdout and stderr stream through the loop as
+ * they arrive, stdin is queued and written as the pipe takes it. */
 #include "assay/config.h"
 #include "assay/log.h"
 #include "assay/loop.h"
