@@ -111,6 +111,7 @@ static void spawn_child_close_rest(int report)
 	close_range((unsigned)report + 1, ~0U, 0);
 }
 
+/* In the child: each option in turn, then the exec. */
 static void __attribute__((noreturn))
 spawn_child_run(const struct spawn_child *c)
 {
@@ -127,7 +128,7 @@ spawn_child_run(const struct spawn_child *c)
 		spawn_child_fail(c, SPAWN_STEP_STDIO);
 	spawn_child_close_rest(c->report);
 	/* what it runs gets the descriptor limit its user set (ours was
-	 * raised for the sessions), now that only 0-2 stay open */
+	 * raised for the sessions); only 0-2 stay open across the exec */
 	if (o->user_fdlimit && fdlimit_child() < 0)
 		spawn_child_fail(c, SPAWN_STEP_NOFILE);
 	execve(c->path, o->argv, o->envp ? o->envp : environ);
