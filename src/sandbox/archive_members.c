@@ -3,6 +3,7 @@
  * archive was written by a sandbox's contents, so libarchive reads it
  * in the assay-archive helper, under its limits, never in assay. */
 #include "assay/sandbox.h"
+#include "assay/spawn.h"
 #include "assay/util.h"
 #include "sandbox/internal.h"
 
@@ -10,7 +11,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,11 +61,10 @@ int sbx_archive_members(const char *archive, const char *dir, size_t max,
 {
 	char *bin = sbx_archive_helper(), *maxs = xasprintf("%zu", max);
 	char **argv = xcalloc((size_t)n + 6, sizeof *argv);
-	int po[2] = {-1, -1}, pe[2] = {-1, -1}, rc = -1, status = 0;
+	int rc = -1, status = 0;
+	struct spawn_proc p = {-1, {-1, -1, -1}};
 	struct buf msg;
 	buf_init(&msg, 4096);
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
 	if (!bin || access(bin, X_OK) < 0) {
 		set_err(err,
 		        "helper %s not found: reinstall assay (assay-archive "
@@ -81,26 +80,17 @@ int sbx_archive_members(const char *archive, const char *dir, size_t max,
 	argv[4] = maxs;
 	for (int i = 0; i < n; i++)
 		argv[5 + i] = names[i];
-	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
-		set_err(err, "pipe: %s", strerror(errno));
-		goto out;
-	}
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
 	/* it reads what a sandbox made: no secrets in its environment */
 	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
-	pid_t pid;
-	int e = posix_spawn(&pid, bin, &fa, NULL, argv, envp);
-	close(po[1]);
-	close(pe[1]);
-	po[1] = pe[1] = -1;
-	if (e) {
-		set_err(err, "cannot run %s: %s", bin, strerror(e));
+	struct spawn_opts o = {
+	    .argv = argv,
+	    .envp = envp,
+	    .io = {{SPAWN_NULL, -1}, {SPAWN_PIPE, -1}, {SPAWN_PIPE, -1}}};
+	if (spawn_start(&o, &p, err) < 0)
 		goto out;
-	}
+	pid_t pid = p.pid;
 	int timed_out =
-	    members_drain(pid, po[0], pe[0], report, &msg, timeout_ms) < 0;
+	    members_drain(pid, p.fd[1], p.fd[2], report, &msg, timeout_ms) < 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	while (msg.len && msg.data[msg.len - 1] == '\n')
@@ -115,13 +105,9 @@ int sbx_archive_members(const char *archive, const char *dir, size_t max,
 	else
 		set_err(err, "%s failed (status %d)", bin, status);
 out:
-	posix_spawn_file_actions_destroy(&fa);
-	for (int i = 0; i < 2; i++) {
-		if (po[i] >= 0)
-			close(po[i]);
-		if (pe[i] >= 0)
-			close(pe[i]);
-	}
+	for (int i = 1; i < 3; i++)
+		if (p.fd[i] >= 0)
+			close(p.fd[i]);
 	buf_free(&msg);
 	free(argv);
 	free(maxs);

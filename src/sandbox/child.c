@@ -7,13 +7,13 @@
  * the exit has passed: something it started may hold them). */
 #include "assay/log.h"
 #include "assay/loop.h"
+#include "assay/spawn.h"
 #include "assay/util.h"
 #include "sandbox/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,84 +194,26 @@ struct sbx_child *sbx_child_adopt(struct loop *l, pid_t pid, int err_fd,
 	return child_watch(l, pid, err_fd, -1, -1, kill_group, sp);
 }
 
-static void close_pair(int p[2])
-{
-	for (int i = 0; i < 2; i++)
-		if (p[i] >= 0)
-			close(p[i]);
-	p[0] = p[1] = -1;
-}
-
-/* The child's signals as a fresh process has them: the loop ignores
- * SIGPIPE (inherited across exec) and may block some. */
-static void spawn_attr(posix_spawnattr_t *at)
-{
-	sigset_t all, none;
-	sigfillset(&all);
-	sigdelset(&all, SIGKILL);
-	sigdelset(&all, SIGSTOP);
-	sigemptyset(&none);
-	posix_spawnattr_init(at);
-	posix_spawnattr_setsigdefault(at, &all);
-	posix_spawnattr_setsigmask(at, &none);
-	posix_spawnattr_setflags(at, POSIX_SPAWN_SETSIGDEF |
-	                                 POSIX_SPAWN_SETSIGMASK);
-}
-
 struct sbx_child *sbx_child_spawn(struct loop *l,
                                   const struct sbx_child_spec *sp, char **err)
 {
-	int ep[2] = {-1, -1}, op[2] = {-1, -1}, ip[2] = {-1, -1};
-	struct sbx_child *c = NULL;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	posix_spawn_file_actions_init(&fa);
-	spawn_attr(&at);
-	if (pipe2(ep, O_CLOEXEC) < 0 ||
-	    (sp->out_fd == SBX_CHILD_PIPE && pipe2(op, O_CLOEXEC) < 0) ||
-	    (sp->in_data && pipe2(ip, O_CLOEXEC) < 0)) {
-		set_err(err, "sandbox: pipe: %s", strerror(errno));
-		goto out;
+	struct spawn_opts o = {.argv = sp->argv, .envp = sp->envp};
+	o.io[0] = sp->in_data      ? (struct spawn_io){SPAWN_PIPE, -1}
+	          : sp->in_fd >= 0 ? (struct spawn_io){SPAWN_FD, sp->in_fd}
+	                           : (struct spawn_io){SPAWN_NULL, -1};
+	o.io[1] = sp->out_fd == SBX_CHILD_PIPE
+	              ? (struct spawn_io){SPAWN_PIPE, -1}
+	          : sp->out_fd >= 0 ? (struct spawn_io){SPAWN_FD, sp->out_fd}
+	                            : (struct spawn_io){SPAWN_NULL, -1};
+	o.io[2] = (struct spawn_io){SPAWN_PIPE, -1};
+	struct spawn_proc p;
+	char *why = NULL;
+	if (spawn_start(&o, &p, &why) < 0) {
+		set_err(err, "sandbox: %s", why);
+		free(why);
+		return NULL;
 	}
-	if (sp->in_data)
-		posix_spawn_file_actions_adddup2(&fa, ip[0], 0);
-	else if (sp->in_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, sp->in_fd, 0);
-	else
-		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY,
-		                                 0);
-	if (sp->out_fd == SBX_CHILD_PIPE)
-		posix_spawn_file_actions_adddup2(&fa, op[1], 1);
-	else if (sp->out_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, sp->out_fd, 1);
-	else
-		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY,
-		                                 0);
-	posix_spawn_file_actions_adddup2(&fa, ep[1], 2);
-	pid_t pid;
-	int e = posix_spawn(&pid, sp->argv[0], &fa, &at, sp->argv,
-	                    sp->envp ? sp->envp : environ);
-	if (e) {
-		set_err(err, "sandbox: cannot run %s: %s", sp->argv[0],
-		        strerror(e));
-		goto out;
-	}
-	close(ep[1]);
-	ep[1] = -1;
-	if (op[1] >= 0)
-		close(op[1]);
-	if (ip[0] >= 0)
-		close(ip[0]);
-	op[1] = ip[0] = -1;
-	c = child_watch(l, pid, ep[0], op[0], ip[1], 0, sp);
-	ep[0] = op[0] = ip[1] = -1;
-out:
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	close_pair(ep);
-	close_pair(op);
-	close_pair(ip);
-	return c;
+	return child_watch(l, p.pid, p.fd[2], p.fd[1], p.fd[0], 0, sp);
 }
 
 void sbx_child_kill(struct sbx_child *c)

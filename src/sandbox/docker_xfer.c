@@ -7,6 +7,7 @@
 #include "assay/config.h"
 #include "assay/log.h"
 #include "assay/loop.h"
+#include "assay/spawn.h"
 #include "assay/util.h"
 #include "sandbox/docker_internal.h"
 
@@ -193,36 +194,35 @@ int dk_extract_fd(int fd, const char *name, const char *dest, char **err)
 		free(bin);
 		return set_err(err, "archive: helper not found");
 	}
-	int ep[2];
-	if (pipe2(ep, O_CLOEXEC) < 0) {
+	char *argv[] = {bin, "extract", (char *)dest, (char *)name, NULL};
+	struct spawn_opts o = {
+	    .argv = argv,
+	    .io = {{SPAWN_FD, fd}, {SPAWN_INHERIT, -1}, {SPAWN_PIPE, -1}}};
+	struct spawn_proc p;
+	char *why = NULL;
+	if (spawn_start(&o, &p, &why) < 0) {
+		set_err(err, "archive: %s", why);
+		free(why);
 		free(bin);
-		return set_err(err, "archive: pipe: %s", strerror(errno));
+		return -1;
 	}
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(fd, 0);
-		dup2(ep[1], 2);
-		execl(bin, bin, "extract", dest, name, (char *)NULL);
-		_exit(127);
-	}
-	close(ep[1]);
 	struct buf msg;
 	buf_init(&msg, 4096);
 	char tmp[512];
 	ssize_t r;
-	while ((r = read(ep[0], tmp, sizeof tmp)) != 0) {
+	while ((r = read(p.fd[2], tmp, sizeof tmp)) != 0) {
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			break;
 		buf_append(&msg, tmp, (size_t)r);
 	}
-	close(ep[0]);
+	close(p.fd[2]);
 	int status = 0;
-	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (waitpid(p.pid, &status, 0) < 0 && errno == EINTR)
 		;
 	int rc = 0;
-	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		while (msg.len && msg.data[msg.len - 1] == '\n')
 			msg.data[--msg.len] = '\0';
 		char *last = msg.len ? strrchr(msg.data, '\n') : NULL;

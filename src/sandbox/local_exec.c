@@ -2,12 +2,12 @@
  * its own, forked in its own process group (killing the group kills
  * bwrap, and with it, through --die-with-parent and the PID namespace,
  * everything the command started), with the limits set between fork
- * and exec; stdout and stderr stream through the loop as they arrive,
- * stdin is queued and written as the pipe takes it. */
+ * and exec (spawn_start); stdout and stderr stream through the loop as
+ * they arrive, stdin is queued and written as the pipe takes it. */
 #include "assay/config.h"
-#include "assay/fdlimit.h"
 #include "assay/log.h"
 #include "assay/loop.h"
+#include "assay/spawn.h"
 #include "assay/util.h"
 #include "sandbox/local_internal.h"
 
@@ -17,9 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/sched.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,109 +39,35 @@ struct local_exec {
 	struct sbx_exec_obs obs;
 };
 
-/* ---- the child between fork and exec: async-signal-safe only ---- */
+/* ---- the spawn ---- */
 
-/* In the child: say why it cannot start, and exit 127. */
-static void lx_child_fail(const char *what)
+pid_t local_spawn_bwrap(const struct local *lp, char *const *argv,
+                        const struct spawn_io io[3], struct spawn_proc *p,
+                        char **err)
 {
-	static const char pre[] = "assay: cannot start the sandbox: ";
-	if (write(2, pre, sizeof pre - 1) < 0 ||
-	    write(2, what, strlen(what)) < 0 || write(2, "\n", 1) < 0) {
-		/* nothing more we can do */
-	}
-	_exit(127);
-}
-
-/* Reset what the loop changed (signal dispositions and mask), join
- * the cgroup, set the limits, place stdin/stdout/stderr and exec bwrap
- * with an empty environment. */
-static void __attribute__((noreturn)) lx_child_run(const struct local_spawn *sp)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_DFL;
-	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &sa, NULL); /* SIGPIPE was ignored */
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (setpgid(0, 0) < 0)
-		lx_child_fail("setpgid failed");
-	const struct local *lp = sp->lp;
-	if (sp->join_cgroup && write(lp->cg_join_fd, "0", 1) != 1)
-		lx_child_fail("cannot join the sandbox's pids cgroup");
-	struct rlimit core = {0, 0};
-	if (setrlimit(RLIMIT_AS, &lp->rl_as) < 0 ||
-	    setrlimit(RLIMIT_CPU, &lp->rl_cpu) < 0 ||
-	    setrlimit(RLIMIT_FSIZE, &lp->rl_fsize) < 0 ||
-	    setrlimit(RLIMIT_CORE, &core) < 0)
-		lx_child_fail("setrlimit failed");
-	/* Move every fd out of the way before placing it, so a source
-	 * that happens to sit on another's target cannot be clobbered. */
-	int high[3];
-	for (int i = 0; i < 3; i++) {
-		high[i] = fcntl(sp->fd[i], F_DUPFD_CLOEXEC, 3);
-		if (high[i] < 0)
-			lx_child_fail("fcntl failed");
-	}
-	for (int i = 0; i < 3; i++)
-		if (dup2(high[i], i) < 0)
-			lx_child_fail("dup2 failed");
-	/* Nothing else of ours may reach bwrap or the sandbox. */
-	close_range(3, ~0U, 0);
-	/* the code it runs gets the descriptor limit its user set (ours
-	 * was raised for the sessions), now only 0-2 are open */
-	if (fdlimit_child() < 0)
-		lx_child_fail("setrlimit(RLIMIT_NOFILE) failed");
+	const struct spawn_limit limits[] = {{RLIMIT_AS, lp->rl_as},
+	                                     {RLIMIT_CPU, lp->rl_cpu},
+	                                     {RLIMIT_FSIZE, lp->rl_fsize},
+	                                     {RLIMIT_CORE, {0, 0}}};
+	const struct spawn_cgroup cg = {lp->cg_dir_fd, lp->cg_join_fd};
+	/* bwrap gets an empty environment and none of our descriptors */
 	char *const envp[] = {NULL};
-	execve(lp->bwrap, sp->argv, envp);
-	lx_child_fail("cannot execute bwrap");
-	_exit(127);
-}
-
-/* fork(), or on cgroup v2 a fork straight into our cgroup: joining
- * by a write to cgroup.procs would take the kernel's global
- * threadgroup lock and wait for an RCU grace period (milliseconds)
- * on every command. */
-static pid_t lx_fork(const struct local *lp, int *joined)
-{
-	*joined = 0;
-#ifdef SYS_clone3
-	if (lp->cg_dir_fd >= 0) {
-		struct clone_args ca;
-		memset(&ca, 0, sizeof ca);
-		ca.flags = CLONE_INTO_CGROUP;
-		ca.exit_signal = SIGCHLD;
-		ca.cgroup = (uint64_t)lp->cg_dir_fd;
-		long pid = syscall(SYS_clone3, &ca, sizeof ca);
-		if (pid >= 0) {
-			*joined = 1;
-			return (pid_t)pid;
-		}
+	struct spawn_opts o = {.argv = argv,
+	                       .path = lp->bwrap,
+	                       .envp = envp,
+	                       .io = {io[0], io[1], io[2]},
+	                       .new_pgroup = 1,
+	                       .limits = limits,
+	                       .n_limits = 4,
+	                       .user_fdlimit = 1,
+	                       .cgroup = &cg};
+	char *why = NULL;
+	if (spawn_start(&o, p, &why) < 0) {
+		set_err(err, "sandbox: %s", why);
+		free(why);
+		return -1;
 	}
-#endif
-	return fork();
-}
-
-/* Fork and exec bwrap with sp; returns the pid or -1 + *err. */
-pid_t local_spawn_bwrap(struct local_spawn *sp, char **err)
-{
-	sigset_t all, old;
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	int joined;
-	pid_t pid = lx_fork(sp->lp, &joined);
-	if (pid == 0) {
-		sp->join_cgroup = sp->lp->cg_join_fd >= 0 && !joined;
-		lx_child_run(sp);
-	}
-	int saved = errno;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (pid < 0)
-		set_err(err, "sandbox: cannot fork: %s", strerror(saved));
-	else
-		setpgid(pid, pid); /* also in the child: no race on kill */
-	return pid;
+	return p->pid;
 }
 
 /* ---- exec ---- */
@@ -293,54 +217,31 @@ void local_cancel(struct sbx_exec *x)
 	lx_kill_tree(e);
 }
 
-/* Pipes, argv and the spawn for one command. */
+/* Argv and the spawn for one command, its stdin a pipe or /dev/null. */
 static int lx_setup(struct local_exec *e, const struct sbx_exec_req *r,
                     char **err)
 {
 	struct local *lp = e->base.s->priv;
-	int out[2] = {-1, -1}, errp[2] = {-1, -1}, in[2] = {-1, -1};
-	struct local_spawn sp = {.lp = lp};
+	const struct spawn_io io[3] = {
+	    {r->keep_stdin ? SPAWN_PIPE : SPAWN_NULL, -1},
+	    {SPAWN_PIPE, -1},
+	    {SPAWN_PIPE, -1}};
+	struct spawn_proc p;
 	struct strv a = {0};
-	int rc = -1;
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		set_err(err, "sandbox: pipe: %s", strerror(errno));
-		goto out;
-	}
-	if (r->keep_stdin
-	        ? pipe2(in, O_CLOEXEC) < 0
-	        : (in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-		set_err(err, "sandbox: stdin: %s", strerror(errno));
-		goto out;
-	}
-	sp.fd[0] = in[0];
-	sp.fd[1] = out[1];
-	sp.fd[2] = errp[1];
 	local_build_argv(lp, &a, r);
-	sp.argv = a.v;
 	e->t0 = now_ms();
-	e->pid = local_spawn_bwrap(&sp, err);
+	e->pid = local_spawn_bwrap(lp, a.v, io, &p, err);
+	strv_free(&a);
 	if (e->pid < 0)
-		goto out;
-	e->out_fd = out[0];
-	e->err_fd = errp[0];
-	e->in_fd = in[1];
-	out[0] = errp[0] = in[1] = -1;
+		return -1;
+	e->in_fd = p.fd[0];
+	e->out_fd = p.fd[1];
+	e->err_fd = p.fd[2];
 	fcntl(e->out_fd, F_SETFL, O_NONBLOCK);
 	fcntl(e->err_fd, F_SETFL, O_NONBLOCK);
 	if (e->in_fd >= 0)
 		fcntl(e->in_fd, F_SETFL, O_NONBLOCK);
-	rc = 0;
-out:
-	for (int i = 0; i < 2; i++) {
-		if (out[i] >= 0)
-			close(out[i]);
-		if (errp[i] >= 0)
-			close(errp[i]);
-		if (in[i] >= 0)
-			close(in[i]);
-	}
-	strv_free(&a);
-	return rc;
+	return 0;
 }
 
 struct sbx_exec *local_exec(struct sbx *s, const struct sbx_exec_req *r,

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 #include "assay/sandbox.h"
+#include "assay/spawn.h"
 #include "sandbox/internal.h"
 
 #define LOCAL_CHUNK 65536                     /* read per readiness */
@@ -41,19 +42,13 @@ struct local {
 	uint64_t stop_timer;
 };
 
-/* The child's side of one spawn, prepared before fork so the child
- * only makes async-signal-safe calls. */
-struct local_spawn {
-	char *const *argv;
-	int fd[3];       /* stdin, stdout, stderr */
-	int join_cgroup; /* not placed there by clone3 */
-	const struct local *lp;
-};
-
 /* local_exec.c */
-/* Fork and exec bwrap with sp (in its own process group); the pid or
- * -1 and *err. */
-pid_t local_spawn_bwrap(struct local_spawn *sp, char **err);
+/* Start bwrap with argv (in its own process group, under the limits,
+ * in the cgroup, with an empty environment), stdin/stdout/stderr as
+ * io; the pid and *p, or -1 and *err. */
+pid_t local_spawn_bwrap(const struct local *lp, char *const *argv,
+                        const struct spawn_io io[3], struct spawn_proc *p,
+                        char **err);
 struct sbx_exec *local_exec(struct sbx *s, const struct sbx_exec_req *r,
                             const struct sbx_exec_obs *obs, char **err);
 void local_cancel(struct sbx_exec *e);

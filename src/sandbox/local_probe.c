@@ -37,18 +37,7 @@ char *local_find_bwrap(void)
 	const char *env = getenv("ASSAY_BWRAP");
 	if (env && *env)
 		return access(env, X_OK) == 0 ? xstrdup(env) : NULL;
-	const char *path = getenv("PATH");
-	char *dirs = xstrdup(path && *path ? path : "/usr/bin:/bin");
-	char *found = NULL, *save = NULL;
-	for (char *d = strtok_r(dirs, ":", &save); d && !found;
-	     d = strtok_r(NULL, ":", &save)) {
-		char *cand = xasprintf("%s/bwrap", d);
-		if (*d == '/' && access(cand, X_OK) == 0)
-			found = cand;
-		else
-			free(cand);
-	}
-	free(dirs);
+	char *found = spawn_which("bwrap");
 	if (!found && access("/usr/bin/bwrap", X_OK) == 0)
 		found = xstrdup("/usr/bin/bwrap");
 	return found;
@@ -564,36 +553,20 @@ static void probe_exited(void *arg, struct sbx_child *c)
 static int probe_spawn(struct local_probe *p, char **err)
 {
 	struct sbx_exec_req r = {.argv = (const char *const[]){"true", NULL}};
+	const struct spawn_io io[3] = {
+	    {SPAWN_NULL, -1}, {SPAWN_NULL, -1}, {SPAWN_PIPE, -1}};
+	struct spawn_proc sp;
 	struct strv a = {0};
 	local_build_argv(p->lp, &a, &r);
-	int errp[2] = {-1, -1}, devnull = -1, rc = -1;
-	struct local_spawn sp = {.argv = a.v, .lp = p->lp};
-	if (pipe2(errp, O_CLOEXEC) < 0 ||
-	    (devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
-		set_err(err, "pipe: %s", strerror(errno));
-		goto out;
-	}
-	sp.fd[0] = sp.fd[1] = devnull;
-	sp.fd[2] = errp[1];
 	p->t0 = now_ms();
-	pid_t pid = local_spawn_bwrap(&sp, err);
+	pid_t pid = local_spawn_bwrap(p->lp, a.v, io, &sp, err);
+	strv_free(&a);
 	if (pid < 0)
-		goto out;
-	close(errp[1]);
-	errp[1] = -1;
+		return -1;
 	struct sbx_child_spec cs = {
 	    .timeout_ms = LOCAL_PROBE_MS, .on_exit = probe_exited, .arg = p};
-	p->child = sbx_child_adopt(p->s->loop, pid, errp[0], 1, &cs);
-	errp[0] = -1;
-	rc = 0;
-out:
-	for (int k = 0; k < 2; k++)
-		if (errp[k] >= 0)
-			close(errp[k]);
-	if (devnull >= 0)
-		close(devnull);
-	strv_free(&a);
-	return rc;
+	p->child = sbx_child_adopt(p->s->loop, pid, sp.fd[2], 1, &cs);
+	return 0;
 }
 
 /* Try the next profile there is, or give up. */

@@ -7,13 +7,13 @@
 #include "assay/imgrender.h"
 #include "assay/loop.h"
 #include "assay/path.h"
+#include "assay/spawn.h"
 #include "assay/termtext.h"
 #include "assay/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -591,19 +591,13 @@ static void on_exit_child(pid_t pid, int status, void *arg)
 static int spawn_child(struct ui_imgcache *c, struct job *j, char **err)
 {
 	char *bin = ui_img_helper();
-	int out[2] = {-1, -1}, errp[2] = {-1, -1}, rc = -1;
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
+	int rc = -1;
 	if (!bin || access(bin, X_OK) < 0) {
 		set_err(err,
 		        "helper %s not found: reinstall assay (assay-image "
 		        "belongs beside the assay binary) or set "
 		        "ASSAY_IMAGE_BIN",
 		        bin ? bin : "assay-image");
-		goto out;
-	}
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		set_err(err, "pipe: %s", strerror(errno));
 		goto out;
 	}
 	const struct img_key *k = &j->k;
@@ -622,19 +616,16 @@ static int spawn_child(struct ui_imgcache *c, struct job *j, char **err)
 	                a_id,     a_bg,
 	                a_up,     NULL};
 	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
-	posix_spawn_file_actions_adddup2(&fa, j->fd, STDIN_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, errp[1], STDERR_FILENO);
-	pid_t pid;
-	int e = posix_spawn(&pid, bin, &fa, NULL, argv, envp);
-	if (e) {
-		set_err(err, "cannot run %s: %s", bin, strerror(e));
+	struct spawn_opts o = {
+	    .argv = argv,
+	    .envp = envp,
+	    .io = {{SPAWN_FD, j->fd}, {SPAWN_PIPE, -1}, {SPAWN_PIPE, -1}}};
+	struct spawn_proc p;
+	if (spawn_start(&o, &p, err) < 0)
 		goto out;
-	}
-	c->pid = pid;
-	c->out_fd = out[0];
-	c->err_fd = errp[0];
-	out[0] = errp[0] = -1;
+	c->pid = p.pid;
+	c->out_fd = p.fd[STDOUT_FILENO];
+	c->err_fd = p.fd[STDERR_FILENO];
 	fcntl(c->out_fd, F_SETFL, O_NONBLOCK);
 	fcntl(c->err_fd, F_SETFL, O_NONBLOCK);
 	buf_init(&c->out, IMG_MAX_PAYLOAD + 256);
@@ -643,16 +634,9 @@ static int spawn_child(struct ui_imgcache *c, struct job *j, char **err)
 	loop_fd_add(c->loop, c->out_fd, POLLIN, on_readable, c);
 	loop_fd_add(c->loop, c->err_fd, POLLIN, on_readable, c);
 	c->kill_timer = loop_timer_add(c->loop, IMG_TIMEOUT_MS, on_timeout, c);
-	loop_child_watch(c->loop, pid, on_exit_child, c);
+	loop_child_watch(c->loop, p.pid, on_exit_child, c);
 	rc = 0;
 out:
-	for (int i = 0; i < 2; i++) {
-		if (out[i] >= 0)
-			close(out[i]);
-		if (errp[i] >= 0)
-			close(errp[i]);
-	}
-	posix_spawn_file_actions_destroy(&fa);
 	free(bin);
 	return rc;
 }

@@ -7,6 +7,7 @@
  * light or dark theme for --theme auto, are pure functions of what was
  * parsed. */
 #include "tui/termcaps.h"
+#include "assay/spawn.h"
 #include "assay/termtext.h"
 #include "tui/tui.h"
 
@@ -1056,34 +1057,26 @@ int ui_termcaps_tmux_sixel(int timeout_ms)
 	const char *tmux = getenv("TMUX");
 	if (!tmux || !*tmux)
 		return -1;
-	int fds[2];
-	if (pipe2(fds, O_CLOEXEC) < 0)
+	char *bin = spawn_which("tmux");
+	char *argv[] = {"tmux", "display", "-p", "#{sixel_support}", NULL};
+	/* stdin and stderr: /dev/null */
+	struct spawn_opts o = {
+	    .argv = argv, .path = bin, .io[1].how = SPAWN_PIPE};
+	struct spawn_proc p;
+	int started = bin && spawn_start(&o, &p, NULL) == 0;
+	free(bin);
+	if (!started)
 		return -1;
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-		dup2(null, 0);
-		dup2(fds[1], 1);
-		dup2(null, 2);
-		execlp("tmux", "tmux", "display", "-p", "#{sixel_support}",
-		       (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
+	pid_t pid = p.pid;
 	char out[16] = "";
 	size_t got = 0;
 	long deadline = tc_now_ms() + timeout_ms;
 	for (;;) {
 		long left = deadline - tc_now_ms();
-		struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+		struct pollfd pfd = {.fd = p.fd[1], .events = POLLIN};
 		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
 			break;
-		ssize_t n = read(fds[0], out + got, sizeof out - 1 - got);
+		ssize_t n = read(p.fd[1], out + got, sizeof out - 1 - got);
 		if (n <= 0)
 			break;
 		got += (size_t)n;
@@ -1091,7 +1084,7 @@ int ui_termcaps_tmux_sixel(int timeout_ms)
 			break;
 	}
 	out[got] = '\0';
-	close(fds[0]);
+	close(p.fd[1]);
 	int status = 0;
 	pid_t w;
 	while ((w = waitpid(pid, &status, WNOHANG)) == 0 &&
