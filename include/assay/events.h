@@ -2,7 +2,7 @@
  * Every event is a JSON object with seq, t and type; the type's name is
  * written in one place (src/agent/events.c). Consumers dispatch on
  * enum event_type through a table indexed by it, never on the string.
- * The builders that make each event live in src/agent/events.c too:
+ * The builders that make each event are in src/agent/events_build.c:
  * each returns a new object (the caller owns it) with "type" and the
  * type's fields in their transcript order; the session adds seq and t
  * when it emits it. The field table is at the top of events.c. */
@@ -60,10 +60,10 @@ enum event_type event_type_of(const cJSON *ev);
  * Every member name an event (or an object inside one: totals, limits,
  * sandbox, inputs[], outputs[], tool_calls[], diff, python...) can have.
  * The wire names are written once, in src/agent/events.c's field table;
- * builders and readers both go through it, so no file but events.c
- * spells a field's name. The same field table says which fields each
- * type has (ev_type_fields) and what the type means (the doc's event
- * table is generated from it: scripts/doc-events). */
+ * builders (events_build.c, by ev_field_name) and readers both go
+ * through it, so no file but events.c spells a field's name. The same field
+ * table says which fields each type has (ev_type_fields) and what the type
+ * means (the doc's event table is generated from it: scripts/doc-events). */
 enum ev_field {
 	EVF_NONE = 0, /* ends a type's field list */
 	EVF_SEQ,

@@ -1,6 +1,5 @@
 /* llm.c: the provider interface: picking a provider by name, starting
- * and cancelling turns, results, walking the neutral conversation
- * through a dialect's encoders, and the canonical request that names
+ * and cancelling turns, results, and the canonical request that names
  * a turn in the cache (request_hash). */
 #include "llm/llm_internal.h"
 #include "assay/config.h"
@@ -186,26 +185,6 @@ int llm_turn_index(const cJSON *messages)
 			n++;
 	}
 	return n;
-}
-
-void llm_wire_messages(const struct llm_wire *w, cJSON *out,
-                       const cJSON *messages, int first)
-{
-	const cJSON *msg;
-	int i = 0;
-
-	cJSON_ArrayForEach(msg, messages)
-	{
-		if (i++ < first)
-			continue;
-		const char *role = json_str(msg, "role", "user");
-		if (!strcmp(role, "assistant"))
-			w->assistant(out, msg);
-		else if (!strcmp(role, "tool"))
-			w->tool_result(out, msg);
-		else
-			w->user(out, msg);
-	}
 }
 
 static int key_cmp(const void *a, const void *b)

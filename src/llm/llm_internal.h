@@ -274,7 +274,7 @@ extern const struct llm_wire resp_wire;
 extern const struct llm_wire anth_wire;
 
 /* Append the wire form of the neutral messages from the first'th on to
- * out, each part through w's encoder for it (llm.c). */
+ * out, each part through w's encoder for it (wire.c). */
 void llm_wire_messages(const struct llm_wire *w, cJSON *out,
                        const cJSON *messages, int first);
 

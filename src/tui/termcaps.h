@@ -98,8 +98,18 @@ void ui_reply_filter_init(struct ui_reply_filter *f, int armed);
 int ui_reply_filter_get(struct ui_reply_filter *f, int (*get)(void *, wint_t *),
                         void *arg, wint_t *ch);
 /* get_wch for the TUI's input, through the filter the last
- * ui_termcaps_detect armed (or not). */
+ * ui_termcaps_detect armed (or not) (reply_filter.c). */
 int ui_termcaps_get_wch(wint_t *ch);
+/* What of a reply the deadline cut (its rest is swallowed first). */
+enum ui_late_rest {
+	UI_LATE_NONE,
+	UI_LATE_CSI,     /* a CSI with a private marker */
+	UI_LATE_STR,     /* an APC or OSC string */
+	UI_LATE_STR_ESC, /* ... right after its closing ESC */
+};
+/* Arm ui_termcaps_get_wch's filter: armed while DA1 has not come;
+ * rest: what the deadline cut. */
+void ui_late_arm(int armed, enum ui_late_rest rest);
 
 /* Re-read the cell size after a resize (TIOCGWINSZ only, no query:
  * curses owns the input). Keeps the previous size when the ioctl gives

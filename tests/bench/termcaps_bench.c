@@ -15,6 +15,8 @@
 #include "tui/text.c"
 #include "tui/sanitize.c"
 #include "tui/termcaps.c"
+#include "tui/reply_filter.c"
+#include "tui/theme.c"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,6 +13,7 @@
 #include "tui/text.c"
 #include "tui/sanitize.c"
 #include "tui/termcaps.c"
+#include "tui/reply_filter.c"
 #include "tui/theme.c"
 
 #include <locale.h>
