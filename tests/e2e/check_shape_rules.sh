@@ -5,8 +5,9 @@
 # cli/, a layer above from core/, another backend's own header), a file
 # missing from the file map or with a stale row, a generated table out
 # of date (when scripts/doc-events / doc-config exist), a field of a part
-# written outside its owner; and a file near the length limit is a
-# warning, not a failure. Each plant goes into a fresh copy of the tree
+# written outside its owner, an event field read by string, a config
+# key spelled outside its table, a fork outside core/spawn.c; and a
+# file near the length limit is a warning, not a failure. Each plant goes into a fresh copy of the tree
 # (src, include, scripts, docs); what check-shape says there beyond what
 # it says on the unplanted copy must be the plant's message, which is
 # printed.
@@ -146,6 +147,42 @@ void planted_other(struct planted_holder *s, void *x)
 EOF
 planted part-written-outside-owner \
 	'^src/core/util\.c:[0-9]+: writes planted\.(hits|why|tag|b) \(struct planted_part\) outside its owner: include/assay/strv\.h, src/core/strv\.c$' 4
+
+# 9. an event field read by its string key outside events.c
+fresh
+cat >>"$C/src/cli/headless.c" <<'EOF'
+double planted_seq(const cJSON *ev);
+double planted_seq(const cJSON *ev)
+{
+	return json_num(ev, "seq", 0);
+}
+EOF
+planted event-read-by-string \
+	'^src/cli/headless\.c:[0-9]+: reads event field "seq" by string' 1
+
+# 10. a config key spelled outside the key table (a strcmp chain again)
+fresh
+cat >>"$C/src/core/project.c" <<'EOF'
+int planted_is_network(const char *k);
+int planted_is_network(const char *k)
+{
+	return !strcmp(k, "network");
+}
+EOF
+planted config-key-outside-table \
+	'^src/core/project\.c:[0-9]+: config key "network" spelled outside src/core/config_keys\.c' 1
+
+# 11. a child process started outside src/core/spawn.c
+fresh
+cat >>"$C/src/tui/watch.c" <<'EOF'
+int planted_spawn(void);
+int planted_spawn(void)
+{
+	return fork();
+}
+EOF
+planted spawn-outside-core \
+	'^src/tui/watch\.c:[0-9]+: fork\(\) outside src/core/spawn\.c' 1
 
 # 8. a file near the limit: a warning, not a failure
 fresh
