@@ -182,14 +182,6 @@ char *chat_body(const struct llm_wire_args *a, const struct llm_request *req)
 	return s;
 }
 
-/* Chat Completions keeps no provider state with an answer. */
-static cJSON *chat_items(struct chat_stream *s, const struct llm_wire_args *a)
-{
-	(void)s;
-	(void)a;
-	return NULL;
-}
-
 const struct llm_wire chat_wire = {
     .name = "chat",
     .path = "chat/completions",
@@ -201,5 +193,5 @@ const struct llm_wire chat_wire = {
     .tool_result = chat_tool_result,
     .assistant = chat_assistant,
     .stream_init = chat_stream_init,
-    .items = chat_items,
+    .items = NULL, /* Chat Completions keeps no provider state */
 };

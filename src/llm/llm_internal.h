@@ -265,7 +265,8 @@ struct llm_wire {
 	                    void (*on_text)(void *arg, const char *text,
 	                                    size_t n),
 	                    void *arg);
-	/* The answer's provider items (llm_result.items), or NULL. */
+	/* The answer's provider items (llm_result.items), or NULL; NULL
+	 * for a dialect that keeps no provider state with an answer. */
 	cJSON *(*items)(struct chat_stream *s, const struct llm_wire_args *a);
 };
 

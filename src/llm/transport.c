@@ -197,7 +197,7 @@ static void transport_succeeded(struct transport *o, struct transport_try *t)
 	r->usage = t->st.usage;
 	struct llm_wire_args a = o->server;
 	a.store = m->cfg->responses_store;
-	r->items = o->wire->items(&t->st, &a);
+	r->items = o->wire->items ? o->wire->items(&t->st, &a) : NULL;
 	r->attempts = o->tries;
 	transport_log_noted(o, t->st.noted);
 	transport_try_free(t);
