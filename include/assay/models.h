@@ -1,8 +1,8 @@
 /* models.h: the model table (share/models.json, carried in the binary,
  * extended and overridden by the configuration's "models"): each
  * model's context window, maximum output and prices, and what a turn's
- * usage costs. An unknown model has no price: its cost is unknown,
- * never 0. */
+ * usage costs; whether it takes images and what one costs in tokens.
+ * An unknown model has no price: its cost is unknown, never 0. */
 #ifndef ASSAY_MODELS_H
 #define ASSAY_MODELS_H
 
@@ -10,6 +10,21 @@
 #include <cjson/cJSON.h>
 
 struct config;
+
+/* How a model counts an image's input tokens (share/models.json's
+ * "image": {"rule": ...}). */
+enum model_image_rule {
+	MODEL_IMAGE_NONE,      /* the table does not say */
+	MODEL_IMAGE_ANTHROPIC, /* ceil(w*h/750) in a 1568 px, 1.15 Mpx box */
+	MODEL_IMAGE_TILES,     /* base + tile per 512 px tile (OpenAI) */
+	MODEL_IMAGE_PATCHES,   /* 32 px patches (<= 1536) times multiplier */
+};
+
+struct model_image {
+	enum model_image_rule rule;
+	long base, tile;   /* tiles: tokens of any image, of each tile */
+	double multiplier; /* patches: tokens per patch */
+};
 
 struct model_info {
 	char *name;
@@ -20,6 +35,8 @@ struct model_info {
 	 * missing (then cost is unknown) */
 	double input, cached_input, cache_write, output;
 	int priced;
+	int vision; /* takes images: 1 yes, 0 no, -1 the table does not say */
+	struct model_image image;
 };
 
 struct model_table;
@@ -46,6 +63,29 @@ struct model_tokens {
 };
 /* Its cost in USD; -1 when m has no price. */
 double models_cost(const struct model_info *m, const struct model_tokens *t);
+
+/* The box an image is scaled to before it is sent: long side <= max,
+ * width * height <= mpx, short side <= shortside (0: no such bound). */
+struct model_image_box {
+	int max, mpx, shortside;
+};
+/* Whether model m (may be NULL: unknown) of provider takes images: 1
+ * yes, 0 no. The table's (or the configuration's) "vision" when it
+ * says; else anthropic, openai and openai-responses yes (all their
+ * current models do), every other provider (ollama, vllm, ...) no.
+ * provider NULL: m's own. */
+int models_vision(const struct model_info *m, const char *provider);
+/* The box images are scaled to before sending, per provider and detail
+ * ("low", "high", "auto" or NULL): anthropic 1568/1150000/0 whatever the
+ * detail; every other provider (they speak OpenAI's dialects) high and
+ * auto 2048/0/768, low 512/0/0. */
+struct model_image_box models_image_box(const char *provider,
+                                        const char *detail);
+/* Estimated input tokens of a w x h image (as sent) for m: m's rule, or
+ * (m NULL or without one) the provider's default: anthropic's for
+ * anthropic, else tiles 85/170. 0 when w or h is not positive. */
+long models_image_tokens(const struct model_info *m, const char *provider,
+                         int w, int h, const char *detail);
 
 /* Whether assay speaks provider (llm_provider_info, for frontends). */
 int models_provider_known(const char *provider);

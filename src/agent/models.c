@@ -1,8 +1,9 @@
 /* models.c: the model table (assay/models.h): share/models.json as
  * carried in the binary (or $ASSAY_DATA_DIR/share/models.json), the
  * configuration's "models" over it, lookups by name and dated
- * version, and the cost of a turn. The JSON it reads (the model table)
- * is not an event. */
+ * version, the cost of a turn, whether a model takes images and what
+ * one costs in tokens. The JSON it reads (the model table) is
+ * not an event. */
 #include "agent_internal.h"
 
 #include "assay/config.h"
@@ -11,6 +12,7 @@
 #include "assay/models.h"
 #include "assay/util.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,13 +44,81 @@ static struct model_info *entry(struct model_table *t, const char *name)
 	                         .input = -1,
 	                         .cached_input = -1,
 	                         .cache_write = -1,
-	                         .output = -1};
+	                         .output = -1,
+	                         .vision = -1};
 	return m;
 }
 
 static const char *const known_fields[] = {
-    "provider",     "context",     "max_output", "input",
-    "cached_input", "cache_write", "output",     NULL};
+    "provider",    "context", "max_output", "input", "cached_input",
+    "cache_write", "output",  "vision",     "image", NULL};
+
+/* The rules of "image": {"rule": NAME, ...}, as enum model_image_rule
+ * counts them. */
+static const char *const image_rules[] = {"", "anthropic", "tiles", "patches",
+                                          NULL};
+
+/* A number field of an image rule: -1 + *err when missing or not
+ * a number >= min. */
+static int image_number(const cJSON *img, const char *key, double min,
+                        double *out, const char *origin, const char *name,
+                        char **err)
+{
+	const cJSON *v = cJSON_GetObjectItem(img, key);
+	if (!cJSON_IsNumber(v) || v->valuedouble < min)
+		return set_err(err,
+		               "%s: models.\"%s\".image.%s must be a number "
+		               "%s",
+		               origin, name, key, min > 0 ? "> 0" : ">= 0");
+	*out = v->valuedouble;
+	return 0;
+}
+
+/* Parse e's "image" (an object naming its rule and the rule's numbers)
+ * into *out: -1 + *err when it is malformed. */
+static int parse_image(const cJSON *img, const char *origin, const char *name,
+                       struct model_image *out, char **err)
+{
+	const char *rule = json_str(img, "rule", NULL);
+	int r = 0;
+	for (int i = 1; rule && image_rules[i]; i++)
+		if (!strcmp(rule, image_rules[i]))
+			r = i;
+	if (!cJSON_IsObject(img) || !r)
+		return set_err(err,
+		               "%s: models.\"%s\".image must be an object "
+		               "like {\"rule\": \"anthropic\"}, {\"rule\": "
+		               "\"tiles\", \"base\": 85, \"tile\": 170} or "
+		               "{\"rule\": \"patches\", \"multiplier\": 1.62}",
+		               origin, name);
+	static const char *const keys[][3] = {
+	    {NULL}, {NULL}, {"base", "tile", NULL}, {"multiplier", NULL}};
+	const cJSON *f;
+	cJSON_ArrayForEach(f, img)
+	{
+		int known = !strcmp(f->string, "rule");
+		for (int i = 0; keys[r][i]; i++)
+			known |= !strcmp(f->string, keys[r][i]);
+		if (!known)
+			return set_err(err,
+			               "%s: models.\"%s\".image: field \"%s\" "
+			               "is not one of rule \"%s\"",
+			               origin, name, f->string, rule);
+	}
+	*out = (struct model_image){.rule = (enum model_image_rule)r};
+	double base = 0, tile = 0, mult = 0;
+	if (r == MODEL_IMAGE_TILES &&
+	    (image_number(img, "base", 0, &base, origin, name, err) < 0 ||
+	     image_number(img, "tile", 0, &tile, origin, name, err) < 0))
+		return -1;
+	if (r == MODEL_IMAGE_PATCHES &&
+	    image_number(img, "multiplier", 1e-9, &mult, origin, name, err) < 0)
+		return -1;
+	out->base = (long)base;
+	out->tile = (long)tile;
+	out->multiplier = mult;
+	return 0;
+}
 
 /* Merge the fields of e (an object) into the entry of its name. */
 static int merge(struct model_table *t, const cJSON *e, const char *origin,
@@ -71,16 +141,36 @@ static int merge(struct model_table *t, const cJSON *e, const char *origin,
 			    err,
 			    "%s: models.\"%s\": unknown field \"%s\" "
 			    "(known: provider, context, max_output, "
-			    "input, cached_input, cache_write, output)",
+			    "input, cached_input, cache_write, output, "
+			    "vision, image)",
 			    origin, e->string, f->string);
+		if (!strcmp(f->string, "vision") && !cJSON_IsBool(f))
+			return set_err(err,
+			               "%s: models.\"%s\".vision must be true "
+			               "or false",
+			               origin, e->string);
 		if (strcmp(f->string, "provider") &&
+		    strcmp(f->string, "vision") && strcmp(f->string, "image") &&
 		    (!cJSON_IsNumber(f) || f->valuedouble < 0))
 			return set_err(err,
 			               "%s: models.\"%s\".%s must be a number "
 			               ">= 0",
 			               origin, e->string, f->string);
 	}
+	const cJSON *img = cJSON_GetObjectItem(e, "image");
+	struct model_image image = {0};
+	if (img && parse_image(img, origin, e->string, &image, err) < 0)
+		return -1;
 	struct model_info *m = entry(t, e->string);
+	/* an image rule says the model takes images, unless "vision" says
+	 * otherwise */
+	if (img) {
+		m->image = image;
+		m->vision = 1;
+	}
+	const cJSON *vision = cJSON_GetObjectItem(e, "vision");
+	if (vision)
+		m->vision = cJSON_IsTrue(vision);
 	const char *prov = json_str(e, "provider", NULL);
 	if (prov)
 		config_set(&m->provider, prov);
@@ -206,6 +296,122 @@ double models_cost(const struct model_info *m, const struct model_tokens *k)
 	        (double)k->cache_write * write +
 	        (double)k->output * m->output) /
 	       1e6;
+}
+
+/* provider, or m's own when provider is NULL ("" when neither says). */
+static const char *provider_of(const struct model_info *m, const char *provider)
+{
+	if (provider)
+		return provider;
+	return m && m->provider ? m->provider : "";
+}
+
+int models_vision(const struct model_info *m, const char *provider)
+{
+	if (m && m->vision >= 0)
+		return m->vision;
+	provider = provider_of(m, provider);
+	return !strcmp(provider, "anthropic") || !strcmp(provider, "openai") ||
+	       !strcmp(provider, "openai-responses");
+}
+
+struct model_image_box models_image_box(const char *provider,
+                                        const char *detail)
+{
+	if (provider && !strcmp(provider, "anthropic"))
+		return (struct model_image_box){1568, 1150000, 0};
+	if (detail && !strcmp(detail, "low"))
+		return (struct model_image_box){512, 0, 0};
+	return (struct model_image_box){2048, 0, 768};
+}
+
+/* ceil of x, forgiving the last bits of a product that should be whole
+ * (1000 * 1.62 is 1620.0000000000002). */
+static long ceil_near(double x)
+{
+	return (long)ceil(x - 1e-7);
+}
+
+/* Anthropic: scaled (keeping the aspect) into a long side of 1568 and
+ * 1.15 Mpixel when larger, then ceil(w * h / 750). */
+static long tokens_anthropic(double w, double h)
+{
+	double s = 1;
+	if (fmax(w, h) > 1568)
+		s = 1568 / fmax(w, h);
+	if (w * h * s * s > 1150000)
+		s = sqrt(1150000 / (w * h));
+	if (s < 1) {
+		w = fmax(1, floor(w * s));
+		h = fmax(1, floor(h * s));
+	}
+	return ceil_near(w * h / 750);
+}
+
+/* OpenAI's tiles: detail low costs base; else fit in 2048 x 2048, bring
+ * the short side down to 768, and each 512 px tile costs tile. Sizes
+ * round half to even, as the API was seen to (2050x513 is 4 tiles,
+ * 2049x513 8). */
+static long tokens_tiles(const struct model_image *r, double w, double h,
+                         const char *detail)
+{
+	if (detail && !strcmp(detail, "low"))
+		return r->base;
+	if (fmax(w, h) > 2048) {
+		double s = 2048 / fmax(w, h);
+		w = fmax(1, rint(w * s));
+		h = fmax(1, rint(h * s));
+	}
+	if (fmin(w, h) > 768) {
+		double s = 768 / fmin(w, h);
+		w = fmax(1, rint(w * s));
+		h = fmax(1, rint(h * s));
+	}
+	long tiles = (long)(ceil(w / 512) * ceil(h / 512));
+	return r->base + r->tile * tiles;
+}
+
+/* OpenAI's patches: the 32 px patches that cover the image; over 1536,
+ * scaled down so that a whole number of patches covers one side and at
+ * most 1536 the whole; capped at 1536; times the model's multiplier. */
+static long tokens_patches(const struct model_image *r, double w, double h)
+{
+	double patches = ceil(w / 32) * ceil(h / 32);
+	if (patches > 1536) {
+		double s = sqrt(32.0 * 32.0 * 1536 / (w * h));
+		double pw = w * s / 32, ph = h * s / 32, f = 1;
+		/* a side under one patch (a sliver of an image) is left be */
+		if (pw >= 1)
+			f = fmin(f, floor(pw) / pw);
+		if (ph >= 1)
+			f = fmin(f, floor(ph) / ph);
+		s *= f;
+		patches = (double)ceil_near(w * s / 32) *
+		          (double)ceil_near(h * s / 32);
+		if (patches > 1536)
+			patches = 1536;
+	}
+	return ceil_near(patches * r->multiplier);
+}
+
+long models_image_tokens(const struct model_info *m, const char *provider,
+                         int w, int h, const char *detail)
+{
+	if (w <= 0 || h <= 0)
+		return 0;
+	struct model_image r = {MODEL_IMAGE_TILES, 85, 170, 0};
+	if (m && m->image.rule != MODEL_IMAGE_NONE)
+		r = m->image;
+	else if (!strcmp(provider_of(m, provider), "anthropic"))
+		r.rule = MODEL_IMAGE_ANTHROPIC;
+	switch (r.rule) {
+	case MODEL_IMAGE_ANTHROPIC:
+		return tokens_anthropic(w, h);
+	case MODEL_IMAGE_PATCHES:
+		return tokens_patches(&r, w, h);
+	default:
+		return tokens_tiles(&r, w, h, detail);
+	}
 }
 
 int models_provider_known(const char *provider)

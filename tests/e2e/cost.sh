@@ -8,7 +8,8 @@
 # estimated input alone would cross it is not sent; resuming a run its
 # budget stopped counts the money already spent (no request); a model
 # without a price cannot have a cost budget (exit 2). `assay models`
-# lists the table with the override.
+# lists the table with the override, and which models take images
+# (the shipped table's "vision", a local model's from the config).
 source "$(dirname "$0")/lib.bash"
 need_bwrap
 cd "$T"
@@ -98,4 +99,12 @@ check "assay models lists the shipped table" grep -q '^gpt-4.1 .*\$2\.000 .*\$0\
 check "... and the user's override" grep -q '^priced-model .*128000 .*\$2\.000' models.out
 XDG_CONFIG_HOME=$T/xdg2 "$ASSAY" models --json >models.json
 check "... as JSON too" test "$($PY -c 'import json,sys; x = json.load(open(sys.argv[1])); print([x["models"]["claude-sonnet-4-5"]["cache_write"], x["models"]["priced-model"]["output"]])' models.json)" = "[3.75, 8]"
+check "the vision column: shipped models take images" grep -q '^gpt-4o  .* yes$' models.out
+check "... a model of no provider not, unless it says" grep -q '^priced-model .* no$' models.out
+mkdir -p "$T/xdg3/assay"
+echo '{"models": {"llava": {"provider": "ollama", "vision": true}, "gpt-4o": {"vision": false}}}' >"$T/xdg3/assay/config.json"
+XDG_CONFIG_HOME=$T/xdg3 "$ASSAY" models >models3.out
+check "... the config gives a local model vision" grep -q '^llava .*ollama .* yes$' models3.out
+check "... and takes it from a shipped one" grep -q '^gpt-4o  .* no$' models3.out
+check "... the image rule in the JSON" test "$($PY -c 'import json,sys; x = json.load(open(sys.argv[1]))["models"]; print([x["gpt-4o"]["image"], x["o4-mini"]["image"]["multiplier"], x["gpt-4.1"]["vision"]])' models.json)" = "[{'rule': 'tiles', 'base': 85, 'tile': 170}, 1.72, True]"
 finish
