@@ -41,6 +41,7 @@ struct config {
 	char *instructions; /* system prompt file */
 	char *theme;
 	char *images;
+	char *send_images; /* auto|tool|off: images to the model */
 	int network;
 	/* "network": {"allow": ["host", ...]}: egress only to these (the
 	 * opensandbox backend's egress rules; the others refuse it) */

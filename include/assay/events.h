@@ -32,6 +32,7 @@ enum event_type {
 	EV_EXEC_OUTPUT,
 	EV_EXEC_END,
 	EV_TOOL_RESULT,
+	EV_IMAGE_SENT,
 	EV_WORKSPACE_CHANGE,
 	EV_PYTHON_SESSION,
 	EV_INPUT_HASHES,
@@ -226,6 +227,15 @@ enum ev_field {
 	EVF_REPLACED,
 	EVF_KEPT,
 	EVF_SUMMARY,
+	EVF_HOW,
+	EVF_MEDIA_TYPE,
+	EVF_WIDTH,
+	EVF_HEIGHT,
+	EVF_SRC_WIDTH,
+	EVF_SRC_HEIGHT,
+	EVF_FILE,
+	EVF_TOKENS,
+	EVF_DETAIL,
 	EVF__COUNT
 };
 
@@ -419,6 +429,16 @@ cJSON *ev_exec_end(const struct ev_exec_end *e);
 cJSON *ev_tool_result(const char *id, const char *content, int is_error);
 /* tool_result of a fork's replaced call: id, content, is_error,
  * forked: true, original (what the call gave). */
+/* An image of call id sent to the model (or, with error, not sent). */
+struct ev_image {
+	const char *id, *path, *how; /* how: "view" or "auto" */
+	const char *media_type, *sha256, *file, *detail;
+	int width, height, src_width, src_height;
+	double bytes;
+	long tokens;
+	const char *error; /* not sent: why (then only id, path, how) */
+};
+cJSON *ev_image_sent(const struct ev_image *im);
 cJSON *ev_tool_result_forked(const char *id, const char *content, int is_error,
                              const char *original);
 

@@ -71,8 +71,8 @@ struct model_image_box {
 };
 /* Whether model m (may be NULL: unknown) of provider takes images: 1
  * yes, 0 no. The table's (or the configuration's) "vision" when it
- * says; else anthropic, openai and openai-responses yes (all their
- * current models do), every other provider (ollama, vllm, ...) no.
+ * says; else anthropic, openai, openai-responses and script (the stand-in) yes
+ * (all their current models do), every other provider (ollama, vllm, ...) no.
  * provider NULL: m's own. */
 int models_vision(const struct model_info *m, const char *provider);
 /* The box images are scaled to before sending, per provider and detail

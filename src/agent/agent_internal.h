@@ -1,7 +1,7 @@
 /* agent_internal.h: what every part of the session needs: struct
  * session (its parts, each in a header of its own that names the
  * files that may write it: rundir.h, conv.h, calls.h, workspace.h,
- * budget.h, step.h, ending.h), the state machine's entry points
+ * budget.h, step.h, ending.h, images.h), the state machine's entry points
  * (session.c), and resume's seam (record.c, resume.c, inputs.c). Not
  * a public API. */
 #ifndef ASSAY_AGENT_INTERNAL_H
@@ -23,6 +23,7 @@
 #include "step.h"
 #include "workspace.h"
 #include "ending.h"
+#include "images.h"
 
 struct loop;
 struct http;
@@ -100,6 +101,7 @@ struct session {
 	struct replay *replay; /* resume.c: the record followed, or NULL */
 	struct step_ctl step;  /* step.h */
 
+	struct images img;       /* images.h: images to the model */
 	struct ending end;       /* ending.h: ENDING, and what run_end says */
 	struct outputs *outputs; /* outputs.c: the delivery in flight */
 };

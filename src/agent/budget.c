@@ -78,11 +78,12 @@ void budget_free(struct budget *b)
 }
 
 int budget_request_fits(const struct budget *b, const struct config *c,
-                        size_t req_bytes, char **why, struct budget_hit *hit)
+                        size_t req_bytes, long image_tokens, char **why,
+                        struct budget_hit *hit)
 {
 	if (c->max_cost <= 0 || !b->price)
 		return 1;
-	struct model_tokens t = {.input = (long)(req_bytes / 4)};
+	struct model_tokens t = {.input = (long)(req_bytes / 4) + image_tokens};
 	double est = models_cost(b->price, &t);
 	if (b->cost + est <= c->max_cost)
 		return 1;

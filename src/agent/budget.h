@@ -45,11 +45,13 @@ int budget_raise(struct config *c, const char *kind, double limit);
 int budget_prices(struct budget *b, const struct config *c, const char *model,
                   char **err);
 void budget_free(struct budget *b);
-/* Whether a request of about req_bytes (its canonical JSON) may be sent
- * under --max-cost: its input alone, estimated at 4 bytes a token, must
- * not cross the budget; 0 + *why when it would. */
+/* Whether a request of about req_bytes (its canonical JSON, images by
+ * their hash) and image_tokens may be sent under --max-cost: its input
+ * alone, the text estimated at 4 bytes a token, must not cross the
+ * budget; 0 + *why when it would. */
 int budget_request_fits(const struct budget *b, const struct config *c,
-                        size_t req_bytes, char **why, struct budget_hit *hit);
+                        size_t req_bytes, long image_tokens, char **why,
+                        struct budget_hit *hit);
 /* Add a turn's usage to the totals; its usage event. */
 cJSON *budget_usage(struct budget *b, int turn, const struct llm_usage *u,
                     int replayed);

@@ -19,7 +19,8 @@ struct session_result {
 	char *content;  /* what the model is told */
 	char *original; /* a fork replaced it: what the call gave */
 	int is_error;
-	int changes; /* the call may have changed files */
+	int changes;   /* the call may have changed files */
+	cJSON *images; /* [{event, part}] that go with it (view_image) */
 };
 
 /* Free a result that waited (or never joined the conversation). */
@@ -31,6 +32,7 @@ static void calls_result_free(struct session_result *r)
 	free(r->name);
 	free(r->content);
 	free(r->original);
+	cJSON_Delete(r->images);
 	free(r);
 }
 
@@ -53,7 +55,7 @@ const cJSON *calls_advance(struct session *s)
 }
 
 int calls_result_new(struct session *s, const char *id, const char *content,
-                     int is_error, int as_is)
+                     int is_error, int as_is, cJSON *images)
 {
 	const char *forked =
 	    s->replay ? replay_fork_result(s->replay, id) : NULL;
@@ -66,12 +68,17 @@ int calls_result_new(struct session *s, const char *id, const char *content,
 	free(told);
 	r->original = forked ? xstrdup(content) : NULL;
 	r->is_error = is_error;
+	/* a fork's replacement is text: the images were the call's */
+	r->images = forked ? NULL : images;
+	if (forked)
+		cJSON_Delete(images);
 	const cJSON *call =
 	    cJSON_GetArrayItem(s->calls.pending, s->calls.next_call - 1);
 	r->name = xstrdup(json_str(call, "name", ""));
 	/* reading and listing change nothing: no scan, no archive */
-	r->changes =
-	    strcmp(r->name, "read_file") && strcmp(r->name, "list_files");
+	r->changes = strcmp(r->name, "read_file") &&
+	             strcmp(r->name, "list_files") &&
+	             strcmp(r->name, "view_image");
 	calls_result_free(s->calls.result);
 	s->calls.result = r;
 	return r->changes;
@@ -89,6 +96,13 @@ int calls_result_record(struct session *s)
 		session_emit(s, ev_tool_result(r->id, r->content, r->is_error));
 	messages_add_tool(s->conv.messages, r->id, r->name, r->content,
 	                  r->is_error);
+	cJSON *im;
+	cJSON_ArrayForEach(im, r->images)
+	{
+		session_emit(s, cJSON_DetachItemFromObject(im, "event"));
+		messages_add_image(s->conv.messages, r->id,
+		                   cJSON_DetachItemFromObject(im, "part"));
+	}
 	int changes = r->changes;
 	diffs_call(s, r->id); /* what the listing finds, this call did */
 	calls_result_free(r);

@@ -18,6 +18,7 @@ struct tool_run;       /* one tool call in flight (tools.c) */
 struct session_result; /* a call's result on its way (calls.c) */
 struct pykernel;       /* the python tool's kernel (pytool.c) */
 struct policy;
+struct config;
 struct approval; /* one call's decision */
 
 /* The turn's tool calls: calls.c hands them out one by one and keeps
@@ -57,11 +58,12 @@ void calls_set(struct session *s, cJSON *pending);
 void calls_clear(struct session *s);
 /* The call at next_call, which moves on to the one after it. */
 const cJSON *calls_advance(struct session *s);
-/* A call ended with content: the result as the model is told it (an
- * approval's or a fork's wording unless as_is) waits in s->calls.result.
- * 1 when the call may have changed files. */
+/* A call ended with content (and images: [{event, part}] from
+ * images.c, taken; NULL: none): the result as the model is told it (an
+ * approval's or a fork's wording unless as_is) waits in
+ * s->calls.result. 1 when the call may have changed files. */
 int calls_result_new(struct session *s, const char *id, const char *content,
-                     int is_error, int as_is);
+                     int is_error, int as_is, cJSON *images);
 /* The result waiting joins the record and the conversation; 1 when its
  * call may have changed files. */
 int calls_result_record(struct session *s);
@@ -69,8 +71,9 @@ void calls_free(struct calls *c);
 /* Run the next call now: a decision arrived (session.c). */
 void session_run_next(struct session *s);
 
-/* Neutral tool definitions offered to the model. */
-cJSON *tools_definitions(void);
+/* Neutral tool definitions offered to the model (view_image unless
+ * send_images is "off"). */
+cJSON *tools_definitions(const struct config *cfg);
 /* Run one tool call ({"id","name","arguments"}); calls
  * tools_finished(s, id, content, is_error) when done (possibly before
  * returning). */
@@ -78,6 +81,9 @@ void tools_run(struct session *s, const cJSON *call);
 void tools_cancel(struct session *s);
 void tools_finished(struct session *s, const char *id, const char *content,
                     int is_error);
+/* The same with the images that go with the result (images.c; taken). */
+void tools_finished_images(struct session *s, const char *id,
+                           const char *content, int is_error, cJSON *images);
 
 /* approval.c: each call of a turn through the policy. */
 struct approval; /* one call's decision */

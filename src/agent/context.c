@@ -97,7 +97,10 @@ static size_t context_bytes(const struct session *s, const cJSON *messages)
 	char *canon = llm_canonical_request(s->llm, &req);
 	size_t n = strlen(canon);
 	free(canon);
-	return n;
+	/* an image is in the canonical request by its hash: it counts as
+	 * the bytes its tokens stand for */
+	long img = messages_image_tokens(req.messages);
+	return n + (size_t)((double)img * context_bpt(&s->ctx));
 }
 
 void context_output_file(struct session *s, const char *id, const char *path)
@@ -117,6 +120,19 @@ static char *context_stub(const struct context *c, const cJSON *msg)
 	const char *name = json_str(msg, "name", "");
 	size_t n = strlen(json_str(msg, "content", ""));
 	const char *file = json_str(c->files, id, NULL);
+	const cJSON *images = cJSON_GetObjectItem(msg, "images");
+	if (cJSON_GetArraySize(images) > 0) {
+		const cJSON *img = cJSON_GetArrayItem(images, 0);
+		int more = cJSON_GetArraySize(images) - 1;
+		char others[48] = "";
+		if (more > 0)
+			snprintf(others, sizeof others, " and %d other%s", more,
+			         more > 1 ? "s" : "");
+		return xasprintf("[output of call %s (%s) elided to save "
+		                 "context, with its image %s%s; view_image "
+		                 "shows an image again]",
+		                 id, name, json_str(img, "path", ""), others);
+	}
 	char size[32];
 	if (n >= 10240)
 		snprintf(size, sizeof size, "%.0f KB", (double)n / 1024);
@@ -159,7 +175,8 @@ static int context_trimmable(const cJSON *m)
 {
 	return !strcmp(json_str(m, "role", ""), "tool") &&
 	       !json_bool(m, "elided", 0) &&
-	       strlen(json_str(m, "content", "")) >= CONTEXT_STUB_MIN;
+	       (strlen(json_str(m, "content", "")) >= CONTEXT_STUB_MIN ||
+	        cJSON_GetArraySize(cJSON_GetObjectItem(m, "images")) > 0);
 }
 
 static void context_elide(cJSON *m, const char *stub)
@@ -168,6 +185,7 @@ static void context_elide(cJSON *m, const char *stub)
 	                                       cJSON_CreateString(stub));
 	cJSON_DeleteItemFromObjectCaseSensitive(m, "elided");
 	cJSON_AddBoolToObject(m, "elided", 1);
+	cJSON_DeleteItemFromObjectCaseSensitive(m, "images");
 }
 
 struct trim {
@@ -181,6 +199,11 @@ static void trim_one(struct trim *t, const struct context *c, cJSON *m, int i)
 {
 	char *stub = context_stub(c, m);
 	size_t was = strlen(json_str(m, "content", ""));
+	const cJSON *img;
+	cJSON_ArrayForEach(img, cJSON_GetObjectItem(m, "images"))
+	{
+		was += (size_t)(json_num(img, "tokens", 0) * context_bpt(c));
+	}
 	t->removed += was > strlen(stub) ? was - strlen(stub) : 0;
 	cJSON_AddItemToArray(
 	    t->ids, cJSON_CreateString(json_str(m, "tool_call_id", "")));

@@ -67,7 +67,8 @@ void session_on_llm_retry(void *arg, int attempt, long delay_ms,
                           const char *category, const char *message,
                           size_t discarded);
 /* The empty conversation with the tools offered; conv_free frees it. */
-void conv_init(struct conv *c);
+struct config;
+void conv_init(struct conv *c, const struct config *cfg);
 void conv_free(struct conv *c);
 /* The conversation is now messages (taken; a resume rebuilt it). */
 void conv_set_messages(struct session *s, cJSON *messages);
@@ -141,5 +142,13 @@ void messages_add_assistant(cJSON *messages, const char *text,
                             const cJSON *tool_calls, const cJSON *items);
 void messages_add_tool(cJSON *messages, const char *id, const char *name,
                        const char *content, int is_error);
+/* An image (a neutral part, taken) with the result of call id: the last
+ * tool message of that call; dropped when there is none. */
+void messages_add_image(cJSON *messages, const char *id, cJSON *part);
+/* The tokens of every image the messages carry. */
+long messages_image_tokens(const cJSON *messages);
+/* The base64 characters of those images (what a printed request holds
+ * beyond its text). */
+size_t messages_image_bytes(const cJSON *messages);
 
 #endif

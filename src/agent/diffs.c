@@ -190,6 +190,9 @@ static void diffs_flush(struct session *s)
 			                                    d->call, c->diff));
 		else
 			cJSON_Delete(c->diff);
+		/* an image the call made goes to the model (images.c) */
+		if (!d->quiet && strcmp(c->kind, "deleted"))
+			images_changed(s, d->call, c->path);
 		free(c->path);
 	}
 	d->nq = d->next = 0;

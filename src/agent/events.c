@@ -24,6 +24,7 @@ static const char *const event_names[EV__COUNT] = {
     [EV_EXEC_OUTPUT] = "exec_output",
     [EV_EXEC_END] = "exec_end",
     [EV_TOOL_RESULT] = "tool_result",
+    [EV_IMAGE_SENT] = "image_sent",
     [EV_WORKSPACE_CHANGE] = "workspace_change",
     [EV_PYTHON_SESSION] = "python_session",
     [EV_INPUT_HASHES] = "input_hashes",
@@ -119,6 +120,10 @@ static const char *const field_names[EVF__COUNT] = {
     [EVF_EST_AFTER] = "est_after", [EVF_KEEP_FROM] = "keep_from",
     [EVF_LEFT_OUT] = "left_out", [EVF_REPLACED] = "replaced",
     [EVF_KEPT] = "kept", [EVF_SUMMARY] = "summary",
+    [EVF_HOW] = "how", [EVF_MEDIA_TYPE] = "media_type", [EVF_WIDTH] = "width",
+    [EVF_HEIGHT] = "height", [EVF_SRC_WIDTH] = "src_width",
+    [EVF_SRC_HEIGHT] = "src_height", [EVF_FILE] = "file",
+    [EVF_TOKENS] = "tokens", [EVF_DETAIL] = "detail",
 };
 
 /* What each type means, its fields as the doc's event table shows them
@@ -252,6 +257,16 @@ static const struct ev_type_info type_info[EV__COUNT] = {
 	.meaning = "what the model is told a call gave",
 	.doc = "id, content, is_error, [forked: true, original]",
 	.fields = {EVF_ID, EVF_CONTENT, EVF_IS_ERROR, EVF_FORKED, EVF_ORIGINAL},
+    },
+    [EV_IMAGE_SENT] = {
+	.meaning = "an image went to the model with a call's result "
+	           "(view_image, or one the call made)",
+	.doc = "id, path, how (view, auto), media_type, width, height, "
+	       "src_width, src_height, bytes, sha256, file (in the run dir), "
+	       "tokens, detail; or id, path, how, error (not sent)",
+	.fields = {EVF_ID, EVF_PATH, EVF_HOW, EVF_MEDIA_TYPE, EVF_WIDTH,
+	           EVF_HEIGHT, EVF_SRC_WIDTH, EVF_SRC_HEIGHT, EVF_BYTES,
+	           EVF_SHA256, EVF_FILE, EVF_TOKENS, EVF_DETAIL, EVF_ERROR},
     },
     [EV_WORKSPACE_CHANGE] = {
 	.meaning = "a file of the workspace was created, modified or deleted",

@@ -384,6 +384,29 @@ cJSON *ev_tool_result_forked(const char *id, const char *content, int is_error,
 	return ev;
 }
 
+cJSON *ev_image_sent(const struct ev_image *im)
+{
+	cJSON *ev = ev_new(EV_IMAGE_SENT);
+	cJSON_AddStringToObject(ev, fname(EVF_ID), im->id);
+	cJSON_AddStringToObject(ev, fname(EVF_PATH), im->path);
+	cJSON_AddStringToObject(ev, fname(EVF_HOW), im->how);
+	if (im->error) {
+		cJSON_AddStringToObject(ev, fname(EVF_ERROR), im->error);
+		return ev;
+	}
+	cJSON_AddStringToObject(ev, fname(EVF_MEDIA_TYPE), im->media_type);
+	cJSON_AddNumberToObject(ev, fname(EVF_WIDTH), im->width);
+	cJSON_AddNumberToObject(ev, fname(EVF_HEIGHT), im->height);
+	cJSON_AddNumberToObject(ev, fname(EVF_SRC_WIDTH), im->src_width);
+	cJSON_AddNumberToObject(ev, fname(EVF_SRC_HEIGHT), im->src_height);
+	cJSON_AddNumberToObject(ev, fname(EVF_BYTES), im->bytes);
+	cJSON_AddStringToObject(ev, fname(EVF_SHA256), im->sha256);
+	cJSON_AddStringToObject(ev, fname(EVF_FILE), im->file);
+	cJSON_AddNumberToObject(ev, fname(EVF_TOKENS), (double)im->tokens);
+	cJSON_AddStringToObject(ev, fname(EVF_DETAIL), im->detail);
+	return ev;
+}
+
 cJSON *ev_workspace_change(const char *path, const char *kind, double size,
                            double mtime, const char *call, cJSON *diff)
 {

@@ -3,6 +3,10 @@
  * answers with their tool calls, and each call's result, in order. */
 #include "agent_internal.h"
 
+#include "assay/json.h"
+
+#include <string.h>
+
 void messages_add_user(cJSON *messages, const char *text)
 {
 	cJSON *msg = cJSON_CreateObject();
@@ -36,4 +40,51 @@ void messages_add_tool(cJSON *messages, const char *id, const char *name,
 	cJSON_AddStringToObject(msg, "content", content);
 	cJSON_AddBoolToObject(msg, "is_error", is_error);
 	cJSON_AddItemToArray(messages, msg);
+}
+
+void messages_add_image(cJSON *messages, const char *id, cJSON *part)
+{
+	cJSON *msg, *last = NULL;
+	cJSON_ArrayForEach(msg, messages)
+	{
+		if (!strcmp(json_str(msg, "role", ""), "tool") &&
+		    !strcmp(json_str(msg, "tool_call_id", ""), id))
+			last = msg;
+	}
+	if (!last) {
+		cJSON_Delete(part);
+		return;
+	}
+	cJSON *images = cJSON_GetObjectItem(last, "images");
+	if (!images)
+		images = cJSON_AddArrayToObject(last, "images");
+	cJSON_AddItemToArray(images, part);
+}
+
+size_t messages_image_bytes(const cJSON *messages)
+{
+	size_t n = 0;
+	const cJSON *msg, *img;
+	cJSON_ArrayForEach(msg, messages)
+	{
+		cJSON_ArrayForEach(img, cJSON_GetObjectItem(msg, "images"))
+		{
+			n += strlen(json_str(img, "data", ""));
+		}
+	}
+	return n;
+}
+
+long messages_image_tokens(const cJSON *messages)
+{
+	long n = 0;
+	const cJSON *msg, *img;
+	cJSON_ArrayForEach(msg, messages)
+	{
+		cJSON_ArrayForEach(img, cJSON_GetObjectItem(msg, "images"))
+		{
+			n += (long)json_num(img, "tokens", 0);
+		}
+	}
+	return n;
 }

@@ -311,8 +311,11 @@ int models_vision(const struct model_info *m, const char *provider)
 	if (m && m->vision >= 0)
 		return m->vision;
 	provider = provider_of(m, provider);
+	/* the scripted model stands in for any: the images go the way
+	 * they would (its tests and the demo look at their charts) */
 	return !strcmp(provider, "anthropic") || !strcmp(provider, "openai") ||
-	       !strcmp(provider, "openai-responses");
+	       !strcmp(provider, "openai-responses") ||
+	       !strcmp(provider, "script");
 }
 
 struct model_image_box models_image_box(const char *provider,

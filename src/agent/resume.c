@@ -488,6 +488,24 @@ static void walk_result(struct walk *w, const cJSON *e)
 	cJSON_AddItemToArray(w->answered, cJSON_CreateString(id));
 }
 
+/* A recorded image joins its call's result, its bytes from the run
+ * dir (the request is then the one recorded); one that cannot be read
+ * back is left out (the request differs: asked live). */
+static void walk_image(struct walk *w, const cJSON *e)
+{
+	char *err = NULL;
+	cJSON *part = images_part(w->rp->rec.dir, e, &err);
+	if (!part) {
+		if (!ev_item(e, EVF_ERROR))
+			log_warn("resume: image of call %s left out: %s",
+			         ev_str(e, EVF_ID, ""), err);
+		free(err);
+		return;
+	}
+	images_seen(w->s, e);
+	messages_add_image(w->messages, ev_str(e, EVF_ID, ""), part);
+}
+
 /* Go through the record until the first step it cannot answer. */
 static void walk_events(struct walk *w)
 {
@@ -513,6 +531,9 @@ static void walk_events(struct walk *w)
 			break;
 		case EV_TOOL_RESULT:
 			walk_result(w, e);
+			break;
+		case EV_IMAGE_SENT:
+			walk_image(w, e);
 			break;
 		case EV_EXEC_END:
 			context_output_file(w->s, ev_str(e, EVF_ID, NULL),

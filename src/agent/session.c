@@ -165,7 +165,7 @@ static void session_go_on(void *arg)
 	s->next_timer = 0;
 	/* the workspace listing comes first: the next calls' policy reads
 	 * it, and its workspace_change events belong before what follows */
-	if (s->scan.running || diffs_busy(s))
+	if (s->scan.running || diffs_busy(s) || images_busy(s))
 		return; /* session_scanned calls again */
 	switch (s->state) {
 	case SESSION_LISTING: /* announced, its workspace listed */
@@ -218,7 +218,8 @@ struct session *session_new(struct loop *l, struct config *cfg, char **err)
 	s->state = SESSION_NEW;
 	s->exit_code = EXIT_OK;
 	rundir_init(&s->rundir);
-	conv_init(&s->conv);
+	conv_init(&s->conv, cfg);
+	images_init(&s->img);
 	s->http = http_new(l);
 	if (!s->http) {
 		set_err(err, "cannot initialise libcurl");
@@ -263,6 +264,7 @@ void session_free(struct session *s)
 	cJSON_Delete(s->inputs_checked);
 	snapshot_free(s->scan.snapshot);
 	diffs_free(s);
+	images_free(s);
 	snapshot_free(s->persist.now);
 	free(s->persist.writing);
 	free(s->obs);
@@ -570,7 +572,8 @@ void session_request_turn(struct session *s)
 		return;
 	}
 	char *canon = llm_canonical_request(s->llm, &req);
-	if (!budget_request_fits(&s->budget, s->cfg, strlen(canon), &why,
+	if (!budget_request_fits(&s->budget, s->cfg, strlen(canon),
+	                         messages_image_tokens(req.messages), &why,
 	                         &hit)) {
 		free(canon);
 		session_budget_spent(s, why, &hit);
@@ -691,11 +694,14 @@ static int session_takes_results(const struct session *s)
  * files, so a killed run is resumed from a workspace that holds every
  * recorded result's effect. */
 static void session_take_result(struct session *s, const char *id,
-                                const char *content, int is_error, int as_is)
+                                const char *content, int is_error, int as_is,
+                                cJSON *images)
 {
-	if (s->freeing || !session_takes_results(s))
+	if (s->freeing || !session_takes_results(s)) {
+		cJSON_Delete(images);
 		return;
-	int changes = calls_result_new(s, id, content, is_error, as_is);
+	}
+	int changes = calls_result_new(s, id, content, is_error, as_is, images);
 	int persist =
 	    changes && (sbx_caps(s->sbx) & SBX_CAP_IMPORT_TAR) &&
 	    (s->state == SESSION_EXECUTING || s->state == SESSION_CANCELLING);
@@ -708,7 +714,13 @@ static void session_take_result(struct session *s, const char *id,
 void tools_finished(struct session *s, const char *id, const char *content,
                     int is_error)
 {
-	session_take_result(s, id, content, is_error, 0);
+	session_take_result(s, id, content, is_error, 0, NULL);
+}
+
+void tools_finished_images(struct session *s, const char *id,
+                           const char *content, int is_error, cJSON *images)
+{
+	session_take_result(s, id, content, is_error, 0, images);
 }
 
 /* --- starting ------------------------------------------------------ */
@@ -970,7 +982,7 @@ static void session_skip_call(struct session *s)
 	char *id = xstrdup(json_str(call, "id", ""));
 	session_set_state(s, SESSION_EXECUTING);
 	/* nothing ran: not even an approval edit of it */
-	session_take_result(s, id, STEP_SKIPPED, 1, 1);
+	session_take_result(s, id, STEP_SKIPPED, 1, 1, NULL);
 	free(id);
 }
 

@@ -131,7 +131,10 @@ enum step_do step_before_request(struct step_ctl *st,
 	    .kind = SESSION_STEP_REQUEST,
 	    .turn = turn,
 	    .messages = (size_t)nm,
-	    .est_input_tokens = (long)(chars / 4),
+	    /* images by their tokens, not their base64 */
+	    .est_input_tokens =
+	        (long)((chars - messages_image_bytes(req->messages)) / 4) +
+	        messages_image_tokens(req->messages),
 	    .tools = p->tools,
 	    .ntools = (size_t)nt,
 	    .last_role = p->last_role,

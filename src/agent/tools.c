@@ -1,10 +1,10 @@
 /* tools.c: the tools offered to the model (shell, python, write_file,
- * read_file, list_files): their definitions, argument checks, and how
- * each runs through the sandbox. Full outputs go to the run dir; the
- * model gets a bounded head and tail. The python tool's kernel lives in
- * pytool.c and shares the output side (tool_run_*) with shell. The JSON
- * it reads (a model's tool calls and their arguments, sandbox listings)
- * is not an event. */
+ * read_file, list_files, view_image (images.c)): their definitions, argument
+ * checks, and how each runs through the sandbox. Full outputs go to the run
+ * dir; the model gets a bounded head and tail. The python tool's kernel lives
+ * in pytool.c and shares the output side (tool_run_*) with shell. The JSON it
+ * reads (a model's tool calls and their arguments, sandbox listings) is not an
+ * event. */
 #include "agent_internal.h"
 
 #include "assay/config.h"
@@ -92,9 +92,29 @@ static const char *TOOL_DEFS =
     "directory (default: the workspace)\"}},\"required\":[]}}"
     "]";
 
-cJSON *tools_definitions(void)
+static const char *VIEW_IMAGE_DEF =
+    "{\"name\":\"view_image\",\"description\":\"Look at an image "
+    "file of the workspace (PNG, JPEG, GIF or WebP), such as a chart you "
+    "saved: it comes back with the result, scaled to what you take. "
+    "Check a figure this way before you describe it.\",\"parameters\":"
+    "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":"
+    "\"string\",\"description\":\"Workspace-relative path of the "
+    "image\"},\"detail\":{\"type\":\"string\",\"enum\":[\"auto\","
+    "\"low\",\"high\"],\"description\":\"low: a small version "
+    "(fewer tokens); default auto\"}},\"required\":[\"path\"]}}";
+
+/* view_image is offered unless images never go to the model. */
+static int tools_view_offered(const struct config *cfg)
 {
-	return cJSON_Parse(TOOL_DEFS);
+	return !cfg || !cfg->send_images || strcmp(cfg->send_images, "off");
+}
+
+cJSON *tools_definitions(const struct config *cfg)
+{
+	cJSON *defs = cJSON_Parse(TOOL_DEFS);
+	if (tools_view_offered(cfg))
+		cJSON_AddItemToArray(defs, cJSON_Parse(VIEW_IMAGE_DEF));
+	return defs;
 }
 
 /* The call fails before it runs: its result is the message (an error). */
@@ -691,11 +711,16 @@ void tools_run(struct session *s, const cJSON *call)
 	else if (!strcmp(name, "write_file") || !strcmp(name, "read_file") ||
 	         !strcmp(name, "list_files"))
 		tools_run_file(s, id, name, args);
+	else if (!strcmp(name, "view_image") && tools_view_offered(s->cfg))
+		images_view(s, id, args);
 	else
 		tools_fail(s, id,
 		           "unknown tool \"%s\": the tools are shell, "
-		           "python, write_file, read_file and list_files",
-		           name);
+		           "python, write_file, read_file%s",
+		           name,
+		           tools_view_offered(s->cfg)
+		               ? ", list_files and view_image"
+		               : " and list_files");
 }
 
 void tools_cancel(struct session *s)
@@ -703,4 +728,5 @@ void tools_cancel(struct session *s)
 	if (s->calls.running && s->calls.running->exec && s->sbx)
 		sbx_exec_cancel(s->calls.running->exec);
 	pytool_cancel(s);
+	images_cancel(s);
 }

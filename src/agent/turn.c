@@ -78,10 +78,10 @@ void session_on_llm_retry(void *arg, int attempt, long delay_ms,
 	                               discarded, s->conv.turn));
 }
 
-void conv_init(struct conv *c)
+void conv_init(struct conv *c, const struct config *cfg)
 {
 	c->messages = cJSON_CreateArray();
-	c->tools = tools_definitions();
+	c->tools = tools_definitions(cfg);
 	buf_init(&c->turn_text, 0);
 	buf_init(&c->delta, 0);
 }

@@ -43,6 +43,7 @@ enum {
 	OPT_STEP,
 	OPT_JSON,
 	OPT_THEME,
+	OPT_SEND_IMAGES,
 	OPT_IMAGES,
 	OPT_CONFIG,
 	OPT_INSTRUCTIONS,
@@ -76,6 +77,7 @@ static const struct option options[] = {
     {"step", no_argument, NULL, OPT_STEP},
     {"json", no_argument, NULL, OPT_JSON},
     {"theme", required_argument, NULL, OPT_THEME},
+    {"send-images", required_argument, NULL, OPT_SEND_IMAGES},
     {"images", required_argument, NULL, OPT_IMAGES},
     {"config", required_argument, NULL, OPT_CONFIG},
     {"instructions", required_argument, NULL, OPT_INSTRUCTIONS},
@@ -182,6 +184,10 @@ static void usage(FILE *f)
 	      "  --images MODE       image previews: auto (ask the "
 	      "terminal), sixel, kitty,\n"
 	      "                      blocks or off [auto]\n"
+	      "  --send-images MODE  images to the model: auto (view_image "
+	      "and the images\n"
+	      "                      each call makes), tool (view_image "
+	      "only), off [auto]\n"
 	      "  --config FILE       extra configuration layer (JSON with "
 	      "comments)\n"
 	      "  --instructions FILE system prompt [built in]\n"
@@ -260,6 +266,9 @@ static int apply_option(struct config *c, int opt, const char *arg, char **err)
 		break;
 	case OPT_IMAGES:
 		config_set(&c->images, arg);
+		break;
+	case OPT_SEND_IMAGES:
+		config_set(&c->send_images, arg);
 		break;
 	case OPT_INSTRUCTIONS:
 		config_set(&c->instructions, arg);

@@ -396,6 +396,15 @@ static const struct config_key keys[] = {
      .flag = "--images",
      .doc = "image previews (auto: ask the terminal)",
      .off = OFF(images)},
+    {.name = "send_images",
+     .type = CONFIG_T_STRING,
+     .def = "auto",
+     .values = "auto|tool|off",
+     .by = CONFIG_BY_FILES,
+     .flag = "--send-images",
+     .doc = "images to the model: view_image and each image a call makes "
+            "(auto), view_image only (tool), none (off)",
+     .off = OFF(send_images)},
     {.name = "models",
      .type = CONFIG_T_CUSTOM,
      .must = "an object: {\"NAME\": {\"input\": USD, \"output\": USD, "

@@ -152,7 +152,30 @@ static void anth_tool_result(cJSON *out, const cJSON *msg)
 	cJSON_AddStringToObject(b, "type", "tool_result");
 	add_tool_id(b, "tool_use_id", json_str(msg, "tool_call_id", ""));
 	const char *c = json_str(msg, "content", "");
-	cJSON_AddStringToObject(b, "content", *c ? c : "(empty)");
+	const cJSON *images = cJSON_GetObjectItem(msg, "images"), *img;
+	if (cJSON_GetArraySize(images) <= 0) {
+		cJSON_AddStringToObject(b, "content", *c ? c : "(empty)");
+	} else { /* text and image blocks */
+		cJSON *blocks = cJSON_AddArrayToObject(b, "content");
+		cJSON_AddItemToArray(blocks, text_block(*c ? c : "(empty)"));
+		cJSON_ArrayForEach(img, images)
+		{
+			char *cap = llm_image_caption(img);
+			cJSON_AddItemToArray(blocks, text_block(cap));
+			free(cap);
+			cJSON *im = cJSON_CreateObject();
+			cJSON *src = cJSON_CreateObject();
+			cJSON_AddStringToObject(im, "type", "image");
+			cJSON_AddStringToObject(src, "type", "base64");
+			cJSON_AddStringToObject(
+			    src, "media_type",
+			    json_str(img, "media_type", "image/png"));
+			cJSON_AddStringToObject(src, "data",
+			                        json_str(img, "data", ""));
+			cJSON_AddItemToObject(im, "source", src);
+			cJSON_AddItemToArray(blocks, im);
+		}
+	}
 	if (json_bool(msg, "is_error", 0))
 		cJSON_AddTrueToObject(b, "is_error");
 	cJSON_AddItemToArray(anth_user_content(out), b);

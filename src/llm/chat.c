@@ -60,7 +60,64 @@ static void chat_tool_result(cJSON *out, const cJSON *msg)
 
 	cJSON_AddStringToObject(m, "role", "tool");
 	chat_add_id(m, "tool_call_id", json_str(msg, "tool_call_id", ""));
-	cJSON_AddStringToObject(m, "content", json_str(msg, "content", ""));
+	const cJSON *images = cJSON_GetObjectItem(msg, "images");
+	if (cJSON_GetArraySize(images) > 0) {
+		/* a tool message takes text only: the images follow in a
+		 * user message after the turn's results (chat_tools_end) */
+		int many = cJSON_GetArraySize(images) > 1;
+		char *text = xasprintf(
+		    "%s\n[the image%s of this result follow%s in the next "
+		    "user message]",
+		    json_str(msg, "content", ""), many ? "s" : "",
+		    many ? "" : "s");
+		cJSON_AddStringToObject(m, "content", text);
+		free(text);
+	} else {
+		cJSON_AddStringToObject(m, "content",
+		                        json_str(msg, "content", ""));
+	}
+	cJSON_AddItemToArray(out, m);
+}
+
+/* The images of a run of tool results, in one user message after them
+ * (tool messages take no image parts). */
+static void chat_tools_end(cJSON *out, const cJSON *first, int n)
+{
+	cJSON *parts = NULL;
+	const cJSON *msg = first;
+	for (int i = 0; i < n && msg; i++, msg = msg->next) {
+		const cJSON *img;
+		cJSON_ArrayForEach(img, cJSON_GetObjectItem(msg, "images"))
+		{
+			if (!parts)
+				parts = cJSON_CreateArray();
+			char *cap = llm_image_caption(img);
+			char *text =
+			    xasprintf("%s from the result of call %s", cap,
+			              json_str(msg, "tool_call_id", ""));
+			cJSON *t = cJSON_CreateObject();
+			cJSON_AddStringToObject(t, "type", "text");
+			cJSON_AddStringToObject(t, "text", text);
+			cJSON_AddItemToArray(parts, t);
+			free(text);
+			free(cap);
+			char *url = llm_image_data_url(img);
+			cJSON *p = cJSON_CreateObject(),
+			      *u = cJSON_CreateObject();
+			cJSON_AddStringToObject(p, "type", "image_url");
+			cJSON_AddStringToObject(u, "url", url);
+			cJSON_AddStringToObject(
+			    u, "detail", json_str(img, "detail", "auto"));
+			cJSON_AddItemToObject(p, "image_url", u);
+			cJSON_AddItemToArray(parts, p);
+			free(url);
+		}
+	}
+	if (!parts)
+		return;
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "role", "user");
+	cJSON_AddItemToObject(m, "content", parts);
 	cJSON_AddItemToArray(out, m);
 }
 
@@ -191,6 +248,7 @@ const struct llm_wire chat_wire = {
     .body = chat_body,
     .user = chat_user,
     .tool_result = chat_tool_result,
+    .tools_end = chat_tools_end,
     .assistant = chat_assistant,
     .stream_init = chat_stream_init,
     .items = NULL, /* Chat Completions keeps no provider state */

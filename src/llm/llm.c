@@ -248,8 +248,18 @@ char *llm_canonical_request_for(const char *provider, const char *model,
 		cJSON_AddStringToObject(o, "system", r->system);
 	else
 		cJSON_AddNullToObject(o, "system");
-	cJSON_AddItemToObject(o, "messages",
-	                      dup_or(r->messages, cJSON_CreateArray()));
+	cJSON *msgs = dup_or(r->messages, cJSON_CreateArray()), *m;
+	/* an image counts by its sha256, not its bytes (which are in
+	 * the run dir, not the record) */
+	cJSON_ArrayForEach(m, msgs)
+	{
+		cJSON *img;
+		cJSON_ArrayForEach(img, cJSON_GetObjectItem(m, "images"))
+		{
+			cJSON_DeleteItemFromObjectCaseSensitive(img, "data");
+		}
+	}
+	cJSON_AddItemToObject(o, "messages", msgs);
 	cJSON_AddItemToObject(o, "tools",
 	                      dup_or(r->tools, cJSON_CreateArray()));
 	json_sort_keys(o);

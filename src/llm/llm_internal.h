@@ -258,6 +258,10 @@ struct llm_wire {
 	void (*user)(cJSON *out, const cJSON *msg);
 	void (*tool_result)(cJSON *out, const cJSON *msg);
 	void (*assistant)(cJSON *out, const cJSON *msg);
+	/* After a run of n tool results (the first is first, the others
+	 * its siblings): what they carry that a tool message cannot (Chat:
+	 * their images, in a user message); NULL: nothing. */
+	void (*tools_end)(cJSON *out, const cJSON *first, int n);
 	/* Start reading one answer's stream into s (the chat_stream every
 	 * dialect fills: text, calls by slot, finish reason, usage,
 	 * in-stream errors). */
@@ -325,5 +329,13 @@ cJSON *anth_stream_items(struct chat_stream *s, const struct llm_wire_args *a);
 int transport_provider(const char *provider, const char **model);
 /* Their names in the table's order: "openai, openai-responses, ...". */
 char *transport_names(void);
+
+/* wire.c: a tool result's images (the neutral message's "images":
+ * [{path, media_type, width, height, tokens, detail, sha256, data}]). */
+/* "data:MEDIA;base64,DATA" (caller frees). */
+char *llm_image_data_url(const cJSON *img);
+/* What the model is told an image is: "[image PATH, WxH]" (caller
+ * frees). */
+char *llm_image_caption(const cJSON *img);
 
 #endif

@@ -115,7 +115,35 @@ static void resp_tool_result(cJSON *input, const cJSON *msg)
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "type", "function_call_output");
 	chat_add_id(o, "call_id", json_str(msg, "tool_call_id", ""));
-	cJSON_AddStringToObject(o, "output", json_str(msg, "content", ""));
+	const cJSON *images = cJSON_GetObjectItem(msg, "images"), *img;
+	if (cJSON_GetArraySize(images) <= 0) {
+		cJSON_AddStringToObject(o, "output",
+		                        json_str(msg, "content", ""));
+		cJSON_AddItemToArray(input, o);
+		return;
+	}
+	/* text and images: a list of input parts */
+	cJSON *parts = cJSON_AddArrayToObject(o, "output");
+	cJSON *t = cJSON_CreateObject();
+	cJSON_AddStringToObject(t, "type", "input_text");
+	cJSON_AddStringToObject(t, "text", json_str(msg, "content", ""));
+	cJSON_AddItemToArray(parts, t);
+	cJSON_ArrayForEach(img, images)
+	{
+		char *cap = llm_image_caption(img),
+		     *url = llm_image_data_url(img);
+		cJSON *c = cJSON_CreateObject(), *p = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "type", "input_text");
+		cJSON_AddStringToObject(c, "text", cap);
+		cJSON_AddItemToArray(parts, c);
+		cJSON_AddStringToObject(p, "type", "input_image");
+		cJSON_AddStringToObject(p, "image_url", url);
+		cJSON_AddStringToObject(p, "detail",
+		                        json_str(img, "detail", "auto"));
+		cJSON_AddItemToArray(parts, p);
+		free(cap);
+		free(url);
+	}
 	cJSON_AddItemToArray(input, o);
 }
 
