@@ -227,6 +227,15 @@ static void exp_on_tool_result(struct exp *x, const cJSON *e)
 	exp_call_reset(x, NULL);
 }
 
+/* An image sent to the model (or refused), at its step. */
+static void exp_on_image_sent(struct exp *x, const cJSON *e)
+{
+	struct exp_sent s;
+	exp_sent_load(x, e, &s);
+	x->ops->sent(x, &s);
+	exp_sent_free(&s);
+}
+
 /* The tokens and cost of a turn. */
 static void exp_on_usage(struct exp *x, const cJSON *e)
 {
@@ -382,6 +391,7 @@ static void (*const exp_handlers[EV__COUNT])(struct exp *, const cJSON *) = {
     [EV_EXEC_END] = exp_on_exec_end,
     [EV_TOOL_RESULT] = exp_on_tool_result,
     [EV_WORKSPACE_CHANGE] = exp_on_workspace_change,
+    [EV_IMAGE_SENT] = exp_on_image_sent,
     [EV_ERROR] = exp_on_error,
     [EV_CONTEXT_TRIM] = exp_on_context,
     [EV_COMPACTION] = exp_on_context,
@@ -593,6 +603,8 @@ int cmd_export(int argc, char **argv)
 		x.run_dir =
 		    slash ? xstrndup(run, (size_t)(slash - run)) : xstrdup(".");
 	}
+	if (outpath) /* a link from the record's own place */
+		x.link_dir = realpath(x.run_dir, NULL);
 	code = 1;
 	char *title = xasprintf("assay run record: %s", tpath);
 	x.ops->begin(&x, title);
@@ -624,6 +636,7 @@ out:
 	free(err);
 	free(tpath);
 	free(x.run_dir);
+	free(x.link_dir);
 	free(x.workspace);
 	free(x.call_id);
 	for (int i = 0; i < x.n_images; i++)

@@ -22,6 +22,20 @@
 
 struct exp;
 
+/* An image sent to the model after a call (image_sent), or refused. */
+struct exp_sent {
+	const char *id, *path; /* the call; the workspace path named */
+	int sent;              /* 0: refused (caption says why) */
+	/* "sent to the model: 800x450, ~480 tokens" or "not sent to the
+	 * model: WHY" */
+	char *caption;
+	char *file; /* the run dir's copy (run dir + images/<sha256>.png) */
+	const char *media_type;
+	char *data; /* its bytes (checked against the event's sha256) */
+	size_t n;
+	char *why; /* why data is NULL for an image sent */
+};
+
 /* One output format: how each kind of block is written. */
 struct exp_ops {
 	void (*begin)(struct exp *x, const char *title);
@@ -35,6 +49,8 @@ struct exp_ops {
 	void (*note)(struct exp *x, const char *text);
 	void (*image)(struct exp *x, const char *path, const unsigned char *png,
 	              size_t n);
+	/* an image sent to the model, at its step */
+	void (*sent)(struct exp *x, const struct exp_sent *s);
 };
 
 /* The formats (export_write.c). */
@@ -50,6 +66,9 @@ struct exp {
 	struct buf out;
 	int overflow;
 	char *run_dir;
+	/* run_dir as a markdown link names it (absolute when the record
+	 * is written to a file elsewhere) */
+	char *link_dir;
 	/* the recorded host workspace (a backend with one), as run_start
 	 * recorded it */
 	char *workspace;
@@ -74,6 +93,11 @@ void exp_putf(struct exp *x, const char *fmt, ...)
 /* The "Images" section: each PNG the run wrote, from the workspace
  * directories or else the run's workspace.tar.gz (export_images.c). */
 void exp_embed_images(struct exp *x);
+/* An image_sent event as s: its caption, and the run dir's copy read
+ * (no link followed, at most EXP_IMAGE_MAX bytes, its sha256 the
+ * event's, a PNG or JPEG). exp_sent_free frees what s holds. */
+void exp_sent_load(struct exp *x, const cJSON *e, struct exp_sent *s);
+void exp_sent_free(struct exp_sent *s);
 
 /* export_nb.c: the cells of a notebook (script: of a script,
  * export_nb.h). */

@@ -1,10 +1,12 @@
-/* export_images.c: the images `assay export --format html` embeds:
- * each PNG a workspace_change named, read from the run dir's workspace
- * or the recorded host workspace (one component at a time, never
+/* export_images.c: the images `assay export` embeds: the copy of each
+ * image sent to the model (image_sent), from the run dir's images/,
+ * at its step; and each PNG a workspace_change named, read from the run dir's
+ * workspace or the recorded host workspace (one component at a time, never
  * through a link), else out of the run's workspace.tar.gz by the
  * archive helper (sbx_archive_members), each bounded in size. */
 #include "export.h"
 
+#include "assay/events.h"
 #include "assay/sandbox.h"
 #include "assay/util.h"
 
@@ -284,4 +286,84 @@ void exp_embed_images(struct exp *x)
 		x->ops->note(x, note);
 		free(note);
 	}
+}
+
+/* images/<64 hex>.<1-5 of a-z0-9>: the only names the run dir's copies
+ * have. */
+static int exp_sent_name_ok(const char *file)
+{
+	if (!file || strncmp(file, "images/", 7))
+		return 0;
+	const char *h = file + 7;
+	for (int i = 0; i < 64; i++)
+		if (!((h[i] >= '0' && h[i] <= '9') ||
+		      (h[i] >= 'a' && h[i] <= 'f')))
+			return 0;
+	size_t n = strspn(h + 65, "abcdefghijklmnopqrstuvwxyz0123456789");
+	return h[64] == '.' && n >= 1 && n <= 5 && !h[65 + n];
+}
+
+/* The copy's bytes into s, or s->why. */
+static void exp_sent_read(struct exp *x, const char *file, const char *hash,
+                          struct exp_sent *s)
+{
+	static const unsigned char png[8] = {0x89, 'P',  'N',  'G',
+	                                     '\r', '\n', 0x1a, '\n'};
+	const char *why = NULL;
+	char *owned = NULL, got[65] = "";
+	if (!exp_sent_name_ok(file)) {
+		s->why = xstrdup("the run dir's copy is not named "
+		                 "images/<sha256>.png");
+		return;
+	}
+	s->data = exp_read_below(x->run_dir, file, EXP_IMAGE_MAX, &s->n, &why,
+	                         &owned);
+	if (!s->data) {
+		s->why = owned ? owned : xasprintf("%s: %s", file, why);
+		return;
+	}
+	free(owned);
+	sha256_hex(s->data, s->n, got);
+	int is_png = s->n >= 8 && !memcmp(s->data, png, 8);
+	int is_jpeg = s->n >= 3 && !memcmp(s->data, "\xff\xd8\xff", 3);
+	if (strcmp(got, hash))
+		s->why = xasprintf("%s: not the bytes recorded (sha256)", file);
+	else if (!is_png && !is_jpeg)
+		s->why = xasprintf("%s: not a PNG or JPEG file", file);
+	if (s->why) {
+		free(s->data);
+		s->data = NULL;
+		s->n = 0;
+		return;
+	}
+	s->media_type = is_png ? "image/png" : "image/jpeg";
+	s->file =
+	    xasprintf("%s/%s", x->link_dir ? x->link_dir : x->run_dir, file);
+}
+
+void exp_sent_load(struct exp *x, const cJSON *e, struct exp_sent *s)
+{
+	memset(s, 0, sizeof *s);
+	s->id = ev_str(e, EVF_ID, "");
+	s->path = ev_str(e, EVF_PATH, "?");
+	const char *err = ev_str(e, EVF_ERROR, NULL);
+	if (err) {
+		s->caption = xasprintf("not sent to the model: %s", err);
+		return;
+	}
+	s->sent = 1;
+	s->caption =
+	    xasprintf("sent to the model: %.0fx%.0f, ~%.0f tokens",
+	              ev_num(e, EVF_WIDTH, 0), ev_num(e, EVF_HEIGHT, 0),
+	              ev_num(e, EVF_TOKENS, 0));
+	exp_sent_read(x, ev_str(e, EVF_FILE, NULL), ev_str(e, EVF_SHA256, ""),
+	              s);
+}
+
+void exp_sent_free(struct exp_sent *s)
+{
+	free(s->caption);
+	free(s->file);
+	free(s->data);
+	free(s->why);
 }

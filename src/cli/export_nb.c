@@ -491,8 +491,13 @@ static void nb_write_ipynb(struct exp *x, struct exp_nb *nb)
 	for (size_t i = 0; i < nb->n; i++) {
 		struct nb_cell *c = &nb->cell[i];
 		if (c->kind == NB_MARKDOWN) {
-			cJSON_AddItemToArray(
-			    cells, nb_cell_json("markdown", id++, c->source));
+			cJSON *j = nb_cell_json("markdown", id++, c->source);
+			if (c->attachments) {
+				cJSON_AddItemToObject(j, "attachments",
+				                      c->attachments);
+				c->attachments = NULL;
+			}
+			cJSON_AddItemToArray(cells, j);
 		} else if (c->denied) {
 			char *t = xasprintf("*Not run: the %s call %s was "
 			                    "denied.*",
@@ -603,6 +608,62 @@ static void nb_image(struct exp *x, const char *path, const unsigned char *png,
 	cJSON_AddItemToArray(c->displays, o);
 }
 
+/* An image's bytes as a MIME bundle {media_type: base64}, with its
+ * caption as text/plain when asked. */
+static cJSON *nb_bundle(const struct exp_sent *s, const char *text)
+{
+	char *b64 = xmalloc(4 * ((s->n + 2) / 3) + 1);
+	b64[img_base64(s->data, s->n, b64)] = '\0';
+	cJSON *d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, s->media_type, b64);
+	if (text)
+		cJSON_AddStringToObject(d, "text/plain", text);
+	free(b64);
+	return d;
+}
+
+/* An image sent to the model: an output of its call's cell (a
+ * display_data with the caption), else (view_image has no cell, and
+ * the script) a markdown cell of the caption, the image attached. */
+static void nb_sent(struct exp *x, const struct exp_sent *s)
+{
+	struct exp_nb *nb = x->nb;
+	struct nb_cell *c = nb_find(nb, s->id);
+	char *text = xasprintf("image %s %s%s%s%s", s->path, s->caption,
+	                       s->why ? " (its copy is not shown: " : "",
+	                       s->why ? s->why : "", s->why ? ")" : "");
+	if (c && !c->denied && s->data && !nb->script) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "output_type", "display_data");
+		cJSON_AddItemToObject(o, "data", nb_bundle(s, text));
+		cJSON_AddObjectToObject(o, "metadata");
+		if (!c->displays)
+			c->displays = cJSON_CreateArray();
+		cJSON_AddItemToArray(c->displays, o);
+		free(text);
+		return;
+	}
+	if (nb->script) { /* a comment line */
+		nb_markdown(nb, text);
+		free(text);
+		return;
+	}
+	/* the caption as plain text: no markdown of the run's own */
+	const char *name = s->data && strcmp(s->media_type, "image/png")
+	                       ? "sent.jpg"
+	                       : "sent.png";
+	struct nb_cell *m = nb_add(nb, NB_MARKDOWN);
+	m->source =
+	    xasprintf("%s%s%s```text\n%s\n```",
+	              s->data ? "![sent to the model](attachment:" : "",
+	              s->data ? name : "", s->data ? ")\n\n" : "", text);
+	if (s->data) {
+		m->attachments = cJSON_CreateObject();
+		cJSON_AddItemToObject(m->attachments, name, nb_bundle(s, NULL));
+	}
+	free(text);
+}
+
 static void nb_code_block(struct exp *x, const char *text)
 {
 	(void)x;
@@ -610,8 +671,8 @@ static void nb_code_block(struct exp *x, const char *text)
 }
 
 const struct exp_ops exp_nb_ops = {
-    nb_begin, nb_end,        nb_heading, nb_text,
-    nb_item,  nb_code_block, nb_note,    nb_image,
+    nb_begin,      nb_end,  nb_heading, nb_text, nb_item,
+    nb_code_block, nb_note, nb_image,   nb_sent,
 };
 
 void exp_nb_new(struct exp *x, int script)
@@ -638,6 +699,7 @@ void exp_nb_free(struct exp *x)
 		buf_free(&c->out[1]);
 		cJSON_Delete(c->python);
 		cJSON_Delete(c->displays);
+		cJSON_Delete(c->attachments);
 	}
 	free(nb->cell);
 	free(nb->run_id);

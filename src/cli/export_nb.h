@@ -23,9 +23,10 @@ struct nb_cell {
 	int cut;       /* the record has only part of its output */
 	cJSON *python; /* exec_end's "python" */
 	int ran, failed, denied;
-	char *why;       /* why it failed */
-	cJSON *displays; /* its images, as display_data outputs */
-	int count;       /* execution count (code cells that ran) */
+	char *why;          /* why it failed */
+	cJSON *displays;    /* its images, as display_data outputs */
+	cJSON *attachments; /* markdown: an image sent to the model */
+	int count;          /* execution count (code cells that ran) */
 	/* why a replay on a host leaves it out (exp_safe_judge), or NULL */
 	char *skip;
 	char *rel; /* write_file's path, workspace-relative (judged safe) */

@@ -156,8 +156,38 @@ static void md_image(struct exp *x, const char *path, const unsigned char *png,
 	exp_puts(x, " (see the run's workspace; the HTML export embeds it)\n");
 }
 
+/* A link target markdown takes between < and >. */
+static int md_link_ok(const char *p)
+{
+	for (const unsigned char *c = (const unsigned char *)p; *c; c++)
+		if (*c < 0x20 || *c == 0x7f || *c == '<' || *c == '>' ||
+		    *c == '\\')
+			return 0;
+	return 1;
+}
+
+/* An image sent to the model: the run dir's copy, linked, and its
+ * caption (markdown embeds nothing). */
+static void md_sent(struct exp *x, const struct exp_sent *s)
+{
+	md_gap(x);
+	if (s->data && md_link_ok(s->file))
+		exp_putf(x, "![%s](<%s>)\n\n", s->caption, s->file);
+	exp_puts(x, "*image ");
+	md_prose(x, s->path);
+	exp_puts(x, " ");
+	md_prose(x, s->caption);
+	if (s->why) {
+		exp_puts(x, " (its copy is not shown: ");
+		md_prose(x, s->why);
+		exp_puts(x, ")");
+	}
+	exp_puts(x, "*\n\n");
+}
+
 const struct exp_ops exp_md_ops = {
-    md_begin, md_end, md_heading, md_text, md_item, md_code, md_note, md_image,
+    md_begin, md_end,  md_heading, md_text, md_item,
+    md_code,  md_note, md_image,   md_sent,
 };
 
 /* ---- HTML ---- */
@@ -303,7 +333,30 @@ static void html_image(struct exp *x, const char *path,
 	exp_puts(x, "</figcaption></figure>\n");
 }
 
+/* An image sent to the model, embedded, with its caption. */
+static void html_sent(struct exp *x, const struct exp_sent *s)
+{
+	exp_puts(x, "<figure class=\"sent\">");
+	if (s->data) {
+		exp_puts(x, "<img alt=\"");
+		html_esc(x, s->path);
+		exp_putf(x, "\" src=\"data:%s;base64,", s->media_type);
+		html_base64(x, (const unsigned char *)s->data, s->n);
+		exp_puts(x, "\">");
+	}
+	exp_puts(x, "<figcaption>image ");
+	html_esc(x, s->path);
+	exp_puts(x, " ");
+	html_esc(x, s->caption);
+	if (s->why) {
+		exp_puts(x, " (its copy is not shown: ");
+		html_esc(x, s->why);
+		exp_puts(x, ")");
+	}
+	exp_puts(x, "</figcaption></figure>\n");
+}
+
 const struct exp_ops exp_html_ops = {
-    html_begin, html_end,  html_heading, html_text,
-    html_item,  html_code, html_note,    html_image,
+    html_begin, html_end,  html_heading, html_text, html_item,
+    html_code,  html_note, html_image,   html_sent,
 };

@@ -234,6 +234,27 @@ static void hl_tool_result(struct headless *h, const cJSON *ev)
 	fputc('\n', stderr);
 }
 
+/* "  image output/chart.png sent to the model: 1568x882, ~1844
+ * tokens", or why it was not sent. */
+static void hl_image_sent(struct headless *h, const cJSON *ev)
+{
+	const char *err = ev_str(ev, EVF_ERROR, NULL);
+	hl_end_text(h);
+	fputs("  image ", stderr);
+	hl_put(ev_str(ev, EVF_PATH, "?"));
+	if (err) {
+		fprintf(stderr,
+		        " %snot sent to the model%s: ", hl_sgr(h, "\033[33m"),
+		        hl_sgr(h, "\033[0m"));
+		hl_put(err);
+	} else {
+		fprintf(stderr, " sent to the model: %.0fx%.0f, ~%.0f tokens",
+		        ev_num(ev, EVF_WIDTH, 0), ev_num(ev, EVF_HEIGHT, 0),
+		        ev_num(ev, EVF_TOKENS, 0));
+	}
+	fputc('\n', stderr);
+}
+
 /* A failure, and when it is retried, how soon and what was dropped. */
 static void hl_error(struct headless *h, const cJSON *ev)
 {
@@ -351,6 +372,7 @@ static void (*const hl_handlers[EV__COUNT])(struct headless *,
     [EV_TOOL_CALL] = hl_tool_call,
     [EV_EXEC_END] = hl_exec_end,
     [EV_TOOL_RESULT] = hl_tool_result,
+    [EV_IMAGE_SENT] = hl_image_sent,
     [EV_ERROR] = hl_error,
     [EV_CONTEXT_TRIM] = hl_context,
     [EV_COMPACTION] = hl_context,

@@ -297,11 +297,12 @@ const char *ui_glyph(enum ui_glyph g)
 	    [G_ELLIPSIS] = "\xe2\x80\xa6",   /* … */
 	    [G_HRULE] = "\xe2\x94\x80",      /* ─ */
 	    [G_ARROW] = "\xe2\x86\x92",      /* → */
+	    [G_TIMES] = "\xc3\x97",          /* × */
 	};
 	static const char *const ascii[] = {
 	    [G_GUTTER_OUT] = "|", [G_GUTTER_ERR] = "!", [G_OPEN] = "v",
 	    [G_CLOSED] = ">",     [G_CALL] = ">",       [G_ELLIPSIS] = "~",
-	    [G_HRULE] = "-",      [G_ARROW] = "->",
+	    [G_HRULE] = "-",      [G_ARROW] = "->",     [G_TIMES] = "x",
 	};
 	return ui_ascii ? ascii[g] : utf8[g];
 }

@@ -38,6 +38,7 @@ enum ui_glyph {
 	G_ELLIPSIS,
 	G_HRULE,
 	G_ARROW,
+	G_TIMES, /* 800×450 */
 };
 const char *ui_glyph(enum ui_glyph g);
 /* The spinner frame at a time. */

@@ -26,6 +26,7 @@ void ui_model_init(struct ui_model *m)
 	m->phase = UI_STARTING;
 	m->exit_code = -1;
 	m->last_cost = -1;
+	m->last_sent_call = -1;
 	const char *fixed = getenv("ASSAY_TUI_CLOCK_MS");
 	m->fixed_clock = fixed && *fixed ? strtoll(fixed, NULL, 10) : -1;
 }
@@ -38,6 +39,12 @@ static void call_free(struct ui_call *c)
 	free(c->summary);
 	free(c->detail);
 	free(c->result);
+	for (int i = 0; i < c->nsent; i++) {
+		free(c->sent[i].path);
+		free(c->sent[i].file);
+		free(c->sent[i].error);
+	}
+	free(c->sent);
 	ui_term_free(&c->term[0]);
 	ui_term_free(&c->term[1]);
 	for (size_t i = 0; i < c->nline; i++)
@@ -344,6 +351,12 @@ static void image_changed(struct ui_model *m, const char *path,
 		set_str(&m->last_image, path);
 		m->last_image_mtime = mtime;
 	}
+	/* a newer image than the one sent, unless it is that one again */
+	if (m->last_sent_call >= 0) {
+		const struct ui_call *c = m->calls[m->last_sent_call];
+		if (strcmp(c->sent[m->last_sent_idx].path, path))
+			m->last_sent_call = -1;
+	}
 	char *text = xasprintf(
 	    "%s %s", !strcmp(kind, "created") ? "created" : "updated", path);
 	struct ui_item *last = m->nitems ? &m->items[m->nitems - 1] : NULL;
@@ -351,6 +364,71 @@ static void image_changed(struct ui_model *m, const char *path,
 	    strcmp(buf_str(&last->text), text))
 		item_add(m, UI_ITEM_IMAGE, text);
 	free(text);
+}
+
+int ui_sent_file_ok(const char *file)
+{
+	if (!file || strncmp(file, "images/", 7))
+		return 0;
+	const char *h = file + 7;
+	for (int i = 0; i < 64; i++)
+		if (!((h[i] >= '0' && h[i] <= '9') ||
+		      (h[i] >= 'a' && h[i] <= 'f')))
+			return 0;
+	if (h[64] != '.')
+		return 0;
+	size_t n = strspn(h + 65, "abcdefghijklmnopqrstuvwxyz0123456789");
+	return n >= 1 && n <= 5 && !h[65 + n];
+}
+
+char *ui_sent_line(const struct ui_sent *s, const char *times,
+                   const char *other)
+{
+	const char *sep = other && strcmp(s->path, other) ? ": " : "";
+	const char *path = *sep ? s->path : "";
+	if (s->error)
+		return xasprintf("%s%snot sent to the model: %s", path, sep,
+		                 s->error);
+	return xasprintf("%s%ssent to the model: %d%s%d, ~%ld tokens", path,
+	                 sep, s->width, times, s->height, s->tokens);
+}
+
+/* An image sent to the model (or refused) after a call: kept with the
+ * call; the newest sent is what the preview key shows. */
+static void model_on_image_sent(struct ui_model *m, const cJSON *ev, int64_t t)
+{
+	(void)t;
+	struct ui_call *c = ui_model_call(m, ev_str(ev, EVF_ID, NULL));
+	if (!c)
+		return;
+	if (c->nsent == UI_SENT_MAX) {
+		c->sent_dropped++;
+		touch_call(m, c);
+		return;
+	}
+	c->sent = xrealloc(c->sent, (size_t)(c->nsent + 1) * sizeof *c->sent);
+	struct ui_sent *s = &c->sent[c->nsent++];
+	memset(s, 0, sizeof *s);
+	s->path = dup_max(ev_str(ev, EVF_PATH, "?"), 4096);
+	const char *err = ev_str(ev, EVF_ERROR, NULL);
+	if (err) {
+		s->error = dup_max(err, 1024);
+		touch_call(m, c);
+		return;
+	}
+	const char *file = ev_str(ev, EVF_FILE, NULL);
+	if (ui_sent_file_ok(file))
+		s->file = xstrdup(file);
+	s->width = (int)ev_num(ev, EVF_WIDTH, 0);
+	s->height = (int)ev_num(ev, EVF_HEIGHT, 0);
+	s->tokens = (long)ev_num(ev, EVF_TOKENS, 0);
+	for (int i = m->ncalls - 1; i >= 0; i--)
+		if (m->calls[i] == c) {
+			m->last_sent_call = i;
+			m->last_sent_idx = c->nsent - 1;
+			break;
+		}
+	touch_call(m, c);
 }
 
 /* The diff a workspace_change carries, kept for the diff view. */
@@ -803,6 +881,7 @@ static const model_handler model_handlers[EV__COUNT] = {
     [EV_EXEC_END] = model_on_exec_end,
     [EV_TOOL_RESULT] = model_on_tool_result,
     [EV_WORKSPACE_CHANGE] = model_on_workspace_change,
+    [EV_IMAGE_SENT] = model_on_image_sent,
     [EV_CONTEXT_TRIM] = model_on_context_trim,
     [EV_COMPACTION] = model_on_compaction,
     [EV_ERROR] = model_on_error,

@@ -372,6 +372,36 @@ static void draw_output(struct ui *u, WINDOW *w, int y0, int rows, int width,
 	src_free(&src);
 }
 
+/* Under the rule, what the model was sent after call c: "sent to the
+ * model: 800×450, ~480 tokens" (or why not), each wrapped to the
+ * width, in at most rows; the rows used. */
+static int draw_sent(WINDOW *w, const struct ui_call *c, int y, int rows,
+                     int width)
+{
+	int n = 0;
+	for (int i = 0; i < c->nsent && n < rows; i++) {
+		const struct ui_sent *s = &c->sent[i];
+		char *raw = ui_sent_line(s, ui_glyph(G_TIMES), c->summary);
+		char *line = term_clean(raw, strlen(raw), TERM_CLEAN_TABS);
+		enum ui_elem e = s->error ? UE_WARNING : UE_TOOL_CALL;
+		struct ui_rows wr = {0};
+		ui_st_wrap(line, strlen(line), width - 3, 0, &wr);
+		ui_draw_text(w, y + n, 1, 2, ui_glyph(G_ARROW), UE_DIM);
+		for (int k = 0; k < wr.n && n < rows; k++, n++)
+			ui_draw_st(w, y + n, 3, width - 3, wr.row[k],
+			           strlen(wr.row[k]), e);
+		ui_rows_free(&wr);
+		free(line);
+		free(raw);
+	}
+	if (c->sent_dropped && n < rows) {
+		char *more = xasprintf("... %d more images", c->sent_dropped);
+		ui_draw_text(w, y + n++, 3, width - 3, more, UE_DIM);
+		free(more);
+	}
+	return n;
+}
+
 void ui_select_call(struct ui *u, int call, int user)
 {
 	if (call < 0 || call >= u->m.ncalls)
@@ -493,6 +523,9 @@ void ui_draw_tools(struct ui *u)
 	ui_draw_text(w, ry, 2, inner - 2, rule, UE_DIM);
 	free(rule);
 	int oy = ry + 1, oh = ch - lh - 1;
+	int sent = draw_sent(w, c, oy, oh - 1, inner);
+	oy += sent;
+	oh -= sent;
 	u->tools.out_rows_shown = oh;
 	if (oh > 0)
 		draw_output(u, w, oy, oh, inner, sel);

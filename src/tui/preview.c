@@ -70,7 +70,12 @@ struct ui_preview {
 	struct ui_imgcache *cache;
 
 	enum pv_view view;
-	char *rel;          /* the workspace-relative path shown */
+	char *rel; /* the workspace-relative path shown */
+	/* rel is in the run dir (run_fd): the copy of an image sent to the
+	 * model, named images/<sha256>.<ext>; label: its title */
+	int sent;
+	int run_fd;
+	char *label;
 	unsigned gen;       /* bumped for each file (re)load */
 	double node_size;   /* the tree's size when it was loaded */
 	int fd;             /* a memfd with the file (remote sandbox), -1 */
@@ -131,6 +136,7 @@ static struct ui_preview *pv_new(void)
 	    .key = preview_large_key,
 	};
 	p->fd = -1;
+	p->run_fd = -1;
 	p->out_fd = -1;
 	buf_init(&p->out, 0);
 	ui_termcaps_init(&p->tc);
@@ -391,6 +397,32 @@ static void preview_erase_placed(struct ui *u)
 static void preview_on_read(void *arg, int rc, const char *err,
                             struct buf *data, cJSON *list);
 
+/* An image sent to the model: its copy in the run dir, opened beneath
+ * it (the run dir is the host's, whatever the sandbox). */
+static void preview_load_sent(struct ui *u)
+{
+	struct ui_preview *p = u->preview;
+	char *err = NULL;
+	if (p->run_fd >= 0)
+		close(p->run_fd);
+	p->run_fd = u->m.run_dir
+	                ? open(u->m.run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+	                : -1;
+	if (!ui_sent_file_ok(p->rel))
+		preview_set_msg(p, "%s: not an image the run dir keeps",
+		                p->rel);
+	else if (p->run_fd < 0)
+		preview_set_msg(p, "the run dir %s: %s",
+		                u->m.run_dir ? u->m.run_dir : "(none)",
+		                strerror(errno));
+	else if (ui_img_probe(p->run_fd, NULL, p->rel, &p->src_w, &p->src_h,
+	                      &p->bytes, &err) == 0)
+		p->have_probe = 1;
+	else
+		preview_set_msg(p, "%s", err ? err : "cannot read the image");
+	free(err);
+}
+
 /* (Re)load the file: its header for the title, and for a remote
  * sandbox its bytes into a memfd first. */
 static void preview_load(struct ui *u)
@@ -409,9 +441,13 @@ static void preview_load(struct ui *u)
 	if (p->rd)
 		p->rd->u = NULL; /* a late answer is dropped */
 	p->rd = NULL;
-	struct ui_node *n = ui_tree_find(&u->m.tree, p->rel);
+	struct ui_node *n = p->sent ? NULL : ui_tree_find(&u->m.tree, p->rel);
 	p->node_size = n ? n->size : -1;
 	char *err = NULL;
+	if (p->sent) {
+		preview_load_sent(u);
+		return;
+	}
 	if (u->ws.fd >= 0) {
 		if (ui_img_probe(u->ws.fd, &u->m.mounts, p->rel, &p->src_w,
 		                 &p->src_h, &p->bytes, &err) == 0)
@@ -506,22 +542,89 @@ static void preview_set_view(struct ui *u, enum pv_view view)
 		ui_overlay_pop(u, &p->large);
 }
 
-/* Show rel (loaded again when it is another file) in a view. */
-static void preview_open_path(struct ui *u, const char *rel, enum pv_view view)
+/* What a preview shows: a workspace file, or (sent) the run dir's copy
+ * of an image sent to the model, titled label. */
+struct pv_target {
+	const char *rel;
+	int sent;
+	const char *label;
+};
+
+/* Show t (loaded again when it is another file) in a view. */
+static void preview_open_target(struct ui *u, const struct pv_target *t,
+                                enum pv_view view)
 {
 	struct ui_preview *p = preview_get(u);
-	if (!p->rel || strcmp(p->rel, rel)) {
+	if (!p->rel || strcmp(p->rel, t->rel) || p->sent != t->sent) {
+		char *rel = xstrdup(t->rel); /* t may be p's own */
+		char *label = t->label ? xstrdup(t->label) : NULL;
 		free(p->rel);
-		p->rel = xstrdup(rel);
+		free(p->label);
+		p->rel = rel;
+		p->label = label;
+		p->sent = t->sent;
 		preview_load(u);
 	}
 	preview_set_view(u, view);
 	ui_touch(u, UI_DIRTY_EVERYTHING & ~UI_DIRTY_LAYOUT);
 }
 
+static void preview_open_path(struct ui *u, const char *rel, enum pv_view view)
+{
+	struct pv_target t = {rel, 0, NULL};
+	preview_open_target(u, &t, view);
+}
+
 void ui_preview_open(struct ui *u, const char *rel, int large)
 {
 	preview_open_path(u, rel, large ? PV_LARGE : PV_PANE);
+}
+
+/* The image the model was sent after call i (the last one sent), or
+ * NULL. */
+static const struct ui_sent *preview_sent_of(struct ui *u, int i)
+{
+	if (i < 0 || i >= u->m.ncalls)
+		return NULL;
+	const struct ui_call *c = u->m.calls[i];
+	for (int k = c->nsent - 1; k >= 0; k--)
+		if (!c->sent[k].error)
+			return &c->sent[k];
+	return NULL;
+}
+
+/* What p shows: in Tools, the image sent after the selected call;
+ * else the newest image, the one sent to the model when it came after
+ * the workspace's newest (0: none; -1: a sent image without a copy to
+ * show, said in a notice). label is t's, to free. */
+static int preview_target(struct ui *u, struct pv_target *t, char **label)
+{
+	const struct ui_sent *s = NULL;
+	*label = NULL;
+	if (u->lay.focus == P_TOOLS)
+		s = preview_sent_of(u, u->tools.sel < 0 ? u->m.ncalls - 1
+		                                        : u->tools.sel);
+	if (!s && u->m.last_sent_call >= 0)
+		s = &u->m.calls[u->m.last_sent_call]->sent[u->m.last_sent_idx];
+	if (s && !s->file) {
+		ui_notice(u, "the image sent to the model has no copy in the "
+		             "run dir (images/<sha256>.png) to preview");
+		return -1;
+	}
+	if (s) {
+		*label = xasprintf("sent: %s", s->path);
+		*t = (struct pv_target){s->file, 1, *label};
+		return 1;
+	}
+	if (u->replay) {
+		/* the workspace is not kept for each step; these are */
+		ui_notice(u, "replay previews the images sent to the model: "
+		             "none yet at this step");
+		return -1;
+	}
+	const char *rel = preview_newest_image(u);
+	*t = (struct pv_target){rel, 0, NULL};
+	return rel != NULL;
 }
 
 int ui_preview_close(struct ui *u)
@@ -547,8 +650,10 @@ static int preview_large_key(struct ui *u, struct ui_overlay *o, int key,
 		return 0;
 	if (!fn && (key == UI_KEY_ESC || key == 'q' || key == 'p'))
 		ui_preview_close(u);
-	else if (!fn && key == 'v')
-		preview_open_path(u, p->rel, PV_PANE);
+	else if (!fn && key == 'v') {
+		struct pv_target t = {p->rel, p->sent, p->label};
+		preview_open_target(u, &t, PV_PANE);
+	}
 	return 1;
 }
 
@@ -562,18 +667,24 @@ int ui_preview_key(struct ui *u, int key, int fn)
 		return ui_preview_close(u);
 	if (u->lay.focus == P_INPUT || fn || (key != 'p' && key != 'v'))
 		return 0;
-	const char *rel = preview_newest_image(u);
+	struct pv_target t;
 	if (key == 'v' && open) {
-		preview_open_path(u, p->rel, PV_LARGE);
+		t = (struct pv_target){p->rel, p->sent, p->label};
+		preview_open_target(u, &t, PV_LARGE);
 		return 1;
 	}
-	if (key == 'p' && open && rel && !strcmp(p->rel, rel))
+	char *label;
+	int have = preview_target(u, &t, &label);
+	if (have > 0 && key == 'p' && open && !strcmp(p->rel, t.rel) &&
+	    p->sent == t.sent) {
+		free(label);
 		return ui_preview_close(u);
-	if (!rel) {
-		ui_notice(u, "no image in the workspace yet");
-		return 1;
 	}
-	preview_open_path(u, rel, key == 'v' ? PV_LARGE : PV_PANE);
+	if (!have)
+		ui_notice(u, "no image in the workspace yet");
+	else if (have > 0)
+		preview_open_target(u, &t, key == 'v' ? PV_LARGE : PV_PANE);
+	free(label);
 	return 1;
 }
 
@@ -658,8 +769,8 @@ static void preview_request(struct ui *u)
 	preview_drop_rendering(p);
 	preview_erase_placed(u);
 	struct ui_img_req r = {
-	    .dirfd = u->ws.fd,
-	    .mounts = &u->m.mounts,
+	    .dirfd = p->sent ? p->run_fd : u->ws.fd,
+	    .mounts = p->sent ? NULL : &u->m.mounts,
 	    .rel = p->rel,
 	    .fd = p->fd,
 	    .mode = p->tc.mode,
@@ -737,7 +848,7 @@ static void preview_draw_box(struct ui *u)
 	werase(w);
 	struct buf t;
 	buf_init(&t, 0);
-	buf_printf(&t, "%s", p->rel);
+	buf_printf(&t, "%s", p->label ? p->label : p->rel);
 	if (p->have_probe) {
 		char sz[16];
 		ui_fmt_size(sz, sizeof sz, (double)p->bytes);
@@ -759,7 +870,8 @@ static void preview_draw_box(struct ui *u)
 	if (err) {
 		preview_draw_lines(w, 1, 2, iw, err, UE_ERROR, maxy);
 	} else if (p->tc.mode == UI_GFX_OFF) {
-		char *name = term_clean(p->rel, strlen(p->rel), 0);
+		const char *label = p->label ? p->label : p->rel;
+		char *name = term_clean(label, strlen(label), 0);
 		char *msg;
 		if (p->have_probe) {
 			char sz[16];
@@ -853,7 +965,7 @@ static int preview_prepare(struct ui *u)
 		return 0;
 	}
 	/* the file changed since it was loaded */
-	struct ui_node *n = ui_tree_find(&u->m.tree, p->rel);
+	struct ui_node *n = p->sent ? NULL : ui_tree_find(&u->m.tree, p->rel);
 	if (n && n->size != p->node_size)
 		preview_load(u);
 	if (preview_place_window(u) < 0) {
@@ -1028,7 +1140,10 @@ void ui_preview_free(struct ui *u)
 		close(p->out_fd);
 	buf_free(&p->out);
 	ui_img_unref(p->kitty_sent);
+	if (p->run_fd >= 0)
+		close(p->run_fd);
 	free(p->rel);
+	free(p->label);
 	free(p->msg);
 	free(p->rmsg);
 	free(p);

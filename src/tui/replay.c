@@ -91,6 +91,7 @@ static void replay_go(struct ui *u, int k)
 		ui_transcript_rebuild(&u->m, &r->t, k);
 		r->step = k;
 		ui_tools_reset(u);
+		ui_preview_close(u); /* its image may not be sent yet */
 	}
 	replay_follow(u);
 }
@@ -423,8 +424,11 @@ int ui_replay_key(struct ui *u, int key, int fn)
 		replay_focus_pane(u, 1);
 	} else if (fn && key == KEY_BTAB) {
 		replay_focus_pane(u, -1);
+	} else if (!fn && (key == 'p' || key == 'v' || key == UI_KEY_ESC) &&
+	           ui_preview_key(u, key, fn)) {
+		/* the images sent to the model: the run dir keeps them */
 	} else if (!fn && (key == 'i' || key == UI_KEY_ESC || key == 's' ||
-	                   key == 'p')) {
+	                   key == 'p' || key == 'v')) {
 		/* no message box, no session to step */
 	} else if (u->lay.focus == P_TREE && !fn &&
 	           (key == UI_KEY_ENTER || key == 'o')) {

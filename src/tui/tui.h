@@ -369,6 +369,19 @@ struct ui_oline {
 #define UI_CALL_LINES_MAX 2000
 #define UI_CALL_BYTES_MAX (256u << 10)
 
+/* An image sent to the model after a call (image_sent): what it saw,
+ * or why it was not sent. */
+struct ui_sent {
+	char *path;  /* the workspace path named */
+	char *file;  /* the run dir's copy, "images/<sha256>.<ext>" (a
+	                 form checked: NULL otherwise, or not sent) */
+	char *error; /* not sent: why; NULL when sent */
+	int width, height;
+	long tokens;
+};
+
+#define UI_SENT_MAX 16 /* per call; more are counted, not kept */
+
 struct ui_call {
 	char *id;
 	char *name;
@@ -389,8 +402,10 @@ struct ui_call {
 	size_t nline, head; /* head: index of the oldest */
 	size_t line_bytes;
 	uint64_t lines_dropped;
-	int item; /* its summary in the conversation */
-	int turn; /* the turn that asked for it */
+	int item;             /* its summary in the conversation */
+	int turn;             /* the turn that asked for it */
+	struct ui_sent *sent; /* images sent to the model after it */
+	int nsent, sent_dropped;
 };
 
 /* What a call changed in a file (workspace_change's diff). */
@@ -453,7 +468,11 @@ struct ui_model {
 	char *last_idle_reason;
 	char *last_image;        /* the newest image the events named */
 	double last_image_mtime; /* its mtime (0: not known) */
-	int no_key;              /* the provider has no API key */
+	/* the newest image sent to the model, when it came after the
+	 * newest image the workspace named: call, index in its sent[];
+	 * call -1 otherwise */
+	int last_sent_call, last_sent_idx;
+	int no_key; /* the provider has no API key */
 	/* hooks for the live frontend (may be NULL) */
 	void (*on_run_start)(void *arg);
 	void (*on_run_end)(void *arg);
@@ -468,6 +487,13 @@ double ui_call_cost(const struct ui_model *m, const struct ui_call *c);
 #define UI_FDIFF_BYTES (64u << 20)
 
 void ui_model_init(struct ui_model *m);
+/* A run dir file name of the form images/<64 hex>.<1-5 of a-z0-9>. */
+int ui_sent_file_ok(const char *file);
+/* "sent to the model: 800×450, ~480 tokens" (times: the glyph between
+ * the numbers), or "not sent to the model: WHY"; with the path when it
+ * is not the call's own (other: the call's summary). Caller frees. */
+char *ui_sent_line(const struct ui_sent *s, const char *times,
+                   const char *other);
 void ui_model_free(struct ui_model *m);
 /* The hooks run_start (and run_resume) and run_end call (NULL: none). */
 void ui_model_hooks(struct ui_model *m, void (*start)(void *arg),

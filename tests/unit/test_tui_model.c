@@ -303,6 +303,99 @@ static void test_tree_sync_marks(void **state)
 	ui_tree_free(&t);
 }
 
+/* image_sent: kept with its call, the line the Tools pane shows, the
+ * newest sent image for p until a newer workspace image; a run dir
+ * name not of the form images/<sha256>.<ext> is not kept. */
+static void test_image_sent(void **state)
+{
+	(void)state;
+	struct ui_model m;
+	start(&m);
+	ev(&m, "{\"t\":1,\"type\":\"tool_call\",\"id\":\"c1\",\"name\":"
+	       "\"view_image\",\"arguments\":{\"path\":\"out/a.png\"}}");
+	ev(&m, "{\"t\":2,\"type\":\"tool_result\",\"id\":\"c1\","
+	       "\"content\":\"ok\",\"is_error\":false}");
+	assert_int_equal(m.last_sent_call, -1);
+	ev(&m, "{\"t\":3,\"type\":\"image_sent\",\"id\":\"c1\",\"path\":"
+	       "\"out/a.png\",\"how\":\"view\",\"width\":800,\"height\":450,"
+	       "\"tokens\":480,\"file\":\"images/"
+	       "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde"
+	       "f.png\"}");
+	struct ui_call *c = m.calls[0];
+	assert_int_equal(c->nsent, 1);
+	assert_string_equal(c->sent[0].file,
+	                    "images/"
+	                    "0123456789abcdef0123456789abcdef0123456789abcdef01"
+	                    "23456789abcdef.png");
+	assert_int_equal(m.last_sent_call, 0);
+	assert_int_equal(m.last_sent_idx, 0);
+	char *line = ui_sent_line(&c->sent[0], "x", c->summary);
+	assert_string_equal(line, "sent to the model: 800x450, ~480 tokens");
+	free(line);
+	/* another path than the call's own is named */
+	line = ui_sent_line(&c->sent[0], "x", "python3 plot.py");
+	assert_string_equal(
+	    line, "out/a.png: sent to the model: 800x450, ~480 tokens");
+	free(line);
+	ev(&m, "{\"t\":4,\"type\":\"image_sent\",\"id\":\"c1\",\"path\":"
+	       "\"out/b.png\",\"how\":\"view\",\"error\":\"too big\"}");
+	assert_int_equal(c->nsent, 2);
+	assert_null(c->sent[1].file);
+	line = ui_sent_line(&c->sent[1], "x", c->summary);
+	assert_string_equal(line, "out/b.png: not sent to the model: too big");
+	free(line);
+	assert_int_equal(m.last_sent_idx, 0); /* a refusal is not newest */
+	/* a name outside images/: shown, never opened */
+	ev(&m, "{\"t\":5,\"type\":\"image_sent\",\"id\":\"c1\",\"path\":"
+	       "\"out/a.png\",\"how\":\"view\",\"width\":8,\"height\":4,"
+	       "\"tokens\":1,\"file\":\"images/../../etc/passwd\"}");
+	assert_null(c->sent[2].file);
+	assert_int_equal(m.last_sent_idx, 2);
+	/* the workspace changing the sent image again keeps it newest */
+	ev(&m, "{\"t\":6,\"type\":\"workspace_change\",\"path\":"
+	       "\"out/a.png\",\"kind\":\"modified\",\"size\":9}");
+	assert_int_equal(m.last_sent_call, 0);
+	/* another image made later is the newest */
+	ev(&m, "{\"t\":7,\"type\":\"workspace_change\",\"path\":"
+	       "\"out/c.png\",\"kind\":\"created\",\"size\":9}");
+	assert_int_equal(m.last_sent_call, -1);
+	ui_model_free(&m);
+}
+
+static void test_sent_file_names(void **state)
+{
+	(void)state;
+	assert_true(ui_sent_file_ok("images/"
+	                            "0123456789abcdef0123456789abcdef0123456789"
+	                            "abcdef0123456789abcdef.png"));
+	assert_true(ui_sent_file_ok("images/"
+	                            "0123456789abcdef0123456789abcdef0123456789"
+	                            "abcdef0123456789abcdef.jpeg"));
+	assert_false(ui_sent_file_ok("images/"
+	                             "0123456789abcdef0123456789abcdef012345678"
+	                             "9abcdef0123456789abcdef"));
+	assert_false(ui_sent_file_ok("images/"
+	                             "0123456789abcdef0123456789abcdef012345678"
+	                             "9abcdef0123456789abcdef."));
+	assert_false(ui_sent_file_ok("images/"
+	                             "0123456789abcdef0123456789abcdef012345678"
+	                             "9abcdef0123456789abcdef.png/x"));
+	assert_false(ui_sent_file_ok("images/"
+	                             "0123456789abcdef0123456789abcdef012345678"
+	                             "9abcdef0123456789abcdef.pngpng"));
+	assert_false(ui_sent_file_ok("images/"
+	                             "0123456789abcdef0123456789abcdef012345678"
+	                             "9abcdef0123456789abcdef.PNG"));
+	assert_false(ui_sent_file_ok("images/../"
+	                             "0123456789abcdef0123456789abcdef012345678"
+	                             "9abcdef0123456789abcdef.png"));
+	assert_false(ui_sent_file_ok("/images/"
+	                             "0123456789abcdef0123456789abcdef012345678"
+	                             "9abcdef0123456789abcdef.png"));
+	assert_false(ui_sent_file_ok("images/0123.png"));
+	assert_false(ui_sent_file_ok(NULL));
+}
+
 int main(void)
 {
 	setlocale(LC_ALL, "C.UTF-8");
@@ -315,6 +408,8 @@ int main(void)
 	    cmocka_unit_test(test_approvals),
 	    cmocka_unit_test(test_progress),
 	    cmocka_unit_test(test_tree_sync_marks),
+	    cmocka_unit_test(test_image_sent),
+	    cmocka_unit_test(test_sent_file_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
