@@ -1,12 +1,14 @@
 # sent_image.bash: a recorded run with images sent to the model, for
 # the tests of how runs are shown (tui_sent_image.sh, export_sent.sh;
 # sourced after lib.bash, not run). A headless run of the scripted
-# model: a python call writes output/chart.png (160x90), a shell call
-# runs after it. The transcript then gets, whatever the run sent, the
-# events a send records: after the python call's result an image_sent
-# of output/chart.png as an 80x45 copy in the run dir's images/, ~5
-# tokens; after the shell call's, an image refused (output/huge.png).
-# SENT_SHA: the copy's sha256; SENT_FILE: its path.
+# model: a python call writes output/chart.png (160x90), which the run
+# sends to the model (send_images auto: an image_sent, refused while
+# the helper cannot), then a shell call. The transcript then gets the
+# events a send records, whatever the run could send: in place of the
+# run's own, an image_sent of output/chart.png as an 80x45 copy in the
+# run dir's images/, ~5 tokens; after the shell call's result, an image
+# refused (output/huge.png). SENT_SHA: the copy's sha256; SENT_FILE:
+# its path.
 
 # sent_run RUN: record the run and write the events.
 sent_run() {
@@ -35,11 +37,15 @@ os.makedirs(run + '/images', exist_ok=True)
 open('%s/images/%s.png' % (run, sha), 'wb').write(data)
 path = run + '/transcript.jsonl'
 evs = [json.loads(l) for l in open(path)]
-evs = [e for e in evs if e['type'] != 'image_sent']
+# the run's own image_sent of the chart (sent, or refused when this
+# build's helper cannot) is replaced where it is: after the call's
+# result and its workspace_change
+assert any(e['type'] == 'image_sent' and e['id'] == 'call_0_0' for e in evs)
 out = []
 for e in evs:
-    out.append(e)
-    if e['type'] == 'tool_result' and e['id'] == 'call_0_0':
+    if e['type'] != 'image_sent':
+        out.append(e)
+    if e['type'] == 'image_sent' and e['id'] == 'call_0_0':
         out.append({'t': e['t'], 'type': 'image_sent', 'id': 'call_0_0',
                     'path': 'output/chart.png', 'how': 'auto',
                     'media_type': 'image/png', 'width': 80, 'height': 45,
@@ -59,4 +65,25 @@ print(sha)
 PYEND
 )
 	SENT_FILE=$run/images/$SENT_SHA.png
+}
+
+# sent_fake_helper PATH: an assay-image stand-in whose view mode sends
+# the image as it is (a PNG's own size: for a run before the real
+# helper's view mode, and to know the size sent): the helper's answer
+# line, then the bytes; every other mode is the real helper's.
+sent_fake_helper() {
+	{
+		echo '#!/usr/bin/python3'
+		$PY -c 'import json,sys; print("REAL = " + json.dumps(sys.argv[1]))' \
+			"$(dirname "$ASSAY")/assay-image"
+		cat <<'EOF'
+import os, struct, sys
+if sys.argv[1:2] != ['view']:
+    os.execv(REAL, [REAL] + sys.argv[1:])
+data = sys.stdin.buffer.read()
+w, h = struct.unpack('>II', data[16:24])
+sys.stdout.buffer.write(b'ok view %d %d %d %d %d image/png\n' % (w, h, w, h, len(data)) + data)
+EOF
+	} >"$1"
+	chmod +x "$1"
 }

@@ -7,8 +7,9 @@
 # (the path: not the call's own); p previews the run dir's copy (80x45,
 # not the workspace's 160x90) in the box titled "sent:
 # output/chart.png"; going back a step closes it and the line is gone;
-# the refused image says "not sent to the model: WHY". The same line in
-# the live workbench, and a copy named outside images/ is not opened.
+# the refused image says "not sent to the model: WHY"; a copy named
+# outside images/ is not opened. Then the live workbench on a run that
+# sends the chart: p shows the copy, the line is under the call.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/tui_helpers.bash"
 source "$(dirname "$0")/sent_image.bash"
@@ -81,4 +82,32 @@ check "p: no copy to preview, said" wait_for 'has no copy in the run dir' 5
 check "no preview box" eval "! screen_has '┌─ sent: '"
 keys q
 check "quits" test "$(wait_exit 20)" = 0
+
+# live: the workbench on a run that sends the chart (the helper's
+# stand-in sends it as it is, 160x90): p in the Conversation shows the
+# newest image, the one sent; in Tools the line under the python call,
+# and p there previews the copy
+sent_fake_helper "$T/fake-image"
+tui_start 120 40 ASSAY_IMAGE_BIN="$T/fake-image" -- --provider script \
+	--script "$T/sent.json" --run-dir "$T/live" chart
+check "live: the run goes to its end" wait_for 'Done\.' 60
+check "live: and waits" wait_for 'waiting for you' 20
+TOK=$(jget "$T/live/transcript.jsonl" "[e['tokens'] for e in x if e['type'] == 'image_sent'][0]")
+keys Tab p
+check "live: p in the Conversation: the newest image, the copy sent" \
+	wait_for '┌─ sent: output/chart\.png  [0-9.]+ [KB]+  160x90 ─' 10
+keys Escape
+check "live: Esc closes it" wait_for '┌─ Tools' 5
+keys Tab k
+check "live: Tools, the python call: the line under it" \
+	wait_for '→ output/chart\.png: sent to the model:' 5
+check "live: (its size and tokens)" screen_has "160×90, ~$TOK tokens"
+keys p
+check "live: p on the call previews the copy" \
+	wait_for '┌─ sent: output/chart\.png  [0-9.]+ [KB]+  160x90 ─' 10
+check "live: as half blocks" wait_for "$HALF$HALF$HALF$HALF" 20
+keys Escape
+sleep 0.3
+keys C-q
+check "live: quits (exit 0)" test "$(wait_exit 20)" = 0
 finish
