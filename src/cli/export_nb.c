@@ -652,11 +652,20 @@ static void nb_sent(struct exp *x, const struct exp_sent *s)
 	const char *name = s->data && strcmp(s->media_type, "image/png")
 	                       ? "sent.jpg"
 	                       : "sent.png";
+	/* a fence longer than any run of backticks in the text */
+	int run = 0, most = 2;
+	for (const char *q = text; *q; q++)
+		if ((run = *q == '`' ? run + 1 : 0) > most)
+			most = run;
+	char *fence = xmalloc((size_t)most + 2);
+	memset(fence, '`', (size_t)most + 1);
+	fence[most + 1] = '\0';
 	struct nb_cell *m = nb_add(nb, NB_MARKDOWN);
-	m->source =
-	    xasprintf("%s%s%s```text\n%s\n```",
-	              s->data ? "![sent to the model](attachment:" : "",
-	              s->data ? name : "", s->data ? ")\n\n" : "", text);
+	m->source = xasprintf("%s%s%s%s\n%s\n%s",
+	                      s->data ? "![sent to the model](attachment:" : "",
+	                      s->data ? name : "", s->data ? ")\n\n" : "",
+	                      fence, text, fence);
+	free(fence);
 	if (s->data) {
 		m->attachments = cJSON_CreateObject();
 		cJSON_AddItemToObject(m->attachments, name, nb_bundle(s, NULL));

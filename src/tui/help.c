@@ -26,6 +26,7 @@ static const char *const help_lines[][2] = {
     {"s", "pager: stdout, stderr or both"},
     {"Esc, q", "pager or help: back"},
     {"p", "preview the newest image, in place of Tools (a pane)"},
+    {"p in Tools", "the image the model was sent after the call (its copy)"},
     {"Enter on a .png", "Workspace: preview that image"},
     {"Enter on a .csv, t", "Workspace: a table (t: any file; Tools: stdout)"},
     {"hjkl 0 $ g G / n N", "table: by cell, first/last column, ends, search"},
