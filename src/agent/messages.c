@@ -88,3 +88,17 @@ long messages_image_tokens(const cJSON *messages)
 	}
 	return n;
 }
+
+const char *messages_image_call(const cJSON *messages, const char *sha256)
+{
+	const cJSON *msg, *img;
+	cJSON_ArrayForEach(msg, messages)
+	{
+		cJSON_ArrayForEach(img, cJSON_GetObjectItem(msg, "images"))
+		{
+			if (!strcmp(json_str(img, "sha256", ""), sha256))
+				return json_str(msg, "tool_call_id", "");
+		}
+	}
+	return NULL;
+}
