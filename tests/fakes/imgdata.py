@@ -1,6 +1,7 @@
 """Small images for the fakes' self-tests (stdlib only): a real PNG, headers of the other
 formats, and pictures whose header lies. `python3 imgdata.py png W H > f.png` writes one."""
 import base64
+import random
 import struct
 import sys
 import zlib
@@ -11,10 +12,11 @@ def _chunk(kind, data):
             + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
 
 
-def png(w, h, seed=0):
-    """A real RGB PNG (a gradient) of w x h."""
-    rows = b"".join(b"\x00" + bytes(((x * 7 + y * 3 + seed) & 255) for x in range(w * 3))
-                    for y in range(h))
+def png(w, h, seed=0, noisy=False):
+    """A real RGB PNG of w x h: a gradient, or noise (which does not compress)."""
+    rnd = random.Random(seed)
+    rows = b"".join(b"\x00" + (rnd.randbytes(w * 3) if noisy else bytes(
+        ((x * 7 + y * 3 + seed) & 255) for x in range(w * 3))) for y in range(h))
     return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
             + _chunk(b"IDAT", zlib.compress(rows)) + _chunk(b"IEND", b""))
 
