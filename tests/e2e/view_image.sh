@@ -106,8 +106,10 @@ PY
 # 1. view_image, each provider
 provider_run chat openai fake_openai.py gpt-4o view.json --send-images tool --output output/chart.png
 check_view chat 2048 0 768
-check "chat: the image went in a user message after the tool message" \
-	$PY -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])][-1]; sys.exit(r["images"][0].get("where","").find("user") < 0)' "$FAKE_LOG"
+# the fake refuses image parts in tool messages: it took this one in the
+# content of a message of its own
+check "chat: the image went as a content part of a message (not the tool's)" \
+	$PY -c 'import json,re,sys; r=[json.loads(l) for l in open(sys.argv[1])][-1]; sys.exit(not re.match(r"messages\[\d+\]\.content\[\d+\]", r["images"][0].get("where","")))' "$FAKE_LOG"
 provider_run resp openai-responses fake_responses.py gpt-4.1 view.json --send-images tool --output output/chart.png
 check_view resp 2048 0 768
 provider_run anth anthropic fake_anthropic.py claude-sonnet-4-5 view.json --send-images tool --output output/chart.png
@@ -172,4 +174,87 @@ code=$?
 set -e
 check "resume of the auto run: exits 0 (got $code), 0 requests" \
 	bash -c "[ $code -eq 0 ] && [ $(log_lines) = $before ]"
+# 5. the estimate counts the image by its tokens (the view run, known
+# sizes): request 3's estimate is request 2's plus the image's tokens
+# plus a few hundred of text, never its base64 (~4x its bytes)
+tr=$T/anth/transcript.jsonl
+itok=$(jget "$tr" '[e["tokens"] for e in x if e["type"]=="image_sent"][0]')
+wh=$(jget "$tr" '[(e["width"], e["height"]) for e in x if e["type"]=="image_sent"][0]')
+check "anth: the image's tokens are w*h/750 ($wh -> $itok)" \
+	$PY -c 'import math,sys; w,h=eval(sys.argv[1]); sys.exit(int(sys.argv[2]) != math.ceil(w*h/750))' "$wh" "$itok"
+ests=$(jget "$tr" '[e.get("est_tokens") for e in x if e["type"]=="model_request"]')
+echo "  estimates per request: $ests (image: $itok tokens)"
+check "anth: request 3's estimate = request 2's + the image's tokens + < 600 of text" \
+	$PY -c 'import sys; e=eval(sys.argv[1]); t=int(sys.argv[2]); d=e[2]-e[1]; sys.exit(not (t <= d < t + 600))' "$ests" "$itok"
+# the cost budget counts it too: a limit that request 3's text alone
+# fits under but not with its image stops the run before request 3
+budget=$($PY - "$tr" "$itok" <<'PY'
+import json, sys
+x = [json.loads(l) for l in open(sys.argv[1])]
+itok = int(sys.argv[2])
+usage = [e for e in x if e["type"] == "usage"]
+spent = usage[1]["totals"]["cost_usd"]
+est3 = [e.get("est_tokens") for e in x if e["type"] == "model_request"][2]
+text3 = est3 - itok
+# claude-sonnet-4-5: $3 per million input tokens
+print("%.6f" % (spent + (text3 + itok / 2) * 3e-6))
+PY
+)
+start_fake view.json --images-dir "$T/img.budget"
+set +e
+ANTHROPIC_API_KEY=sk-ant-img ANTHROPIC_BASE_URL=${URL%/v1} "$ASSAY" run --provider anthropic \
+	--base-url "${URL%/v1}" --model claude-sonnet-4-5 --ask none --send-images tool \
+	--max-cost "$budget" --run-dir "$T/budget" "draw and check" </dev/null >"$T/budget.out" 2>"$T/budget.err"
+code=$?
+set -e
+echo "  --max-cost $budget: exit $code; $(grep -o 'cost budget: [^)]*)' "$T/budget.err" | head -1)"
+check "budget: stops before request 3 (2 requests made)" test "$(log_lines)" = 2
+check "budget: the reason counts the image's tokens" \
+	$PY -c 'import re,sys; m=re.search(r"about (\d+) input tokens", open(sys.argv[1]).read()); sys.exit(not m or int(m.group(1)) < int(sys.argv[2]))' "$T/budget.err" "$itok"
+
+# 4. a decompression bomb (8000x5000, 160 MB inflated) and a PNG whose
+# header lies (800x600 declared, a 10x10 image's data): refused with a
+# reason the model reads, and the run goes on
+cat >hostile.json <<'JSON'
+{"turns": [
+ {"text": "Making them.", "tool_calls": [{"name": "python", "arguments": {"code": "import struct, zlib, os\nos.makedirs('output', exist_ok=True)\ndef chunk(t, d):\n    return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d))\ndef png(w, h, idat):\n    return b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 6, 0, 0, 0)) + chunk(b'IDAT', idat) + chunk(b'IEND', b'')\nrow = b'\\0' + b'\\x10\\x20\\x30\\xff' * 8000\nz = zlib.compressobj(9)\nopen('output/bomb.png', 'wb').write(png(8000, 5000, b''.join(z.compress(row) for _ in range(5000)) + z.flush()))\nsmall = zlib.compress(b''.join(b'\\0' + b'\\x80' * 40 for _ in range(10)))\nopen('output/liar.png', 'wb').write(png(800, 600, small))\nprint('made')"}}]},
+ {"text": "Viewing the bomb.", "tool_calls": [{"name": "view_image", "arguments": {"path": "output/bomb.png"}}]},
+ {"text": "Viewing the liar.", "tool_calls": [{"name": "view_image", "arguments": {"path": "output/liar.png"}}]},
+ {"text": "Neither could be shown; the run goes on.", "tool_calls": []}
+]}
+JSON
+set +e
+ASSAY_LOOP_STATS=$T/loop.stats "$ASSAY" run --provider script --script hostile.json --ask none \
+	--run-dir "$T/hostile" "view them" </dev/null >"$T/hostile.out" 2>"$T/hostile.err"
+code=$?
+set -e
+tr=$T/hostile/transcript.jsonl
+check "hostile: exits 0 (got $code)" test "$code" -eq 0
+check "hostile: the bomb refused, with the reason the model reads" \
+	$PY -c 'import json,sys; x=[json.loads(l) for l in open(sys.argv[1])]; r=[e for e in x if e["type"]=="tool_result"][1]; print("  bomb:", r["content"][:160]); sys.exit(not (r["is_error"] and "too large" in r["content"]))' "$tr"
+check "hostile: the liar refused, with the reason the model reads" \
+	$PY -c 'import json,sys; x=[json.loads(l) for l in open(sys.argv[1])]; r=[e for e in x if e["type"]=="tool_result"][2]; print("  liar:", r["content"][:160]); sys.exit(not (r["is_error"] and "view_image:" in r["content"]))' "$tr"
+check "hostile: no image was sent" test "$(jget "$tr" 'len([e for e in x if e["type"]=="image_sent" and "error" in e])')" = 2 -a \
+	"$(jget "$tr" 'len([e for e in x if e["type"]=="image_sent" and "error" not in e])')" = 0
+check "hostile: the last turn came" grep -q "the run goes on" "$tr"
+echo "  loop: $(cat "$T/loop.stats" 2>/dev/null)"
+
+# 6. a model marked without vision: view_image says so; no image goes
+cat >xdg.json <<'JSON'
+{"models": {"text-only": {"provider": "openai", "context": 128000, "max_output": 4096,
+  "input": 1, "output": 1, "vision": false}}}
+JSON
+FAKE=$SRC/tests/fakes/fake_openai.py
+start_fake view.json --images-dir "$T/img.novision"
+set +e
+OPENAI_API_KEY=sk-img "$ASSAY" run --provider openai --base-url "$URL" --model text-only \
+	--config xdg.json --ask none --run-dir "$T/novision" "draw and check" </dev/null \
+	>"$T/novision.out" 2>"$T/novision.err"
+code=$?
+set -e
+tr=$T/novision/transcript.jsonl
+check "no vision: exits 0 (got $code), 3 requests" bash -c "[ $code -eq 0 ] && [ $(log_lines) = 3 ]"
+check "no vision: the result says the model takes no images" \
+	$PY -c 'import json,sys; x=[json.loads(l) for l in open(sys.argv[1])]; r=[e for e in x if e["type"]=="tool_result"][1]; sys.exit("does not take images" not in r["content"])' "$tr"
+check "no vision: no image sent (auto either)" bash -c "[ $(jget "$tr" 'len([e for e in x if e["type"]=="image_sent"])') = 0 ] && [ \"$(n_images)\" = '[0, 0, 0]' ]"
 finish
