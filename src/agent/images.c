@@ -508,6 +508,7 @@ void images_init(struct images *im)
 	im->out_fd = im->err_fd = -1;
 }
 
+/* The call's arguments are not an event. */
 void images_view(struct session *s, const char *id, const cJSON *args)
 {
 	const char *path = json_str(args, "path", NULL);

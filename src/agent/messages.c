@@ -1,6 +1,8 @@
 /* messages.c: the neutral conversation every request carries (the
  * provider files translate it): the user's messages, the model's
- * answers with their tool calls, and each call's result, in order. */
+ * answers with their tool calls, and each call's result (with the
+ * images that go with it), in order. What it reads, the conversation,
+ * is not an event. */
 #include "agent_internal.h"
 
 #include "assay/json.h"

@@ -36,7 +36,7 @@ cat >auto.json <<'JSON'
 JSON
 
 # the log's lines (one per request)
-log_lines() { $PY -c 'import json,sys; print(len(open(sys.argv[1]).readlines()))' "$FAKE_LOG"; }
+log_lines() { fake_requests | tr -d ' '; }
 # n_images of each request
 n_images() { $PY -c 'import json,sys; print([json.loads(l).get("n_images", 0) for l in open(sys.argv[1])])' "$FAKE_LOG"; }
 
@@ -257,4 +257,63 @@ check "no vision: exits 0 (got $code), 3 requests" bash -c "[ $code -eq 0 ] && [
 check "no vision: the result says the model takes no images" \
 	$PY -c 'import json,sys; x=[json.loads(l) for l in open(sys.argv[1])]; r=[e for e in x if e["type"]=="tool_result"][1]; sys.exit("does not take images" not in r["content"])' "$tr"
 check "no vision: no image sent (auto either)" bash -c "[ $(jget "$tr" 'len([e for e in x if e["type"]=="image_sent"])') = 0 ] && [ \"$(n_images)\" = '[0, 0, 0]' ]"
+# 7. trimming stubs old images like old outputs: eight figures of ~1070
+# tokens each in an 8000-token window; old results lose their images
+# (the stub names them), no request passes the window, and a resume
+# rebuilds the trimmed requests (0 requests)
+$PY - <<'PY'
+import json
+code = ("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt, os\n"
+        "os.makedirs('output', exist_ok=True)\nfig, ax = plt.subplots(figsize=(10, 8), dpi=100)\n"
+        "ax.plot(range(10), [v * %d for v in range(10)])\nax.set_title('figure %d')\n"
+        "fig.savefig('output/fig%d.png')\nprint('figure %d')")
+turns = [{"text": "Figure %d." % i, "tool_calls": [{"id": "toolu_fig%d" % i, "name": "python",
+          "arguments": {"code": code % (i, i, i, i)}}]} for i in range(8)]
+turns.append({"text": "All eight drawn.", "tool_calls": []})
+json.dump({"turns": turns}, open("trim.json", "w"))
+PY
+cat >trimcfg.json <<'JSON'
+{"models": {"img-ctx": {"provider": "anthropic", "context": 8000, "max_output": 1024,
+  "input": 3, "output": 15}}}
+JSON
+FAKE=$SRC/tests/fakes/fake_anthropic.py
+start_fake trim.json --max-context 8000 --turn-by call-id
+set +e
+ANTHROPIC_API_KEY=sk-ant-img ANTHROPIC_BASE_URL=${URL%/v1} "$ASSAY" run --provider anthropic \
+	--base-url "${URL%/v1}" --model img-ctx --config trimcfg.json --ask none --max-turns 20 \
+	--run-dir "$T/trim" "draw eight" </dev/null >"$T/trim.out" 2>"$T/trim.err"
+code=$?
+set -e
+tr=$T/trim/transcript.jsonl
+echo "  images per request: $(n_images)"
+check "trim: exits 0 (got $code)" test "$code" -eq 0 || tail -5 "$T/trim.err"
+check "trim: eight images sent" test "$(jget "$tr" 'len([e for e in x if e["type"]=="image_sent" and "error" not in e])')" = 8
+check "trim: a stub names an image it elided" \
+	$PY -c 'import json,sys; x=[json.loads(l) for l in open(sys.argv[1])]; s=[t for e in x if e["type"]=="context_trim" for t in e["stubs"]]; sys.exit(not any("with its image output/fig" in t for t in s))' "$tr"
+check "trim: no request over the window (every one accepted)" \
+	test "$(jget "$FAKE_LOG" "sum(1 for e in x if e['status'] != 200)")" = 0
+check "trim: the last request carries fewer than eight images" \
+	$PY -c 'import json,sys; x=[json.loads(l) for l in open(sys.argv[1])]; sys.exit(not x[-1]["n_images"] < 8)' "$FAKE_LOG"
+before=$(log_lines)
+set +e
+ANTHROPIC_API_KEY=sk-ant-img ANTHROPIC_BASE_URL=${URL%/v1} "$ASSAY" resume "$T/trim" --base-url "${URL%/v1}" \
+	--config trimcfg.json </dev/null >"$T/trimres.out" 2>"$T/trimres.err"
+code=$?
+set -e
+check "trim: resume exits 0 (got $code) with 0 requests" bash -c "[ $code -eq 0 ] && [ $(log_lines) = $before ]"
+
+# 8. re-execute of the view run: the calls run again, the image is made
+# again byte for byte, so every request is the recorded one (0 sent)
+FAKE=$SRC/tests/fakes/fake_anthropic.py
+start_fake view.json
+set +e
+ANTHROPIC_API_KEY=sk-ant-img ANTHROPIC_BASE_URL=${URL%/v1} "$ASSAY" resume "$T/anth" --re-execute --send-images tool \
+	--base-url "${URL%/v1}" --run-dir "$T/reexec" </dev/null >"$T/reexec.out" 2>"$T/reexec.err"
+code=$?
+set -e
+check "re-execute: exits 0 (got $code), 0 requests" bash -c "[ $code -eq 0 ] && [ $(log_lines) = 0 ]" ||
+	{ tail -5 "$T/reexec.err"; grep -h '"model_request"\|replay_live' "$T/reexec/transcript.jsonl" | cut -c1-300; }
+check "re-execute: the same image sent (sha256)" test \
+	"$(jget "$T/reexec/transcript.jsonl" '[e["sha256"] for e in x if e["type"]=="image_sent"]')" = \
+	"$(jget "$T/anth/transcript.jsonl" '[e["sha256"] for e in x if e["type"]=="image_sent"][:1]')"
 finish
