@@ -6,7 +6,8 @@
  * only the escape sequences these encoders make. No libpng, no libsixel:
  * linked into assay too (the TUI checks every payload the helper sends,
  * export a notebook image's header); only assay-image decodes and
- * encodes. */
+ * encodes. For `assay-image view` (an image for the model): the PNG,
+ * JPEG, GIF and WebP headers, the view's limits and its fitting rule. */
 #ifndef ASSAY_IMGRENDER_H
 #define ASSAY_IMGRENDER_H
 
@@ -19,6 +20,13 @@
 #define IMG_MAX_SIDE 10000
 #define IMG_MAX_PIXELS 40000000LL
 #define IMG_MAX_FILE (64LL << 20)
+/* assay-image view (an image for the model) decodes less than a
+ * preview: a larger image is refused from its header. A JPEG, GIF or
+ * WebP within the box goes through unchanged only up to this many
+ * bytes, whose base64 is Anthropic's limit per image (5 MiB); past
+ * it, it is re-encoded or refused. */
+#define IMG_VIEW_MAX_PIXELS 25000000LL
+#define IMG_VIEW_MAX_PASS (5LL * 1024 * 1024 / 4 * 3)
 /* Largest box the helper renders into, in pixels per side. */
 #define IMG_MAX_BOX 8192
 /* Largest payload the helper writes / the client accepts. */
@@ -29,9 +37,9 @@ enum img_status {
 	IMG_OK = 0,
 	IMG_EINTERNAL = 1, /* out of memory, write error, ... */
 	IMG_EUSAGE = 2,    /* bad arguments */
-	IMG_ENOTPNG = 3,   /* not a PNG file */
+	IMG_ENOTPNG = 3,   /* not a PNG file (view: nor JPEG, GIF, WebP) */
 	IMG_ETOOBIG = 4,   /* dimensions or file size over the limits */
-	IMG_ECORRUPT = 5,  /* truncated or damaged PNG */
+	IMG_ECORRUPT = 5,  /* truncated or damaged image */
 };
 
 enum img_mode { IMG_INFO, IMG_BLOCKS, IMG_SIXEL, IMG_KITTY };
@@ -54,6 +62,36 @@ void img_fit(int sw, int sh, int bw, int bh, int upscale, int *w, int *h);
  * sh image in a cols x rows box of cell_w x cell_h pixel cells. */
 void img_blocks_fit(int sw, int sh, int cols, int rows, int cell_w, int cell_h,
                     int upscale, int *w, int *h);
+
+/* The view's fitting rule, for the model: scale by the smallest of
+ * max / long side, sqrt(mpx / (sw * sh)) and short_side / short side
+ * (each 0: no limit), never above 1; w x h then meets every limit
+ * (w * h <= mpx although rounding) and is at least 1 x 1. */
+void img_view_fit(int sw, int sh, int max, long mpx, int short_side, int *w,
+                  int *h);
+
+/* What `assay-image view` takes, told by the bytes (never the name). */
+enum img_type { IMG_PNG, IMG_JPEG, IMG_GIF, IMG_WEBP };
+struct img_view_hdr {
+	enum img_type type;
+	int w, h;   /* PNG: IHDR; JPEG: the first SOFn; GIF: the logical
+	             * screen; WebP: VP8, VP8L or VP8X's canvas */
+	int frames; /* 1, or 2 for more than one (GIF frames, animated WebP) */
+	struct img_hdr png; /* PNG only */
+};
+/* Sniff and check the whole file p[0..n): its type and size from the
+ * headers (JPEG's markers walked to the first scan, GIF's blocks to
+ * the trailer, WebP's RIFF length), no pixel decoded. IMG_OK, or
+ * IMG_ENOTPNG (none of the four) / IMG_ECORRUPT (truncated, damaged)
+ * with a message in *err. No size limit is checked here. */
+int img_view_header(const void *p, size_t n, struct img_view_hdr *h,
+                    char **err);
+/* The view's limits on a header: IMG_VIEW_MAX_PIXELS, IMG_MAX_SIDE a
+ * side, IMG_MAX_FILE bytes. IMG_OK or IMG_ETOOBIG with a message. */
+int img_view_limits(const struct img_view_hdr *h, long long file_size,
+                    char **err);
+/* "image/png", "image/jpeg", "image/gif", "image/webp". */
+const char *img_media_type(enum img_type t);
 
 /* Area-average (box filter) scaling to 8-bit RGB, fed one source row
  * at a time in order, so a large image never has to be held whole.

@@ -145,6 +145,9 @@ void messages_add_tool(cJSON *messages, const char *id, const char *name,
 /* An image (a neutral part, taken) with the result of call id: the last
  * tool message of that call; dropped when there is none. */
 void messages_add_image(cJSON *messages, const char *id, cJSON *part);
+/* The call whose result carries the image of this sha256 (not elided),
+ * or NULL. */
+const char *messages_image_call(const cJSON *messages, const char *sha256);
 /* The tokens of every image the messages carry. */
 long messages_image_tokens(const cJSON *messages);
 /* The base64 characters of those images (what a printed request holds

@@ -219,16 +219,21 @@ static void images_answer(struct session *s, struct image_job *j)
 		free(file);
 		return;
 	}
-	if (!strcmp(j->how, "auto") && cJSON_GetObjectItem(s->img.sent, hash)) {
-		/* the same image went already (a cell saved it again) */
-		log_info("images: %s of call %s is the image already sent",
-		         j->path, j->id);
+	const char *had = messages_image_call(s->conv.messages, hash);
+	if (had) { /* the same image is in the conversation already */
+		char *text = xasprintf(
+		    "%s: the same image (%dx%d) is with the result of call "
+		    "%s above, unchanged since; look at it there",
+		    j->path, wh[0], wh[1], had);
+		log_info("images: %s of call %s was sent with call %s", j->path,
+		         j->id, had);
 		cJSON_Delete(sent);
+		if (!strcmp(j->how, "view"))
+			tools_finished(s, j->id, text, 0);
+		free(text);
 		free(file);
 		return;
 	}
-	if (!cJSON_GetObjectItem(s->img.sent, hash))
-		cJSON_AddTrueToObject(s->img.sent, hash);
 	char *text = xasprintf(
 	    "%s: %dx%d %s, sent to the model as %dx%d (about %ld tokens); "
 	    "look at it and check what you meant to show",
@@ -492,8 +497,6 @@ static void images_queue(struct session *s, const char *id, const char *rel,
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = j;
-	if (!s->img.sent)
-		s->img.sent = cJSON_CreateObject();
 	images_next(s);
 }
 
@@ -505,6 +508,7 @@ void images_init(struct images *im)
 	im->out_fd = im->err_fd = -1;
 }
 
+/* The call's arguments are not an event. */
 void images_view(struct session *s, const char *id, const cJSON *args)
 {
 	const char *path = json_str(args, "path", NULL);
@@ -609,8 +613,6 @@ void images_free(struct session *s)
 	s->img.run = NULL;
 	buf_free(&s->img.out);
 	buf_free(&s->img.err);
-	cJSON_Delete(s->img.sent);
-	s->img.sent = NULL;
 	free(s->img.auto_call);
 	s->img.auto_call = NULL;
 }
@@ -654,15 +656,4 @@ cJSON *images_part(const char *run_dir, const cJSON *ev, char **err)
 	cJSON_AddStringToObject(p, "data", b64);
 	free(b64);
 	return p;
-}
-
-void images_seen(struct session *s, const cJSON *ev)
-{
-	const char *hash = ev_str(ev, EVF_SHA256, NULL);
-	if (!hash || ev_item(ev, EVF_ERROR))
-		return;
-	if (!s->img.sent)
-		s->img.sent = cJSON_CreateObject();
-	if (!cJSON_GetObjectItem(s->img.sent, hash))
-		cJSON_AddTrueToObject(s->img.sent, hash);
 }

@@ -53,7 +53,5 @@ void images_free(struct session *s);
  * checked against the sha256. NULL + *err when they are missing or
  * differ, or ev records an image not sent. */
 cJSON *images_part(const char *run_dir, const cJSON *ev, char **err);
-/* A recorded image_sent (resume): auto does not send it again. */
-void images_seen(struct session *s, const cJSON *ev);
 
 #endif

@@ -1,6 +1,8 @@
 /* messages.c: the neutral conversation every request carries (the
  * provider files translate it): the user's messages, the model's
- * answers with their tool calls, and each call's result, in order. */
+ * answers with their tool calls, and each call's result (with the
+ * images that go with it), in order. What it reads, the conversation,
+ * is not an event. */
 #include "agent_internal.h"
 
 #include "assay/json.h"
@@ -87,4 +89,18 @@ long messages_image_tokens(const cJSON *messages)
 		}
 	}
 	return n;
+}
+
+const char *messages_image_call(const cJSON *messages, const char *sha256)
+{
+	const cJSON *msg, *img;
+	cJSON_ArrayForEach(msg, messages)
+	{
+		cJSON_ArrayForEach(img, cJSON_GetObjectItem(msg, "images"))
+		{
+			if (!strcmp(json_str(img, "sha256", ""), sha256))
+				return json_str(msg, "tool_call_id", "");
+		}
+	}
+	return NULL;
 }

@@ -502,7 +502,6 @@ static void walk_image(struct walk *w, const cJSON *e)
 		free(err);
 		return;
 	}
-	images_seen(w->s, e);
 	messages_add_image(w->messages, ev_str(e, EVF_ID, ""), part);
 }
 

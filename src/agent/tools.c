@@ -1,10 +1,10 @@
 /* tools.c: the tools offered to the model (shell, python, write_file,
- * read_file, list_files, view_image (images.c)): their definitions, argument
- * checks, and how each runs through the sandbox. Full outputs go to the run
- * dir; the model gets a bounded head and tail. The python tool's kernel lives
- * in pytool.c and shares the output side (tool_run_*) with shell. The JSON it
- * reads (a model's tool calls and their arguments, sandbox listings) is not an
- * event. */
+ * read_file, list_files, view_image in images.c): their definitions,
+ * argument checks, and how each runs through the sandbox. Full outputs
+ * go to the run dir; the model gets a bounded head and tail. The python
+ * tool's kernel lives in pytool.c and shares the output side
+ * (tool_run_*) with shell. The JSON it reads (a model's tool calls and
+ * their arguments, sandbox listings) is not an event. */
 #include "agent_internal.h"
 
 #include "assay/config.h"

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -53,6 +54,7 @@ struct loop {
 	struct pollfd *pfd;
 	uint64_t *pgen;
 	size_t cappfd;
+	int64_t busiest; /* the longest stretch between two polls, ms */
 };
 
 static int self_pipe[2] = {-1, -1};
@@ -158,6 +160,16 @@ void loop_free(struct loop *l)
 	for (int i = 0; i < NSIG_HANDLED; i++)
 		if (l->sigfn[i] && handled_signals[i] != SIGCHLD)
 			sigaction(handled_signals[i], &sa, NULL);
+	/* for benchmarks: how long the loop once could not answer */
+	const char *stats = getenv("ASSAY_LOOP_STATS");
+	if (stats && *stats) {
+		FILE *f = fopen(stats, "a");
+		if (f) {
+			fprintf(f, "loop busiest_ms %lld\n",
+			        (long long)l->busiest);
+			fclose(f);
+		}
+	}
 	free(l->w);
 	free(l->t);
 	free(l->c);
@@ -358,6 +370,7 @@ void loop_once(struct loop *l, int max_wait_ms)
 		l->pgen[i] = l->w[i].gen;
 	}
 	int r = poll(l->pfd, n, wait > 0x7fffffff ? 0x7fffffff : (int)wait);
+	int64_t woke = now_ms();
 	if (r > 0) {
 		for (size_t i = 0; i < n; i++) {
 			if (!l->pfd[i].revents)
@@ -369,6 +382,8 @@ void loop_once(struct loop *l, int max_wait_ms)
 		}
 	}
 	run_timers(l);
+	if (now_ms() - woke > l->busiest)
+		l->busiest = now_ms() - woke;
 }
 
 void loop_run(struct loop *l)

@@ -103,8 +103,9 @@ char *policy_glob_escape(const char *s)
 	return out;
 }
 
-static const char *const TOOLS[] = {
-    "shell", "python", "write_file", "read_file", "list_files", "*", NULL};
+static const char *const TOOLS[] = {"shell",     "python",     "write_file",
+                                    "read_file", "list_files", "view_image",
+                                    "*",         NULL};
 
 /* A rule is {"match": glob, "action": allow|ask|deny[, "tool": name]};
  * "comment" and "//" keys are notes for people. */
@@ -149,7 +150,7 @@ int policy_rule_check(const cJSON *r, int index, char **err)
 			return set_err(err,
 			               "rules[%d]: \"tool\" must be shell, "
 			               "python, write_file, read_file, "
-			               "list_files or *",
+			               "list_files, view_image or *",
 			               index);
 	}
 	return 0;

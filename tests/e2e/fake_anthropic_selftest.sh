@@ -37,6 +37,8 @@ import signal
 import time
 
 FAKE, T = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.dirname(os.path.abspath(FAKE)))
+import imgdata  # noqa: E402  (tests/fakes/imgdata.py: pictures for the image checks)
 PY = sys.executable
 PASS = FAIL = 0
 PROCS = []  # the servers: stopped on any exit, a timeout's SIGTERM too
@@ -491,7 +493,8 @@ refused("an unknown block type", v, req(messages=[{"role": "user", "content": [
 refused("an OpenAI image_url part", v, req(messages=[{"role": "user", "content": [
     {"type": "image_url", "image_url": {"url": "x"}}]}]), "Input tag 'image_url'", exact=False)
 accepted("an image block (base64 source)", v, req(messages=[{"role": "user", "content": [
-    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}},
+    {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                 "data": imgdata.b64(imgdata.png(4, 3))}},
     {"type": "text", "text": "what is it?"}]}]))
 refused("a final assistant message ending in whitespace", v, req(messages=[
     USER0, {"role": "assistant", "content": "The answer is "}]),
@@ -1131,6 +1134,99 @@ refused("--unknown-content: the server's blocks dropped (only text and calls bac
         conv([b for b in blocks if b["type"] in ("thinking", "text", "tool_use")], res,
              thinking=TH), "is not the answer's block 2 sent back unchanged", exact=False)
 uc.stop()
+
+# ------------------------------------------------------------------ images (protocols.md F)
+IMGDIR = f"{T}/images"
+im = Server("images", "--images-dir", IMGDIR)
+PNG = imgdata.png(120, 90, seed=1, noisy=True)
+
+
+def image(data, mt="image/png", **extra):
+    return {"type": "image", "source": {"type": "base64", "media_type": mt,
+                                        "data": data if isinstance(data, str) else imgdata.b64(data)},
+            **extra}
+
+
+def with_image(*parts):
+    """A tool_use of shell answered by a tool_result holding text and PARTS."""
+    return conv(TU[:1], [{"type": "tool_result", "tool_use_id": "toolu_01A", "content": [
+        {"type": "text", "text": "chart.png:"}, *parts]}])
+
+
+IP = "messages.2.content.0.tool_result.content.1.image.source.base64"
+accepted("images: a PNG in a tool_result (text, then the image)", im, with_image(image(PNG)))
+L = im.lines()
+got = L[-1].get("images") or [{}]
+check("images: the log lists it (n_images, where, media type, size, sha256, file)",
+      L[-1].get("n_images") == 1 and got[0].get("where") == "messages.2.content.0.tool_result."
+      "content.1.image" and got[0].get("media_type") == "image/png" and (got[0].get("width"),
+      got[0].get("height")) == (120, 90) and got[0].get("bytes") == len(PNG)
+      and got[0].get("file") == "0001-1.png", L[-1])
+check("images: --images-dir holds 0001-1.png, byte for byte the PNG sent",
+      os.path.exists(f"{IMGDIR}/0001-1.png") and open(f"{IMGDIR}/0001-1.png", "rb").read() == PNG,
+      lambda: os.listdir(IMGDIR))
+check("images: prompt_tokens counts the image by its size (120x90/750 = 15), not its base64",
+      L[-1].get("prompt_tokens", 10 ** 9) < 400 < len(imgdata.b64(PNG)) // 4, L[-1])
+accepted("images: an image block in a user message, next to text", im, req(messages=[
+    {"role": "user", "content": [image(imgdata.jpeg(1024, 768), "image/jpeg"),
+                                 {"type": "text", "text": "what is it?"}]}]))
+accepted("images: GIF and WebP in one tool_result", im, with_image(
+    image(imgdata.gif(64, 48), "image/gif"), image(imgdata.webp(800, 600), "image/webp")))
+check("images: written as 0002-2.jpg, 0003-3.gif, 0004-3.webp",
+      sorted(os.listdir(IMGDIR)) == ["0001-1.png", "0002-2.jpg", "0003-3.gif", "0004-3.webp"],
+      lambda: os.listdir(IMGDIR))
+accepted("images: a tool_result whose content is a string (as before)", im,
+         conv(TU[:1], [{"type": "tool_result", "tool_use_id": "toolu_01A", "content": "ok"}]))
+refused("images: bad base64 (a '*')", im, with_image(image("iVBORw0KGgo*AAA")),
+        f"{IP}: invalid base64 data")
+refused("images: base64 without its padding", im, with_image(image(imgdata.b64(PNG).rstrip("="))),
+        f"{IP}: invalid base64 data")
+refused("images: media_type image/jpeg over PNG bytes", im, with_image(image(PNG, "image/jpeg")),
+        f"{IP}: The image was specified using the image/jpeg media type, but the image appears "
+        "to be a image/png image")
+refused("images: media_type image/bmp", im, with_image(image(PNG, "image/bmp")),
+        f"{IP}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'")
+refused("images: a PNG whose header claims 9000x100", im,
+        with_image(image(imgdata.png_claiming(9000, 100))),
+        f"{IP}.data: At least one of the image dimensions exceed max allowed size: 8000 pixels")
+accepted("images: a header claiming 8000x100 is within the limit", im,
+         with_image(image(imgdata.png_claiming(8000, 100))))
+refused("images: bytes that are no image", im, with_image(image(b"not a picture at all")),
+        "Could not process image")
+refused("images: a PNG cut inside its header", im, with_image(image(PNG[:20])),
+        "Could not process image")
+big = PNG + b"\0" * 3_900_000  # a PNG with trailing bytes: its base64 is over 5 MB
+refused("images: base64 over 5 MB", im, with_image(image(big)),
+        f"{IP}: image exceeds 5 MB maximum: {len(imgdata.b64(big))} bytes > 5242880 bytes")
+refused("images: an unknown block type in a tool_result", im, with_image({"type": "video", "data": "x"}),
+        "messages.2.content.0.tool_result.content.1: Input tag 'video' found using 'type' does not "
+        "match any of the expected tags: 'document', 'image', 'search_result', 'text', "
+        "'tool_reference'")
+refused("images: an OpenAI image_url part in a tool_result", im,
+        with_image({"type": "image_url", "image_url": {"url": "data:image/png;base64,xx"}}),
+        "Input tag 'image_url'", exact=False)
+refused("images: a source with an extra field", im,
+        with_image(dict(image(PNG), source=dict(image(PNG)["source"], detail="high"))),
+        f"{IP}.detail: Extra inputs are not permitted")
+refused("images: a source without data", im, with_image({"type": "image", "source": {
+    "type": "base64", "media_type": "image/png"}}), f"{IP}.data: Field required")
+refused("images: a url source (this fake fetches nothing)", im, with_image({"type": "image",
+        "source": {"type": "url", "url": "https://example.com/a.png"}}),
+        "fake_anthropic only takes base64 image sources", exact=False)
+refused("images: an image block with an extra field", im,
+        with_image(dict(image(PNG), detail="high")),
+        "messages.2.content.0.tool_result.content.1.image.detail: Extra inputs are not permitted")
+wide = image(imgdata.png_claiming(2001, 10))
+accepted("images: 20 images of 2001 px in one request", im, with_image(*[wide] * 20))
+refused("images: 21 images of 2001 px (many-image requests: 2000 px a side)", im,
+        with_image(*[wide] * 21),
+        f"{IP}.data: At least one of the image dimensions exceed max allowed size for many-image "
+        "requests: 2000 pixels")
+L = im.lines()
+check("images: refusals are logged without images; only accepted requests' images written",
+      L[-1]["status"] == 400 and "images" not in L[-1] and len(os.listdir(IMGDIR)) == 4 + 1 + 20,
+      lambda: (L[-1], len(os.listdir(IMGDIR))))
+im.stop()
 s1 = Server("seed1", seed=None)
 sd = re.search(r"fake_anthropic: seed (\d+) \(rerun with --seed \1 ", s1.stderr())
 check("seed: stderr says 'fake_anthropic: seed N (rerun with --seed N ...)'", sd, s1.stderr())

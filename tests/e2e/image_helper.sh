@@ -6,7 +6,10 @@
 # within the limits, a zTXt bomb. Each must end with a clear message or
 # a correct rendering, never hang (the timeouts here are hang guards
 # with wide margins; how fast each is, next to the everyday case, is
-# tests/bench/image_hostile.sh's figure).
+# tests/bench/image_hostile.sh's figure). And `view`, the image for the
+# model: PNG re-encoded and compared with PIL's scaling, determinism,
+# transparency over white, JPEG/GIF/WebP passed through or scaled or
+# refused, bombs refused from their header, lying headers.
 source "$(dirname "$0")/lib.bash"
 
 BIN=${ASSAY_IMAGE_BIN:-$(dirname "$ASSAY")/assay-image}
@@ -264,6 +267,256 @@ if [ -x "$ASSAY" ] && command -v ldd >/dev/null; then
 	check "assay-image links libsixel and libpng" \
 		bash -c "ldd '$BIN' | grep -q libsixel && ldd '$BIN' | grep -q libpng"
 fi
+
+# --- view: an image for the model (PNG re-encoded, JPEG/GIF/WebP
+# passed through when they fit; the provider boxes of protocols.md F) ---
+ANTH="max=1568 mpx=1150000 short=0"
+$PY "$SRC/tests/bench/make_chart.py" "$T/wide.png" 3000 1800 ||
+	fail "make the 3000x1800 chart"
+
+# vrun ARGS... < FILE: like run, for view ("ok view W H SRC_W SRC_H
+# NBYTES MEDIA_TYPE", fields 2..7)
+vrun() {
+	RC=0
+	"$BIN" view "$@" >"$T/out" 2>"$T/err" || RC=$?
+	head -n1 "$T/out" >"$T/head"
+	tail -c +"$(($(head -n1 "$T/out" | wc -c) + 1))" "$T/out" >"$T/body"
+}
+view_len_matches() { [ "$(field 6)" = "$(wc -c <"$T/body")" ]; }
+
+# compare.py BODY SRC W H BG: the body is a PNG of W x H, IHDR, IDAT
+# and IEND only, close to SRC over BG scaled by PIL's box filter
+cat >"$T/compare.py" <<'EOF'
+import struct, sys
+import numpy as np
+from PIL import Image
+body, src, w, h, bg = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+limit = float(sys.argv[6]) if len(sys.argv) > 6 else 3.0
+d = open(body, "rb").read()
+assert d[:8] == b"\x89PNG\r\n\x1a\n", d[:8]
+i, kinds = 8, []
+while i < len(d):
+    n = struct.unpack(">I", d[i:i + 4])[0]
+    kinds.append(d[i + 4:i + 8])
+    i += 12 + n
+assert set(kinds) == {b"IHDR", b"IDAT", b"IEND"}, kinds
+got = Image.open(body)
+assert got.size == (w, h) and got.mode == "RGB", (got.size, got.mode)
+s = Image.open(src)
+s.seek(0)
+s = s.convert("RGBA")
+under = Image.new("RGBA", s.size, tuple(int(bg[k:k + 2], 16) for k in (0, 2, 4)) + (255,))
+ref = Image.alpha_composite(under, s).convert("RGB").resize((w, h), Image.BOX)
+err = np.abs(np.asarray(ref, float) - np.asarray(got, float)).mean()
+print("  mean abs difference per channel from PIL's box scaling: %.3f" % err)
+assert err < limit, err
+EOF
+
+vrun $ANTH <"$T/wide.png"
+check "view 3000x1800 for Anthropic: 1384x830 (<= 1568 a side, <= 1.15 Mpixel)" \
+	grep -qx "ok view 1384 830 3000 1800 [0-9]* image/png" "$T/head"
+check "view: payload length" view_len_matches
+check "view: a PNG close to PIL's scaling of the chart" \
+	$PY "$T/compare.py" "$T/body" "$T/wide.png" 1384 830 ffffff
+cp "$T/body" "$T/view1.png"
+vrun $ANTH <"$T/wide.png"
+check "view: the same bytes twice" cmp -s "$T/body" "$T/view1.png"
+RC=0
+cat "$T/wide.png" | "$BIN" view $ANTH >"$T/pipe.out" 2>"$T/err" || RC=$?
+check "view: the same bytes from a pipe" cmp -s "$T/pipe.out" "$T/out"
+
+vrun max=2048 mpx=0 short=768 <"$T/wide.png"
+check "view for OpenAI detail high: 1280x768" \
+	grep -qx "ok view 1280 768 3000 1800 [0-9]* image/png" "$T/head"
+vrun max=512 mpx=0 short=0 <"$T/wide.png"
+check "view for OpenAI detail low: 512x307" \
+	grep -qx "ok view 512 307 3000 1800 [0-9]* image/png" "$T/head"
+
+# a PNG that fits is still decoded and re-encoded: no text chunk
+# survives, the pixels do, exactly
+$PY - "$T/chart.png" "$T/texted.png" <<'EOF'
+import sys
+from PIL import Image, PngImagePlugin
+info = PngImagePlugin.PngInfo()
+info.add_text("Comment", "\x1b]0;pwned\x07 from the metadata")
+Image.open(sys.argv[1]).save(sys.argv[2], pnginfo=info)
+EOF
+vrun $ANTH <"$T/texted.png"
+check "view of a PNG that fits: its size kept (1600x900 -> 1430x804 by the Mpixel limit)" \
+	grep -qx "ok view 1430 804 1600 900 [0-9]* image/png" "$T/head"
+vrun max=0 mpx=0 short=0 <"$T/texted.png"
+check "view without limits: 1600x900 unchanged in size" \
+	grep -qx "ok view 1600 900 1600 900 [0-9]* image/png" "$T/head"
+check "view without limits: re-encoded, metadata gone, pixels exact" \
+	$PY "$T/compare.py" "$T/body" "$T/chart.png" 1600 900 ffffff 0.0001
+check "view: nothing of the text chunk in the output" bash -c "! grep -q pwned '$T/body'"
+
+# a transparent chart: white under it by default, bg= otherwise
+$PY - "$T/transp.png" <<'EOF'
+import sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots(figsize=(20, 12), dpi=100)
+ax.plot(range(10), [x * x for x in range(10)], lw=3)
+ax.set_title("transparent background")
+fig.savefig(sys.argv[1], transparent=True)
+EOF
+vrun $ANTH <"$T/transp.png"
+check "view of a transparent chart succeeds" [ $RC -eq 0 ]
+check "view: transparent background -> white" $PY - "$T/body" <<'EOF'
+import sys
+from PIL import Image
+im = Image.open(sys.argv[1]).convert("RGB")
+w, h = im.size
+for p in [(0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1), (w // 2, 2)]:
+    assert im.getpixel(p) == (255, 255, 255), (p, im.getpixel(p))
+assert min(min(c) for _, c in im.getcolors(w * h)) < 64  # the text is dark
+EOF
+check "view: the transparent chart close to PIL's over white" \
+	$PY "$T/compare.py" "$T/body" "$T/transp.png" "$(field 2)" "$(field 3)" ffffff
+vrun $ANTH bg=000000 <"$T/transp.png"
+check "view bg=000000: black under it" $PY - "$T/body" <<'EOF'
+import sys
+from PIL import Image
+assert Image.open(sys.argv[1]).convert("RGB").getpixel((0, 0)) == (0, 0, 0)
+EOF
+
+# JPEG, GIF, WebP: passed through unchanged when they fit
+$PY - "$T" <<'EOF'
+import sys
+from PIL import Image
+t = sys.argv[1]
+big = Image.open(t + "/wide.png").convert("RGB")
+small = big.resize((800, 480), Image.BOX)
+small.save(t + "/s.jpg", quality=90)
+small.save(t + "/s.gif")
+small.save(t + "/s.webp")
+small.save(t + "/sl.webp", lossless=True)
+big.save(t + "/big.jpg", quality=95)
+big.save(t + "/big.gif")
+big.save(t + "/big.webp")
+flip = small.transpose(Image.FLIP_LEFT_RIGHT)
+small.save(t + "/anim.gif", save_all=True, append_images=[flip], duration=100, loop=0)
+small.save(t + "/anim.webp", save_all=True, append_images=[flip], duration=100, loop=0)
+d = open(t + "/big.jpg", "rb").read()
+open(t + "/trunc.jpg", "wb").write(d[: len(d) // 2])
+EOF
+for f in s.jpg:jpeg s.gif:gif s.webp:webp sl.webp:webp; do
+	vrun $ANTH <"$T/${f%%:*}"
+	check "view of a small ${f%%:*}: passed through as image/${f#*:}" \
+		grep -qx "ok view 800 480 800 480 [0-9]* image/${f#*:}" "$T/head"
+	check "view of a small ${f%%:*}: the file's own bytes" cmp -s "$T/body" "$T/${f%%:*}"
+done
+
+# too large: a JPEG or GIF is decoded by libsixel's loaders (inside the
+# same seccomp filter) and sent as a scaled PNG; a WebP is refused
+vrun $ANTH <"$T/big.jpg"
+check "view of a 3000x1800 JPEG: a 1384x830 PNG" \
+	grep -qx "ok view 1384 830 3000 1800 [0-9]* image/png" "$T/head"
+check "view of the JPEG: close to PIL's decoding and scaling" \
+	$PY "$T/compare.py" "$T/body" "$T/big.jpg" 1384 830 ffffff
+vrun $ANTH <"$T/big.gif"
+check "view of a 3000x1800 GIF: a 1384x830 PNG" \
+	grep -qx "ok view 1384 830 3000 1800 [0-9]* image/png" "$T/head"
+check "view of the GIF: close to PIL's" \
+	$PY "$T/compare.py" "$T/body" "$T/big.gif" 1384 830 ffffff
+vrun $ANTH <"$T/anim.gif"
+check "view of an animated GIF: its first frame as PNG" \
+	grep -qx "ok view 800 480 800 480 [0-9]* image/png" "$T/head"
+check "view of the animated GIF: the first frame's pixels" \
+	$PY "$T/compare.py" "$T/body" "$T/anim.gif" 800 480 ffffff 0.0001
+vrun $ANTH <"$T/big.webp"
+check "view of a 3000x1800 WebP: refused, exit 4" [ $RC -eq 4 ]
+check "view of the WebP: says what to do" \
+	grep -q "a WebP of 3000x1800 is larger than the model takes (1568 px a side, 1.15 Mpixel); save it smaller or as PNG" "$T/err"
+vrun $ANTH <"$T/anim.webp"
+check "view of an animated WebP: refused, exit 4" [ $RC -eq 4 ]
+# within the box but over 3.9 MB (5 MiB in base64, Anthropic's limit
+# an image): a JPEG is re-encoded, a WebP refused
+$PY - "$T" <<'EOF'
+import sys
+import numpy as np
+from PIL import Image
+rng = np.random.default_rng(5)
+Image.fromarray(rng.integers(0, 256, (1200, 1800, 3), dtype=np.uint8)).save(
+    sys.argv[1] + "/heavy.jpg", quality=100)
+Image.fromarray(rng.integers(0, 256, (1100, 1300, 3), dtype=np.uint8)).save(
+    sys.argv[1] + "/heavy.webp", lossless=True, method=0)
+EOF
+echo "  heavy.jpg: $(wc -c <"$T/heavy.jpg") bytes, heavy.webp: $(wc -c <"$T/heavy.webp") bytes"
+vrun $ANTH <"$T/heavy.jpg"
+check "view of an 1800x1200 JPEG over 3.9 MB: re-encoded as PNG (1.15 Mpixel: 1313x875)" \
+	grep -qx "ok view 1313 875 1800 1200 [0-9]* image/png" "$T/head"
+vrun max=0 mpx=0 short=0 <"$T/heavy.jpg"
+check "view of the heavy JPEG, no limits: a PNG all the same" \
+	grep -qx "ok view 1800 1200 1800 1200 [0-9]* image/png" "$T/head"
+vrun max=0 mpx=0 short=0 <"$T/heavy.webp"
+check "view of a WebP over 3.9 MB: refused, exit 4, said" \
+	bash -c "[ $RC -eq 4 ] && grep -q 'is more than one image may be (3.9 MB: 5 MiB in base64)' '$T/err'"
+vrun $ANTH <"$T/trunc.jpg"
+check "view of a truncated JPEG: exit 5" [ $RC -eq 5 ]
+check "view of a truncated JPEG: says so" grep -q "truncated JPEG" "$T/err"
+
+# hostile: a bomb refused from its header (quickly: nothing decoded), a
+# JPEG whose frame header claims 9000x9000, PNGs whose IHDR lies
+$PY - "$T" <<'EOF'
+import struct, sys, zlib
+t = sys.argv[1]
+def chunk(k, d):
+    return struct.pack(">I", len(d)) + k + d + struct.pack(">I", zlib.crc32(k + d))
+def png(w, h, rows_w, rows_h):
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
+    raw = b"".join(b"\0" + b"\x40\x80\xc0" * rows_w for _ in range(rows_h))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) +
+            chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+open(t + "/lie_size.png", "wb").write(png(2000, 2000, 2000, 100))
+open(t + "/lie_width.png", "wb").write(png(1200, 100, 1000, 100))
+sof = b"\xff\xc0" + struct.pack(">HBHHB", 11, 8, 9000, 9000, 1) + b"\x01\x11\x00"
+sos = b"\xff\xda" + struct.pack(">HB", 8, 1) + b"\x01\x00\x00\x3f\x00"
+open(t + "/bomb.jpg", "wb").write(b"\xff\xd8" + sof + sos + b"\x00" * 64 + b"\xff\xd9")
+EOF
+t0=$(date +%s%N)
+vrun $ANTH <"$T/bomb.png"
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "  8000x5000 bomb refused in $ms ms: $(cat "$T/err")"
+check "view of an 8000x5000 bomb: exit 4" [ $RC -eq 4 ]
+check "view of the bomb: from its header, with a reason" \
+	grep -q "image is 8000x5000 pixels: too large to view (limits: 10000 pixels a side, 25 Mpixel)" "$T/err"
+check "view of the bomb: quickly (under 1 s, nothing inflated)" [ "$ms" -lt 1000 ]
+vrun $ANTH <"$T/bomb.jpg"
+check "view of a JPEG claiming 9000x9000: exit 4" [ $RC -eq 4 ]
+check "view of the JPEG bomb: its size said" grep -q "9000x9000 pixels: too large to view" "$T/err"
+vrun $ANTH <"$T/lie_size.png"
+check "view of a PNG whose IHDR claims more than its data: exit 5" [ $RC -eq 5 ]
+check "view of the lying PNG: a reason" \
+	grep -qx "image: damaged PNG: Not enough image data (its header says 2000x2000); save it again" "$T/err"
+sed 's/^/  /' "$T/err"
+vrun $ANTH <"$T/lie_width.png"
+check "view of a PNG whose IHDR has the wrong width: exit 5" [ $RC -eq 5 ]
+check "view of the wrong width: a reason" grep -q "damaged PNG: .*(its header says 1200x100)" "$T/err"
+sed 's/^/  /' "$T/err"
+vrun $ANTH <"$T/trunc.png"
+check "view of a truncated PNG: exit 5, said" \
+	bash -c "[ $RC -eq 5 ] && grep -q 'truncated PNG' '$T/err'"
+vrun $ANTH <"$T/notpng.png"
+check "view of an SVG: exit 3" [ $RC -eq 3 ]
+check "view of an SVG: says what to do" \
+	grep -q "not an image the model can view: this is SVG or XML (PNG, JPEG, GIF and WebP only; save charts with plt.savefig(\"NAME.png\"))" "$T/err"
+vrun $ANTH </dev/null
+check "view of an empty file: exit 3" [ $RC -eq 3 ]
+
+# a 4000x3000 chart within the CPU limit (4 s), its stages timed
+$PY "$SRC/tests/bench/make_chart.py" "$T/huge_chart.png" 4000 3000
+RC=0
+ASSAY_IMAGE_TIMING=1 "$BIN" view $ANTH <"$T/huge_chart.png" >"$T/out" 2>"$T/err" || RC=$?
+echo "  4000x3000 PNG -> $(head -n1 "$T/out"): $(tr -s ' \n' ' ' <"$T/err")"
+check "view of a 4000x3000 PNG: within the limits" [ $RC -eq 0 ]
+
+vrun max=1568 <"$T/wide.png"
+check "view without mpx= and short=: exit 2" [ $RC -eq 2 ]
+vrun $ANTH cells=80x24 <"$T/wide.png"
+check "view with a preview's key: exit 2" [ $RC -eq 2 ]
 
 run sixel bogus=1 <"$T/chart.png"
 check "bad argument: exit 2" [ $RC -eq 2 ]

@@ -9,7 +9,7 @@
 //   DIR holds node_modules/@anthropic-ai/sdk (npm install --prefix DIR @anthropic-ai/sdk).
 // Prints "ok   ..." / "FAIL ..." per check and ends with "N passed, M failed";
 // exits 1 on any failure.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -384,6 +384,35 @@ async function main() {
     [429, 200, 529, 200, 200, 200, 200, 529, 400]) && FL[4].fault === 'error-event@5'
     && FL[5].fault === 'cut@6', () => show(FL.map((x) => [x.status, x.fault])));
   f.stop();
+
+  // ---------------------------------------------------------------- images (protocols.md F)
+  // a tool_result whose content is text and an image block, as the SDK's types build it;
+  // the fake writes what it accepted to --images-dir
+  const imgDir = path.join(T, 'images');
+  const im = await startFake('images', ['--images-dir', imgDir]);
+  const ic = client(im);
+  const png = execFileSync(opt.python, [path.join(HERE, 'imgdata.py'), 'png', '64', '48']);
+  const im0 = await ic.messages.create(base());
+  const uses = im0.content.filter((b) => b.type === 'tool_use');
+  const withImage = (mediaType) => base({ messages: [USER0, { role: 'assistant', content: im0.content },
+    { role: 'user', content: uses.map((b, i) => ({ type: 'tool_result', tool_use_id: b.id,
+      content: i === 0 ? [{ type: 'text', text: 'output/chart.png (64x48):' },
+        { type: 'image', source: { type: 'base64', media_type: mediaType, data: png.toString('base64') } }]
+        : 'ok' })) }] });
+  const ri = await runStream(ic, withImage('image/png'));
+  check('images: tool_result content [text, image] (base64 PNG) -> 200, turn 1',
+    !ri.error && ri.final?.content.at(-1)?.text === 'Done: 3 files.', () => String(ri.error));
+  const files = fs.existsSync(imgDir) ? fs.readdirSync(imgDir) : [];
+  const il = im.log().at(-1);
+  check('images: the fake got the PNG byte for byte (--images-dir) and logged 64x48',
+    files.length === 1 && fs.readFileSync(path.join(imgDir, files[0])).equals(png)
+    && il?.n_images === 1 && il.images[0].width === 64 && il.images[0].height === 48,
+    () => show([files, il]));
+  await expectError('images: 400 a media_type that does not match the bytes',
+    ic.messages.create(withImage('image/jpeg')), { status: 400, type: 'invalid_request_error',
+      message: 'messages.2.content.0.tool_result.content.1.image.source.base64: The image was '
+        + 'specified using the image/jpeg media type, but the image appears to be a image/png image' });
+  im.stop();
 }
 
 try {

@@ -26,6 +26,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
+import fake_images
+
 # anthropic-version values the API knows (2026-10-21: what @anthropic-ai/sdk 1.x sends)
 API_VERSIONS = ("2023-01-01", "2023-06-01", "2026-10-21")
 # Body parameters of POST /v1/messages (@anthropic-ai/sdk MessageCreateParamsBase, plus
@@ -268,6 +270,19 @@ def check_text_field(path, block):
 
 # ---------------------------------------------------------------- validation: the schema
 
+def check_image(path, b):
+    """An image block at PATH (`messages.1.content.0.image`, or inside a tool_result
+    `...tool_result.content.1.image`): its source, and the picture itself as the API checks
+    it (base64, media type against the bytes, dimensions, size; see fake_images.py)."""
+    src = required(b, "source", path)
+    want(path + ".source", isinstance(src, dict), "a valid dictionary")
+    tag(src, path + ".source", ("base64", "url", "file"))
+    try:
+        fake_images.anthropic_source(path, src)
+    except fake_images.Refused as e:
+        bad(e.message)
+
+
 def check_block(bp, b, role, found):
     """One content block of messages[i].content (schema only); returns its type."""
     want(bp, isinstance(b, dict), "a valid dictionary")
@@ -277,7 +292,9 @@ def check_block(bp, b, role, found):
     tp = f"{bp}.{t}"
     if t == "text":
         check_text_field(tp, b)
-    elif t in ("image", "document"):
+    elif t == "image":
+        check_image(tp, b)
+    elif t == "document":
         src = required(b, "source", tp)
         want(tp + ".source", isinstance(src, dict), "a valid dictionary")
         tag(src, tp + ".source", ("base64", "url", "file", "text", "content"))
@@ -316,6 +333,11 @@ def check_block(bp, b, role, found):
                         bad("messages: text content blocks must be non-empty")
                     no_extras(part, BLOCK_FIELDS["text"], f"{pp}.text")
                     check_cache_control(f"{pp}.text.cache_control", part.get("cache_control"), found)
+                elif pt == "image":
+                    check_image(f"{pp}.image", part)
+                    no_extras(part, BLOCK_FIELDS["image"], f"{pp}.image")
+                    check_cache_control(f"{pp}.image.cache_control", part.get("cache_control"),
+                                        found)
         elif content is not None:
             want(tp + ".content", isinstance(content, str), "a valid string")
         if "is_error" in b:
@@ -585,6 +607,10 @@ def validate(req, models, count_only=False):
     if not parsed:
         bad("messages: at least one message is required")
     ids = check_conversation(parsed, thinking)
+    try:
+        fake_images.anthropic_many(fake_images.collected())
+    except fake_images.Refused as e:
+        bad(e.message)
     if len(found) > MAX_BREAKPOINTS:
         bad(f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
             f"Found {len(found)}.")
@@ -688,8 +714,10 @@ def prompt_segments(req):
 
     def add(kind, block, cc):
         mat = json.dumps([kind, strip_cc(block)], sort_keys=True, ensure_ascii=False).encode()
-        segs.append([mat, max(1, len(mat) // 4), (cc.get("ttl") or "5m") if isinstance(cc, dict)
-                     else None])
+        light, images = fake_images.weigh(strip_cc(block), fake_images.anthropic_tokens)
+        size = len(json.dumps([kind, light], sort_keys=True, ensure_ascii=False).encode())
+        segs.append([mat, max(1, size // 4) + images, (cc.get("ttl") or "5m")
+                     if isinstance(cc, dict) else None])
     for t in req.get("tools") or []:
         add("tool", t, t.get("cache_control"))
     system = req.get("system")
@@ -1008,6 +1036,7 @@ class State:
         self.by_status = {}
         self.seed = opts.seed
         self.cache = PromptCache(opts.cache_min_tokens)
+        self.sink = fake_images.Sink(opts.images_dir)
         self.answers = {}  # --unknown-content: block id -> the answer's content
 
     def next_n(self):
@@ -1203,6 +1232,7 @@ class Handler(BaseHTTPRequestHandler):
             req = json.loads(raw.decode("utf-8"))
         except (ValueError, UnicodeDecodeError) as e:
             raise ApiError(400, f"There was an error parsing the body of your request: {e}")
+        fake_images.begin()
         v = validate(req, st.opts.models, count_only)
         if st.opts.unknown_content:
             st.check_returned(req["messages"])
@@ -1211,6 +1241,7 @@ class Handler(BaseHTTPRequestHandler):
         total = entry["prompt_tokens"] = sum(s[1] for s in segs)
         if st.opts.max_context and total > st.opts.max_context:
             raise prompt_too_long(total, st.opts.max_context)
+        entry.update(fake_images.log_fields(st.sink.save(n, fake_images.collected())))
         msgs = req["messages"]
         if count_only:
             entry["turn_index"] = log_turn_index(msgs, st.opts.turn_by, st.by_call)
@@ -1363,6 +1394,8 @@ def main(argv=None):
                     help="each answer also holds a server tool's use and result (web search), a "
                     "block of a made-up future type with its own delta type and events of an "
                     "unknown type; an answer sent back must come back whole and unchanged")
+    ap.add_argument("--images-dir", help="write each accepted image there, decoded, as "
+                    "NNNN-<request no>.<ext>")
     ap.add_argument("--verbose", action="store_true", help="log HTTP requests on stderr")
     opts = ap.parse_args(argv)
     if opts.unknown_content:

@@ -21,6 +21,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
+import fake_images
+
 QUIRKS = ("openai", "ollama", "vllm", "llamacpp")
 ROLES = ("system", "developer", "user", "assistant", "tool")
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -197,6 +199,10 @@ def check_parts(param, content, role, quirk):
         return
     for k, part in enumerate(content):
         pp, ptype = f"{param}[{k}]", part["type"]
+        if quirk == "openai" and ptype == "image_url" and role != "user":
+            mp = param[:-len(".content")]
+            bad(mp, f"Invalid '{mp}'. Image URLs are only allowed for messages with role 'user', "
+                f"but this message with role '{role}' contains an image URL.", "invalid_value")
         if quirk == "openai":
             known = OPENAI_PARTS[role]
             if ptype not in known:
@@ -216,6 +222,32 @@ def check_parts(param, content, role, quirk):
             need(part, field, f"{pp}.{field}")
             want(f"{pp}.{field}", isinstance(part[field], ftype),
                  "a string" if ftype is str else "an object", part[field])
+        if ptype == "image_url":
+            check_image_part(pp, part, quirk)
+
+
+def check_image_part(pp, part, quirk):
+    """An image_url part's image (a data URL): checked as the API checks it (fake_images.py);
+    the compatible styles check the picture too, in their own words."""
+    img = part.get("image_url")
+    if quirk == "openai":
+        url = need(img, "url", pp + ".image_url.url")
+        want(pp + ".image_url.url", isinstance(url, str), "a string", url)
+    else:  # Ollama also takes image_url as the URL itself; vLLM skips a part without it
+        url = img.get("url") if isinstance(img, dict) else img
+        if not isinstance(url, str):
+            return
+    detail = img.get("detail") if isinstance(img, dict) else None
+    try:
+        if quirk == "openai":
+            detail = fake_images.check_detail(pp + ".image_url.detail", detail)
+        fake_images.data_url(pp + ".image_url.url", url, detail, chat=True)
+    except fake_images.Refused as e:
+        if quirk == "ollama":
+            bad(None, "invalid image input")
+        if quirk != "openai":
+            bad(None, e.message)
+        bad(e.param, e.message, e.code)
 
 
 def check_tool_call(p, tc, seen_ids, quirk):
@@ -453,8 +485,10 @@ def validate(req, quirk="openai", models=None):
 # ---------------------------------------------------------------- the answer: which turn
 
 def prompt_tokens(msgs):
-    """The prompt's size in tokens: what usage reports and --max-context is compared with."""
-    return max(1, len(json.dumps(msgs)) // 4)
+    """The prompt's size in tokens: what usage reports and --max-context is compared with
+    (an image counts by its size, as OpenAI counts it, not by its base64)."""
+    light, images = fake_images.weigh(msgs, fake_images.openai_tokens)
+    return max(1, len(json.dumps(light)) // 4) + images
 
 
 def latest_call(msgs):
@@ -808,6 +842,7 @@ class State:
         self.by_status = {}
         self.seed = opts.seed
         self.custom_ids = set()  # --unknown-content: ids of the custom calls streamed
+        self.sink = fake_images.Sink(opts.images_dir)
 
     def next_n(self):
         with self.lock:
@@ -965,7 +1000,7 @@ class Handler(BaseHTTPRequestHandler):
             entry["fault"] = fault.spec
             model = entry["model"] if isinstance(entry["model"], str) else "unknown"
             msgs = req.get("messages") if isinstance(req, dict) else None
-            tokens = max(1, len(json.dumps(msgs) if msgs is not None else raw) // 4)
+            tokens = prompt_tokens(msgs) if msgs is not None else max(1, len(raw) // 4)
             raise fault_answer(fault, key, model, tokens, st.opts.quirks)
         ctype = self.headers.get("Content-Type", "")
         if ctype.split(";")[0].strip().lower() != "application/json":
@@ -976,6 +1011,7 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(400, "We could not parse the JSON body of your request. (HINT: This likely "
                            "means you aren't using your HTTP library correctly. The OpenAI API "
                            f"expects a JSON payload, but what was sent was not valid JSON.) ({e})")
+        fake_images.begin()
         names, include_usage = validate(req, st.opts.quirks, st.opts.models)
         msgs = req["messages"]
         if st.opts.unknown_content:
@@ -983,6 +1019,7 @@ class Handler(BaseHTTPRequestHandler):
         tokens = entry["prompt_tokens"] = prompt_tokens(msgs)
         if st.opts.max_context and tokens > st.opts.max_context:
             raise context_exceeded(st.opts.max_context, tokens, st.opts.quirks)
+        entry.update(fake_images.log_fields(st.sink.save(n, fake_images.collected())))
         if asks_summary(msgs, st.summary):
             turn, entry["turn_index"], entry["summary"] = summary_turn(st.summary), None, True
         else:
@@ -1115,6 +1152,8 @@ def main(argv=None):
                     help="(style openai) each answer also holds a chunk of an unknown object "
                     "type, text deltas with unknown fields and a tool call of type custom; "
                     "sending that call back as a function call is refused")
+    ap.add_argument("--images-dir", help="write each accepted image there, decoded, as "
+                    "NNNN-<request no>.<ext>")
     ap.add_argument("--verbose", action="store_true", help="log HTTP requests on stderr")
     opts = ap.parse_args(argv)
     if opts.unknown_content and opts.quirks != "openai":

@@ -27,6 +27,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
+import fake_images
+
 EXHAUSTED = "(script exhausted)"
 ALNUM = string.ascii_letters + string.digits
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -284,11 +286,27 @@ def check_parts(param, content, role):
         elif ptype == "refusal":
             want(pp + ".refusal", isinstance(need(part, "refusal", pp + ".refusal"), str),
                  "a string", part["refusal"])
-        elif ptype == "input_image" and not (part.get("image_url") or part.get("file_id")):
-            missing(pp + ".image_url")
+        elif ptype == "input_image":
+            check_image_part(pp, part)
         if ptype == "output_text" and part.get("annotations") is not None:
             want(pp + ".annotations", isinstance(part["annotations"], list), "an array",
                  part["annotations"])
+
+
+def check_image_part(pp, part):
+    """An input_image part: a data URL checked as the API checks it (fake_images.py), or a
+    file_id (taken unchecked: this fake has no Files API)."""
+    if not (part.get("image_url") or part.get("file_id")):
+        missing(pp + ".image_url")
+    url = part.get("image_url")
+    if url is not None:
+        want(pp + ".image_url", isinstance(url, str), "a string", url)
+    try:
+        detail = fake_images.check_detail(pp + ".detail", part.get("detail"))
+        if url is not None:
+            fake_images.data_url(pp + ".image_url", url, detail, fake="fake_responses")
+    except fake_images.Refused as e:
+        bad(e.param, e.message, e.code)
 
 
 def item_kind(item, p):
@@ -1039,6 +1057,7 @@ class State:
         self.by_status = {}
         self.seed = opts.seed
         self.sealer = Sealer(opts.secret)
+        self.sink = fake_images.Sink(opts.images_dir)
         self.stored = {}        # resp id -> {"items": effective input + output}
         self.stored_items = {}  # item id -> item, from stored responses' output
         self.issued = {}        # call id -> {"resp", "fc", "rs", "retrievable", "extras"}
@@ -1194,11 +1213,15 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(400, "We could not parse the JSON body of your request. (HINT: This likely "
                            "means you aren't using your HTTP library correctly. The OpenAI API "
                            "expects a JSON payload, but what was sent was not valid JSON.)")
+        fake_images.begin()
         with st.lock:  # stored responses and issued ids are shared by all requests
             idx, turn, effective, tools = self.validate(req)
         entry["turn_index"] = idx
+        entry.update(fake_images.log_fields(st.sink.save(n, fake_images.collected())))
         rng = random.Random(st.seed * 1000003 + n)
-        input_tokens = max(1, len(json.dumps([effective, req.get("instructions"), tools])) // 4)
+        light, image_tokens = fake_images.weigh([effective, req.get("instructions"), tools],
+                                                fake_images.openai_tokens)
+        input_tokens = max(1, len(json.dumps(light)) // 4) + image_tokens
         b = Builder(st, rng, req, turn, effective, tools, input_tokens)
         events, final, fc_ids = b.build()
         entry["tool_call_ids"] = b.call_ids
@@ -1384,6 +1407,8 @@ def main(argv=None):
                     help="each answer also holds a web_search_call, text citing it and an item of "
                     "a made-up future type, with events of unknown types; those items must come "
                     "back unchanged with the calls of their answer")
+    ap.add_argument("--images-dir", help="write each accepted image there, decoded, as "
+                    "NNNN-<request no>.<ext>")
     ap.add_argument("--verbose", action="store_true", help="log HTTP requests on stderr")
     opts = ap.parse_args(argv)
     if opts.unknown_content:

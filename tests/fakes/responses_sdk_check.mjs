@@ -9,7 +9,7 @@
 //   DIR holds node_modules/openai (e.g. after `npm install --prefix DIR openai`).
 //   --fake PATH (default: fake_responses.py next to this file), --python PATH
 //   (default /usr/bin/python3), KEEP=1 keeps the temporary directory.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -496,6 +496,34 @@ async function main() {
     ...lcalls.map((c) => ({ type: 'function_call_output', call_id: c.call_id, output: 'ok' }))] }));
   check('--lax-reasoning: function calls sent back without their reasoning item are accepted',
     !s17.error && s17.events.at(-1)?.type === 'response.completed', () => String(s17.error));
+
+  // ---- images (protocols.md F): input_image parts in function_call_output.output, as the
+  // SDK's types build them; the fake writes what it accepted to --images-dir
+  const imgDir = path.join(T, 'images');
+  const fimg = await startFake('images', SCRIPT, ['--images-dir', imgDir]);
+  const ic = fimg.client();
+  const png = execFileSync(PY, [path.join(HERE, 'imgdata.py'), 'png', '64', '48']);
+  const dataUrl = (mt) => `data:${mt};base64,${png.toString('base64')}`;
+  const ir = await ic.responses.create({ ...BASE, input: [USER] });
+  const icalls = ir.output.filter((o) => o.type === 'function_call');
+  const imgOut = (mt, detail) => [USER, ...ir.output, ...icalls.map((c, i) => ({
+    type: 'function_call_output', call_id: c.call_id, output: i === 0 ? [
+      { type: 'input_text', text: 'output/chart.png (64x48):' },
+      { type: 'input_image', image_url: dataUrl(mt), detail }] : 'ok' }))];
+  const s18 = await collect(await ic.responses.create({ ...BASE, stream: true, input: imgOut('image/png', 'auto') }));
+  check('images: function_call_output.output [input_text, input_image] -> turn 1',
+    !s18.error && s18.events.find((e) => e.type === 'response.output_text.done')?.text === SCRIPT.turns[1].text,
+    () => String(s18.error));
+  const iL = fimg.log().at(-1);
+  const files = fs.existsSync(imgDir) ? fs.readdirSync(imgDir) : [];
+  check('images: the fake got the PNG byte for byte (--images-dir) and logged 64x48 detail auto',
+    files.length === 1 && fs.readFileSync(path.join(imgDir, files[0])).equals(png)
+    && iL?.n_images === 1 && iL.images[0].width === 64 && iL.images[0].height === 48
+    && iL.images[0].detail === 'auto', () => show([files, iL]));
+  await expectError('images: 400 a data URL whose media type does not match the bytes',
+    () => ic.responses.create({ ...BASE, input: imgOut('image/jpeg', 'low') }),
+    { cls: OpenAI.BadRequestError, status: 400, code: 'invalid_value',
+      param: `input[${ir.output.length + 1}].output[1].image_url`, words: 'but the bytes are a image/png image' });
 }
 
 try {

@@ -63,7 +63,7 @@ post() {
 
 # expect NAME PYEXPR: evaluate PYEXPR over the last answer (see check.py) and count it
 expect() {
-	if CODE=$CODE LOG=$LOG $PY "$T/check.py" "$T/$CUR" "$2" >"$T/expect.out" 2>&1; then
+	if T=$T CODE=$CODE LOG=$LOG $PY "$T/check.py" "$T/$CUR" "$2" >"$T/expect.out" 2>&1; then
 		ok "$1"
 	else
 		ko "$1" "$(tail -c 600 "$T/expect.out")"
@@ -230,9 +230,11 @@ if not val:
 EOF
 
 # request fixtures, all derived from one base request
-$PY - "$T" <<'EOF'
+$PY - "$T" "$HERE" <<'EOF'
 import copy, json, sys
 T = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+import imgdata
 TOOLS = [
     {"type": "function", "function": {"name": "shell", "description": "Run a command",
      "parameters": {"type": "object", "properties": {"command": {"type": "string"}},
@@ -336,7 +338,11 @@ KNOWN = dict(temperature=1, top_p=1, n=1, stop=["\n\n"], presence_penalty=0, fre
 req("params_known", model="gpt-5-mini", **KNOWN)
 def user_parts(parts):
     return lambda m: m[1].update(content=parts)
-IMG = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+PNG = imgdata.png(40, 30)
+open(f"{T}/sent.png", "wb").write(PNG)
+def img(data, mt="image/png", **extra):
+    return {"type": "image_url", "image_url": {"url": f"data:{mt};base64,{imgdata.b64(data)}", **extra}}
+IMG = img(PNG)
 AUDIO = {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}
 edit("parts_user_ok", BASE["messages"], user_parts([{"type": "text", "text": "List"}, IMG, AUDIO,
      {"type": "file", "file": {"file_id": "file-abc"}}]))
@@ -389,6 +395,27 @@ req("sum_ask_parts", BASE["messages"] + T0 + [{"role": "user", "content": [
 req("sum_ask_no_tools", BASE["messages"] + T0 + [{"role": "user", "content": ASK}],
     tools=None, tool_choice=None)
 req("sum_not_last", [SYS, {"role": "user", "content": ASK}] + T0)
+# images: Chat's shape (text tool messages, then a user message with the picture), and the
+# pictures the API refuses
+def img_user(name, *parts, base=TURN1):
+    return req(name, base + [{"role": "user", "content": [
+        {"type": "text", "text": "The image of call_a follows."}, *parts]}])
+img_user("img_ok", img(PNG, detail="auto"))
+img_user("img_two", img(PNG, detail="low"), img(imgdata.jpeg(800, 600), "image/jpeg"),
+         img(imgdata.gif(16, 16), "image/gif"), img(imgdata.webp(1024, 768), "image/webp"))
+edit("img_in_tool", TURN1, lambda m: m[3].update(content=[{"type": "text", "text": "chart:"}, IMG]))
+img_user("img_bad_b64", {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo*AAA"}})
+img_user("img_b64_nopad", {"type": "image_url", "image_url": {"url": "data:image/png;base64," + imgdata.b64(PNG).rstrip("=")[:-1]}})
+img_user("img_mismatch", img(PNG, "image/jpeg"))
+img_user("img_claims_9000", img(imgdata.png_claiming(9000, 100)))
+img_user("img_not_image", img(b"hello, this is not a picture", "image/png"))
+img_user("img_bmp", img(PNG, "image/bmp"))
+img_user("img_empty", {"type": "image_url", "image_url": {"url": "data:image/png;base64,"}})
+img_user("img_no_prefix", {"type": "image_url", "image_url": {"url": imgdata.b64(PNG)}})
+img_user("img_remote", {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}})
+img_user("img_detail_bad", img(PNG, detail="max"))
+img_user("img_no_url", {"type": "image_url", "image_url": {"detail": "low"}})
+img_user("img_part_anthropic", {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": imgdata.b64(PNG)}})
 for name, r in reqs.items():
     with open(f"{T}/{name}.json", "w", encoding="utf-8") as f:
         json.dump(r, f, ensure_ascii=False)
@@ -551,13 +578,14 @@ accepted "user parts text, image_url, input_audio, file" parts_user_ok
 refused "text part without text" parts_text_missing 400 "'missing_required_parameter'" "'messages[1].content[0].text'" \
 	"Missing required parameter: 'messages[1].content[0].text'."
 refused "text part with a number" parts_text_notstr 400 "'invalid_type'" "'messages[1].content[0].text'" "expected a string, but got an integer"
-refused "image_url part in a system message" parts_system_img 400 "'invalid_value'" "'messages[0].content[1].type'" \
-	"'image_url'. Supported values are: 'text'."
+refused "image_url part in a system message" parts_system_img 400 "'invalid_value'" "'messages[0]'" \
+	"Invalid 'messages[0]'. Image URLs are only allowed for messages with role 'user', but this message with role 'system' contains an image URL."
 accepted "text parts in a system message" parts_system_text
-refused "image_url part in an assistant message" parts_asst_img 400 "'invalid_value'" "'messages[2].content[0].type'" \
-	"Supported values are: 'text', and 'refusal'."
+refused "image_url part in an assistant message" parts_asst_img 400 "'invalid_value'" "'messages[2]'" \
+	"but this message with role 'assistant' contains an image URL."
 accepted "refusal part in an assistant message" parts_asst_refusal
-refused "image_url part in a tool message" parts_tool_img 400 "'invalid_value'" "'messages[3].content[0].type'" "Supported values are: 'text'."
+refused "image_url part in a tool message" parts_tool_img 400 "'invalid_value'" "'messages[3]'" \
+	"Invalid 'messages[3]'. Image URLs are only allowed for messages with role 'user', but this message with role 'tool' contains an image URL."
 accepted "text parts in a tool message" parts_tool_text
 for m in o1 o1-preview o3 o3-mini o4-mini gpt-5 gpt-5-mini gpt-5.1; do
 	refused "max_tokens with $m" "mt_$m" 400 "'unsupported_parameter'" "'max_tokens'" \
@@ -928,6 +956,54 @@ expect "summary with --turn-by assistants (the default) too" "s['text'].startswi
 post sd2 cid_cut
 expect "default turn pick unchanged: one assistant message -> turn 1, even on a cut history" \
 	"[c['id'] for c in s['calls']] == ['call_t1'] and L[-1]['turn_index'] == 1"
+stop
+
+# ------------------------------------------------------------------ images (protocols.md F)
+IMGS="$T/images"
+start images --images-dir "$IMGS"
+accepted "images: a PNG in a user message after the tool messages (Chat's shape)" img_ok
+expect "images: the log lists it (n_images, media type, size, sha256, file)" \
+	"L[-1]['n_images'] == 1 and L[-1]['images'][0]['media_type'] == 'image/png' and (L[-1]['images'][0]['width'], L[-1]['images'][0]['height']) == (40, 30) and L[-1]['images'][0]['bytes'] == os.path.getsize(os.environ['T'] + '/sent.png') and L[-1]['images'][0]['detail'] == 'auto' and L[-1]['images'][0]['where'] == 'messages[5].content[1].image_url.url' and L[-1]['images'][0]['file'] == '0001-1.png'"
+is "images: --images-dir holds 0001-1.png, byte for byte the PNG sent" "$(ls "$IMGS")" cmp -s "$IMGS/0001-1.png" "$T/sent.png"
+expect "images: prompt_tokens counts the image as OpenAI does (255 for 40x30), not its base64" \
+	"255 < L[-1]['prompt_tokens'] < 255 + 400 and s['usage']['prompt_tokens'] == L[-1]['prompt_tokens']"
+accepted "images: four parts, PNG (low), JPEG, GIF, WebP" img_two
+expect "images: all four logged with their sizes and written as 0002-2.png .. 0005-2.webp" \
+	"[(i['media_type'], i['width'], i['height'], i['file']) for i in L[-1]['images']] == [('image/png', 40, 30, '0002-2.png'), ('image/jpeg', 800, 600, '0003-2.jpg'), ('image/gif', 16, 16, '0004-2.gif'), ('image/webp', 1024, 768, '0005-2.webp')]"
+refused "images: an image_url part in a tool message" img_in_tool 400 "'invalid_value'" "'messages[3]'" \
+	"Invalid 'messages[3]'. Image URLs are only allowed for messages with role 'user', but this message with role 'tool' contains an image URL."
+refused "images: bad base64 (a '*')" img_bad_b64 400 "'invalid_value'" "'messages[5].content[1].image_url.url'" \
+	"Invalid image URL: 'messages[5].content[1].image_url.url'. Expected a base64-encoded data URL with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got an invalid base64-encoded value."
+refused "images: base64 cut short (no padding)" img_b64_nopad 400 "'invalid_value'" "'messages[5].content[1].image_url.url'" "but got an invalid base64-encoded value."
+refused "images: data:image/jpeg over PNG bytes" img_mismatch 400 "'invalid_value'" "'messages[5].content[1].image_url.url'" \
+	"The data URL says image/jpeg but the bytes are a image/png image"
+refused "images: a PNG whose header claims 9000x100" img_claims_9000 400 "'invalid_image'" None \
+	"You uploaded an unsupported image. Please make sure your image is valid."
+refused "images: bytes that are no image" img_not_image 400 "'invalid_image_format'" None \
+	"You uploaded an unsupported image. Please make sure your image has of one the following formats: ['png', 'jpeg', 'gif', 'webp']."
+refused "images: image/bmp" img_bmp 400 "'invalid_value'" "'messages[5].content[1].image_url.url'" "but got unsupported MIME type 'image/bmp'."
+refused "images: empty base64" img_empty 400 "'invalid_value'" "'messages[5].content[1].image_url.url'" "but got empty base64-encoded bytes."
+refused "images: bare base64, no data: prefix" img_no_prefix 400 "'invalid_value'" "'messages[5].content[1].image_url.url'" \
+	"but got a value without the 'data:' prefix."
+refused "images: a remote URL (this fake fetches nothing)" img_remote 400 "'invalid_value'" "'messages[5].content[1].image_url.url'" "fake_openai fetches no remote images"
+refused "images: detail 'max'" img_detail_bad 400 "'invalid_value'" "'messages[5].content[1].image_url.detail'" \
+	"Invalid value: 'max'. Supported values are: 'low', 'high', and 'auto'."
+refused "images: image_url without url" img_no_url 400 "'missing_required_parameter'" "'messages[5].content[1].image_url.url'" \
+	"Missing required parameter: 'messages[5].content[1].image_url.url'."
+refused "images: an Anthropic image block (unknown part type)" img_part_anthropic 400 "'invalid_value'" "'messages[5].content[1].type'" \
+	"Invalid value for 'messages[5].content[1].type': 'image'. Supported values are: 'text', 'image_url', 'input_audio', and 'file'."
+expect "images: refusals are logged without images, and nothing more was written" \
+	"L[-1]['status'] == 400 and 'images' not in L[-1] and sorted(os.listdir(os.environ['T'] + '/images')) == ['0001-1.png', '0002-2.png', '0003-2.jpg', '0004-2.gif', '0005-2.webp']"
+stop
+start imgollama --quirks ollama --images-dir "$T/images_ollama"
+accepted "ollama: a PNG in a user message" img_ok
+invalid "ollama: bad base64 -> invalid image input" img_bad_b64 "invalid image input"
+accepted "ollama: an image_url part in a tool message (as before: any role)" img_in_tool
+is "ollama: both accepted images written" "$(ls "$T/images_ollama")" test "$(ls "$T/images_ollama" | tr '\n' ' ')" = "0001-1.png 0002-3.png "
+stop
+start imgvllm --quirks vllm
+post v img_mismatch
+expect "vllm: a media type that lies -> 400, flat body" "code == 400 and j['object'] == 'error' and 'image/png image' in j['message']"
 stop
 
 echo "$PASS passed, $FAIL failed"

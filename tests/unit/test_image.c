@@ -2,7 +2,8 @@
  * renderings (truecolor and 256 colours, odd heights), the xterm-256
  * nearest colour against a brute-force search, PNG header checks on
  * crafted bytes, fitting and area-average scaling, the palette
- * quantiser, kitty chunking decoded back, and the payload checks. */
+ * quantiser, kitty chunking decoded back, and the payload checks; for
+ * view: the fitting rule and the PNG, JPEG, GIF and WebP headers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -656,6 +657,305 @@ static void test_sixel_many_colours(void **state)
 	}
 }
 
+/* ---- view: the fitting rule and the four formats' headers ---- */
+
+static void fit_is(int sw, int sh, int max, long mpx, int sm, int ww, int wh)
+{
+	int w, h;
+	img_view_fit(sw, sh, max, mpx, sm, &w, &h);
+	if (w != ww || h != wh)
+		fail_msg("%dx%d in max=%d mpx=%ld short=%d: %dx%d, not %dx%d",
+		         sw, sh, max, mpx, sm, w, h, ww, wh);
+}
+
+static void test_view_fit(void **state)
+{
+	(void)state;
+	/* Anthropic: the long side, then the pixels: 1384x831 would be
+	 * 1,150,104 pixels, so both sides are rounded down */
+	fit_is(3000, 1800, 1568, 1150000, 0, 1384, 830);
+	fit_is(1600, 900, 1568, 1150000, 0, 1430, 804);
+	fit_is(1568, 400, 1568, 1150000, 0, 1568, 400); /* fits: unchanged */
+	fit_is(2000, 400, 1568, 1150000, 0, 1568, 314); /* the long side */
+	fit_is(800, 450, 1568, 1150000, 0, 800, 450);   /* never upscaled */
+	/* OpenAI high: 2048 a side, then 768 on the short side; low */
+	fit_is(4000, 3000, 2048, 0, 768, 1024, 768);
+	fit_is(3000, 1800, 2048, 0, 768, 1280, 768);
+	fit_is(1800, 3000, 2048, 0, 768, 768, 1280);
+	fit_is(3000, 1800, 512, 0, 0, 512, 307);
+	fit_is(600, 500, 2048, 0, 768, 600, 500);
+	fit_is(100, 50, 0, 0, 0, 100, 50);   /* no limits */
+	fit_is(10000, 1, 100, 0, 0, 100, 1); /* at least one pixel */
+	fit_is(10000, 10, 1568, 1150000, 0, 1568, 2);
+	/* any size in any box: within every limit, the aspect kept to a
+	 * pixel, and as large as the binding limit allows */
+	unsigned seed = 7;
+	for (int i = 0; i < 20000; i++) {
+		seed = seed * 1103515245u + 12345u;
+		int sw = 1 + (int)(seed >> 8) % 10000;
+		seed = seed * 1103515245u + 12345u;
+		int sh = 1 + (int)(seed >> 8) % 10000;
+		seed = seed * 1103515245u + 12345u;
+		int max = (int)(seed >> 8) % 3000;
+		long mpx =
+		    (long)(seed >> 4) % 3 ? (long)(seed >> 9) % 4000000 : 0;
+		int sm = (seed >> 3) % 2 ? (int)(seed >> 12) % 1500 : 0;
+		if (mpx && mpx < 100)
+			mpx = 100;
+		int w, h;
+		img_view_fit(sw, sh, max, mpx, sm, &w, &h);
+		int lo = w < h ? w : h, hi = w < h ? h : w;
+		int slo = sw < sh ? sw : sh, shi = sw < sh ? sh : sw;
+		assert_true(w >= 1 && h >= 1 && w <= sw && h <= sh);
+		if (max && shi > 1)
+			assert_true(hi <= max || lo == 1);
+		if (mpx)
+			assert_true((long)w * h <= mpx || lo == 1);
+		if (sm)
+			assert_true(lo <= sm || lo == 1);
+		if (lo > 1) /* the aspect: off by rounding only */
+			assert_true(labs((long)w * sh - (long)h * sw) <=
+			            (long)sw + sh);
+		if (w == sw && h == sh)
+			continue;
+		/* shrunk: some limit binds (within two pixels) */
+		int bound = (max && hi + 2 > max) ||
+		            (mpx && (long)(w + 2) * (h + 2) > mpx) ||
+		            (sm && lo + 2 > sm);
+		if (!bound)
+			fail_msg("%dx%d max=%d mpx=%ld short=%d: %dx%d is "
+			         "smaller than it needs (%d %d)",
+			         sw, sh, max, mpx, sm, w, h, slo, shi);
+	}
+}
+
+static size_t jpeg_bytes(unsigned char *p, int w, int h)
+{
+	static const unsigned char app0[] = {0xff, 0xe0, 0, 16, 'J', 'F',
+	                                     'I',  'F',  0, 1,  1,   0,
+	                                     0,    1,    0, 1,  0,   0};
+	size_t n = 0;
+	p[n++] = 0xff;
+	p[n++] = 0xd8;
+	memcpy(p + n, app0, sizeof app0);
+	n += sizeof app0;
+	unsigned char sof[] = {0xff,
+	                       0xc2,
+	                       0,
+	                       11,
+	                       8,
+	                       (unsigned char)(h >> 8),
+	                       (unsigned char)h,
+	                       (unsigned char)(w >> 8),
+	                       (unsigned char)w,
+	                       1,
+	                       1,
+	                       0x11,
+	                       0};
+	memcpy(p + n, sof, sizeof sof);
+	n += sizeof sof;
+	static const unsigned char sos[] = {0xff, 0xda, 0, 8,    1,
+	                                    1,    0,    0, 0x3f, 0};
+	memcpy(p + n, sos, sizeof sos);
+	n += sizeof sos;
+	memset(p + n, 0x55, 40); /* entropy-coded data */
+	n += 40;
+	p[n++] = 0xff;
+	p[n++] = 0xd9;
+	return n;
+}
+
+static size_t gif_bytes(unsigned char *p, int w, int h, int frames)
+{
+	size_t n = 0;
+	memcpy(p, "GIF89a", 6);
+	n = 6;
+	p[n++] = (unsigned char)w;
+	p[n++] = (unsigned char)(w >> 8);
+	p[n++] = (unsigned char)h;
+	p[n++] = (unsigned char)(h >> 8);
+	p[n++] = 0x80; /* a global table of 2 colours */
+	p[n++] = 0;
+	p[n++] = 0;
+	memset(p + n, 0x7f, 6);
+	n += 6;
+	static const unsigned char gce[] = {0x21, 0xf9, 4, 0, 0, 0, 0, 0};
+	static const unsigned char img[] = {0x2c, 0, 0, 0, 0,    1, 0, 1,
+	                                    0,    0, 2, 2, 0x4c, 1, 0};
+	for (int f = 0; f < frames; f++) {
+		memcpy(p + n, gce, sizeof gce);
+		n += sizeof gce;
+		memcpy(p + n, img, sizeof img);
+		n += sizeof img;
+	}
+	p[n++] = 0x3b;
+	return n;
+}
+
+static size_t webp_bytes(unsigned char *p, const char *kind, int w, int h,
+                         int anim)
+{
+	memset(p, 0, 64);
+	memcpy(p, "RIFF", 4);
+	memcpy(p + 8, "WEBP", 4);
+	memcpy(p + 12, kind, 4);
+	p[16] = 20; /* the chunk's length */
+	if (!strcmp(kind, "VP8 ")) {
+		memcpy(p + 23, "\x9d\x01\x2a", 3);
+		p[26] = (unsigned char)w;
+		p[27] = (unsigned char)(w >> 8);
+		p[28] = (unsigned char)h;
+		p[29] = (unsigned char)(h >> 8);
+	} else if (!strcmp(kind, "VP8L")) {
+		uint32_t b = (uint32_t)(w - 1) | (uint32_t)(h - 1) << 14;
+		p[20] = 0x2f;
+		for (int k = 0; k < 4; k++)
+			p[21 + k] = (unsigned char)(b >> (8 * k));
+	} else {
+		p[20] = anim ? 0x02 : 0;
+		for (int k = 0; k < 3; k++) {
+			p[24 + k] = (unsigned char)((w - 1) >> (8 * k));
+			p[27 + k] = (unsigned char)((h - 1) >> (8 * k));
+		}
+	}
+	p[4] = 40 - 8; /* RIFF length: the file is 40 bytes */
+	return 40;
+}
+
+static int view_rc(const unsigned char *p, size_t n, struct img_view_hdr *h,
+                   const char *want_msg)
+{
+	char *err = NULL;
+	int rc = img_view_header(p, n, h, &err);
+	if (want_msg && (!err || !strstr(err, want_msg)))
+		fail_msg("message '%s' lacks '%s'", err ? err : "(none)",
+		         want_msg);
+	if (!want_msg && err)
+		fail_msg("unexpected message '%s'", err);
+	free(err);
+	return rc;
+}
+
+/* Every proper prefix of a file whose end the parser needs (JPEG's
+ * EOI, GIF's trailer, the RIFF length) is refused as truncated. */
+static void prefixes_refused(const unsigned char *p, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		struct img_view_hdr h;
+		unsigned char *copy = malloc(k ? k : 1); /* ASan: exact */
+		memcpy(copy, p, k);
+		int rc = img_view_header(copy, k, &h, NULL);
+		free(copy);
+		if (rc == IMG_OK)
+			fail_msg("a %zu-byte prefix of %zu bytes accepted", k,
+			         n);
+	}
+}
+
+static void test_view_header(void **state)
+{
+	(void)state;
+	unsigned char p[256];
+	struct img_view_hdr h;
+	make_hdr(p, 1600, 900, 8, 6);
+	assert_int_equal(view_rc(p, 33, &h, NULL), IMG_OK);
+	assert_int_equal(h.type, IMG_PNG);
+	assert_int_equal(h.w, 1600);
+	assert_int_equal(h.h, 900);
+	assert_string_equal(img_media_type(h.type), "image/png");
+	make_hdr(p, 8000, 5000, 8, 6); /* limits are checked apart */
+	assert_int_equal(view_rc(p, 33, &h, NULL), IMG_OK);
+	assert_int_equal(view_rc(p, 20, &h, "truncated PNG"), IMG_ECORRUPT);
+
+	size_t n = jpeg_bytes(p, 1200, 700);
+	assert_int_equal(view_rc(p, n, &h, NULL), IMG_OK);
+	assert_int_equal(h.type, IMG_JPEG);
+	assert_int_equal(h.w, 1200);
+	assert_int_equal(h.h, 700);
+	assert_string_equal(img_media_type(h.type), "image/jpeg");
+	prefixes_refused(p, n);
+	assert_int_equal(view_rc(p, n - 2, &h, "truncated JPEG"), IMG_ECORRUPT);
+	p[2 + 18 + 5] = p[2 + 18 + 6] = 0; /* height 0: DNL */
+	assert_int_equal(view_rc(p, n, &h, "DNL"), IMG_ECORRUPT);
+	n = jpeg_bytes(p, 1200, 700);
+	p[2 + 18] = 0x12; /* no marker where the SOF was */
+	assert_int_equal(view_rc(p, n, &h, "damaged JPEG"), IMG_ECORRUPT);
+	n = jpeg_bytes(p, 1200, 700);
+	memmove(p + 2 + 18, p + 2 + 18 + 13, n - 2 - 18 - 13); /* no SOF */
+	assert_int_equal(view_rc(p, n - 13, &h, "scan before its frame"),
+	                 IMG_ECORRUPT);
+
+	n = gif_bytes(p, 640, 480, 1);
+	assert_int_equal(view_rc(p, n, &h, NULL), IMG_OK);
+	assert_int_equal(h.type, IMG_GIF);
+	assert_int_equal(h.w, 640);
+	assert_int_equal(h.h, 480);
+	assert_int_equal(h.frames, 1);
+	assert_string_equal(img_media_type(h.type), "image/gif");
+	prefixes_refused(p, n);
+	n = gif_bytes(p, 640, 480, 3);
+	assert_int_equal(view_rc(p, n, &h, NULL), IMG_OK);
+	assert_int_equal(h.frames, 2);
+	prefixes_refused(p, n);
+	n = gif_bytes(p, 640, 480, 0);
+	assert_int_equal(view_rc(p, n, &h, "empty image"), IMG_ECORRUPT);
+	n = gif_bytes(p, 640, 480, 1);
+	p[19] = 0x99; /* not a block */
+	assert_int_equal(view_rc(p, n, &h, "unknown block"), IMG_ECORRUPT);
+
+	static const char *const kinds[] = {"VP8 ", "VP8L", "VP8X"};
+	for (int k = 0; k < 3; k++) {
+		n = webp_bytes(p, kinds[k], 3000, 1800, 0);
+		assert_int_equal(view_rc(p, n, &h, NULL), IMG_OK);
+		assert_int_equal(h.type, IMG_WEBP);
+		assert_int_equal(h.w, 3000);
+		assert_int_equal(h.h, 1800);
+		assert_int_equal(h.frames, 1);
+		prefixes_refused(p, n);
+	}
+	assert_string_equal(img_media_type(IMG_WEBP), "image/webp");
+	n = webp_bytes(p, "VP8X", 16000, 9, 1);
+	assert_int_equal(view_rc(p, n, &h, NULL), IMG_OK);
+	assert_int_equal(h.w, 16000);
+	assert_int_equal(h.frames, 2);
+	n = webp_bytes(p, "VP8Z", 30, 30, 0);
+	assert_int_equal(view_rc(p, n, &h, "no VP8, VP8L or VP8X"),
+	                 IMG_ECORRUPT);
+
+	assert_int_equal(view_rc(p, 0, &h, "the file is empty"), IMG_ENOTPNG);
+	memcpy(p, "%PDF-1.7\n", 9);
+	assert_int_equal(view_rc(p, 9, &h, "this is a PDF"), IMG_ENOTPNG);
+	memcpy(p, "<svg xmlns=", 11);
+	assert_int_equal(view_rc(p, 11, &h, "save charts with plt.savefig"),
+	                 IMG_ENOTPNG);
+	memcpy(p, "BM\0\0\0\0", 6);
+	assert_int_equal(view_rc(p, 6, &h, "not PNG, JPEG, GIF or WebP"),
+	                 IMG_ENOTPNG);
+}
+
+static void test_view_limits(void **state)
+{
+	(void)state;
+	struct img_view_hdr h = {.w = 5000, .h = 5000};
+	char *err = NULL;
+	assert_int_equal(img_view_limits(&h, 1000, &err), IMG_OK); /* 25 M */
+	h.w = 5001;
+	assert_int_equal(img_view_limits(&h, 1000, &err), IMG_ETOOBIG);
+	assert_non_null(strstr(err, "image is 5001x5000 pixels: too large to "
+	                            "view (limits: 10000 pixels a side, 25 "
+	                            "Mpixel)"));
+	free(err);
+	err = NULL;
+	h.w = 10001;
+	h.h = 10;
+	assert_int_equal(img_view_limits(&h, 1000, NULL), IMG_ETOOBIG);
+	h.w = 1000;
+	assert_int_equal(img_view_limits(&h, IMG_MAX_FILE + 1, &err),
+	                 IMG_ETOOBIG);
+	assert_non_null(strstr(err, "too large to view (limit 64 MiB)"));
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -672,6 +972,9 @@ int main(void)
 	    cmocka_unit_test(test_kitty_chunks),
 	    cmocka_unit_test(test_payload_checks),
 	    cmocka_unit_test(test_sixel_many_colours),
+	    cmocka_unit_test(test_view_fit),
+	    cmocka_unit_test(test_view_header),
+	    cmocka_unit_test(test_view_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
