@@ -1,9 +1,10 @@
-/* export_images.c: the images `assay export` embeds: the copy of each
- * image sent to the model (image_sent), from the run dir's images/,
- * at its step; and each PNG a workspace_change named, read from the run dir's
- * workspace or the recorded host workspace (one component at a time, never
+/* export_images.c: the images `assay export --format html` embeds:
+ * each PNG a workspace_change named, read from the run dir's workspace
+ * or the recorded host workspace (one component at a time, never
  * through a link), else out of the run's workspace.tar.gz by the
- * archive helper (sbx_archive_members), each bounded in size. */
+ * archive helper (sbx_archive_members), each bounded in size; and the
+ * copy of each image sent to the model (image_sent) from the run dir's
+ * images/, shown at its step in every format. */
 #include "export.h"
 
 #include "assay/events.h"
