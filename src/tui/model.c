@@ -351,12 +351,13 @@ static void image_changed(struct ui_model *m, const char *path,
 		set_str(&m->last_image, path);
 		m->last_image_mtime = mtime;
 	}
-	/* a newer image than the one sent, unless it is that one again */
-	if (m->last_sent_call >= 0) {
-		const struct ui_call *c = m->calls[m->last_sent_call];
-		if (strcmp(c->sent[m->last_sent_idx].path, path))
-			m->last_sent_call = -1;
-	}
+	/* an image changed: newer than what view_image sent, and the
+	 * copies sent of this one are no longer what it is */
+	m->last_sent_call = -1;
+	for (int i = 0; i < m->ncalls; i++)
+		for (int k = 0; k < m->calls[i]->nsent; k++)
+			if (!strcmp(m->calls[i]->sent[k].path, path))
+				m->calls[i]->sent[k].stale = 1;
 	char *text = xasprintf(
 	    "%s %s", !strcmp(kind, "created") ? "created" : "updated", path);
 	struct ui_item *last = m->nitems ? &m->items[m->nitems - 1] : NULL;
@@ -393,8 +394,20 @@ char *ui_sent_line(const struct ui_sent *s, const char *times,
 	                 sep, s->width, times, s->height, s->tokens);
 }
 
+const struct ui_sent *ui_model_sent_copy(const struct ui_model *m,
+                                         const char *path)
+{
+	for (int i = m->ncalls - 1; path && i >= 0; i--)
+		for (int k = m->calls[i]->nsent - 1; k >= 0; k--) {
+			const struct ui_sent *s = &m->calls[i]->sent[k];
+			if (!s->error && !s->stale && !strcmp(s->path, path))
+				return s;
+		}
+	return NULL;
+}
+
 /* An image sent to the model (or refused) after a call: kept with the
- * call; the newest sent is what the preview key shows. */
+ * call for the Tools pane and the preview key. */
 static void model_on_image_sent(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	(void)t;
@@ -422,7 +435,10 @@ static void model_on_image_sent(struct ui_model *m, const cJSON *ev, int64_t t)
 	s->width = (int)ev_num(ev, EVF_WIDTH, 0);
 	s->height = (int)ev_num(ev, EVF_HEIGHT, 0);
 	s->tokens = (long)ev_num(ev, EVF_TOKENS, 0);
-	for (int i = m->ncalls - 1; i >= 0; i--)
+	/* what the model asked to see is the newest image for p; an image
+	 * sent with a call's result is the copy of the image it made */
+	int view = !strcmp(ev_str(ev, EVF_HOW, ""), "view");
+	for (int i = m->ncalls - 1; view && i >= 0; i--)
 		if (m->calls[i] == c) {
 			m->last_sent_call = i;
 			m->last_sent_idx = c->nsent - 1;

@@ -594,18 +594,24 @@ static const struct ui_sent *preview_sent_of(struct ui *u, int i)
 }
 
 /* What p shows: in Tools, the image sent after the selected call;
- * else the newest image, the one sent to the model when it came after
- * the workspace's newest (0: none; -1: a sent image without a copy to
- * show, said in a notice). label is t's, to free. */
+ * else the newest image (the one view_image sent when no image changed
+ * since), as the model was sent it when it was (0: none; -1: a sent
+ * image without a copy to show, said in a notice). label is t's, to
+ * free. */
 static int preview_target(struct ui *u, struct pv_target *t, char **label)
 {
 	const struct ui_sent *s = NULL;
+	const char *rel = NULL;
 	*label = NULL;
 	if (u->lay.focus == P_TOOLS)
 		s = preview_sent_of(u, u->tools.sel < 0 ? u->m.ncalls - 1
 		                                        : u->tools.sel);
 	if (!s && u->m.last_sent_call >= 0)
 		s = &u->m.calls[u->m.last_sent_call]->sent[u->m.last_sent_idx];
+	if (!s) {
+		rel = preview_newest_image(u);
+		s = ui_model_sent_copy(&u->m, rel);
+	}
 	if (s && !s->file) {
 		ui_notice(u, "the image sent to the model has no copy in the "
 		             "run dir (images/<sha256>.png) to preview");
@@ -622,7 +628,6 @@ static int preview_target(struct ui *u, struct pv_target *t, char **label)
 		             "none yet at this step");
 		return -1;
 	}
-	const char *rel = preview_newest_image(u);
 	*t = (struct pv_target){rel, 0, NULL};
 	return rel != NULL;
 }

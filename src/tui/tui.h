@@ -378,6 +378,7 @@ struct ui_sent {
 	char *error; /* not sent: why; NULL when sent */
 	int width, height;
 	long tokens;
+	int stale; /* the workspace file changed after it was sent */
 };
 
 #define UI_SENT_MAX 16 /* per call; more are counted, not kept */
@@ -468,9 +469,8 @@ struct ui_model {
 	char *last_idle_reason;
 	char *last_image;        /* the newest image the events named */
 	double last_image_mtime; /* its mtime (0: not known) */
-	/* the newest image sent to the model, when it came after the
-	 * newest image the workspace named: call, index in its sent[];
-	 * call -1 otherwise */
+	/* the image view_image sent last, when no image changed since:
+	 * call, index in its sent[]; call -1 otherwise */
 	int last_sent_call, last_sent_idx;
 	int no_key; /* the provider has no API key */
 	/* hooks for the live frontend (may be NULL) */
@@ -494,6 +494,10 @@ int ui_sent_file_ok(const char *file);
  * is not the call's own (other: the call's summary). Caller frees. */
 char *ui_sent_line(const struct ui_sent *s, const char *times,
                    const char *other);
+/* The copy the model was last sent of the workspace image path, as it
+ * is now (sent since it last changed), or NULL. */
+const struct ui_sent *ui_model_sent_copy(const struct ui_model *m,
+                                         const char *path);
 void ui_model_free(struct ui_model *m);
 /* The hooks run_start (and run_resume) and run_end call (NULL: none). */
 void ui_model_hooks(struct ui_model *m, void (*start)(void *arg),

@@ -39,7 +39,8 @@ cp "$T/ws/chart.png" "$T/chart.png"
 embedded() { # embedded HTML OUT: the first data URI's bytes into OUT
 	$PY - "$1" "$2" <<'EOF'
 import base64, re, sys
-m = re.search(r'src="data:image/png;base64,([A-Za-z0-9+/=]*)"', open(sys.argv[1]).read())
+# the workspace's images (a copy sent to the model is a figure of class sent)
+m = re.search(r'<figure><img alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]*)"', open(sys.argv[1]).read())
 open(sys.argv[2], "wb").write(base64.b64decode(m.group(1)) if m else b"")
 EOF
 }

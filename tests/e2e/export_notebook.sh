@@ -37,8 +37,10 @@ check "... write_file a %%writefile cell" \
 check "... the chart: the run's PNG, as an image/png output" $PY -c '
 import base64, json, sys
 nb = json.load(open(sys.argv[1]))
+# the workspace PNG (a copy sent to the model says so in text/plain)
 png = [o["data"]["image/png"] for c in nb["cells"] if c["cell_type"] == "code"
-       for o in c["outputs"] if o["output_type"] == "display_data"]
+       for o in c["outputs"] if o["output_type"] == "display_data"
+       and "sent to the model" not in o["data"].get("text/plain", "")]
 assert len(png) == 1 and base64.b64decode(png[0]) == open(sys.argv[2], "rb").read()' "$T/nb.ipynb" "$T/run/workspace/output/energy_anomalies.png"
 # the notebook's code cells in order, in the sandbox, by Jupyter itself
 cat >"$T/exec.json" <<'EOF'

@@ -94,8 +94,8 @@ check "help overlay closes" wait_gone '─ Keys ─' 5
 # --- p (in a pane) previews the newest image (tui_images_*.sh: more)
 keys Tab # the Conversation
 keys p
-check "p previews the chart in place of Tools" \
-	wait_for '┌─ output/energy_anomalies\.png  [0-9.]+ KB  1600x900 ─' 10
+check "p previews the chart in place of Tools, as sent to the model" \
+	wait_for '┌─ sent: output/energy_anomalies\.png  [0-9.]+ KB  [0-9]+x[0-9]+ ─' 10
 keys Escape
 check "Esc closes the preview" wait_for '┌─ Tools' 5
 

@@ -35,7 +35,10 @@ print(min(cols), max(cols)) if cols else print(-1, -1)'
 pane_x() { col_of 0 "$1"; }
 
 RUN=$T/run
-tui_start 120 40 -- --provider script --script "$T/s.json" --run-dir "$RUN" chart
+# the workspace's file: no copy sent to the model for p to prefer
+# (tui_sent_image.sh previews those)
+tui_start 120 40 -- --provider script --script "$T/s.json" --run-dir "$RUN" \
+	--send-images off chart
 check "the conversation names the new image with the hint" \
 	wait_for 'image output/chart\.png created: press p in' 60
 check "(the hint goes on in the next row)" screen_has '│   a pane to preview it'
@@ -111,7 +114,7 @@ check "no process left behind" test -z "$(leftovers)"
 
 # --images off: the placeholder text
 tui_start 120 40 -- --provider script --script "$T/s.json" \
-	--run-dir "$T/run-off" --images off chart
+	--run-dir "$T/run-off" --images off --send-images off chart
 check "off: the hint line still shows" \
 	wait_for 'image output/chart\.png created: press p' 60
 wait_for 'waiting for you' 20 >/dev/null

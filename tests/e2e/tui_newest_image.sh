@@ -2,7 +2,9 @@
 # p previews the newest image by its modification time, not the last
 # one named (a call's changes arrive in name order): one call writes
 # output/b.png, then output/a.png; p shows a.png. A later call writes
-# b.png again: p shows b.png. The events carry each file's mtime.
+# b.png again: p shows b.png. The events carry each file's mtime. Each
+# is sent to the model (send_images auto): p shows the copy sent of the
+# newest, titled "sent: PATH".
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/tui_helpers.bash"
 need_bwrap
@@ -21,7 +23,7 @@ tui_start 120 40 -- --provider script --script "$T/s.json" --run-dir "$RUN" char
 check "the agent waits after the first call" wait_for 'waiting for you' 60
 keys Tab p
 check "p: a.png, written last, though b.png comes later by name" \
-	wait_for '┌─ output/a\.png  [0-9.]+ KB  600x300 ─' 10
+	wait_for '┌─ sent: output/a\.png  [0-9.]+ KB  600x300 ─' 10
 keys Escape
 sleep 0.3
 keys i
@@ -31,7 +33,7 @@ check "the second answer" wait_for 'b\.png is new\.' 60
 check "... waits" wait_for 'waiting for you' 20
 keys Tab p
 check "p: b.png, redrawn by the later call" \
-	wait_for '┌─ output/b\.png  [0-9.]+ KB  500x300 ─' 10
+	wait_for '┌─ sent: output/b\.png  [0-9.]+ KB  500x300 ─' 10
 keys Escape
 sleep 0.3
 keys C-q

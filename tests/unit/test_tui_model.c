@@ -351,14 +351,22 @@ static void test_image_sent(void **state)
 	       "\"tokens\":1,\"file\":\"images/../../etc/passwd\"}");
 	assert_null(c->sent[2].file);
 	assert_int_equal(m.last_sent_idx, 2);
-	/* the workspace changing the sent image again keeps it newest */
+	assert_ptr_equal(ui_model_sent_copy(&m, "out/a.png"), &c->sent[2]);
+	assert_null(ui_model_sent_copy(&m, "out/b.png")); /* refused */
+	/* the image changed after it was sent: no copy of it as it is,
+	 * and view_image's is no longer the newest image */
 	ev(&m, "{\"t\":6,\"type\":\"workspace_change\",\"path\":"
 	       "\"out/a.png\",\"kind\":\"modified\",\"size\":9}");
-	assert_int_equal(m.last_sent_call, 0);
-	/* another image made later is the newest */
-	ev(&m, "{\"t\":7,\"type\":\"workspace_change\",\"path\":"
-	       "\"out/c.png\",\"kind\":\"created\",\"size\":9}");
 	assert_int_equal(m.last_sent_call, -1);
+	assert_null(ui_model_sent_copy(&m, "out/a.png"));
+	/* an image sent with a call's result: its copy, not the newest */
+	ev(&m, "{\"t\":7,\"type\":\"image_sent\",\"id\":\"c1\",\"path\":"
+	       "\"out/a.png\",\"how\":\"auto\",\"width\":8,\"height\":4,"
+	       "\"tokens\":1,\"file\":\"images/"
+	       "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde"
+	       "f.png\"}");
+	assert_int_equal(m.last_sent_call, -1);
+	assert_ptr_equal(ui_model_sent_copy(&m, "out/a.png"), &c->sent[3]);
 	ui_model_free(&m);
 }
 
