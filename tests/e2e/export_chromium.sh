@@ -23,6 +23,13 @@ code=$?
 set -e
 check "demo exits 0 (got $code)" test "$code" -eq 0
 check "the demo made its chart" test -s "$T/run/workspace/output/energy_anomalies.png"
+# the workspace's chart alone: the copies sent to the model (figures of
+# their own at their steps) are export_sent.sh's
+$PY - "$T/run/transcript.jsonl" <<'EOF'
+import json, sys
+lines = [l for l in open(sys.argv[1]) if json.loads(l)["type"] != "image_sent"]
+open(sys.argv[1], "w").writelines(lines)
+EOF
 "$ASSAY" export "$T/run" --format html -o "$T/full.html"
 
 # the same run without its image (neither the workspace nor the

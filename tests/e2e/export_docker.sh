@@ -48,7 +48,8 @@ check "the archive holds the chart, equal to the delivered output" \
 embedded() { # embedded HTML OUT: the first data URI's bytes into OUT
 	$PY - "$1" "$2" <<'EOF'
 import base64, re, sys
-m = re.search(r'src="data:image/png;base64,([A-Za-z0-9+/=]*)"', open(sys.argv[1]).read())
+# the workspace's images (a copy sent to the model is a figure of class sent)
+m = re.search(r'<figure><img alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]*)"', open(sys.argv[1]).read())
 open(sys.argv[2], "wb").write(base64.b64decode(m.group(1)) if m else b"")
 EOF
 }
@@ -65,7 +66,7 @@ check "no temporary directory left" test -z "$(ls -A "$T/tmp")"
 mv "$R/workspace.tar.zst" "$T/ws.tar.zst"
 "$ASSAY" export "$R" --format html -o "$T/none.html"
 check "no archive: no image, and the reason" \
-	sh -c "! grep -q 'data:image' '$T/none.html' && grep -q 'chart.png skipped: not in the workspace, and the run has no workspace archive' '$T/none.html'"
+	sh -c "! grep -q '<figure><img' '$T/none.html' && grep -q 'chart.png skipped: not in the workspace, and the run has no workspace archive' '$T/none.html'"
 # a damaged archive: the helper's message, and still a record
 head -c 2000 "$T/ws.tar.zst" >"$R/workspace.tar.zst"
 set +e
