@@ -153,6 +153,24 @@ static int images_parse(const struct buf *out, int *wh, const char **bytes,
 	return 0;
 }
 
+/* The run dir's images/ (made if missing) is a directory of its own,
+ * not a link elsewhere (a run dir may come from anyone). */
+static int images_dir(const char *run_dir, int make, char **err)
+{
+	char *dir = xasprintf("%s/images", run_dir);
+	struct stat st;
+	if (make && mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		set_err(err, "cannot make %s: %s", dir, strerror(errno));
+		free(dir);
+		return -1;
+	}
+	int rc = 0;
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		rc = set_err(err, "%s is not a directory of the run dir", dir);
+	free(dir);
+	return rc;
+}
+
 /* Keep bytes in the run dir as rel (once: the name is their hash). */
 static int images_keep(const struct session *s, const char *rel,
                        const char *bytes, size_t n, char **err)
@@ -405,14 +423,9 @@ static int images_spawn(struct session *s, struct image_job *j, char **err)
 static int images_stage(const struct session *s, const struct buf *data,
                         char **err)
 {
-	char *dir = xasprintf("%s/images", s->rundir.run_dir);
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		set_err(err, "cannot make %s: %s", dir, strerror(errno));
-		free(dir);
+	if (images_dir(s->rundir.run_dir, 1, err) < 0)
 		return -1;
-	}
-	char *tmpl = xasprintf("%s/.in-XXXXXX", dir);
-	free(dir);
+	char *tmpl = xasprintf("%s/images/.in-XXXXXX", s->rundir.run_dir);
 	int fd = mkostemp(tmpl, O_CLOEXEC);
 	if (fd < 0) {
 		set_err(err, "cannot stage the image: %s", strerror(errno));
@@ -622,10 +635,12 @@ cJSON *images_part(const char *run_dir, const cJSON *ev, char **err)
 	const char *file = ev_str(ev, EVF_FILE, NULL);
 	const char *hash = ev_str(ev, EVF_SHA256, "");
 	if (!file || ev_item(ev, EVF_ERROR) || strstr(file, "..") ||
-	    strncmp(file, "images/", 7)) {
+	    strncmp(file, "images/", 7) || strchr(file + 7, '/')) {
 		set_err(err, "no image was sent");
 		return NULL;
 	}
+	if (images_dir(run_dir, 0, err) < 0)
+		return NULL;
 	char *path = xasprintf("%s/%s", run_dir, file);
 	size_t n = 0;
 	char *rerr = NULL, got[65] = "";

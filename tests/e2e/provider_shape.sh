@@ -50,7 +50,9 @@ wait $R1 $R2 $R3 # the three runs, not the fake servers
 shape() {
 	jget "$T/$1/transcript.jsonl" "[(e['type'], e.get('name'), json.dumps(e.get('arguments'), sort_keys=True) if 'arguments' in e else None) for i, e in enumerate(x) if e['type'] not in ('text_delta', 'exec_output', 'input_hashes')]"
 }
-results() { jget "$T/$1/transcript.jsonl" "[e['content'] for e in x if e['type'] == 'tool_result']"; }
+# the tool results but view_image's, which name the size each provider
+# takes (its image is checked apart, below)
+results() { jget "$T/$1/transcript.jsonl" "(lambda v: [e['content'] for e in x if e['type'] == 'tool_result' and e['id'] not in v])({e['id'] for e in x if e['type'] == 'tool_call' and e['name'] == 'view_image'})"; }
 for n in chat resp anth; do
 	check "$n: the demo completes (exit $(cat $n.code))" test "$(cat $n.code)" -eq 0 || tail -3 "$n.err"
 	check "... every turn priced" test "$(jget "$n/transcript.jsonl" "all(e['priced'] for e in x if e['type'] == 'usage')")" = True
@@ -67,6 +69,11 @@ for n in chat resp anth; do
 done
 check "the same tool results (byte for byte) through all three" \
 	sh -c "test '$(results chat | sha256sum)' = '$(results resp | sha256sum)' && test '$(results chat | sha256sum)' = '$(results anth | sha256sum)'"
+# the chart went to each model once (with the call that made it), scaled
+# to that provider's box; view_image then found it already there
+sent() { jget "$T/$1/transcript.jsonl" "[(e['path'], e['how'], e['width'], e['height']) for e in x if e['type'] == 'image_sent']"; }
+check "the chart sent once to each, in its provider's size: $(sent chat) $(sent resp) $(sent anth)" \
+	sh -c "test \"$(sent chat)\" = \"[('output/energy_anomalies.png', 'auto', 1365, 768)]\" && test \"$(sent resp)\" = \"$(sent chat)\" && test \"$(sent anth)\" = \"[('output/energy_anomalies.png', 'auto', 1430, 804)]\""
 heads() { grep -c '^#' "$T/$1.md"; }
 check "the exports have the same structure ($(heads chat) $(heads resp) $(heads anth) headings)" \
 	sh -c "test $(heads chat) -eq $(heads resp) && test $(heads chat) -eq $(heads anth)"

@@ -174,6 +174,22 @@ code=$?
 set -e
 check "resume of the auto run: exits 0 (got $code), 0 requests" \
 	bash -c "[ $code -eq 0 ] && [ $(log_lines) = $before ]"
+# a copied run dir whose images/ is a link elsewhere (even to the same
+# bytes): not read through; the images are left out, said in the log,
+# and the request that no longer matches is asked live
+cp -a "$T/auto" "$T/auto-linked"
+mv "$T/auto-linked/images" "$T/elsewhere"
+ln -s "$T/elsewhere" "$T/auto-linked/images"
+before=$(log_lines)
+set +e
+ANTHROPIC_API_KEY=sk-ant-img ANTHROPIC_BASE_URL=${URL%/v1} "$ASSAY" resume "$T/auto-linked" \
+	--base-url "${URL%/v1}" --send-images auto </dev/null >"$T/linked.out" 2>"$T/linked.err"
+code=$?
+set -e
+check "linked images/: resume exits 0 (got $code)" test "$code" -eq 0 || tail -5 "$T/linked.err"
+check "linked images/: the log says the images were left out" \
+	grep -q "image of call .* left out: .*images is not a directory of the run dir" "$T/auto-linked/assay.log"
+check "linked images/: the requests no longer match, asked live" test "$(log_lines)" -gt "$before"
 # 5. the estimate counts the image by its tokens (the view run, known
 # sizes): request 3's estimate is request 2's plus the image's tokens
 # plus a few hundred of text, never its base64 (~4x its bytes)

@@ -283,11 +283,12 @@ def openai_tokens(w, h, detail=None):
     return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)
 
 
-def _size_of(b64, media_type=None):
+def _size_of(b64):
+    """(width, height) of a base64 picture by its own magic number, or None."""
     data = b64decode_strict(b64)
     if data is None:
         return None
-    return dimensions(data, media_type or sniff(data))
+    return dimensions(data, sniff(data))
 
 
 def weigh(obj, tokens_fn):
@@ -299,17 +300,11 @@ def weigh(obj, tokens_fn):
         nonlocal total
         if isinstance(o, list):
             return [walk(x) for x in o]
-        if isinstance(o, str):
-            if o.startswith("data:image/") and ";base64," in o[:64]:
-                size = _size_of(o.partition(",")[2])
-                total += tokens_fn(*size, None) if size else 0
-                return o.partition(",")[0] + ","
-            return o
-        if not isinstance(o, dict):
+        if not isinstance(o, dict):  # text, even text holding a data URL, is text
             return o
         src = o.get("source")
         if o.get("type") == "image" and isinstance(src, dict) and isinstance(src.get("data"), str):
-            size = _size_of(src["data"], src.get("media_type"))
+            size = _size_of(src["data"])
             total += tokens_fn(*size, None) if size else 0
             return dict(o, source=dict(src, data=""))
         url = o.get("image_url")
