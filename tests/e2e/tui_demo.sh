@@ -33,8 +33,12 @@ for n in 1 2 3 4 5; do
 done
 check "tools: call #4 is the analysis script" \
 	in_region 1 64 12 122 '#4 shell +python3 analysis/detect_anomalies'
-check "tools: the selected call's output below a rule" \
-	in_region 1 64 40 122 '#5 output: stdout [0-9.]+ [KM]?B, stderr 0 B'
+check "tools: the selected call (#6, view_image) below a rule: its result" \
+	in_region 1 64 40 122 '#6 result'
+check "tools: call #6 looked at the chart" \
+	in_region 1 64 12 122 '#6 view_image'
+check "tools: its result: the chart is with call #4's result already" \
+	in_region 1 64 40 122 'the same image'
 # Workspace (columns 123-159): the tree with sizes
 check "workspace: input/ with the data" in_region 1 123 40 159 'input/'
 check "workspace: building_energy.csv and its size" \
