@@ -69,7 +69,7 @@ check "default: the tools and when to use them" has default "python: your main t
 check "default: plain ASCII" has default "plain ASCII"
 check "default: the staged input by name" has default "- input/building_energy.csv"
 check "default: the declared output by name" has default "- output/summary.md"
-check "the python tool is offered" test "$(cat "$T/default.tools")" = "shell python write_file read_file list_files"
+check "the python tool is offered" test "$(cat "$T/default.tools")" = "shell python write_file read_file list_files view_image"
 # what the sandbox's interpreter really has, read the same way on the
 # host; a library the host lacks must not be claimed, and leaves the
 # test incomplete (skipped at the end; under CI=true a failure)

@@ -25,7 +25,7 @@ for row in sys.stdin.read().split("\n"):
 tui_start 160 45 -- demo --run-dir "$RUN" --out "$T/out"
 check "the demo plays to its end" wait_for 'run completed \(exit 0\)' 180
 keys Tab Tab # Conversation, then Tools (the last call selected)
-keys k
+keys k k # the last call is #6 (view_image), #4 the script
 keys d
 check "d on call #4 (the analysis script) opens what it changed" \
 	wait_for '^ what #4 shell python3 analysis/detect_anomalies\.py changed  \(hunk 1 of 2\)' 10

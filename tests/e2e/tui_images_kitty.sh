@@ -41,7 +41,7 @@ wait_count() { # wait_count PATTERN MIN [FROM]
 
 RUN=$T/run
 tui_start 120 40 -- --provider script --script "$T/s.json" --run-dir "$RUN" \
-	--images kitty chart
+	--images kitty --send-images off chart
 tm pipe-pane -O -t t "cat >>'$OUT'"
 check "the agent waits" wait_for 'waiting for you' 60
 keys Tab p
@@ -92,7 +92,7 @@ EOF2
 chmod +x "$T/fail-large"
 touch "$T/fail"
 tui_start 120 40 ASSAY_IMAGE_BIN="$T/fail-large" -- --provider script \
-	--script "$T/s.json" --run-dir "$T/run2" chart
+	--script "$T/s.json" --run-dir "$T/run2" --send-images off chart
 check "blocks: the agent waits" wait_for 'waiting for you' 60
 keys Tab p
 check "p: half blocks in the pane" wait_for "$HALF$HALF$HALF$HALF" 20

@@ -142,7 +142,7 @@ elif ! docker image inspect assay-sandbox:latest >/dev/null 2>&1; then
 fi
 if [ -z "$docker_missing" ]; then
 	tui_start 120 40 -- --sandbox docker --provider script \
-		--script "$T/s.json" --run-dir "$T/run-docker" chart
+		--script "$T/s.json" --run-dir "$T/run-docker" --send-images off chart
 	check "docker: the hint line" \
 		wait_for 'image output/chart\.png created: press p' 90
 	wait_for 'waiting for you' 30 >/dev/null
