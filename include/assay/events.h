@@ -255,6 +255,10 @@ const char *ev_type_doc(enum event_type t);
  * member is missing or not of their kind, as json_str and friends do. */
 cJSON *ev_item(const cJSON *obj, enum ev_field f);
 const char *ev_str(const cJSON *obj, enum ev_field f, const char *def);
+/* Whether an image_sent event's file names a copy the run dir can hold:
+ * "images/<64 hex>.<1 to 5 of a-z0-9>" (a record may come from anyone:
+ * nothing else is opened). */
+int ev_image_file_ok(const char *file);
 double ev_num(const cJSON *obj, enum ev_field f, double def);
 int ev_bool(const cJSON *obj, enum ev_field f, int def);
 

@@ -466,3 +466,16 @@ int ev_bool(const cJSON *obj, enum ev_field f, int def)
 	const cJSON *v = ev_item(obj, f);
 	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : def;
 }
+
+int ev_image_file_ok(const char *file)
+{
+	if (!file || strncmp(file, "images/", 7))
+		return 0;
+	const char *h = file + 7;
+	for (int i = 0; i < 64; i++)
+		if (!((h[i] >= '0' && h[i] <= '9') ||
+		      (h[i] >= 'a' && h[i] <= 'f')))
+			return 0;
+	size_t n = strspn(h + 65, "abcdefghijklmnopqrstuvwxyz0123456789");
+	return h[64] == '.' && n >= 1 && n <= 5 && !h[65 + n];
+}

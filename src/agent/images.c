@@ -634,8 +634,7 @@ cJSON *images_part(const char *run_dir, const cJSON *ev, char **err)
 {
 	const char *file = ev_str(ev, EVF_FILE, NULL);
 	const char *hash = ev_str(ev, EVF_SHA256, "");
-	if (!file || ev_item(ev, EVF_ERROR) || strstr(file, "..") ||
-	    strncmp(file, "images/", 7) || strchr(file + 7, '/')) {
+	if (ev_item(ev, EVF_ERROR) || !ev_image_file_ok(file)) {
 		set_err(err, "no image was sent");
 		return NULL;
 	}

@@ -289,21 +289,6 @@ void exp_embed_images(struct exp *x)
 	}
 }
 
-/* images/<64 hex>.<1-5 of a-z0-9>: the only names the run dir's copies
- * have. */
-static int exp_sent_name_ok(const char *file)
-{
-	if (!file || strncmp(file, "images/", 7))
-		return 0;
-	const char *h = file + 7;
-	for (int i = 0; i < 64; i++)
-		if (!((h[i] >= '0' && h[i] <= '9') ||
-		      (h[i] >= 'a' && h[i] <= 'f')))
-			return 0;
-	size_t n = strspn(h + 65, "abcdefghijklmnopqrstuvwxyz0123456789");
-	return h[64] == '.' && n >= 1 && n <= 5 && !h[65 + n];
-}
-
 /* The copy's bytes into s, or s->why. */
 static void exp_sent_read(struct exp *x, const char *file, const char *hash,
                           struct exp_sent *s)
@@ -312,7 +297,7 @@ static void exp_sent_read(struct exp *x, const char *file, const char *hash,
 	                                     '\r', '\n', 0x1a, '\n'};
 	const char *why = NULL;
 	char *owned = NULL, got[65] = "";
-	if (!exp_sent_name_ok(file)) {
+	if (!ev_image_file_ok(file)) {
 		s->why = xstrdup("the run dir's copy is not named "
 		                 "images/<sha256>.png");
 		return;

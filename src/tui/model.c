@@ -367,21 +367,6 @@ static void image_changed(struct ui_model *m, const char *path,
 	free(text);
 }
 
-int ui_sent_file_ok(const char *file)
-{
-	if (!file || strncmp(file, "images/", 7))
-		return 0;
-	const char *h = file + 7;
-	for (int i = 0; i < 64; i++)
-		if (!((h[i] >= '0' && h[i] <= '9') ||
-		      (h[i] >= 'a' && h[i] <= 'f')))
-			return 0;
-	if (h[64] != '.')
-		return 0;
-	size_t n = strspn(h + 65, "abcdefghijklmnopqrstuvwxyz0123456789");
-	return n >= 1 && n <= 5 && !h[65 + n];
-}
-
 char *ui_sent_line(const struct ui_sent *s, const char *times,
                    const char *other)
 {
@@ -430,7 +415,7 @@ static void model_on_image_sent(struct ui_model *m, const cJSON *ev, int64_t t)
 		return;
 	}
 	const char *file = ev_str(ev, EVF_FILE, NULL);
-	if (ui_sent_file_ok(file))
+	if (ev_image_file_ok(file))
 		s->file = xstrdup(file);
 	s->width = (int)ev_num(ev, EVF_WIDTH, 0);
 	s->height = (int)ev_num(ev, EVF_HEIGHT, 0);

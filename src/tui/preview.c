@@ -29,6 +29,7 @@
 #include "tui/replay.h"
 #include "tui/termcaps.h"
 
+#include "assay/events.h"
 #include "assay/config.h"
 #include "assay/log.h"
 #include "assay/loop.h"
@@ -408,7 +409,7 @@ static void preview_load_sent(struct ui *u)
 	p->run_fd = u->m.run_dir
 	                ? open(u->m.run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 	                : -1;
-	if (!ui_sent_file_ok(p->rel))
+	if (!ev_image_file_ok(p->rel))
 		preview_set_msg(p, "%s: not an image the run dir keeps",
 		                p->rel);
 	else if (p->run_fd < 0)

@@ -487,8 +487,6 @@ double ui_call_cost(const struct ui_model *m, const struct ui_call *c);
 #define UI_FDIFF_BYTES (64u << 20)
 
 void ui_model_init(struct ui_model *m);
-/* A run dir file name of the form images/<64 hex>.<1-5 of a-z0-9>. */
-int ui_sent_file_ok(const char *file);
 /* "sent to the model: 800×450, ~480 tokens" (times: the glyph between
  * the numbers), or "not sent to the model: WHY"; with the path when it
  * is not the call's own (other: the call's summary). Caller frees. */
