@@ -423,18 +423,26 @@ int context_compact(struct session *s, const char *reason, int keep_turns,
  * a request of about est tokens much: they are estimated at a quarter
  * of it at least. (A history whose size is mostly its last turns, or a
  * provider whose token counts do not follow the bytes, would be
- * compacted again and again for nothing.) */
+ * compacted again and again for nothing.) What it reads is the
+ * history: not an event. */
 static int context_worth(const struct context *c, const cJSON *messages,
                          int keep, long est)
 {
-	size_t old = 0;
+	double old = 0;
 	for (int i = 0; i < keep; i++) {
-		char *t =
-		    cJSON_PrintUnformatted(cJSON_GetArrayItem(messages, i));
-		old += t ? strlen(t) : 0;
+		const cJSON *m = cJSON_GetArrayItem(messages, i), *img;
+		char *t = cJSON_PrintUnformatted(m);
+		old += t ? (double)strlen(t) : 0;
 		free(t);
+		/* an image by its tokens, as the estimate counts it, not its
+		 * base64 */
+		cJSON_ArrayForEach(img, cJSON_GetObjectItem(m, "images"))
+		{
+			old -= (double)strlen(json_str(img, "data", ""));
+			old += json_num(img, "tokens", 0) * context_bpt(c);
+		}
 	}
-	return (double)old / context_bpt(c) * 4 >= (double)est;
+	return old / context_bpt(c) * 4 >= (double)est;
 }
 
 /* A re-execute following its record compacts where the record did

@@ -36,7 +36,6 @@
 #define IMAGES_AUTO_MAX 4           /* auto images per call */
 
 struct image_job {
-	struct session *s;
 	char *id;        /* the call */
 	char *path;      /* workspace-relative */
 	const char *how; /* "view" or "auto" */
@@ -264,6 +263,8 @@ static void images_answer(struct session *s, struct image_job *j)
 /* The helper's exit code and stderr as the reason a job failed. */
 static char *images_child_error(struct session *s, int status)
 {
+	if (s->img.cancelled)
+		return xstrdup("cancelled");
 	if (s->img.timed_out)
 		return xasprintf("preparing the image took over %d s: save a "
 		                 "smaller image",
@@ -410,7 +411,7 @@ static int images_spawn(struct session *s, struct image_job *j, char **err)
 	fcntl(s->img.err_fd, F_SETFL, O_NONBLOCK);
 	buf_init(&s->img.out, 0);
 	buf_init(&s->img.err, 0);
-	s->img.timed_out = 0;
+	s->img.timed_out = s->img.cancelled = 0;
 	loop_fd_add(s->loop, s->img.out_fd, POLLIN, images_on_fd, s);
 	loop_fd_add(s->loop, s->img.err_fd, POLLIN, images_on_fd, s);
 	s->img.timer =
@@ -500,7 +501,6 @@ static void images_queue(struct session *s, const char *id, const char *rel,
                          const char *how, const char *detail)
 {
 	struct image_job *j = xcalloc(1, sizeof *j);
-	j->s = s;
 	j->id = xstrdup(id);
 	j->path = xstrdup(rel);
 	j->how = how;
@@ -599,8 +599,10 @@ void images_cancel(struct session *s)
 		job_free(j);
 		j = next;
 	}
-	if (s->img.pid > 0) /* images_on_exit ends the one running */
+	if (s->img.pid > 0) { /* images_on_exit ends the one running */
+		s->img.cancelled = 1;
 		kill(s->img.pid, SIGKILL);
+	}
 }
 
 void images_free(struct session *s)

@@ -27,6 +27,7 @@ struct images {
 	struct buf out;    /* its stdout */
 	struct buf err;    /* its stderr */
 	int timed_out;     /* killed at its deadline */
+	int cancelled;     /* killed by images_cancel */
 	cJSON *sent;       /* {sha256: 1}: sent already, not again by auto */
 	char *auto_call;   /* the call auto images are counted for */
 	int auto_count;    /* ... and how many it had */
