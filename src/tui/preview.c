@@ -16,23 +16,22 @@
  * again after the first frame that leaves its cells blank.
  *
  * The bytes go out through a queue that the loop drains as the terminal
- * takes them (POLLOUT on a non-blocking descriptor of the tty of our
- * own), so a slow terminal never stalls the loop; no curses frame is
- * sent while a placement is half written (ui_preview_busy holds them).
- * kitty gets the image once (a=t, under our id) and each placement is
- * a few bytes (a=p); an erase deletes the placement and keeps the data
- * (d=i), a new rendering frees the old data first (d=I). */
+ * takes them (preview_tty.c), so a slow terminal never stalls the loop;
+ * no curses frame is sent while a placement is half written. kitty gets the
+ * image once (a=t, under our id) and each placement is a few bytes (a=p); an
+ * erase deletes the placement and keeps the data (d=i), a new rendering frees
+ * the old data first (d=I). */
 #include "tui/ui.h"
 #include "assay/termtext.h"
 
 #include "tui/image.h"
+#include "tui/preview_internal.h"
 #include "tui/replay.h"
 #include "tui/termcaps.h"
 
 #include "assay/events.h"
 #include "assay/config.h"
 #include "assay/log.h"
-#include "assay/loop.h"
 #include "assay/path.h"
 #include "assay/sandbox.h"
 #include "assay/session.h"
@@ -40,7 +39,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,13 +47,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define KITTY_ID 7311u         /* our one kitty image */
 #define REMOTE_MAX (32u << 20) /* a file read from a remote sandbox */
 #define DETECT_MS 150          /* the terminal's time to answer */
 #define IMG_BG 0xffffff        /* under transparent pixels */
-#define FLUSH_MS 2000          /* the most the end waits for the tty */
-
-enum pv_view { PV_CLOSED, PV_PANE, PV_LARGE };
 
 /* A read of the file from a remote sandbox; outlives the preview if
  * the sandbox answers late. */
@@ -64,63 +58,7 @@ struct pv_read {
 	unsigned gen;
 };
 
-struct ui_preview {
-	struct ui_overlay large; /* the large view (v), on the stack */
-	int ready;               /* this frame has the box to draw */
-	struct ui_termcaps tc;
-	struct ui_imgcache *cache;
-
-	enum pv_view view;
-	char *rel; /* the workspace-relative path shown */
-	/* rel is in the run dir (run_fd): the copy of an image sent to the
-	 * model, named images/<sha256>.<ext>; label: its title */
-	int sent;
-	int run_fd;
-	char *label;
-	unsigned gen;       /* bumped for each file (re)load */
-	double node_size;   /* the tree's size when it was loaded */
-	int fd;             /* a memfd with the file (remote sandbox), -1 */
-	struct pv_read *rd; /* a read in flight */
-	char *msg;          /* an error with the file (cleaned), or NULL */
-	/* a rendering that failed, for the box it was asked for: shown
-	 * (and not asked again) only while the box is the same */
-	char *rmsg;
-	int rmsg_cols, rmsg_rows, rmsg_large;
-	int have_probe;
-	int src_w, src_h;
-	long long bytes;
-
-	/* the rendering: for the box it was asked for */
-	uint64_t req;
-	int req_cols, req_rows, req_large;
-	struct ui_img *img;
-
-	/* the box: our window and the image's box inside it */
-	WINDOW *win;
-	int wy, wx, wh, ww;
-	int term_rows, term_cols;
-	int box_y, box_x, box_cols, box_rows; /* screen cells */
-
-	/* the registry: the image on the tty now */
-	int placed;
-	int py, px, prows, pcols;
-	enum ui_gfx pmode;
-	int kitty_delete;          /* send the delete after this frame */
-	struct ui_img *kitty_sent; /* the rendering the terminal holds */
-
-	/* bytes for the tty not yet taken, from out_off */
-	struct buf out;
-	size_t out_off;
-	int out_fd;    /* our non-blocking descriptor of the tty, or 1 */
-	int out_watch; /* POLLOUT watched */
-	int held;      /* a frame waited for the queue */
-	struct loop *loop;
-
-	long emits; /* placements written (logged) */
-	size_t emit_bytes;
-};
-
-/* ---- the terminal ------------------------------------------------------- */
+/* ---- the terminal: what it shows -------------------------------------- */
 
 static void preview_large_draw(struct ui *u, struct ui_overlay *o);
 static int preview_large_key(struct ui *u, struct ui_overlay *o, int key,
@@ -177,119 +115,6 @@ static struct ui_preview *preview_get(struct ui *u)
 		u->preview->tc.mode = UI_GFX_OFF;
 	}
 	return u->preview;
-}
-
-/* Our own descriptor of the terminal, non-blocking without touching
- * the flags of the one curses and the shell share; else stdout as it
- * is (blocking). */
-static int preview_tty_fd(struct ui_preview *p)
-{
-	if (p->out_fd < 0) {
-		p->out_fd = open("/proc/self/fd/1",
-		                 O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-		if (p->out_fd < 0 || !isatty(p->out_fd)) {
-			if (p->out_fd >= 0)
-				close(p->out_fd);
-			p->out_fd = STDOUT_FILENO;
-		}
-	}
-	return p->out_fd;
-}
-
-static int preview_pending(const struct ui_preview *p)
-{
-	return p && p->out_off < p->out.len;
-}
-
-/* As much of the queue as the terminal takes now. */
-static void preview_tty_push(struct ui_preview *p)
-{
-	int fd = preview_tty_fd(p);
-	while (p->out_off < p->out.len) {
-		ssize_t w = write(fd, p->out.data + p->out_off,
-		                  p->out.len - p->out_off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && errno == EAGAIN)
-			return;
-		if (w <= 0) { /* the terminal is gone: drop it all */
-			log_warn("tui: preview: write to the terminal: %s",
-			         strerror(errno));
-			p->out_off = p->out.len;
-			break;
-		}
-		p->out_off += (size_t)w;
-	}
-	buf_free(&p->out); /* all out: a payload's megabytes too */
-	buf_init(&p->out, 0);
-	p->out_off = 0;
-}
-
-/* The terminal takes more: the queue goes on; a frame held for it follows. */
-static void preview_on_tty_writable(int fd, int revents, void *arg)
-{
-	struct ui *u = arg;
-	struct ui_preview *p = u->preview;
-	(void)fd;
-	(void)revents;
-	preview_tty_push(p);
-	if (preview_pending(p))
-		return;
-	loop_fd_del(p->loop, p->out_fd);
-	p->out_watch = 0;
-	if (p->held) { /* the frame that waited goes out now */
-		p->held = 0;
-		ui_touch(u, UI_DIRTY_STATUS);
-	}
-}
-
-/* Send what was queued in p->out (after curses' own output): written
- * now as far as the terminal takes it, the rest from the loop. */
-static void preview_tty_send(struct ui *u)
-{
-	struct ui_preview *p = u->preview;
-	fflush(stdout);
-	preview_tty_push(p);
-	if (preview_pending(p) && !p->out_watch) {
-		p->loop = u->loop;
-		loop_fd_add(u->loop, p->out_fd, POLLOUT,
-		            preview_on_tty_writable, u);
-		p->out_watch = 1;
-	}
-}
-
-int ui_preview_busy(struct ui *u)
-{
-	struct ui_preview *p = u->preview;
-	if (!preview_pending(p))
-		return 0;
-	p->held = 1;
-	return 1;
-}
-
-/* Before curses leaves the screen: the rest of the queue (waiting at
- * most FLUSH_MS for the terminal), and kitty's copy freed. */
-void ui_preview_flush(struct ui *u)
-{
-	struct ui_preview *p = u->preview;
-	if (!p)
-		return;
-	if (p->kitty_sent) {
-		buf_printf(&p->out, "\033_Ga=d,d=I,i=%u,q=2\033\\", KITTY_ID);
-		ui_img_unref(p->kitty_sent);
-		p->kitty_sent = NULL;
-	}
-	int64_t end = now_ms() + FLUSH_MS;
-	for (preview_tty_push(p); preview_pending(p) && now_ms() < end;
-	     preview_tty_push(p)) {
-		struct pollfd pfd = {p->out_fd, POLLOUT, 0};
-		poll(&pfd, 1, 50);
-	}
-	if (p->out_watch)
-		loop_fd_del(p->loop, p->out_fd);
-	p->out_watch = 0;
-	buf_free(&p->out);
-	p->out_off = 0;
 }
 
 /* ---- what to show ---------------------------------------------------------
@@ -1140,11 +965,7 @@ void ui_preview_free(struct ui *u)
 	if (p->emits)
 		log_info("tui: preview: %ld placements, %zu bytes", p->emits,
 		         p->emit_bytes);
-	if (p->out_watch)
-		loop_fd_del(p->loop, p->out_fd);
-	if (p->out_fd > STDERR_FILENO)
-		close(p->out_fd);
-	buf_free(&p->out);
+	preview_tty_close(p);
 	ui_img_unref(p->kitty_sent);
 	if (p->run_fd >= 0)
 		close(p->run_fd);
