@@ -1,8 +1,8 @@
 /* image_confine.c: how `assay-image` confines itself before it reads
- * the image: rlimits (CPU 4 s, address space 1 GiB, no file writes, 16
- * descriptors), a seccomp filter that allows only memory, reading
- * stdin, writing stdout and stderr, and exiting, and the `selfcheck`
- * and `selfcheck-syscalls` modes that show what is in force. */
+ * the image. Rlimits (CPU 4 s, address space 1 GiB, no file writes, 16
+ * descriptors), then a seccomp filter that allows only memory, reading
+ * stdin, writing stdout and stderr, and exiting; the `selfcheck` and
+ * `selfcheck-syscalls` modes show what is in force. */
 #include "helpers/image_confine.h"
 
 #include "assay/imgrender.h"
