@@ -7,7 +7,9 @@
  * linked into assay too (the TUI checks every payload the helper sends,
  * export a notebook image's header); only assay-image decodes and
  * encodes. For `assay-image view` (an image for the model): the PNG,
- * JPEG, GIF and WebP headers, the view's limits and its fitting rule. */
+ * JPEG, GIF and WebP headers, the view's limits and its fitting rule.
+ * The previews' parts are in src/image/imgrender.c, the view's in
+ * src/image/imgview.c. */
 #ifndef ASSAY_IMGRENDER_H
 #define ASSAY_IMGRENDER_H
 
@@ -54,6 +56,9 @@ struct img_hdr {
  * a message in *err. file_size < 0: not checked. */
 int img_png_header(const void *p, size_t n, long long file_size,
                    struct img_hdr *h, char **err);
+/* The signature and IHDR only, no limits: img_png_header's first
+ * step, and img_view_header's for a PNG. */
+int img_png_ihdr(const void *p, size_t n, struct img_hdr *h, char **err);
 
 /* The largest w x h with the aspect of sw x sh that fits bw x bh;
  * never larger than sw x sh unless upscale; at least 1 x 1. */
