@@ -476,6 +476,8 @@ int ev_image_file_ok(const char *file)
 		if (!((h[i] >= '0' && h[i] <= '9') ||
 		      (h[i] >= 'a' && h[i] <= 'f')))
 			return 0;
+	if (h[64] != '.') /* the name may end here: read no further */
+		return 0;
 	size_t n = strspn(h + 65, "abcdefghijklmnopqrstuvwxyz0123456789");
-	return h[64] == '.' && n >= 1 && n <= 5 && !h[65 + n];
+	return n >= 1 && n <= 5 && !h[65 + n];
 }
