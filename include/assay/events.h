@@ -260,6 +260,10 @@ const char *ev_str(const cJSON *obj, enum ev_field f, const char *def);
  * nothing else is opened). */
 int ev_image_file_ok(const char *file);
 double ev_num(const cJSON *obj, enum ev_field f, double def);
+/* A number as an integer, saturated (ev_long to +-2^53, ev_int to int's
+ * range): a record's numbers never overflow a cast. */
+long ev_long(const cJSON *obj, enum ev_field f, long def);
+int ev_int(const cJSON *obj, enum ev_field f, int def);
 int ev_bool(const cJSON *obj, enum ev_field f, int def);
 
 /* --- builders ---------------------------------------------------------

@@ -17,6 +17,12 @@ cJSON *json_parse_file(const char *path, size_t max, char **err);
 
 const char *json_str(const cJSON *obj, const char *key, const char *def);
 double json_num(const cJSON *obj, const char *key, double def);
+/* A number as an integer, saturated (json_long to +-2^53, json_int to
+ * int's range), NaN as def: numbers from outside never overflow a cast.
+ * json_num_long is the same for a number already in hand. */
+long json_long(const cJSON *obj, const char *key, long def);
+int json_int(const cJSON *obj, const char *key, int def);
+long json_num_long(double v, long def);
 int json_bool(const cJSON *obj, const char *key, int def);
 /* Compact print; caller frees. Never NULL. */
 char *json_print(const cJSON *item);

@@ -145,14 +145,11 @@ void budget_take_totals(struct budget *dst, const struct budget *src)
 
 void budget_restore(struct budget *b, const cJSON *totals)
 {
-	b->in_tokens =
-	    (long)ev_num(totals, EVF_INPUT_TOKENS, (double)b->in_tokens);
-	b->out_tokens =
-	    (long)ev_num(totals, EVF_OUTPUT_TOKENS, (double)b->out_tokens);
-	b->cached_tokens =
-	    (long)ev_num(totals, EVF_CACHED_TOKENS, (double)b->cached_tokens);
+	b->in_tokens = ev_long(totals, EVF_INPUT_TOKENS, b->in_tokens);
+	b->out_tokens = ev_long(totals, EVF_OUTPUT_TOKENS, b->out_tokens);
+	b->cached_tokens = ev_long(totals, EVF_CACHED_TOKENS, b->cached_tokens);
 	b->cost = ev_num(totals, EVF_COST_USD, b->cost);
-	b->unpriced = (int)ev_num(totals, EVF_UNPRICED_TURNS, b->unpriced);
+	b->unpriced = ev_int(totals, EVF_UNPRICED_TURNS, b->unpriced);
 }
 
 /* --- a spent budget in an interactive run (the Budget dialog) ------- */

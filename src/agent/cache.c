@@ -84,8 +84,8 @@ struct llm_result *cache_result(const cJSON *c)
 	const char *fr = json_str(c, "finish_reason", "");
 	r->finish_reason = *fr ? xstrdup(fr) : NULL;
 	const cJSON *u = cJSON_GetObjectItem(c, "usage");
-	r->usage.input_tokens = (long)json_num(u, "input_tokens", 0);
-	r->usage.output_tokens = (long)json_num(u, "output_tokens", 0);
+	r->usage.input_tokens = json_long(u, "input_tokens", 0);
+	r->usage.output_tokens = json_long(u, "output_tokens", 0);
 	r->usage.known = 1;
 	const cJSON *items = cJSON_GetObjectItem(c, "provider_items");
 	if (cJSON_IsObject(items))

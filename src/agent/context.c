@@ -202,7 +202,9 @@ static void trim_one(struct trim *t, const struct context *c, cJSON *m, int i)
 	const cJSON *img;
 	cJSON_ArrayForEach(img, cJSON_GetObjectItem(m, "images"))
 	{
-		was += (size_t)(json_num(img, "tokens", 0) * context_bpt(c));
+		long tk = json_long(img, "tokens", 0);
+		if (tk > 0)
+			was += (size_t)((double)tk * context_bpt(c));
 	}
 	t->removed += was > strlen(stub) ? was - strlen(stub) : 0;
 	cJSON_AddItemToArray(
@@ -457,13 +459,13 @@ static int context_follow(struct session *s)
 	if (!e || c->followed == s->conv.turn + 2)
 		return 0;
 	/* the same history so far: the same first message kept */
-	int keep = (int)ev_num(e, EVF_REPLACED, -1);
+	int keep = ev_int(e, EVF_REPLACED, -1);
 	if (keep < 1 || keep >= cJSON_GetArraySize(s->conv.messages))
 		return 0;
 	c->followed = s->conv.turn + 2;
 	/* a refusal lowered the record's window: so here */
 	if (ev_num(e, EVF_WINDOW, 0) > 0)
-		c->window = (long)ev_num(e, EVF_WINDOW, 0);
+		c->window = ev_long(e, EVF_WINDOW, 0);
 	context_compact_from(s, ev_str(e, EVF_REASON, "threshold"), keep);
 	return 1;
 }
@@ -633,7 +635,7 @@ void context_apply(cJSON **messages, const cJSON *ev)
 	if (event_type_of(ev) != EV_COMPACTION ||
 	    strcmp(ev_str(ev, EVF_STATE, ""), "done"))
 		return;
-	int replaced = (int)ev_num(ev, EVF_REPLACED, 0);
+	int replaced = ev_int(ev, EVF_REPLACED, 0);
 	int n = cJSON_GetArraySize(*messages);
 	if (replaced <= 0 || replaced > n)
 		return;

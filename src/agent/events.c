@@ -3,10 +3,12 @@
  * (docs/ARCHITECTURE.md, "Events"). The builders, which name every
  * member through the field table, are in events_build.c. */
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "assay/events.h"
+#include "assay/json.h"
 
 static const char *const event_names[EV__COUNT] = {
     [EV_UNKNOWN] = "unknown",
@@ -459,6 +461,18 @@ double ev_num(const cJSON *obj, enum ev_field f, double def)
 {
 	const cJSON *v = ev_item(obj, f);
 	return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+long ev_long(const cJSON *obj, enum ev_field f, long def)
+{
+	const cJSON *v = ev_item(obj, f);
+	return cJSON_IsNumber(v) ? json_num_long(v->valuedouble, def) : def;
+}
+
+int ev_int(const cJSON *obj, enum ev_field f, int def)
+{
+	long v = ev_long(obj, f, def);
+	return v > INT_MAX ? INT_MAX : v < INT_MIN ? INT_MIN : (int)v;
 }
 
 int ev_bool(const cJSON *obj, enum ev_field f, int def)

@@ -85,7 +85,7 @@ long messages_image_tokens(const cJSON *messages)
 	{
 		cJSON_ArrayForEach(img, cJSON_GetObjectItem(msg, "images"))
 		{
-			n += (long)json_num(img, "tokens", 0);
+			n += json_long(img, "tokens", 0);
 		}
 	}
 	return n;

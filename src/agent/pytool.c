@@ -707,7 +707,7 @@ void pytool_run(struct session *s, const char *id, const cJSON *args)
 		return;
 	}
 	/* the model may shorten the user's timeout, never lengthen it */
-	int timeout = (int)json_num(args, "timeout_s", 0);
+	int timeout = json_int(args, "timeout_s", 0);
 	if (timeout <= 0 || timeout > s->cfg->timeout_s)
 		timeout = s->cfg->timeout_s;
 	struct tool_run *run = tool_run_begin(s, id, code, &err);

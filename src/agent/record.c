@@ -156,10 +156,10 @@ int record_parse(const char *text, size_t len, struct record *r, char **err)
 		cJSON *ev = cJSON_ParseWithLength(p, (size_t)(eol - p));
 		if (ev && cJSON_IsObject(ev) &&
 		    cJSON_IsString(ev_item(ev, EVF_TYPE))) {
-			uint64_t seq = (uint64_t)ev_num(ev, EVF_SEQ, 0);
+			uint64_t seq = (uint64_t)ev_long(ev, EVF_SEQ, 0);
 			if (seq > r->last_seq)
 				r->last_seq = seq;
-			int64_t t = (int64_t)ev_num(ev, EVF_T, 0);
+			int64_t t = (int64_t)ev_long(ev, EVF_T, 0);
 			if (t > r->last_t)
 				r->last_t = t;
 			if (!r->run_start && event_type_of(ev) == EV_RUN_START)

@@ -67,7 +67,7 @@ const cJSON *replay_compaction_before(const struct replay *rp, int turn)
 		if (event_type_of(e) != EV_COMPACTION ||
 		    strcmp(ev_str(e, EVF_STATE, ""), "done"))
 			continue;
-		int at = (int)ev_num(e, EVF_TURN, -1);
+		int at = ev_int(e, EVF_TURN, -1);
 		/* a refused turn's compaction carries that turn's number */
 		if (!strcmp(ev_str(e, EVF_REASON, ""),
 		            "context_length_exceeded"))
@@ -120,7 +120,7 @@ static const cJSON *replay_recorded_answer(const cJSON *events, int from,
 		if (replay_is_turn_request(e))
 			return NULL;
 		if (event_type_of(e) == EV_ASSISTANT_MESSAGE &&
-		    (int)ev_num(e, EVF_TURN, -1) == turn)
+		    ev_int(e, EVF_TURN, -1) == turn)
 			return e;
 	}
 	return NULL;
@@ -134,8 +134,8 @@ static cJSON *replay_find_answer(struct replay *rp, int i)
 	cJSON *c = cache_load(rp->rec.dir, ev_str(mr, EVF_REQUEST_HASH, NULL));
 	if (c)
 		return c;
-	const cJSON *am = replay_recorded_answer(rp->rec.events, i,
-	                                         (int)ev_num(mr, EVF_TURN, -1));
+	const cJSON *am =
+	    replay_recorded_answer(rp->rec.events, i, ev_int(mr, EVF_TURN, -1));
 	if (!am)
 		return NULL;
 	c = cJSON_CreateObject();
@@ -399,7 +399,7 @@ static void walk_request(struct walk *w, int i)
 	struct replay *rp = w->rp;
 	const struct session *s = w->s;
 	const cJSON *mr = cJSON_GetArrayItem(rp->rec.events, i);
-	int turn = (int)ev_num(mr, EVF_TURN, w->turn + 1);
+	int turn = ev_int(mr, EVF_TURN, w->turn + 1);
 	const char *recorded = ev_str(mr, EVF_REQUEST_HASH, "");
 	struct llm_request req = {
 	    .model = llm_model(s->llm),
@@ -461,11 +461,11 @@ static void walk_request(struct walk *w, int i)
  * and the cache may already hold its answer under the same hash. */
 static int replay_superseded(const cJSON *events, int i)
 {
-	int turn = (int)ev_num(cJSON_GetArrayItem(events, i), EVF_TURN, -1);
+	int turn = ev_int(cJSON_GetArrayItem(events, i), EVF_TURN, -1);
 	int n = cJSON_GetArraySize(events);
 	for (int j = i + 1; j < n; j++) {
 		const cJSON *e = cJSON_GetArrayItem(events, j);
-		if ((int)ev_num(e, EVF_TURN, -2) != turn)
+		if (ev_int(e, EVF_TURN, -2) != turn)
 			continue;
 		if (event_type_of(e) == EV_ASSISTANT_MESSAGE)
 			return 0;
@@ -544,8 +544,8 @@ static void walk_events(struct walk *w)
 			 * the window it had then (a refusal lowers it) */
 			context_apply(&w->messages, e);
 			if (ev_num(e, EVF_WINDOW, 0) > 0)
-				context_set_window(
-				    w->s, (long)ev_num(e, EVF_WINDOW, 0));
+				context_set_window(w->s,
+				                   ev_long(e, EVF_WINDOW, 0));
 			break;
 		default:
 			break;
@@ -682,7 +682,7 @@ static void replay_collect_turns(struct replay *rp)
 		}
 		if (!replay_is_turn_request(e))
 			continue;
-		int turn = (int)ev_num(e, EVF_TURN, 0);
+		int turn = ev_int(e, EVF_TURN, 0);
 		if (turn < 1)
 			continue;
 		for (; nturns < turn; nturns++) {
@@ -717,7 +717,7 @@ static int replay_collect_messages(struct replay *rp,
 	for (int i = 0; i < n; i++) {
 		const cJSON *e = cJSON_GetArrayItem(rp->rec.events, i);
 		enum event_type type = event_type_of(e);
-		uint64_t seq = (uint64_t)ev_num(e, EVF_SEQ, 0);
+		uint64_t seq = (uint64_t)ev_long(e, EVF_SEQ, 0);
 		int at = o->fork_at && seq == o->fork_at;
 		if (at && type == EV_TOOL_RESULT) {
 			rp->fork_call = xstrdup(ev_str(e, EVF_ID, ""));

@@ -401,7 +401,7 @@ static void tools_run_shell(struct session *s, const char *id,
 		return;
 	}
 	/* the model may shorten the user's timeout, never lengthen it */
-	int timeout = (int)json_num(args, "timeout_s", 0);
+	int timeout = json_int(args, "timeout_s", 0);
 	if (timeout <= 0 || timeout > s->cfg->timeout_s)
 		timeout = s->cfg->timeout_s;
 	char *err = NULL;
@@ -644,17 +644,16 @@ static void tools_run_file(struct session *s, const char *id, const char *name,
 		return;
 	}
 	if (!strcmp(name, "read_file") && !strncmp(path, "@exec/", 6)) {
-		tools_read_exec(s, id, path + 6,
-		                (long)json_num(args, "offset", 1),
-		                (long)json_num(args, "limit", 0));
+		tools_read_exec(s, id, path + 6, json_long(args, "offset", 1),
+		                json_long(args, "limit", 0));
 		return;
 	}
 	if (!strcmp(name, "read_file")) {
 		struct file_op *op = file_op_new(s, id, name, path);
 		if (!op)
 			return;
-		op->offset = (long)json_num(args, "offset", 1);
-		op->limit = (long)json_num(args, "limit", 0);
+		op->offset = json_long(args, "offset", 1);
+		op->limit = json_long(args, "limit", 0);
 		sbx_read_file(s->sbx, op->rel, READ_FILE_MAX, tools_read_done,
 		              op);
 		return;

@@ -81,7 +81,7 @@ static int plan(struct eval *ev, const struct strv *cli_models, int repeats,
 	if (!models.n)
 		strv_push(&models, ""); /* the configuration's */
 	if (repeats <= 0)
-		repeats = (int)json_num(ev->suite, "repeats", 1);
+		repeats = json_int(ev->suite, "repeats", 1);
 	if (repeats < 1 || repeats > 1000) {
 		strv_free(&models);
 		return set_err(err, "%s: \"repeats\" must be 1 to 1000",
@@ -246,7 +246,7 @@ static void job_event(void *arg, const cJSON *e)
 	live_event(jb, e);
 	enum event_type type = event_type_of(e);
 	if (type == EV_MODEL_REQUEST)
-		jb->live_turn = (int)ev_num(e, EVF_TURN, jb->live_turn);
+		jb->live_turn = ev_int(e, EVF_TURN, jb->live_turn);
 	if (type == EV_USAGE) {
 		jb->live_tok += ev_num(e, EVF_INPUT_TOKENS, 0) +
 		                ev_num(e, EVF_OUTPUT_TOKENS, 0);
@@ -261,7 +261,7 @@ static void job_event(void *arg, const cJSON *e)
 		jb->error = xstrdup(ev_str(e, EVF_MESSAGE, ""));
 	} else if (type == EV_RUN_END) {
 		const cJSON *tot = ev_item(e, EVF_TOTALS);
-		jb->turns = (int)ev_num(tot, EVF_TURNS, 0);
+		jb->turns = ev_int(tot, EVF_TURNS, 0);
 		jb->in_tok = ev_num(tot, EVF_INPUT_TOKENS, 0);
 		jb->out_tok = ev_num(tot, EVF_OUTPUT_TOKENS, 0);
 		jb->cost = ev_num(tot, EVF_COST_USD, 0);
@@ -482,7 +482,7 @@ static void job_result(struct eval *ev, struct job *jb)
 		cJSON_AddTrueToObject(jb->reused, "reused");
 		jb->pass = json_bool(jb->reused, "pass", 0);
 		jb->cost = json_num(jb->reused, "cost_usd", 0);
-		jb->wall_ms = (int64_t)json_num(jb->reused, "wall_ms", 0);
+		jb->wall_ms = (int64_t)json_long(jb->reused, "wall_ms", 0);
 		const char *cat = json_str(jb->reused, "category", NULL);
 		jb->category = cat ? xstrdup(cat) : NULL;
 		char *line = cJSON_PrintUnformatted(jb->reused);

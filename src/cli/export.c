@@ -293,7 +293,7 @@ static void exp_on_run_end(struct exp *x, const cJSON *e)
 	o->item(x, "tokens in total", s);
 	free(s);
 	double cost = ev_num(t, EVF_COST_USD, 0);
-	int unpriced = (int)ev_num(t, EVF_UNPRICED_TURNS, 0);
+	int unpriced = ev_int(t, EVF_UNPRICED_TURNS, 0);
 	s = unpriced && cost <= 0 ? xstrdup("unknown (no price for the model)")
 	    : unpriced ? xasprintf("$%.4f + %d turn%s of unknown cost", cost,
 	                           unpriced, unpriced == 1 ? "" : "s")

@@ -211,7 +211,7 @@ static void hl_exec_end(struct headless *h, const cJSON *ev)
 	} else if (ev_bool(ev, EVF_CANCELLED, 0)) {
 		fprintf(stderr, "  cancelled after %.1fs\n", ms / 1000);
 	} else {
-		int code = (int)ev_num(ev, EVF_EXIT_CODE, -1);
+		int code = ev_int(ev, EVF_EXIT_CODE, -1);
 		fprintf(stderr,
 		        "  %sexit %d%s in %.1fs (%.0f bytes out, %.0f "
 		        "err)\n",
@@ -290,7 +290,7 @@ static void hl_run_end(struct headless *h, const cJSON *ev)
 	hl_end_text(h);
 	const cJSON *tot = ev_item(ev, EVF_TOTALS);
 	double cost = ev_num(tot, EVF_COST_USD, 0);
-	int unpriced = (int)ev_num(tot, EVF_UNPRICED_TURNS, 0);
+	int unpriced = ev_int(tot, EVF_UNPRICED_TURNS, 0);
 	char money[96];
 	if (unpriced && cost <= 0)
 		snprintf(money, sizeof money,
@@ -337,7 +337,7 @@ static void hl_run_end(struct headless *h, const cJSON *ev)
 static void hl_progress(struct headless *h, const cJSON *ev)
 {
 	double done = ev_num(ev, EVF_DONE, 0), total = ev_num(ev, EVF_TOTAL, 0);
-	int64_t ms = (int64_t)ev_num(ev, EVF_ELAPSED_MS, 0);
+	int64_t ms = (int64_t)ev_long(ev, EVF_ELAPSED_MS, 0);
 	int last = total > 0 && done >= total;
 	if (done < 0) /* failed: its error says so */
 		h->progress_ms = 0;

@@ -4,6 +4,7 @@
 #include "assay/util.h"
 #include "assay/buf.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,6 +116,30 @@ double json_num(const cJSON *obj, const char *key, double def)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 	return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+long json_num_long(double v, long def)
+{
+	const double lim = 9007199254740992.0; /* 2^53 */
+	if (v != v)
+		return def;
+	if (v > lim)
+		return (long)lim;
+	if (v < -lim)
+		return -(long)lim;
+	return (long)v;
+}
+
+long json_long(const cJSON *obj, const char *key, long def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsNumber(v) ? json_num_long(v->valuedouble, def) : def;
+}
+
+int json_int(const cJSON *obj, const char *key, int def)
+{
+	long v = json_long(obj, key, def);
+	return v > INT_MAX ? INT_MAX : v < INT_MIN ? INT_MIN : (int)v;
 }
 
 int json_bool(const cJSON *obj, const char *key, int def)

@@ -297,16 +297,16 @@ static void anth_usage(struct chat_stream *s, const cJSON *u)
 		return;
 	const cJSON *in = cJSON_GetObjectItem(u, "input_tokens");
 	if (cJSON_IsNumber(in)) {
-		long read = (long)json_num(u, "cache_read_input_tokens", 0);
-		long write =
-		    (long)json_num(u, "cache_creation_input_tokens", 0);
-		s->usage.input_tokens = (long)in->valuedouble + read + write;
+		long read = json_long(u, "cache_read_input_tokens", 0);
+		long write = json_long(u, "cache_creation_input_tokens", 0);
+		s->usage.input_tokens =
+		    json_num_long(in->valuedouble, 0) + read + write;
 		s->usage.cached_tokens = read;
 		s->usage.cache_write_tokens = write;
 	}
 	const cJSON *out = cJSON_GetObjectItem(u, "output_tokens");
 	if (cJSON_IsNumber(out))
-		s->usage.output_tokens = (long)out->valuedouble;
+		s->usage.output_tokens = json_num_long(out->valuedouble, 0);
 	s->usage.known = 1;
 }
 
@@ -383,7 +383,7 @@ static int anth_delta(struct chat_stream *s, const cJSON *j)
 {
 	const cJSON *d = cJSON_GetObjectItem(j, "delta");
 	const char *type = json_str(d, "type", "");
-	int index = (int)json_num(j, "index", -1);
+	int index = json_int(j, "index", -1);
 	struct chat_slot *sl = anth_slot(s, index);
 	if (sl)
 		return !strcmp(type, "input_json_delta")
@@ -409,7 +409,7 @@ static int anth_block_start(struct chat_stream *s, const cJSON *j)
 {
 	const cJSON *b = cJSON_GetObjectItem(j, "content_block");
 	const char *type = json_str(b, "type", "");
-	int index = (int)json_num(j, "index", -1);
+	int index = json_int(j, "index", -1);
 	if (!cJSON_IsObject(b))
 		return 0;
 	struct chat_block *kb = chat_stream_new_block(s, cJSON_Duplicate(b, 1));
@@ -434,7 +434,7 @@ static int anth_block_start(struct chat_stream *s, const cJSON *j)
 /* A block closes: its deltas merged; a server tool's use is shown. */
 static int anth_block_stop(struct chat_stream *s, const cJSON *j)
 {
-	struct chat_block *b = anth_block(s, (int)json_num(j, "index", -1));
+	struct chat_block *b = anth_block(s, json_int(j, "index", -1));
 	if (!b || b->stopped)
 		return 0;
 	chat_block_merge(b);

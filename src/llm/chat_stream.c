@@ -5,6 +5,7 @@
  * or empty ids and absent arguments (vLLM), CRLF, timings and
  * reasoning fields (llama.cpp), a missing [DONE]. */
 #include "llm/llm_internal.h"
+#include "assay/json.h"
 #include "assay/util.h"
 
 #include <stdlib.h>
@@ -206,15 +207,18 @@ static void chat_usage(struct chat_stream *s, const cJSON *u)
 
 	s->usage.known = 1;
 	it = cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens");
-	s->usage.input_tokens = cJSON_IsNumber(it) ? (long)it->valuedouble : 0;
+	s->usage.input_tokens =
+	    cJSON_IsNumber(it) ? json_num_long(it->valuedouble, 0) : 0;
 	it = cJSON_GetObjectItemCaseSensitive(u, "completion_tokens");
-	s->usage.output_tokens = cJSON_IsNumber(it) ? (long)it->valuedouble : 0;
+	s->usage.output_tokens =
+	    cJSON_IsNumber(it) ? json_num_long(it->valuedouble, 0) : 0;
 	it = cJSON_GetObjectItemCaseSensitive(det, "cached_tokens");
-	s->usage.cached_tokens = cJSON_IsNumber(it) ? (long)it->valuedouble : 0;
+	s->usage.cached_tokens =
+	    cJSON_IsNumber(it) ? json_num_long(it->valuedouble, 0) : 0;
 	det = cJSON_GetObjectItemCaseSensitive(u, "completion_tokens_details");
 	it = cJSON_GetObjectItemCaseSensitive(det, "reasoning_tokens");
 	s->usage.reasoning_tokens =
-	    cJSON_IsNumber(it) ? (long)it->valuedouble : 0;
+	    cJSON_IsNumber(it) ? json_num_long(it->valuedouble, 0) : 0;
 }
 
 /* One choice of a chunk; only choice 0 is asked for. A whole

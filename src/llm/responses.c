@@ -374,13 +374,13 @@ static void resp_usage(struct chat_stream *s, const cJSON *resp)
 	if (!cJSON_IsObject(u))
 		return;
 	const cJSON *in = cJSON_GetObjectItem(u, "input_tokens_details");
-	s->usage.input_tokens = (long)json_num(u, "input_tokens", 0);
-	s->usage.output_tokens = (long)json_num(u, "output_tokens", 0);
-	s->usage.cached_tokens = (long)json_num(in, "cached_tokens", 0);
+	s->usage.input_tokens = json_long(u, "input_tokens", 0);
+	s->usage.output_tokens = json_long(u, "output_tokens", 0);
+	s->usage.cached_tokens = json_long(in, "cached_tokens", 0);
 	s->usage.cache_write_tokens =
-	    (long)json_num(in, "cache_write_tokens", 0);
+	    json_long(in, "cache_write_tokens", 0);
 	s->usage.reasoning_tokens =
-	    (long)json_num(cJSON_GetObjectItem(u, "output_tokens_details"),
+	    json_long(cJSON_GetObjectItem(u, "output_tokens_details"),
 	                   "reasoning_tokens", 0);
 	s->usage.known = 1;
 }

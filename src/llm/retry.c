@@ -32,7 +32,7 @@ static void body_code(const cJSON *j, const char **scode, long *icode)
 	else if (cJSON_IsString(type))
 		*scode = type->valuestring;
 	if (cJSON_IsNumber(code))
-		*icode = (long)code->valuedouble;
+		*icode = json_num_long(code->valuedouble, 0);
 	if (cJSON_IsString(code) && cJSON_IsString(type) &&
 	    strcmp(type->valuestring, "insufficient_quota") == 0)
 		*scode = type->valuestring;

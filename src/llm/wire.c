@@ -18,8 +18,8 @@ char *llm_image_data_url(const cJSON *img)
 char *llm_image_caption(const cJSON *img)
 {
 	return xasprintf("[image %s, %dx%d]", json_str(img, "path", ""),
-	                 (int)json_num(img, "width", 0),
-	                 (int)json_num(img, "height", 0));
+	                 json_int(img, "width", 0),
+	                 json_int(img, "height", 0));
 }
 
 void llm_wire_messages(const struct llm_wire *w, cJSON *out,

@@ -356,7 +356,7 @@ static void start_on_info(void *arg, long status, cJSON *reply, const char *err)
 	struct docker *d = dk_of(s);
 	(void)status, (void)err;
 	st->call = NULL;
-	long ncpu = (long)json_num(reply, "NCPU", 0);
+	long ncpu = json_long(reply, "NCPU", 0);
 	d->threads =
 	    ncpu > 0 && ncpu < DK_MAX_THREADS ? (int)ncpu : DK_MAX_THREADS;
 	d->name = container_name(s);

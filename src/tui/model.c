@@ -292,16 +292,16 @@ static void model_on_exec_end(struct ui_model *m, const cJSON *ev, int64_t t)
 	if (!c)
 		return;
 	c->is_exec = 1;
-	c->exit_code = (int)ev_num(ev, EVF_EXIT_CODE, -1);
-	c->sig = (int)ev_num(ev, EVF_SIGNAL, 0);
+	c->exit_code = ev_int(ev, EVF_EXIT_CODE, -1);
+	c->sig = ev_int(ev, EVF_SIGNAL, 0);
 	c->timed_out = ev_bool(ev, EVF_TIMED_OUT, 0);
 	c->cancelled = ev_bool(ev, EVF_CANCELLED, 0);
 	c->duration_ms =
-	    (int64_t)ev_num(ev, EVF_DURATION_MS, (double)(t - c->t_start));
+	    (int64_t)ev_long(ev, EVF_DURATION_MS, (long)(t - c->t_start));
 	c->bytes[0] =
-	    (uint64_t)ev_num(ev, EVF_STDOUT_BYTES, (double)c->bytes[0]);
+	    (uint64_t)ev_long(ev, EVF_STDOUT_BYTES, (long)c->bytes[0]);
 	c->bytes[1] =
-	    (uint64_t)ev_num(ev, EVF_STDERR_BYTES, (double)c->bytes[1]);
+	    (uint64_t)ev_long(ev, EVF_STDERR_BYTES, (long)c->bytes[1]);
 	const char *error = ev_str(ev, EVF_ERROR, NULL);
 	if (error) {
 		free(c->result);
@@ -417,9 +417,9 @@ static void model_on_image_sent(struct ui_model *m, const cJSON *ev, int64_t t)
 	const char *file = ev_str(ev, EVF_FILE, NULL);
 	if (ev_image_file_ok(file))
 		s->file = xstrdup(file);
-	s->width = (int)ev_num(ev, EVF_WIDTH, 0);
-	s->height = (int)ev_num(ev, EVF_HEIGHT, 0);
-	s->tokens = (long)ev_num(ev, EVF_TOKENS, 0);
+	s->width = ev_int(ev, EVF_WIDTH, 0);
+	s->height = ev_int(ev, EVF_HEIGHT, 0);
+	s->tokens = ev_long(ev, EVF_TOKENS, 0);
 	/* what the model asked to see is the newest image for p; an image
 	 * sent with a call's result is the copy of the image it made */
 	int view = !strcmp(ev_str(ev, EVF_HOW, ""), "view");
@@ -462,8 +462,8 @@ static void model_add_fdiff(struct ui_model *m, const cJSON *ev,
 	    xstrdup(kind),
 	    hunks ? xstrdup(hunks) : NULL,
 	    skipped ? xstrdup(skipped) : NULL,
-	    (int)ev_num(d, EVF_ADDED, 0),
-	    (int)ev_num(d, EVF_REMOVED, 0),
+	    ev_int(d, EVF_ADDED, 0),
+	    ev_int(d, EVF_REMOVED, 0),
 	    cJSON_IsTrue(ev_item(d, EVF_CUT)),
 	};
 }
@@ -531,7 +531,7 @@ static void model_on_run_start(struct ui_model *m, const cJSON *ev, int64_t t)
 	set_str(&m->run_dir, ev_str(ev, EVF_RUN_DIR, NULL));
 	model_mounts(m, ev_item(ev, EVF_INPUTS));
 	set_str(&m->run_id, ev_str(ev, EVF_RUN_ID, ""));
-	m->max_turns = (int)ev_num(ev_item(ev, EVF_LIMITS), EVF_MAX_TURNS, 0);
+	m->max_turns = ev_int(ev_item(ev, EVF_LIMITS), EVF_MAX_TURNS, 0);
 	m->sandbox_running = 1;
 	if (m->on_run_start)
 		m->on_run_start(m->hook_arg);
@@ -593,8 +593,8 @@ static void model_on_run_end(struct ui_model *m, const cJSON *ev, int64_t t)
 	(void)t;
 	const cJSON *tot = ev_item(ev, EVF_TOTALS);
 	set_str(&m->end_status, ev_str(ev, EVF_STATUS, "?"));
-	m->exit_code = (int)ev_num(ev, EVF_EXIT_CODE, -1);
-	m->end_ms = (int64_t)ev_num(tot, EVF_DURATION_MS, 0);
+	m->exit_code = ev_int(ev, EVF_EXIT_CODE, -1);
+	m->end_ms = (int64_t)ev_long(tot, EVF_DURATION_MS, 0);
 	m->phase = UI_ENDED;
 	m->sandbox_running = 0;
 	struct buf b;
@@ -641,7 +641,7 @@ static void model_on_model_request(struct ui_model *m, const cJSON *ev,
                                    int64_t t)
 {
 	(void)t;
-	m->turn = (int)ev_num(ev, EVF_TURN, m->turn + 1);
+	m->turn = ev_int(ev, EVF_TURN, m->turn + 1);
 	m->phase = UI_REQUESTING;
 	m->ctx_tokens = ev_num(ev, EVF_EST_TOKENS, m->ctx_tokens);
 	m->ctx_window = ev_num(ev, EVF_WINDOW, m->ctx_window);
@@ -751,7 +751,7 @@ static void model_on_usage(struct ui_model *m, const cJSON *ev, int64_t t)
 	m->in_tokens = ev_num(tot, EVF_INPUT_TOKENS, m->in_tokens);
 	m->out_tokens = ev_num(tot, EVF_OUTPUT_TOKENS, m->out_tokens);
 	m->cost = ev_num(tot, EVF_COST_USD, m->cost);
-	m->unpriced = (int)ev_num(tot, EVF_UNPRICED_TURNS, 0);
+	m->unpriced = ev_int(tot, EVF_UNPRICED_TURNS, 0);
 	m->last_cost =
 	    ev_bool(ev, EVF_PRICED, 0) ? ev_num(ev, EVF_COST_USD, 0) : -1;
 	int compaction = ev_item(ev, EVF_OF) != NULL;
@@ -759,7 +759,7 @@ static void model_on_usage(struct ui_model *m, const cJSON *ev, int64_t t)
 	    ev_num(ev, EVF_INPUT_TOKENS, 0) > 0)
 		m->ctx_tokens = ev_num(ev, EVF_INPUT_TOKENS, 0); /* measured */
 	m->dirty |= UI_DIRTY_STATUS;
-	int turn = compaction ? 0 : (int)ev_num(ev, EVF_TURN, 0);
+	int turn = compaction ? 0 : ev_int(ev, EVF_TURN, 0);
 	if (turn < 1 || turn >= 1000000)
 		return;
 	if (turn >= m->nturn_cost) {
@@ -900,7 +900,7 @@ void ui_model_notice(struct ui_model *m, const char *text)
 void ui_model_event(struct ui_model *m, const cJSON *ev)
 {
 	enum event_type type = event_type_of(ev);
-	int64_t t = (int64_t)ev_num(ev, EVF_T, (double)m->last_t);
+	int64_t t = (int64_t)ev_long(ev, EVF_T, (long)m->last_t);
 	m->last_t = t;
 	m->dirty |= UI_DIRTY_STATUS;
 	if (type < EV__COUNT && model_handlers[type])

@@ -237,7 +237,7 @@ static void replay_fork_open(struct ui *u)
 	enum event_type type = event_type_of(ev);
 	int user = type == EV_USER_MESSAGE;
 	const char *text = ev_str(ev, fork_text[type], "");
-	r->fork_seq = (uint64_t)ev_num(ev, EVF_SEQ, 0);
+	r->fork_seq = (uint64_t)ev_long(ev, EVF_SEQ, 0);
 	if (!r->fork_seq) {
 		ui_notice(u, "this event has no seq: it cannot be forked");
 		return;

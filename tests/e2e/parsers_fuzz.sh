@@ -66,6 +66,8 @@ seeds = {
         b"]},\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":"
         b"5,\"completion_tokens\":2,\"total_tokens\":7}}\n\ndata: [DONE]\n\n",
         b"\x00{\"error\":{\"message\":\"bad\",\"code\":400}}\n",
+        b"\x00data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1e300,"
+        b"\"completion_tokens\":-1e300}}\n\n{\"error\":{\"code\":9e99}}\n",
         b"\x01\x03data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"r\","
         b"\"tool_calls\":[{\"function\":{\"name\":\"python\",\"arguments\":"
         b"\"{\\\"code\\\":1\"}}]}}]}\n\nerror: {\"message\":\"x\"}\n\n",
@@ -106,6 +108,13 @@ seeds = {
         b"\x00event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":"
         b"\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
         b"\x01\x03event: ping\ndata: {\"type\":\"ping\"}\n\n",
+        # numbers past any integer's range (a cast of them was UB)
+        b"\x00data: {\"type\":\"content_block_start\",\"index\":1e300,"
+        b"\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":"
+        b"\"shell\"}}\n\ndata: {\"type\":\"content_block_delta\",\"index\":"
+        b"-1e300,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n"
+        b"data: {\"type\":\"message_start\",\"message\":{\"usage\":{"
+        b"\"input_tokens\":1e308,\"cache_read_input_tokens\":-1e308}}}\n\n",
     ],
     "docker_frames": [
         b"\x02\x03\x09" + fr(1, b"hello\n") + fr(2, b"err") + fr(0, b"")
@@ -147,7 +156,17 @@ for h in $HARNESSES; do
 	set -e
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "fuzz_$h.log")
 	check "fuzz_$h found nothing (exit $code, ${runs:-0} inputs)" test "$code" -eq 0
-	[ "$code" -eq 0 ] || grep -A20 -m1 'ERROR\|deadly' "fuzz_$h.log" || true
+	if [ "$code" -ne 0 ]; then
+		# why (an ASan/libFuzzer ERROR, a deadly signal, or UBSan's
+		# lower-case "runtime error"), and the input that did it, in
+		# base64, to reproduce (the mutations depend on addresses: a
+		# rerun with the same seed may not find it again)
+		grep -i -A20 -m1 'ERROR\|deadly\|runtime' "fuzz_$h.log" || tail -30 "fuzz_$h.log"
+		for a in "$T/crash_$h-"*; do
+			[ -f "$a" ] || continue
+			echo "input $(basename "$a") (base64): $(base64 -w0 "$a")"
+		done
+	fi
 	check "fuzz_$h ran every input asked for (${runs:-0})" test "${runs:-0}" -ge $RUNS
 done
 finish

@@ -22,7 +22,7 @@ check "... to set" screen_has 'set the key and start assay again'
 check "... --provider ollama" screen_has 'provider ollama'
 check "... assay demo" screen_has 'assay demo'
 check "... the model in the status bar, marked" screen_has 'openai/gpt-4\.1 \(no API key\)'
-check "... waiting for the user" screen_has 'waiting for you'
+check "... waiting for the user" wait_for 'waiting for you' 5
 type_text "hello there"
 keys Enter
 check "a message sent fails in the conversation" wait_for 'provider_auth: openai: no API key' 10

@@ -15,6 +15,7 @@
 #include "assay/policy.h"
 #include "assay/util.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -642,6 +643,25 @@ static void test_run_end(void **state)
 	           "\"duration_ms\":0},\"archive\":null}");
 }
 
+/* Numbers from a record or a stream past an integer's range saturate
+ * (a cast of them was undefined: the Anthropic fuzzer's index 1e300). */
+static void test_numbers_saturate(void **state)
+{
+	(void)state;
+	cJSON *j = cJSON_Parse("{\"turn\":1e300,\"seq\":-1e300,\"window\":7.9,"
+	                       "\"exit_code\":\"3\",\"index\":-2147483649}");
+	assert_non_null(j);
+	assert_int_equal(ev_int(j, EVF_TURN, 0), INT_MAX);
+	assert_true(ev_long(j, EVF_SEQ, 0) == -9007199254740992L);
+	assert_int_equal(ev_long(j, EVF_WINDOW, 0), 7);
+	assert_int_equal(ev_int(j, EVF_EXIT_CODE, -1), -1); /* not a number */
+	assert_int_equal(json_int(j, "index", 0), INT_MIN);
+	assert_int_equal(json_int(j, "turn", 0), INT_MAX);
+	assert_int_equal(json_long(j, "missing", 5), 5);
+	assert_int_equal(json_num_long(0.0 / 0.0, 9), 9);
+	cJSON_Delete(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -661,6 +681,7 @@ int main(void)
 	    cmocka_unit_test(test_run_start),
 	    cmocka_unit_test(test_run_resume),
 	    cmocka_unit_test(test_run_end),
+	    cmocka_unit_test(test_numbers_saturate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
