@@ -50,6 +50,7 @@ struct spawn_opts {
 	 * (fdlimit_child), after the descriptors are placed */
 	int user_fdlimit;
 	const struct spawn_cgroup *cgroup; /* NULL: ours */
+	const char *cwd;                   /* its directory; NULL: ours */
 };
 
 /* A started child. fd[i] is our end of io[i] when that is SPAWN_PIPE

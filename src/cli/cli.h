@@ -63,6 +63,9 @@ int eval_report(const char *dir, const char *title, char **err);
 /* assay export RUN --format md|html [-o FILE] (export.c); argv[0]
  * is "export". Returns the exit code. */
 int cmd_export(int argc, char **argv);
+/* assay mcp list|call|conformance-client (mcp.c); argv[0] is "mcp".
+ * Returns the exit code. */
+int cmd_mcp(int argc, char **argv);
 /* assay replay RUN (replay.c): the workbench on a recorded run; argv[0]
  * is "replay". Returns the exit code. */
 int cmd_replay(int argc, char **argv);

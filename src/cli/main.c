@@ -563,7 +563,7 @@ static int cmd_help(int argc, char **argv)
 {
 	static const char *const topics[] = {
 	    "run",  "demo",   "resume", "replay", "export",
-	    "eval", "doctor", "trust",  "models", NULL};
+	    "eval", "doctor", "trust",  "models", "mcp", NULL};
 	if (argc < 2) {
 		usage(stdout);
 		return EXIT_OK;
@@ -708,6 +708,8 @@ int main(int argc, char **argv)
 		return cmd_trust(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "models"))
 		return cmd_models(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "mcp"))
+		return cmd_mcp(argc - 1, argv + 1);
 	if (argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "demo") ||
 	                 !strcmp(argv[1], "resume"))) {
 		r.cmd = argv[1];

@@ -72,6 +72,7 @@ void config_free(struct config *c)
 	cJSON_Delete(c->rules);
 	cJSON_Delete(c->never_save);
 	cJSON_Delete(c->models);
+	cJSON_Delete(c->mcp_servers);
 	cJSON_Delete(c->project);
 	memset(c, 0, sizeof *c);
 }

@@ -33,6 +33,9 @@ static int apply_never_save(struct config *c, const struct config_key *k,
                             const cJSON *v, const char *origin,
                             const char *base_dir, char **err);
 static int context_done(const struct config *c, const char *origin, char **err);
+static int apply_mcp_servers(struct config *c, const struct config_key *k,
+                             const cJSON *v, const char *origin,
+                             const char *base_dir, char **err);
 
 #define OFF(f) offsetof(struct config, f)
 /* the upper bound of the counts: a sanity cap, "is too large" past it */
@@ -415,6 +418,20 @@ static const struct config_key keys[] = {
      .doc = "the model table's entries, each field over the earlier",
      .off = OFF(models),
      .apply = apply_models},
+    {.name = "mcp_servers",
+     .type = CONFIG_T_CUSTOM,
+     .must = "an object: {\"NAME\": {\"command\": \"...\", \"args\": "
+             "[...], \"env\": {...}, \"cwd\": \"...\"} or {\"url\": "
+             "\"...\", \"headers\": {...}, \"bearer_token_env\": "
+             "\"VAR\"}}",
+     .by = CONFIG_BY_FILES,
+     .loose = CONFIG_LOOSE_ALWAYS,
+     .why = "starts a program on your machine or reaches a host on the "
+            "network (an MCP server)",
+     .doc = "MCP servers whose tools the agent may call (a name "
+            "replaces an earlier layer's)",
+     .off = OFF(mcp_servers),
+     .apply = apply_mcp_servers},
     {.name = NULL},
 };
 #undef OFF
@@ -811,5 +828,131 @@ static int context_done(const struct config *c, const char *origin, char **err)
 		               "first",
 		               origin, c->context.compact_at,
 		               c->context.trim_at);
+	return 0;
+}
+
+/* A string member of an MCP server's spec, or an object of strings. */
+static int mcp_member_ok(const cJSON *m, int object)
+{
+	if (!object)
+		return cJSON_IsString(m);
+	const cJSON *it;
+	if (!cJSON_IsObject(m))
+		return 0;
+	cJSON_ArrayForEach(it, m)
+	{
+		if (!cJSON_IsString(it))
+			return 0;
+	}
+	return 1;
+}
+
+/* One server's spec checked: either command (stdio) or url (HTTP), and
+ * only the members of its kind; a relative cwd made absolute from the
+ * file's directory. NULL and *err when it is not usable. */
+static cJSON *mcp_server_spec(const cJSON *s, const char *origin,
+                              const char *base_dir, char **err)
+{
+	const char *name = s->string;
+	size_t n = strlen(name);
+	if (n == 0 || n > 32 ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyz"
+	                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                 "0123456789_-") != n ||
+	    strstr(name, "__")) {
+		set_err(err,
+		        "%s: MCP server name \"%.40s\": 1 to 32 letters, "
+		        "digits, - and _ (no \"__\": tools are named "
+		        "SERVER__TOOL)",
+		        origin, name);
+		return NULL;
+	}
+	int http = cJSON_GetObjectItem(s, "url") != NULL;
+	if (!cJSON_IsObject(s) ||
+	    http == (cJSON_GetObjectItem(s, "command") != NULL)) {
+		set_err(err,
+		        "%s: MCP server \"%s\": give either \"command\" "
+		        "(a program spoken to on stdio) or \"url\" (Streamable "
+		        "HTTP)",
+		        origin, name);
+		return NULL;
+	}
+	static const char *const stdio_keys[] = {"command", "args", "env",
+	                                         "cwd", NULL};
+	static const char *const http_keys[] = {"url", "headers",
+	                                        "bearer_token_env", NULL};
+	const char *const *known = http ? http_keys : stdio_keys;
+	const cJSON *m;
+	cJSON_ArrayForEach(m, s)
+	{
+		int i = 0;
+		while (known[i] && strcmp(known[i], m->string))
+			i++;
+		int ok = known[i] != NULL;
+		if (ok && !strcmp(m->string, "args")) {
+			const cJSON *a;
+			ok = cJSON_IsArray(m);
+			cJSON_ArrayForEach(a, m) ok = ok && cJSON_IsString(a);
+		} else if (ok) {
+			ok =
+			    mcp_member_ok(m, !strcmp(m->string, "env") ||
+			                         !strcmp(m->string, "headers"));
+		}
+		if (!ok) {
+			set_err(err,
+			        "%s: MCP server \"%s\": \"%.40s\" %s (a %s "
+			        "server takes %s)",
+			        origin, name, m->string,
+			        known[i] ? "has the wrong type"
+			                 : "is not known",
+			        http ? "Streamable HTTP" : "stdio",
+			        http ? "url, headers, bearer_token_env"
+			             : "command, args, env, cwd");
+			return NULL;
+		}
+	}
+	cJSON *out = cJSON_Duplicate(s, 1);
+	const char *cwd = json_str(s, "cwd", NULL);
+	if (cwd && cwd[0] != '/' && base_dir) {
+		char *abs = xasprintf("%s/%s", base_dir, cwd);
+		cJSON_ReplaceItemInObject(out, "cwd", cJSON_CreateString(abs));
+		free(abs);
+	}
+	return out;
+}
+
+/* "mcp_servers": {"NAME": spec}: each server checked, a name replacing
+ * an earlier layer's. */
+static int apply_mcp_servers(struct config *c, const struct config_key *k,
+                             const cJSON *v, const char *origin,
+                             const char *base_dir, char **err)
+{
+	if (!cJSON_IsObject(v))
+		return must_be(k, v, origin, err);
+	const cJSON *s;
+	cJSON_ArrayForEach(s, v)
+	{
+		if (!cJSON_IsObject(s))
+			return must_be(k, v, origin, err);
+	}
+	cJSON *add = cJSON_CreateObject();
+	cJSON_ArrayForEach(s, v)
+	{
+		cJSON *spec = mcp_server_spec(s, origin, base_dir, err);
+		if (!spec) {
+			cJSON_Delete(add);
+			return -1;
+		}
+		cJSON_AddItemToObject(add, s->string, spec);
+	}
+	if (!c->mcp_servers)
+		c->mcp_servers = cJSON_CreateObject();
+	cJSON *one;
+	while ((one = add->child)) {
+		cJSON_DetachItemViaPointer(add, one);
+		cJSON_DeleteItemFromObject(c->mcp_servers, one->string);
+		cJSON_AddItemToObject(c->mcp_servers, one->string, one);
+	}
+	cJSON_Delete(add);
 	return 0;
 }

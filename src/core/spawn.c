@@ -30,6 +30,7 @@ enum spawn_step {
 	SPAWN_STEP_LIMIT,
 	SPAWN_STEP_STDIO,
 	SPAWN_STEP_NOFILE,
+	SPAWN_STEP_CWD,
 };
 
 static const char *const spawn_step_name[] = {
@@ -39,6 +40,7 @@ static const char *const spawn_step_name[] = {
     [SPAWN_STEP_LIMIT] = "setrlimit",
     [SPAWN_STEP_STDIO] = "placing stdin/stdout/stderr",
     [SPAWN_STEP_NOFILE] = "setrlimit(RLIMIT_NOFILE)",
+    [SPAWN_STEP_CWD] = "cannot enter its directory",
 };
 
 /* What the child writes to the report pipe when a step fails. */
@@ -131,6 +133,8 @@ spawn_child_run(const struct spawn_child *c)
 	 * raised for the sessions); only 0-2 stay open across the exec */
 	if (o->user_fdlimit && fdlimit_child() < 0)
 		spawn_child_fail(c, SPAWN_STEP_NOFILE);
+	if (o->cwd && chdir(o->cwd) < 0)
+		spawn_child_fail(c, SPAWN_STEP_CWD);
 	execve(c->path, o->argv, o->envp ? o->envp : environ);
 	spawn_child_fail(c, SPAWN_STEP_EXEC);
 }
@@ -202,7 +206,7 @@ static int spawn_await_exec(pid_t pid, int rfd, const char *path, char **err)
 	int st;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	const char *step = r.step >= 0 && r.step <= SPAWN_STEP_NOFILE
+	const char *step = r.step >= 0 && r.step <= SPAWN_STEP_CWD
 	                       ? spawn_step_name[r.step]
 	                       : "setup";
 	if (!step)
