@@ -315,6 +315,58 @@ static void test_context_keys(void **state)
 	config_free(c);
 }
 
+/* "mcp_servers": each server checked by its kind; a later layer's
+ * server of the same name replaces the earlier one whole. */
+static void test_mcp_servers(void **state)
+{
+	(void)state;
+	struct config cfg, *c = &cfg;
+	config_defaults(c);
+	char *err = NULL;
+	cJSON *j = cJSON_Parse(
+	    "{\"mcp_servers\": {\"db\": {\"command\": \"dbhub\", \"args\": "
+	    "[\"--transport\", \"stdio\"], \"env\": {\"TZ\": \"UTC\"}}, "
+	    "\"web\": {\"url\": \"http://h/mcp\", \"headers\": {\"X\": "
+	    "\"1\"}}}}");
+	assert_int_equal(config_apply_json(c, j, "t.json", &err), 0);
+	cJSON_Delete(j);
+	j = cJSON_Parse("{\"mcp_servers\": {\"db\": {\"url\": "
+	                "\"http://db/mcp\"}}}");
+	assert_int_equal(config_apply_json(c, j, "u.json", &err), 0);
+	cJSON_Delete(j);
+	const cJSON *db = cJSON_GetObjectItem(c->mcp_servers, "db");
+	assert_string_equal(json_str(db, "url", ""), "http://db/mcp");
+	assert_null(cJSON_GetObjectItem(db, "command")); /* replaced whole */
+	assert_non_null(cJSON_GetObjectItem(c->mcp_servers, "web"));
+	static const char *const bad[][2] = {
+	    {"{\"mcp_servers\": {\"a\": {}}}", "give either \"command\""},
+	    {"{\"mcp_servers\": {\"a\": {\"command\": \"x\", \"url\": "
+	     "\"http://h\"}}}",
+	     "give either"},
+	    {"{\"mcp_servers\": {\"a\": {\"command\": \"x\", \"headers\": "
+	     "{}}}}",
+	     "\"headers\" is not known (a stdio server takes command"},
+	    {"{\"mcp_servers\": {\"a\": {\"command\": \"x\", \"args\": "
+	     "[1]}}}",
+	     "\"args\" has the wrong type"},
+	    {"{\"mcp_servers\": {\"a__b\": {\"command\": \"x\"}}}",
+	     "no \"__\""},
+	    {"{\"mcp_servers\": {\"a b\": {\"command\": \"x\"}}}",
+	     "1 to 32 letters"},
+	    {"{\"mcp_servers\": [1]}", "\"mcp_servers\" must be an object"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		j = cJSON_Parse(bad[i][0]);
+		assert_int_equal(config_apply_json(c, j, "t.json", &err), -1);
+		if (!strstr(err, bad[i][1]))
+			fail_msg("%s: %s", bad[i][0], err);
+		free(err);
+		err = NULL;
+		cJSON_Delete(j);
+	}
+	config_free(c);
+}
+
 /* "network": {"allow": [...]} and "opensandbox": {...}. */
 static void test_network_and_opensandbox(void **state)
 {
@@ -385,6 +437,7 @@ int main(void)
 	                                    setup, teardown),
 	    cmocka_unit_test(test_user_file),
 	    cmocka_unit_test(test_context_keys),
+	    cmocka_unit_test_setup_teardown(test_mcp_servers, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
