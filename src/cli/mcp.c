@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MCLI_START_MS 30000 /* a server's start and listing, at most */
@@ -28,6 +29,7 @@ struct mcli {
 	int verbose;
 	int accept_defaults; /* elicitation: accept with the defaults */
 	int start_ms;        /* how long a start may take */
+	int repeat;          /* call --repeat N: the round trip measured */
 	/* the call under way */
 	int call_done;
 	cJSON *result;
@@ -308,6 +310,43 @@ static int call_wait(struct mcli *c, struct mcp *m, const char *tool,
 	return c->result ? 0 : -1;
 }
 
+/* The round trip of repeat calls (after 20 to warm up), on stderr: the
+ * benchmark's number (tests/bench/mcp_roundtrip.sh). -1 when one failed. */
+static int call_repeat(struct mcli *c, struct mcp *m, const char *tool,
+                       const cJSON *args, int timeout_s, int repeat)
+{
+	double *ms = xcalloc((size_t)repeat, sizeof *ms);
+	int rc = 0;
+	for (int i = -20; i < repeat && rc == 0; i++) {
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		rc = call_wait(c, m, tool, args, timeout_s);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		if (i >= 0)
+			ms[i] = (double)(b.tv_sec - a.tv_sec) * 1e3 +
+			        (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+		if (rc == 0 && i + 1 < repeat) {
+			cJSON_Delete(c->result);
+			c->result = NULL;
+		}
+	}
+	if (rc == 0) {
+		for (int i = 1; i < repeat; i++) /* few: insertion sort */
+			for (int j = i; j > 0 && ms[j] < ms[j - 1]; j--) {
+				double t = ms[j];
+				ms[j] = ms[j - 1];
+				ms[j - 1] = t;
+			}
+		fprintf(stderr,
+		        "assay: %s round trip over %d: median %.3f ms, p90 "
+		        "%.3f ms\n",
+		        mcp_transport_name(m), repeat, ms[repeat / 2],
+		        ms[(int)(repeat * 0.9)]);
+	}
+	free(ms);
+	return rc;
+}
+
 /* assay mcp call SERVER TOOL [JSON] */
 static int mcp_call_cmd(struct mcli *c, const cJSON *servers, int json,
                         int timeout_s, int argc, char **argv)
@@ -346,7 +385,10 @@ static int mcp_call_cmd(struct mcli *c, const cJSON *servers, int json,
 		        "(assay mcp list %s shows its tools)\n",
 		        argv[0], argv[1], argv[0]);
 		rc = EXIT_USAGE;
-	} else if (m && call_wait(c, m, argv[1], args, timeout_s) < 0) {
+	} else if (m &&
+	           (c->repeat > 1
+	                ? call_repeat(c, m, argv[1], args, timeout_s, c->repeat)
+	                : call_wait(c, m, argv[1], args, timeout_s)) < 0) {
 		say_clean(stderr, "assay: the call failed: ", c->error, 0);
 	} else if (m) {
 		int is_error = json_bool(c->result, "isError", 0);
@@ -446,7 +488,7 @@ static void mcp_usage(FILE *f)
 	        "usage: assay mcp list [--json] [-v] [NAME...]\n"
 	        "       assay mcp call SERVER TOOL ['{\"arg\": ...}'] [--json] "
 	        "[--timeout S]\n"
-	        "                      [--accept-defaults] [-v]\n"
+	        "                      [--accept-defaults] [--repeat N] [-v]\n"
 	        "       assay mcp conformance-client URL\n"
 	        "  the MCP servers of \"mcp_servers\" in your config (a "
 	        "project's only when\n"
@@ -454,7 +496,9 @@ static void mcp_usage(FILE *f)
 	        "calls one tool\n"
 	        "  and prints its result (exit 1 when the tool says it "
 	        "failed, 3 when the\n"
-	        "  server does not answer); -v shows the servers' logs\n");
+	        "  server does not answer); -v shows the servers' logs;\n"
+	        "  --repeat N calls N times (after 20) and prints the "
+	        "round trip's median\n");
 }
 
 int cmd_mcp(int argc, char **argv)
@@ -464,7 +508,8 @@ int cmd_mcp(int argc, char **argv)
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
 	const char *sub = argv[1];
-	int json = 0, verbose = 0, accept = 0, timeout_s = MCLI_CALL_S;
+	int json = 0, verbose = 0, accept = 0, timeout_s = MCLI_CALL_S,
+	    repeat = 1;
 	char **rest = xcalloc((size_t)argc + 1, sizeof *rest);
 	int nrest = 0;
 	for (int i = 2; i < argc; i++) {
@@ -477,10 +522,14 @@ int cmd_mcp(int argc, char **argv)
 		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc &&
 		         atoi(argv[i + 1]) > 0)
 			timeout_s = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc &&
+		         atoi(argv[i + 1]) > 0 && atoi(argv[i + 1]) <= 1000000)
+			repeat = atoi(argv[++i]);
 		else
 			rest[nrest++] = argv[i];
 	}
 	struct mcli c = {.verbose = verbose,
+	                 .repeat = repeat,
 	                 .accept_defaults = accept,
 	                 .start_ms = timeout_s * 1000 < MCLI_START_MS
 	                                 ? timeout_s * 1000
