@@ -94,9 +94,11 @@ struct config {
 	                      rules (array of names; NULL = default) */
 	cJSON *models;     /* the model table's overrides, {"NAME": {...}}: each
 	                      layer's fields over the earlier ones' */
-	cJSON *mcp_servers; /* {"NAME": {"command", "args", "env", "cwd"} |
-	                       {"url", "headers", "bearer_token_env"}}: a
-	                       later layer's server replaces one of its name */
+	cJSON *mcp_servers;   /* {"NAME": {"command", "args", "env", "cwd"} |
+	                         {"url", "headers", "bearer_token_env"}}: a
+	                         later layer's server replaces one of its name */
+	struct strv mcp_only; /* --mcp NAME...: only these servers */
+	int mcp_off;          /* --no-mcp: none */
 	enum config_trust trust;
 	/* What the project files did, NULL without them:
 	 * {"dir": realpath, "files": [...], "hash": digest,

@@ -33,6 +33,8 @@ enum event_type {
 	EV_EXEC_END,
 	EV_TOOL_RESULT,
 	EV_IMAGE_SENT,
+	EV_MCP_TOOLS,
+	EV_MCP_CALL,
 	EV_WORKSPACE_CHANGE,
 	EV_PYTHON_SESSION,
 	EV_INPUT_HASHES,
@@ -236,6 +238,15 @@ enum ev_field {
 	EVF_FILE,
 	EVF_TOKENS,
 	EVF_DETAIL,
+	EVF_SERVERS,
+	EVF_SERVER,
+	EVF_TRANSPORT,
+	EVF_PROTOCOL,
+	EVF_DESCRIPTION,
+	EVF_PARAMETERS,
+	EVF_ANNOTATIONS,
+	EVF_ROWS,
+	EVF_COLUMNS,
 	EVF__COUNT
 };
 
@@ -447,6 +458,22 @@ struct ev_image {
 	const char *error; /* not sent: why (then only id, path, how) */
 };
 cJSON *ev_image_sent(const struct ev_image *im);
+/* mcp_tools: the MCP servers of the run as they started (servers:
+ * [{name, transport, status, [why], [protocol], [server]}]) and the
+ * tools offered from them ([{name, server, tool, [description],
+ * parameters, [annotations]}]); both taken. */
+cJSON *ev_mcp_tools(cJSON *servers, cJSON *tools);
+/* mcp_call: a call of an MCP tool ended (the tool_result follows): id,
+ * server, tool, duration_ms, is_error, [error] (no answer: why), [file]
+ * (the workspace file its result landed in), [rows, columns] (a table),
+ * [bytes] (of the result). */
+struct ev_mcp_call {
+	const char *id, *server, *tool, *error, *file;
+	double duration_ms, bytes;
+	int is_error;
+	long rows, columns; /* -1: not a table */
+};
+cJSON *ev_mcp_call(const struct ev_mcp_call *c);
 cJSON *ev_tool_result_forked(const char *id, const char *content, int is_error,
                              const char *original);
 

@@ -24,6 +24,7 @@
 #include "workspace.h"
 #include "ending.h"
 #include "images.h"
+#include "mcptool.h"
 
 struct loop;
 struct http;
@@ -66,7 +67,8 @@ struct session {
 	char *system_prompt;
 	struct observer *obs;
 	size_t nobs;
-	int freeing; /* session_free is tearing down */
+	int freeing;  /* session_free is tearing down */
+	int mcp_then; /* the kernel is ready, the MCP servers not yet */
 
 	/* the conversation and the turn (conv.h) */
 	struct conv conv;
@@ -102,6 +104,7 @@ struct session {
 	struct step_ctl step;  /* step.h */
 
 	struct images img;       /* images.h: images to the model */
+	struct mcps mcp;         /* mcptool.h: the MCP servers and calls */
 	struct ending end;       /* ending.h: ENDING, and what run_end says */
 	struct outputs *outputs; /* outputs.c: the delivery in flight */
 };

@@ -255,7 +255,13 @@ static void approval_decide(struct session *s, struct approval *a)
 		                          "tool reports the error"});
 		return;
 	}
-	a->v = policy_check(s->appr.policy, a->tool, args);
+	if (mcptool_is(s, a->tool)) { /* judged as its server and tool */
+		cJSON *m = mcptool_policy_args(s, a->tool, args);
+		a->v = policy_check(s->appr.policy, "mcp", m);
+		cJSON_Delete(m);
+	} else {
+		a->v = policy_check(s->appr.policy, a->tool, args);
+	}
 	struct policy_verdict *v = a->v;
 	if (v->action == POLICY_ALLOW) {
 		a->state = APPROVAL_RUN;

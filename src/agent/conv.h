@@ -71,6 +71,9 @@ struct config;
 void conv_init(struct conv *c, const struct config *cfg);
 void conv_free(struct conv *c);
 /* The conversation is now messages (taken; a resume rebuilt it). */
+/* More tool definitions offered from now on (copied): the MCP servers'
+ * (mcptool.c). */
+void conv_add_tools(struct session *s, const cJSON *defs);
 void conv_set_messages(struct session *s, cJSON *messages);
 /* The turn number from now on. */
 void conv_set_turn(struct session *s, int turn);

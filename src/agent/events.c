@@ -27,6 +27,8 @@ static const char *const event_names[EV__COUNT] = {
     [EV_EXEC_END] = "exec_end",
     [EV_TOOL_RESULT] = "tool_result",
     [EV_IMAGE_SENT] = "image_sent",
+    [EV_MCP_TOOLS] = "mcp_tools",
+    [EV_MCP_CALL] = "mcp_call",
     [EV_WORKSPACE_CHANGE] = "workspace_change",
     [EV_PYTHON_SESSION] = "python_session",
     [EV_INPUT_HASHES] = "input_hashes",
@@ -126,6 +128,11 @@ static const char *const field_names[EVF__COUNT] = {
     [EVF_HEIGHT] = "height", [EVF_SRC_WIDTH] = "src_width",
     [EVF_SRC_HEIGHT] = "src_height", [EVF_FILE] = "file",
     [EVF_TOKENS] = "tokens", [EVF_DETAIL] = "detail",
+    [EVF_SERVERS] = "servers", [EVF_SERVER] = "server",
+    [EVF_TRANSPORT] = "transport", [EVF_PROTOCOL] = "protocol",
+    [EVF_DESCRIPTION] = "description", [EVF_PARAMETERS] = "parameters",
+    [EVF_ANNOTATIONS] = "annotations", [EVF_ROWS] = "rows",
+    [EVF_COLUMNS] = "columns",
 };
 
 /* What each type means, its fields as the doc's event table shows them
@@ -269,6 +276,24 @@ static const struct ev_type_info type_info[EV__COUNT] = {
 	.fields = {EVF_ID, EVF_PATH, EVF_HOW, EVF_MEDIA_TYPE, EVF_WIDTH,
 	           EVF_HEIGHT, EVF_SRC_WIDTH, EVF_SRC_HEIGHT, EVF_BYTES,
 	           EVF_SHA256, EVF_FILE, EVF_TOKENS, EVF_DETAIL, EVF_ERROR},
+    },
+    [EV_MCP_TOOLS] = {
+	.meaning = "the MCP servers of the run started, and the tools "
+	           "offered from them",
+	.doc = "servers: [{name, transport, status (ready, failed), [why], "
+	       "[protocol], [server]}], tools: [{name (as offered: "
+	       "SERVER__TOOL), server, tool, [description], parameters, "
+	       "[annotations]}]",
+	.fields = {EVF_SERVERS, EVF_TOOLS},
+    },
+    [EV_MCP_CALL] = {
+	.meaning = "a call of an MCP server's tool ended (its tool_result "
+	           "follows)",
+	.doc = "id, server, tool, duration_ms, is_error, [error], [file], "
+	       "[rows, columns], [bytes]",
+	.fields = {EVF_ID, EVF_SERVER, EVF_TOOL, EVF_DURATION_MS,
+	           EVF_IS_ERROR, EVF_ERROR, EVF_FILE, EVF_ROWS, EVF_COLUMNS,
+	           EVF_BYTES},
     },
     [EV_WORKSPACE_CHANGE] = {
 	.meaning = "a file of the workspace was created, modified or deleted",

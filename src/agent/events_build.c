@@ -407,6 +407,36 @@ cJSON *ev_image_sent(const struct ev_image *im)
 	return ev;
 }
 
+cJSON *ev_mcp_tools(cJSON *servers, cJSON *tools)
+{
+	cJSON *ev = ev_new(EV_MCP_TOOLS);
+	cJSON_AddItemToObject(ev, fname(EVF_SERVERS), servers);
+	cJSON_AddItemToObject(ev, fname(EVF_TOOLS), tools);
+	return ev;
+}
+
+cJSON *ev_mcp_call(const struct ev_mcp_call *c)
+{
+	cJSON *ev = ev_new(EV_MCP_CALL);
+	cJSON_AddStringToObject(ev, fname(EVF_ID), c->id);
+	cJSON_AddStringToObject(ev, fname(EVF_SERVER), c->server);
+	cJSON_AddStringToObject(ev, fname(EVF_TOOL), c->tool);
+	cJSON_AddNumberToObject(ev, fname(EVF_DURATION_MS), c->duration_ms);
+	cJSON_AddBoolToObject(ev, fname(EVF_IS_ERROR), c->is_error);
+	if (c->error)
+		cJSON_AddStringToObject(ev, fname(EVF_ERROR), c->error);
+	if (c->file)
+		cJSON_AddStringToObject(ev, fname(EVF_FILE), c->file);
+	if (c->rows >= 0) {
+		cJSON_AddNumberToObject(ev, fname(EVF_ROWS), (double)c->rows);
+		cJSON_AddNumberToObject(ev, fname(EVF_COLUMNS),
+		                        (double)c->columns);
+	}
+	if (!c->error)
+		cJSON_AddNumberToObject(ev, fname(EVF_BYTES), c->bytes);
+	return ev;
+}
+
 cJSON *ev_workspace_change(const char *path, const char *kind, double size,
                            double mtime, const char *call, cJSON *diff)
 {

@@ -534,6 +534,9 @@ static void walk_events(struct walk *w)
 		case EV_IMAGE_SENT:
 			walk_image(w, e);
 			break;
+		case EV_MCP_TOOLS: /* the same tools offered again */
+			mcptool_restore(w->s, ev_item(e, EVF_TOOLS));
+			break;
 		case EV_EXEC_END:
 			context_output_file(w->s, ev_str(e, EVF_ID, NULL),
 			                    ev_str(e, EVF_OUTPUT_FILE, NULL));

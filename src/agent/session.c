@@ -246,6 +246,7 @@ void session_free(struct session *s)
 	for (struct sbx_call *c = s->sbx_calls; c; c = c->next)
 		c->s = NULL;
 	tools_cancel(s);
+	mcptool_free(s); /* before the HTTP it may use */
 	if (s->llm)
 		llm_free(s->llm);
 	sbx_free(s->sbx); /* stops one still running */
@@ -728,11 +729,27 @@ void tools_finished_images(struct session *s, const char *id,
 /* The start's states; making the run's parts and bringing the sandbox
  * up are in start.c. */
 
-/* The python kernel is ready (or cannot start): the first step. */
+static void session_kernel_ready(struct session *s);
+
+/* The MCP servers have started: the kernel may have been waiting. */
+static void session_mcp_ready(struct session *s)
+{
+	if (s->mcp_then) {
+		s->mcp_then = 0;
+		session_kernel_ready(s);
+	}
+}
+
+/* The python kernel is ready (or cannot start), and the MCP servers:
+ * the first step. */
 static void session_kernel_ready(struct session *s)
 {
 	if (s->state != SESSION_KERNEL_STARTING)
 		return;
+	if (mcptool_busy(s)) { /* the MCP servers' tools first */
+		s->mcp_then = 1;
+		return;
+	}
 	if (!s->replay) {
 		if (s->prompt) /* its user_message is already out */
 			session_request_turn(s);
@@ -802,6 +819,8 @@ static void session_begin(struct session *s)
 	/* the first request waits for the python kernel's hello, which
 	 * completes the system prompt (pytool.c) */
 	session_set_state(s, SESSION_KERNEL_STARTING);
+	if (!s->replay) /* a resume offers the recorded tools */
+		mcptool_start(s, session_mcp_ready);
 	pytool_start(s, session_kernel_ready);
 }
 
@@ -826,6 +845,7 @@ void session_wind_up(struct session *s, const char *status, int code)
 		loop_timer_cancel(s->loop, s->next_timer);
 	s->next_timer = 0;
 	session_set_state(s, SESSION_ENDING);
+	mcptool_close(s); /* the servers end with the run */
 	ending_start(s, status, code);
 }
 

@@ -712,6 +712,8 @@ void tools_run(struct session *s, const cJSON *call)
 		tools_run_file(s, id, name, args);
 	else if (!strcmp(name, "view_image") && tools_view_offered(s->cfg))
 		images_view(s, id, args);
+	else if (mcptool_is(s, name))
+		mcptool_run(s, id, name, args);
 	else
 		tools_fail(s, id,
 		           "unknown tool \"%s\": the tools are shell, "
@@ -728,4 +730,5 @@ void tools_cancel(struct session *s)
 		sbx_exec_cancel(s->calls.running->exec);
 	pytool_cancel(s);
 	images_cancel(s);
+	mcptool_cancel(s);
 }

@@ -96,6 +96,13 @@ void conv_free(struct conv *c)
 	buf_free(&c->delta);
 }
 
+void conv_add_tools(struct session *s, const cJSON *defs)
+{
+	const cJSON *d;
+	cJSON_ArrayForEach(d, defs)
+	    cJSON_AddItemToArray(s->conv.tools, cJSON_Duplicate(d, 1));
+}
+
 void conv_set_messages(struct session *s, cJSON *messages)
 {
 	cJSON_Delete(s->conv.messages);

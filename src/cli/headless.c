@@ -192,8 +192,10 @@ static void hl_tool_call(struct headless *h, const cJSON *ev)
 	if (!what)
 		what = json_str(args, "code", NULL); /* python */
 	if (!what)
-		what = json_str(args, "path", "");
-	hl_first_line(what, line, sizeof line);
+		what = json_str(args, "path", NULL);
+	char *json = what ? NULL : json_print(args); /* an MCP tool's */
+	hl_first_line(what ? what : json, line, sizeof line);
+	free(json);
 	hl_end_text(h);
 	fprintf(stderr, "%s> %s%s ", hl_sgr(h, "\033[1;36m"), name,
 	        hl_sgr(h, "\033[0m"));
@@ -251,6 +253,50 @@ static void hl_image_sent(struct headless *h, const cJSON *ev)
 		fprintf(stderr, " sent to the model: %.0fx%.0f, ~%.0f tokens",
 		        ev_num(ev, EVF_WIDTH, 0), ev_num(ev, EVF_HEIGHT, 0),
 		        ev_num(ev, EVF_TOKENS, 0));
+	}
+	fputc('\n', stderr);
+}
+
+/* The MCP servers as they started: each one's status and tool count. */
+static void hl_mcp_tools(struct headless *h, const cJSON *ev)
+{
+	const cJSON *srv, *t;
+	hl_end_text(h);
+	cJSON_ArrayForEach(srv, ev_item(ev, EVF_SERVERS))
+	{
+		int n = 0;
+		cJSON_ArrayForEach(t, ev_item(ev, EVF_TOOLS))
+		{
+			n += !strcmp(ev_str(t, EVF_SERVER, ""),
+			             ev_str(srv, EVF_NAME, "?"));
+		}
+		fputs("  mcp ", stderr);
+		hl_put(ev_str(srv, EVF_NAME, "?"));
+		if (!strcmp(ev_str(srv, EVF_STATUS, ""), "ready"))
+			fprintf(stderr, ": %d tools\n", n);
+		else
+			fputs(": failed (its tools are not offered)\n", stderr);
+	}
+}
+
+/* An MCP call ended: how long, and where a result that landed in the
+ * workspace is. */
+static void hl_mcp_call(struct headless *h, const cJSON *ev)
+{
+	hl_end_text(h);
+	fprintf(stderr, "  %s after %.1fs",
+	        ev_str(ev, EVF_ERROR, NULL)    ? "failed"
+	        : ev_bool(ev, EVF_IS_ERROR, 0) ? "tool error"
+	                                       : "answered",
+	        ev_num(ev, EVF_DURATION_MS, 0) / 1000);
+	const char *file = ev_str(ev, EVF_FILE, NULL);
+	if (file) {
+		fputs(", saved to ", stderr);
+		hl_put(file);
+		if (ev_num(ev, EVF_ROWS, -1) >= 0)
+			fprintf(stderr, " (%.0f rows, %.0f columns)",
+			        ev_num(ev, EVF_ROWS, 0),
+			        ev_num(ev, EVF_COLUMNS, 0));
 	}
 	fputc('\n', stderr);
 }
@@ -373,6 +419,8 @@ static void (*const hl_handlers[EV__COUNT])(struct headless *,
     [EV_EXEC_END] = hl_exec_end,
     [EV_TOOL_RESULT] = hl_tool_result,
     [EV_IMAGE_SENT] = hl_image_sent,
+    [EV_MCP_TOOLS] = hl_mcp_tools,
+    [EV_MCP_CALL] = hl_mcp_call,
     [EV_ERROR] = hl_error,
     [EV_CONTEXT_TRIM] = hl_context,
     [EV_COMPACTION] = hl_context,

@@ -53,6 +53,8 @@ enum {
 	OPT_REPLACE,
 	OPT_TRUST_PROJECT,
 	OPT_OPENSANDBOX_URL,
+	OPT_MCP,
+	OPT_NO_MCP,
 };
 
 static const struct option options[] = {
@@ -87,8 +89,12 @@ static const struct option options[] = {
     {"fork-at", required_argument, NULL, OPT_FORK_AT},
     {"replace", required_argument, NULL, OPT_REPLACE},
     {"trust-project", no_argument, NULL, OPT_TRUST_PROJECT},
+    {"mcp", required_argument, NULL, OPT_MCP},
+    {"no-mcp", no_argument, NULL, OPT_NO_MCP},
     {NULL, 0, NULL, 0},
 };
+
+static void usage_options(FILE *f);
 
 /* assay --help. */
 static void usage(FILE *f)
@@ -129,11 +135,22 @@ static void usage(FILE *f)
 	      "       assay help [TOPIC]              TOPIC's own options "
 	      "(run, demo, resume,\n"
 	      "                                       replay, export, eval, "
-	      "doctor, trust, models),\n"
+	      "doctor, trust, models, mcp),\n"
 	      "                                       or config: the "
 	      "configuration keys\n"
-	      "       assay --version | --help\n"
-	      "\n"
+	      "       assay mcp list|call ...         the MCP servers of "
+	      "your config: their tools,\n"
+	      "                                       one call (assay mcp "
+	      "--help)\n"
+	      "       assay --version | --help\n",
+	      f);
+	usage_options(f);
+}
+
+/* assay --help's options. */
+static void usage_options(FILE *f)
+{
+	fputs("\n"
 	      "options (defaults in brackets):\n"
 	      "  --provider NAME     openai|openai-responses|anthropic|ollama|"
 	      "script, or a preset:\n"
@@ -191,6 +208,10 @@ static void usage(FILE *f)
 	      "  --config FILE       extra configuration layer (JSON with "
 	      "comments)\n"
 	      "  --instructions FILE system prompt [built in]\n"
+	      "  --mcp NAME          only this MCP server of \"mcp_servers\" "
+	      "(repeatable)\n"
+	      "  --no-mcp            no MCP servers (assay mcp list shows "
+	      "them)\n"
 	      "  --trust-project     apply the settings of ./assay.json and "
 	      "./.assay/config.json\n"
 	      "                      that loosen security (network, ask, "
@@ -288,6 +309,12 @@ static int apply_option(struct config *c, int opt, const char *arg, char **err)
 	case OPT_CONFIG:
 	case OPT_TRUST_PROJECT:
 		break; /* taken before the layers (load_layers) */
+	case OPT_MCP:
+		strv_push(&c->mcp_only, arg);
+		break;
+	case OPT_NO_MCP:
+		c->mcp_off = 1;
+		break;
 	case OPT_INPUT:
 		if (config_parse_input(arg, &in, err) < 0)
 			return -1;
@@ -562,8 +589,8 @@ static void resume_usage(FILE *f)
 static int cmd_help(int argc, char **argv)
 {
 	static const char *const topics[] = {
-	    "run",  "demo",   "resume", "replay", "export",
-	    "eval", "doctor", "trust",  "models", "mcp", NULL};
+	    "run",    "demo",  "resume", "replay", "export", "eval",
+	    "doctor", "trust", "models", "mcp",    NULL};
 	if (argc < 2) {
 		usage(stdout);
 		return EXIT_OK;

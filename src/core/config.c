@@ -73,6 +73,7 @@ void config_free(struct config *c)
 	cJSON_Delete(c->never_save);
 	cJSON_Delete(c->models);
 	cJSON_Delete(c->mcp_servers);
+	strv_free(&c->mcp_only);
 	cJSON_Delete(c->project);
 	memset(c, 0, sizeof *c);
 }

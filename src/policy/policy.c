@@ -162,13 +162,47 @@ static void policy_one_part(struct policy_verdict *v, const char *text,
 	memset(r, 0, sizeof *r);
 }
 
+/* An MCP call ({server, tool, arguments, [annotations]}): one part,
+ * "SERVER/TOOL", which allow rules match; deny and ask rules also match
+ * "SERVER/TOOL ARGUMENTS" (the arguments as compact JSON). It always has
+ * a reason: the tool runs outside the sandbox, whatever the server's
+ * hints say (shown, never trusted). */
+static void policy_classify_mcp(struct policy_verdict *v, const cJSON *args)
+{
+	struct reasons r = {0};
+	const char *server = json_str(args, "server", "");
+	const char *tool = json_str(args, "tool", "");
+	char *json = json_print(cJSON_GetObjectItem(args, "arguments"));
+	const cJSON *a = cJSON_GetObjectItem(args, "annotations");
+	const char *hint = json_bool(a, "readOnlyHint", 0)      ? "read-only"
+	                   : json_bool(a, "destructiveHint", 0) ? "destructive"
+	                                                        : NULL;
+	char *part = xasprintf("%s/%s", server, tool);
+	v->subject = xasprintf("%s %s", part, json);
+	reasons_add(&r, POLICY_OUTSIDE,
+	            "%s is a tool of the MCP server %s, which runs outside "
+	            "the sandbox%s%s%s",
+	            tool, server, hint ? " (the server says: " : "",
+	            hint ? hint : "", hint ? ")" : "");
+	policy_one_part(v, part, &r);
+	v->parts[0].forms = xcalloc(1, sizeof *v->parts[0].forms);
+	v->parts[0].forms[0] = xstrdup(v->subject);
+	v->parts[0].nforms = 1;
+	free(part);
+	free(json);
+}
+
 /* The parts of a call and their reasons: a shell command line, python
- * code, or a file path. */
+ * code, an MCP call, or a file path. */
 static void policy_classify_call(struct policy *p, struct policy_verdict *v,
                                  const cJSON *args)
 {
 	const char *tool = v->tool;
 	struct reasons r = {0};
+	if (!strcmp(tool, "mcp")) {
+		policy_classify_mcp(v, args);
+		return;
+	}
 	if (!strcmp(tool, "shell")) {
 		const char *cmd = json_str(args, "command", NULL);
 		v->subject = xstrdup(cmd ? cmd : "");

@@ -103,9 +103,11 @@ char *policy_glob_escape(const char *s)
 	return out;
 }
 
+/* "mcp": every MCP server's tool, matched as "SERVER/TOOL" (allow) and
+ * "SERVER/TOOL ARGUMENTS" (deny, ask) */
 static const char *const TOOLS[] = {"shell",     "python",     "write_file",
                                     "read_file", "list_files", "view_image",
-                                    "*",         NULL};
+                                    "mcp",       "*",          NULL};
 
 /* A rule is {"match": glob, "action": allow|ask|deny[, "tool": name]};
  * "comment" and "//" keys are notes for people. */
@@ -150,7 +152,7 @@ int policy_rule_check(const cJSON *r, int index, char **err)
 			return set_err(err,
 			               "rules[%d]: \"tool\" must be shell, "
 			               "python, write_file, read_file, "
-			               "list_files, view_image or *",
+			               "list_files, view_image, mcp or *",
 			               index);
 	}
 	return 0;

@@ -643,6 +643,43 @@ static void test_run_end(void **state)
 	           "\"duration_ms\":0},\"archive\":null}");
 }
 
+/* mcp_tools and mcp_call. */
+static void test_mcp(void **state)
+{
+	(void)state;
+	check_json(ev_mcp_tools(cJSON_Parse("[{\"name\":\"db\",\"transport\":"
+	                                    "\"stdio\",\"status\":\"ready\"}]"),
+	                        cJSON_Parse("[{\"name\":\"db__q\",\"server\":"
+	                                    "\"db\",\"tool\":\"q\"}]")),
+	           "{\"type\":\"mcp_tools\",\"servers\":[{\"name\":\"db\","
+	           "\"transport\":\"stdio\",\"status\":\"ready\"}],\"tools\":"
+	           "[{\"name\":\"db__q\",\"server\":\"db\",\"tool\":\"q\"}]}");
+	struct ev_mcp_call c = {.id = "c1",
+	                        .server = "db",
+	                        .tool = "q",
+	                        .duration_ms = 12,
+	                        .file = "mcp/db/q-1.csv",
+	                        .rows = 3,
+	                        .columns = 2,
+	                        .bytes = 99};
+	check_json(ev_mcp_call(&c),
+	           "{\"type\":\"mcp_call\",\"id\":\"c1\",\"server\":"
+	           "\"db\",\"tool\":\"q\",\"duration_ms\":12,"
+	           "\"is_error\":false,\"file\":\"mcp/db/q-1.csv\","
+	           "\"rows\":3,\"columns\":2,\"bytes\":99}");
+	c = (struct ev_mcp_call){.id = "c2",
+	                         .server = "db",
+	                         .tool = "q",
+	                         .duration_ms = 5,
+	                         .is_error = 1,
+	                         .error = "timed out",
+	                         .rows = -1};
+	check_json(ev_mcp_call(&c),
+	           "{\"type\":\"mcp_call\",\"id\":\"c2\",\"server\":"
+	           "\"db\",\"tool\":\"q\",\"duration_ms\":5,"
+	           "\"is_error\":true,\"error\":\"timed out\"}");
+}
+
 /* Numbers from a record or a stream past an integer's range saturate
  * (a cast of them was undefined: the Anthropic fuzzer's index 1e300). */
 static void test_numbers_saturate(void **state)
@@ -682,6 +719,7 @@ int main(void)
 	    cmocka_unit_test(test_run_resume),
 	    cmocka_unit_test(test_run_end),
 	    cmocka_unit_test(test_numbers_saturate),
+	    cmocka_unit_test(test_mcp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

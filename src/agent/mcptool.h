@@ -1,0 +1,69 @@
+/* mcptool.h: the MCP part of a session (mcptool.c): the servers of
+ * "mcp_servers" started with the run, their tools offered to the model
+ * as SERVER__TOOL (recorded in mcp_tools, which a resume offers again
+ * without starting anything), and each call of one: through the policy
+ * like any call, then to its server, its result rendered for the model;
+ * a table or a large result lands in the workspace as a file
+ * (mcp/SERVER/TOOL-N.csv, .json or .txt) the sandbox's code can load. */
+#ifndef ASSAY_AGENT_MCPTOOL_H
+#define ASSAY_AGENT_MCPTOOL_H
+
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+struct session;
+struct mcp;
+struct mcp_job; /* the call in flight (mcptool.c) */
+
+/* part: mcp, owner: src/agent/mcptool.c */
+struct mcps {
+	struct mcp **servers;
+	int n;
+	cJSON *offered;    /* [{name, server, tool, [description], parameters,
+	                      [annotations]}], as mcp_tools recorded them */
+	int started;       /* the servers were started (this process) */
+	int settled;       /* the tools are known (started and settled, or
+	                      restored from the record) */
+	int restored;      /* ... from the record: a later start offers
+	                      nothing new */
+	uint64_t deadline; /* the servers' start, at most */
+	void (*ready)(struct session *s); /* waiting for them */
+	struct mcp_job *job;              /* the call in flight */
+	int ncalls;                       /* MCP calls so far (file names) */
+};
+
+/* Start the configured servers (none: settled at once); ready is called
+ * once every one is ready or failed, the mcp_tools event emitted and
+ * the tools offered. */
+void mcptool_start(struct session *s, void (*ready)(struct session *s));
+/* The servers are starting: the first request waits. */
+int mcptool_busy(const struct session *s);
+/* Resume: the tools a recorded mcp_tools event offered are offered again
+ * (nothing is started until a call must really run). */
+void mcptool_restore(struct session *s, const cJSON *tools);
+/* Whether name is an MCP tool offered in this run. */
+int mcptool_is(const struct session *s, const char *name);
+/* What the policy judges of a call of name: {server, tool, arguments,
+ * annotations} (a new object). */
+cJSON *mcptool_policy_args(const struct session *s, const char *name,
+                           const cJSON *args);
+/* Call name with args; tools_finished when it has ended. */
+void mcptool_run(struct session *s, const char *id, const char *name,
+                 const cJSON *args);
+/* Stop the call in flight (notifications/cancelled; its result says
+ * so). */
+void mcptool_cancel(struct session *s);
+/* End the servers (the run ends). */
+void mcptool_close(struct session *s);
+void mcptool_free(struct session *s);
+
+/* The result of an MCP call for the model (not an event): its text
+ * parts, what its other parts are, its structured content when no text
+ * says it; *is_error from isError. A table among it (rows of flat
+ * objects: structuredContent, or JSON in a text part such as
+ * {"data": {"rows": [...]}}) comes back as CSV in *csv with its
+ * *rows and *cols (else *csv NULL). */
+char *mcptool_render(const cJSON *result, int *is_error, char **csv, long *rows,
+                     long *cols);
+
+#endif
