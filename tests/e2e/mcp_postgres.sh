@@ -2,9 +2,14 @@
 # An analyst's database through a real MCP server: PostgreSQL from Debian
 # started here (initdb in the test's directory, a unix socket only, a
 # sales table of a million rows), reached by @bytebase/dbhub (npm, pinned
-# in tests/mcp) over stdio through `assay mcp list` and `assay mcp call`.
-# SKIPPED without PostgreSQL or the npm packages.
+# in tests/mcp) over stdio through `assay mcp list` and `assay mcp call`;
+# then an analyst's run (the scripted model, the real local sandbox): a
+# query allowed by a rule, its rows landing as a CSV in the workspace,
+# pandas in the sandbox loading them and drawing a chart, a DELETE denied
+# by a deny rule on the call's arguments, the table unchanged after.
+# SKIPPED without PostgreSQL or the npm packages (or bubblewrap).
 source "$(dirname "$0")/lib.bash"
+need_bwrap
 need_mcp_npm
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ] || skip "PostgreSQL is not installed (scripts/setup --test installs it)"
@@ -68,4 +73,45 @@ rc=$?
 set -e
 check "an SQL error: the tool's error, exit 1 (got $rc)" test "$rc" -eq 1
 check "... with the database's words" grep -q 'syntax error' "$T/bad"
+
+# the analyst's run
+cat >"$T/rules.json" <<'EOF'
+{"rules": [{"tool": "mcp", "match": "sales/execute_sql", "action": "allow"},
+           {"tool": "mcp", "match": "sales/execute_sql *[dD][eE][lL][eE][tT][eE]*", "action": "deny"}]}
+EOF
+$PY - "$T/s.json" <<'PYEND'
+import json, sys
+q = ("select region, date_trunc('month', sold_at)::date as month, "
+     "sum(amount) as revenue from orders group by 1, 2 order by 2, 1")
+code = ("import os, pandas as pd, matplotlib.pyplot as plt\n"
+        "os.makedirs('output', exist_ok=True)\n"
+        "df = pd.read_csv('mcp/sales/execute_sql-1.csv')\n"
+        "p = df.pivot(index='month', columns='region', values='revenue')\n"
+        "p.plot(figsize=(8, 4)).get_figure().savefig('output/revenue.png')\n"
+        "plt.close('all')\n"
+        "print(len(df), sorted(df.region.unique()))")
+turns = [
+    {"text": "querying", "tool_calls": [{"name": "sales__execute_sql", "arguments": {"sql": q}}]},
+    {"text": "charting", "tool_calls": [{"name": "python", "arguments": {"code": code}}]},
+    {"text": "cleaning", "tool_calls": [{"name": "sales__execute_sql", "arguments": {"sql": "DELETE FROM orders WHERE region = 'north'"}}]},
+    {"text": "Done.", "tool_calls": []},
+]
+json.dump({"turns": turns}, open(sys.argv[1], "w"))
+PYEND
+set +e
+(cd "$T/proj" && XDG_CONFIG_HOME=$T/cfg "$ASSAY" run --provider script --script "$T/s.json" \
+	--config "$T/rules.json" --run-dir "$T/run" go </dev/null >"$T/run.out" 2>&1)
+rc=$?
+set -e
+tr=$T/run/transcript.jsonl
+evhas() { $PY -c "import json,sys
+sys.exit(not any(json.loads(l)['type'] == sys.argv[2] and sys.argv[3] in l for l in open(sys.argv[1])))" "$@"; }
+check "the analyst's run completes (exit $rc)" test "$rc" -eq 0
+check "the query allowed by its rule" evhas "$tr" approval '"decision":"approved","by":"rule"'
+check "... its rows landed as a CSV in the workspace" evhas "$tr" mcp_call '"file":"mcp/sales/execute_sql-1.csv","rows":48,"columns":3'
+check "... the model told where, with the first rows" evhas "$tr" tool_result 'a table of 48 rows and 3 columns, saved to mcp/sales/execute_sql-1.csv'
+check "pandas in the sandbox loaded them: 48 rows (12 months x 4 regions)" evhas "$tr" tool_result "48 ['east', 'north', 'south', 'west']"
+check "... and drew the chart" evhas "$tr" workspace_change '"path":"output/revenue.png","kind":"created"'
+check "the DELETE denied by the rule on its arguments" evhas "$tr" approval '"decision":"denied","by":"rule"'
+check "the table unchanged after the run" test "$(psql -d sales -tAc "select count(*) from orders where region = 'north'")" = 250000
 finish
