@@ -160,7 +160,10 @@ static const char *approval_subject_label(const char *tool)
 		return "code:";
 	if (!strcmp(tool, "shell"))
 		return "command:";
-	return "path:";
+	if (!strcmp(tool, "write_file") || !strcmp(tool, "read_file") ||
+	    !strcmp(tool, "list_files") || !strcmp(tool, "view_image"))
+		return "path:";
+	return "call:"; /* an MCP server's tool: SERVER/TOOL ARGUMENTS */
 }
 
 /* The request's rows: tool, subject, directory, reasons, the queue. */
