@@ -24,6 +24,13 @@
 #define MCP_DESC_MAX 2048  /* a description offered, at most */
 #define MCP_PREVIEW_ROWS 5 /* a table's first rows shown to the model */
 
+/* A workspace file a result makes. */
+struct mcp_write {
+	char *rel;
+	char *data;
+	size_t n;
+};
+
 /* The call in flight. */
 struct mcp_job {
 	struct session *s;
@@ -31,13 +38,14 @@ struct mcp_job {
 	struct mcp *m;
 	uint64_t call;
 	int64_t t0;
-	char *text;  /* the result for the model, once it is in */
-	char *file;  /* the workspace file its result goes to */
+	char *text;               /* the result for the model, once it is in */
+	char *file;               /* the workspace file its result goes to */
+	struct mcp_write *writes; /* files to write, in turn: the result's,
+	                             its images */
+	int nwrites, wi;
 	cJSON *args; /* waiting for the servers to start (a resume) or its
 	                server to start again */
 	int waiting; /* ... the latter */
-	char *data;  /* ... with these bytes */
-	size_t ndata;
 	int is_error;
 	long rows, cols;
 	double bytes;
@@ -475,7 +483,7 @@ static void render_part(struct buf *b, const cJSON *p)
 {
 	const char *type = json_str(p, "type", "");
 	if (!strcmp(type, "image")) {
-		buf_printf(b, "[an image (%s) from the tool: not shown to you]",
+		buf_printf(b, "[an image (%s) from the tool]",
 		           json_str(p, "mimeType", "?"));
 	} else if (!strcmp(type, "audio")) {
 		buf_printf(b,
@@ -557,7 +565,11 @@ static void mcp_job_free(struct mcp_job *j)
 	free(j->tool);
 	free(j->text);
 	free(j->file);
-	free(j->data);
+	for (int i = 0; i < j->nwrites; i++) {
+		free(j->writes[i].rel);
+		free(j->writes[i].data);
+	}
+	free(j->writes);
 	free(j);
 }
 
@@ -587,7 +599,18 @@ static void job_finish(struct mcp_job *j, const char *error)
 	free(text);
 }
 
-/* The result's file was written (or not). */
+/* Queue a workspace file (data taken). */
+static void job_add_write(struct mcp_job *j, char *rel, char *data, size_t n)
+{
+	j->writes =
+	    xrealloc(j->writes, (size_t)(j->nwrites + 1) * sizeof *j->writes);
+	j->writes[j->nwrites++] = (struct mcp_write){rel, data, n};
+}
+
+/* Write the next file, or the call is over. */
+static void job_write_next(struct mcp_job *j);
+
+/* One of the result's files was written (or not). */
 static void job_written(void *arg, int rc, const char *err, struct buf *data,
                         cJSON *list)
 {
@@ -597,16 +620,29 @@ static void job_written(void *arg, int rc, const char *err, struct buf *data,
 		mcp_job_free(j);
 		return;
 	}
+	const char *rel = j->writes[j->wi].rel;
 	if (rc < 0) {
-		char *t = xasprintf("%s\n[the result could not be saved to %s: "
-		                    "%s]",
-		                    j->text, j->file, err ? err : "?");
+		char *t = xasprintf("%s\n[%s could not be saved: %s]", j->text,
+		                    rel, err ? err : "?");
 		free(j->text);
 		j->text = t;
-		free(j->file);
-		j->file = NULL;
+		if (j->file && !strcmp(j->file, rel)) {
+			free(j->file);
+			j->file = NULL;
+		}
 	}
-	job_finish(j, NULL);
+	j->wi++;
+	job_write_next(j);
+}
+
+static void job_write_next(struct mcp_job *j)
+{
+	if (j->wi >= j->nwrites) {
+		job_finish(j, NULL);
+		return;
+	}
+	struct mcp_write *w = &j->writes[j->wi];
+	sbx_write_file(j->s->sbx, w->rel, w->data, w->n, job_written, j);
 }
 
 /* A path part from a server's or a tool's name. */
@@ -634,7 +670,7 @@ static void job_file(struct mcp_job *j, char *csv, const char *ext)
 	struct buf b;
 	buf_init(&b, 0);
 	if (csv) {
-		j->data = csv;
+		job_add_write(j, xstrdup(j->file), csv, strlen(csv));
 		buf_printf(
 		    &b,
 		    "The result is a table of %ld rows and %ld columns, "
@@ -651,7 +687,8 @@ static void job_file(struct mcp_job *j, char *csv, const char *ext)
 			p += n;
 		}
 	} else {
-		j->data = xstrdup(j->text);
+		job_add_write(j, xstrdup(j->file), xstrdup(j->text),
+		              strlen(j->text));
 		size_t keep = (size_t)s->cfg->max_output_bytes / 2;
 		while (keep > 0 && (j->text[keep] & 0xC0) == 0x80)
 			keep--; /* not inside a UTF-8 character */
@@ -662,10 +699,86 @@ static void job_file(struct mcp_job *j, char *csv, const char *ext)
 		    "workspace]",
 		    strlen(j->text), j->file);
 	}
-	j->ndata = strlen(j->data);
 	free(j->text);
 	j->text = buf_detach(&b);
-	sbx_write_file(s->sbx, j->file, j->data, j->ndata, job_written, j);
+}
+
+/* One base64 character's value, or -1. */
+static int b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* Standard base64 decoded (padding optional, nothing else allowed);
+ * NULL when it is not base64. */
+static char *b64_decode(const char *in, size_t *n)
+{
+	size_t len = strlen(in);
+	while (len > 0 && in[len - 1] == '=')
+		len--;
+	char *out = xmalloc(len / 4 * 3 + 3);
+	size_t o = 0;
+	unsigned acc = 0;
+	int bits = 0;
+	for (size_t i = 0; i < len; i++) {
+		int v = b64_value((unsigned char)in[i]);
+		if (v < 0) {
+			free(out);
+			return NULL;
+		}
+		acc = (acc << 6) | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	*n = o;
+	return out;
+}
+
+/* The result's images land in the workspace as files (the preview shows
+ * them, and with send_images auto they go to the model as any image a
+ * call makes); the model's text says where. */
+static void job_images(struct mcp_job *j, const cJSON *result)
+{
+	static const char *const types[][2] = {{"image/png", "png"},
+	                                       {"image/jpeg", "jpg"},
+	                                       {"image/gif", "gif"},
+	                                       {"image/webp", "webp"}};
+	const cJSON *p;
+	int k = 0;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(result, "content"))
+	{
+		const char *mime = json_str(p, "mimeType", "");
+		const char *ext = NULL;
+		for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+			if (!strcmp(mime, types[i][0]))
+				ext = types[i][1];
+		const char *b64 = json_str(p, "data", NULL);
+		if (strcmp(json_str(p, "type", ""), "image") || !ext || !b64)
+			continue;
+		size_t n = 0;
+		char *bytes = b64_decode(b64, &n);
+		if (!bytes)
+			continue;
+		char *srv = path_part(j->server), *tool = path_part(j->tool);
+		char *rel = xasprintf("mcp/%s/%s-%d-image%d.%s", srv, tool,
+		                      ++j->s->mcp.ncalls, ++k, ext);
+		free(srv);
+		free(tool);
+		char *t =
+		    xasprintf("%s\n[the image is saved to %s]", j->text, rel);
+		free(j->text);
+		j->text = t;
+		job_add_write(j, rel, bytes, n);
+	}
 }
 
 /* The server answered (or not). */
@@ -691,9 +804,9 @@ static void job_done(struct mcp *m, const cJSON *result, const char *err,
 		cJSON *is_json = big && !csv ? cJSON_Parse(j->text) : NULL;
 		job_file(j, csv, is_json ? "json" : "txt");
 		cJSON_Delete(is_json);
-		return;
 	}
-	job_finish(j, NULL);
+	job_images(j, result);
+	job_write_next(j);
 }
 
 /* Call job's tool on its server (started and ready by now). */
@@ -781,7 +894,7 @@ void mcptool_free(struct session *s)
 	struct mcp_job *j = s->mcp.job;
 	if (j && j->call)
 		mcptool_cancel(s);
-	else if (j && j->file)
+	else if (j && j->nwrites)
 		j->s = NULL; /* its file's write frees it */
 	else if (j)
 		mcp_job_free(j);

@@ -31,28 +31,32 @@ ev() { $PY -c "import json,sys
 for l in open(sys.argv[1]):
     e = json.loads(l)
     if e['type'] == sys.argv[2]: print(json.dumps(e))" "$1" "$2"; }
-evhas() { ev "$1" "$2" | grep -q -- "$3"; }
+# evhas FILE TYPE TEXT: an event of TYPE whose JSON (json.dumps) holds TEXT
+evhas() { $PY -c "import json,sys
+sys.exit(not any(e['type'] == sys.argv[2] and sys.argv[3] in json.dumps(e)
+                 for e in map(json.loads, open(sys.argv[1]))))" "$@"; }
 calls_seen() { grep -c '"method": "tools/call"' "$T/fake.log" || true; }
 
 script "$T/s1.json" '[{"name": "fake__echo", "arguments": {"text": "hello"}}]' \
 	'[{"name": "fake__slow", "arguments": {}}]' \
 	'[{"name": "fake__die", "arguments": {}}]' \
 	'[{"name": "fake__echo", "arguments": {"text": "again"}}]' \
-	'[{"name": "fake__big", "arguments": {}}]'
+	'[{"name": "fake__big", "arguments": {}}]' \
+	'[{"name": "fake__image", "arguments": {}}]'
 set +e
 run --script "$T/s1.json" --ask none --timeout 2 --run-dir "$T/r1" go >"$T/r1.out" 2>&1
 rc=$?
 set -e
 tr=$T/r1/transcript.jsonl
 check "a run with MCP tools completes (exit $rc)" test "$rc" -eq 0
-check "mcp_tools: the server ready, its 8 tools offered" $PY -c "
+check "mcp_tools: the server ready, its 9 tools offered" $PY -c "
 import json, sys
 e = [json.loads(l) for l in open('$tr') if '\"mcp_tools\"' in l][0]
 names = [t['name'] for t in e['tools']]
-ok = e['servers'][0]['status'] == 'ready' and len(names) == 8 and 'fake__echo' in names
+ok = e['servers'][0]['status'] == 'ready' and len(names) == 9 and 'fake__echo' in names
 sys.exit(not ok)"
 check "... an escaped name offered as [A-Za-z0-9_-] only" evhas "$tr" mcp_tools '"fake__evil__0_pwned__"'
-check "... headless says so" grep -q 'mcp fake: 8 tools' "$T/r1.out"
+check "... headless says so" grep -q 'mcp fake: 9 tools' "$T/r1.out"
 check "the call answered: its result to the model" evhas "$tr" tool_result '"content": "echo: hello"'
 check "... recorded as mcp_call" evhas "$tr" mcp_call '"tool": "echo", "duration_ms"'
 check "a call never answered: timed out (--timeout 2)" evhas "$tr" tool_result 'slow (MCP server fake): no answer from the server after 2 s'
@@ -63,6 +67,8 @@ check "a 50 MB result: saved in the workspace" evhas "$tr" mcp_call '"file": "mc
 check "... the model gets a preview and the file's name" evhas "$tr" tool_result 'the whole result (52428800 bytes) is in mcp/fake/big-1.txt'
 check "... the file whole in the workspace" test "$(tar --zstd -xOf "$T/r1/workspace.tar.zst" mcp/fake/big-1.txt | wc -c)" -eq 52428800
 check "... the transcript stays small" test "$(stat -c %s "$tr")" -lt 2000000
+check "an image in a result: saved in the workspace" evhas "$tr" tool_result 'the image is saved to mcp/fake/image-2-image1.png'
+check "... and sent to the model with the result (send_images auto)" evhas "$tr" image_sent '"path": "mcp/fake/image-2-image1.png", "how": "auto"'
 check "every MCP call through the policy: a reason to ask" evhas "$tr" approval 'a tool of the MCP server fake, which runs outside the sandbox'
 
 # the policy: headless without a terminal, risky mode denies; a rule allows

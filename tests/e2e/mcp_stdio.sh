@@ -19,7 +19,7 @@ EOF
 mcp() { (cd "$T/proj" && XDG_CONFIG_HOME=$T/cfg "$ASSAY" mcp "$@"); }
 
 mcp list fake >"$T/list" 2>&1 || true
-check "list: the server ready, 8 tools over two pages" grep -q 'fake  stdio  ready  2025-11-25 fake-mcp  8 tools' "$T/list"
+check "list: the server ready, 9 tools over two pages" grep -q 'fake  stdio  ready  2025-11-25 fake-mcp  9 tools' "$T/list"
 check "... a tool of the second page" grep -q '^  progress ' "$T/list"
 check "... escapes in a name shown, not sent" grep -qF 'evil^[]0;pwned^[\' "$T/list"
 check "... and in a description, bidi control by its code" grep -qF '^[[2J^[[31mred<U+202E>' "$T/list"
