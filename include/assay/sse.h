@@ -23,6 +23,17 @@ struct sse {
 	int have_data;
 	int error_field;
 	int bare_json; /* accept bare JSON lines as data (OpenSandbox) */
+	/* The stream's last event id, for a reconnection's Last-Event-ID:
+	 * the latest id: field, taken when its event ends (a blank line)
+	 * and kept across events that have none; "" when none was seen (or
+	 * the server reset it with an empty id:). An id holding NUL is
+	 * ignored. Read it with buf_str(&s->id). */
+	struct buf id;
+	struct buf id_next; /* the id: of the event being read */
+	int id_next_set;
+	/* The latest retry: field (digits only), in milliseconds; -1 when
+	 * none was seen. */
+	long retry;
 	sse_fn fn;
 	void *arg;
 };

@@ -142,8 +142,10 @@ static void xfer_add_header(struct http_xfer *x, const char *p, size_t n)
 	x->hdr_bytes += n;
 }
 
-/* Each header line; a status line starts a new block (100-continue,
- * proxies), so only the last block's headers are kept. */
+/* Each header line; a status line starts a new block (100-continue),
+ * so only the last block's headers are kept. The blank line that ends
+ * the final block is when on_response comes (as http.h says), not the
+ * first body byte: an event stream may send none for long. */
 static size_t http_header_cb(char *p, size_t size, size_t nmemb, void *arg)
 {
 	struct http_xfer *x = arg;
@@ -160,8 +162,10 @@ static size_t http_header_cb(char *p, size_t size, size_t nmemb, void *arg)
 		x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
 	} else if (len > 0) {
 		xfer_add_header(x, p, len);
+	} else if (x->status >= 200 && !x->responded) {
+		xfer_respond(x);
 	}
-	return n;
+	return x->cancelled ? 0 : n;
 }
 
 /* A transfer curl has finished: report it once, then free it. */
@@ -463,6 +467,8 @@ static int xfer_setup(struct http_xfer *x, const struct http_request *r,
 	curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, xfer_socket);
 	curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	/* a proxy's CONNECT answer is no response of ours */
+	curl_easy_setopt(e, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, http_write_cb);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);

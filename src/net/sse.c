@@ -3,6 +3,7 @@
  * they appear and a blank line dispatches the event built so far. */
 #include "assay/sse.h"
 
+#include <limits.h>
 #include <string.h>
 
 void sse_init(struct sse *s, size_t max, sse_fn fn, void *arg)
@@ -11,6 +12,9 @@ void sse_init(struct sse *s, size_t max, sse_fn fn, void *arg)
 	buf_init(&s->line, max);
 	buf_init(&s->data, max);
 	buf_init(&s->event, max);
+	buf_init(&s->id, max);
+	buf_init(&s->id_next, max);
+	s->retry = -1;
 	s->fn = fn;
 	s->arg = arg;
 }
@@ -20,14 +24,23 @@ void sse_free(struct sse *s)
 	buf_free(&s->line);
 	buf_free(&s->data);
 	buf_free(&s->event);
+	buf_free(&s->id);
+	buf_free(&s->id_next);
 }
 
 /* Hand the buffered event to the callback and start a new one. An
- * event without any data line is dropped, as the SSE spec says. */
+ * event without any data line is dropped, as the SSE spec says, but its
+ * id: still becomes the stream's last event id. */
 static int sse_dispatch(struct sse *s)
 {
 	int rc = 0;
 
+	if (s->id_next_set) {
+		buf_reset(&s->id);
+		if (buf_append(&s->id, s->id_next.data, s->id_next.len) < 0)
+			return -1;
+		s->id_next_set = 0;
+	}
 	if (s->have_data) {
 		struct sse_event ev = {
 		    .event = buf_str(&s->event),
@@ -55,6 +68,33 @@ static int sse_add_data(struct sse *s, const char *v, size_t n, int error)
 	if (error)
 		s->error_field = 1;
 	return 0;
+}
+
+/* An id: field: kept unless it holds NUL (the SSE spec). */
+static int sse_set_id(struct sse *s, const char *v, size_t n)
+{
+	if (memchr(v, '\0', n))
+		return 0;
+	buf_reset(&s->id_next);
+	s->id_next_set = 1;
+	return buf_append(&s->id_next, v, n);
+}
+
+/* A retry: field: only ASCII digits count (the SSE spec); too large a
+ * value saturates. */
+static void sse_set_retry(struct sse *s, const char *v, size_t n)
+{
+	long ms = 0;
+
+	if (n == 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return;
+		if (ms < LONG_MAX / 10 - 10)
+			ms = ms * 10 + (v[i] - '0');
+	}
+	s->retry = ms;
 }
 
 /* One complete line, without its \n. */
@@ -86,7 +126,11 @@ static int sse_line(struct sse *s, const char *p, size_t n)
 		buf_reset(&s->event);
 		return buf_append(&s->event, v, vlen);
 	}
-	return 0; /* id:, retry: and unknown fields */
+	if (flen == 2 && memcmp(p, "id", 2) == 0)
+		return sse_set_id(s, v, vlen);
+	if (flen == 5 && memcmp(p, "retry", 5) == 0)
+		sse_set_retry(s, v, vlen);
+	return 0; /* unknown fields */
 }
 
 int sse_feed(struct sse *s, const char *data, size_t n)

@@ -110,6 +110,13 @@ static int respond(struct conn *c, const char *req, const char *body)
 		                method, strlen(body), body);
 		say(c->fd, out);
 		free(out);
+	} else if (strcmp(path, "/quiet") == 0) {
+		/* headers now, the body half a second later */
+		say(c->fd, "HTTP/1.1 200 OK\r\nContent-Type: "
+		           "text/event-stream\r\nConnection: close\r\n\r\n");
+		c->pieces = 1;
+		c->timer = loop_timer_add(c->loop, 500, stream_piece, c);
+		return 0;
 	} else if (strcmp(path, "/stream") == 0) {
 		say(c->fd, "HTTP/1.1 200 OK\r\nContent-Type: "
 		           "text/event-stream\r\nConnection: close\r\n\r\n");
@@ -230,6 +237,7 @@ struct rec {
 	struct http_xfer *cancel_other;
 	int abort_on_data;
 	int free_http_on_data;
+	int stop_on_response;
 	char hdr_test[32], hdr_early[8], hdr_late[8], hdr_method[16];
 	struct http_xfer *x;
 	void (*then)(struct rec *r); /* run from on_done */
@@ -250,6 +258,8 @@ static void rec_response(struct http_xfer *x, long status, void *arg)
 		snprintf(r->hdr_late, sizeof r->hdr_late, "%s", v);
 	if ((v = http_header(x, "X-Method")))
 		snprintf(r->hdr_method, sizeof r->hdr_method, "%s", v);
+	if (r->stop_on_response)
+		loop_stop(r->fx->loop);
 }
 
 static int rec_data(struct http_xfer *x, const char *d, size_t n, void *arg)
@@ -440,6 +450,22 @@ static void test_stream_pieces(void **state)
 	rec_free(&r);
 }
 
+/* on_response comes when the headers are in, not with the first body
+ * byte: an event stream may stay silent for long. */
+static void test_response_before_body(void **state)
+{
+	struct fx *fx = *state;
+	struct rec r = {.stop_on_response = 1};
+	int64_t t0 = now_ms();
+
+	struct http_xfer *x = get(fx, &r, "/quiet", "GET", NULL, 0);
+	run_loop(fx, 5000);
+	assert_string_equal(buf_str(&r.log), "R200 ");
+	assert_true(now_ms() - t0 < 400);
+	http_cancel(x);
+	rec_free(&r);
+}
+
 /* Cancel from inside on_data: no on_done, and http stays usable. */
 static void test_cancel_self_in_data(void **state)
 {
@@ -574,6 +600,8 @@ int main(void)
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_unix_socket, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stream_pieces, setup,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_response_before_body, setup,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_cancel_self_in_data, setup,
 	                                    teardown),

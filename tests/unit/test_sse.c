@@ -227,6 +227,118 @@ static void test_callback_stops(void **state)
 	buf_free(&r.out);
 }
 
+/* Events rendered as "id|retry|data\n": the stream's last event id
+ * and retry as the callback sees them. */
+struct idrec {
+	struct sse *s;
+	struct buf out;
+};
+
+static int idrec_fn(const struct sse_event *ev, void *arg)
+{
+	struct idrec *r = arg;
+
+	buf_printf(&r->out, "%s|%ld|%s\n", buf_str(&r->s->id), r->s->retry,
+	           ev->data);
+	return 0;
+}
+
+/* text[0..len) fed in pieces of step bytes (0 = whole), then finished;
+ * the events, then "end:ID|RETRY". */
+static char *parse_ids(const char *text, size_t len, size_t step)
+{
+	struct sse s;
+	struct idrec r = {.s = &s};
+
+	buf_init(&r.out, 0);
+	sse_init(&s, 1 << 20, idrec_fn, &r);
+	for (size_t pos = 0; pos < len;) {
+		size_t n = step && len - pos > step ? step : len - pos;
+		assert_int_equal(sse_feed(&s, text + pos, n), 0);
+		pos += n;
+	}
+	assert_int_equal(sse_finish(&s), 0);
+	buf_printf(&r.out, "end:%s|%ld", buf_str(&s.id), s.retry);
+	sse_free(&s);
+	return buf_detach(&r.out);
+}
+
+/* The same fields whole, in 1..7-byte pieces. */
+static void expect_ids(const char *text, size_t len, const char *want)
+{
+	for (size_t step = 0; step < 8; step++) {
+		char *got = parse_ids(text, len, step);
+		assert_string_equal(got, want);
+		free(got);
+	}
+}
+
+#define EXPECT_IDS(lit, want) expect_ids(lit, sizeof lit - 1, want)
+
+static void test_id(void **state)
+{
+	/* None seen: "". The id persists across events without one. */
+	EXPECT_IDS("data: a\n\nid: 1\ndata: b\n\ndata: c\n\n",
+	           "|-1|a\n1|-1|b\n1|-1|c\nend:1|-1");
+	EXPECT_IDS("id: 1\ndata: a\n\nid: 2\r\ndata: b\r\n\r\n",
+	           "1|-1|a\n2|-1|b\nend:2|-1");
+	/* An empty id: resets it. */
+	EXPECT_IDS("id: 1\ndata: a\n\nid\ndata: b\n\n",
+	           "1|-1|a\n|-1|b\nend:|-1");
+	EXPECT_IDS("id: 1\ndata: a\n\nid:\ndata: b\n\n",
+	           "1|-1|a\n|-1|b\nend:|-1");
+	/* An id holding NUL is ignored; the one before stays. */
+	EXPECT_IDS("id: 1\ndata: a\n\nid: x\0y\ndata: b\n\n",
+	           "1|-1|a\n1|-1|b\nend:1|-1");
+	/* An event with an id and no data: not dispatched, its id kept. */
+	EXPECT_IDS("id: 5\n\ndata: x\n\n", "5|-1|x\nend:5|-1");
+	/* The last id: of an event wins; only one space is dropped. */
+	EXPECT_IDS("id: a\nid:  b\ndata: x\n\n", " b|-1|x\nend: b|-1");
+	/* The priming event of an MCP stream: an id, a retry, empty data,
+	 * dispatched with data_len 0. */
+	EXPECT_IDS("id: event-1\nretry: 500\ndata: \n\n",
+	           "event-1|500|\nend:event-1|500");
+}
+
+/* An event's id counts once its event has ended: a stream cut in the
+ * middle of an event resumes from the event before. */
+static void test_id_waits_for_event_end(void **state)
+{
+	struct sse s;
+	struct idrec r = {.s = &s};
+	const char *text = "id: 1\ndata: a\n\nid: 2\ndata: b\n";
+
+	buf_init(&r.out, 0);
+	sse_init(&s, 1024, idrec_fn, &r);
+	assert_string_equal(buf_str(&s.id), "");
+	assert_int_equal(sse_feed(&s, text, strlen(text)), 0);
+	assert_string_equal(buf_str(&s.id), "1");
+	assert_int_equal(sse_feed(&s, "\n", 1), 0);
+	assert_string_equal(buf_str(&s.id), "2");
+	assert_string_equal(buf_str(&r.out), "1|-1|a\n2|-1|b\n");
+	sse_free(&s);
+	buf_free(&r.out);
+}
+
+static void test_retry(void **state)
+{
+	EXPECT_IDS("retry: 100\ndata: a\n\ndata: b\n\nretry:250\ndata: c\n\n",
+	           "|100|a\n|100|b\n|250|c\nend:|250");
+	/* Anything but digits is ignored; the value before stays. */
+	EXPECT_IDS("retry: 100\nretry: 5x\nretry: -1\nretry: \nretry\n"
+	           "retry:  7\nretry: 1.5\ndata: a\n\n",
+	           "|100|a\nend:|100");
+	EXPECT_IDS("retry: x\ndata: a\n\n", "|-1|a\nend:|-1");
+	/* It applies at once, even to an event without data. */
+	EXPECT_IDS("retry: 0\n\n", "end:|0");
+	/* Too many digits saturate instead of overflowing. */
+	const char *big = "retry: 99999999999999999999999999999\n";
+	char *got = parse_ids(big, strlen(big), 0);
+	long v = strtol(strchr(got, '|') + 1, NULL, 10);
+	assert_true(v > 1000000000L);
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +351,9 @@ int main(void)
 	    cmocka_unit_test(test_every_split),
 	    cmocka_unit_test(test_bounds),
 	    cmocka_unit_test(test_callback_stops),
+	    cmocka_unit_test(test_id),
+	    cmocka_unit_test(test_id_waits_for_event_end),
+	    cmocka_unit_test(test_retry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
