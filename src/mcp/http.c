@@ -376,7 +376,7 @@ static void mh_on_done(struct http_xfer *x, int ok, const char *errmsg,
                        void *arg);
 
 /* A transfer's record, last in the list (held POSTs go in order). */
-struct mh_stream *mh_stream_new(struct mhttp *m, enum mh_kind kind)
+static struct mh_stream *mh_stream_new(struct mhttp *m, enum mh_kind kind)
 {
 	struct mh_stream *st = xcalloc(1, sizeof *st), **pp = &m->streams;
 

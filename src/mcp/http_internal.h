@@ -106,14 +106,13 @@ static inline void mh_enter(struct mhttp *m)
 void mh_leave(struct mhttp *m);
 
 /* http.c: a line for the client's log (made one line); a request
- * answered by us with a JSON-RPC error (status: HTTP's, 0 if none);
- * a transfer's record (appended, so held POSTs keep their order) and
- * its start (-1 and *err: st is done); a GET or the DELETE in one go. */
+ * answered by us with a JSON-RPC error (status: HTTP's, 0 if none); a
+ * transfer started (-1 and *err: st is done); a GET or the DELETE
+ * started in one go (NULL and *err). */
 void mh_log(struct mhttp *m, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void mh_req_error(struct mhttp *m, struct mh_req *r, long status,
                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-struct mh_stream *mh_stream_new(struct mhttp *m, enum mh_kind kind);
 int mh_go(struct mh_stream *st, const char *body, size_t n, const char *last_id,
           char **err);
 struct mh_stream *mh_start(struct mhttp *m, enum mh_kind kind,
