@@ -398,12 +398,19 @@ static int mcp_call_cmd(struct mcli *c, const cJSON *servers, int json,
 			free(text);
 		} else {
 			const cJSON *p;
+			int texts = 0;
 			cJSON_ArrayForEach(
 			    p, cJSON_GetObjectItem(c->result, "content"))
-			    print_part(p);
+			{
+				print_part(p);
+				texts +=
+				    !strcmp(json_str(p, "type", ""), "text");
+			}
+			/* servers send it as text too; shown when they do not
+			 * (--json has everything) */
 			const cJSON *sc =
 			    cJSON_GetObjectItem(c->result, "structuredContent");
-			if (sc) {
+			if (sc && !texts) {
 				char *text = cJSON_Print(sc);
 				say_clean(stdout, "structured: ", text, 1);
 				free(text);
