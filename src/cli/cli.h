@@ -66,6 +66,10 @@ int cmd_export(int argc, char **argv);
 /* assay mcp list|call|conformance-client (mcp.c); argv[0] is "mcp".
  * Returns the exit code. */
 int cmd_mcp(int argc, char **argv);
+/* Start each server of servers ("mcp_servers"), wait at most timeout_ms,
+ * end them: [{name, transport, status (ready, failed, not answering),
+ * [why], tools (a count)}] (doctor). */
+cJSON *mcp_probe(const cJSON *servers, int timeout_ms);
 /* assay replay RUN (replay.c): the workbench on a recorded run; argv[0]
  * is "replay". Returns the exit code. */
 int cmd_replay(int argc, char **argv);

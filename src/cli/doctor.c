@@ -1,6 +1,7 @@
 /* doctor.c: `assay doctor`: what works on this machine and what to do
  * about what does not, one section per area (terminal graphics, the
- * sandbox backends, the sandbox's python libraries, model keys), each
+ * sandbox backends, the sandbox's python libraries, model keys, MCP
+ * servers), each
  * item OK / WARN / FAIL. Every check is real and bounded: the terminal
  * is asked (150 ms), a local sandbox is started and runs python, the
  * Docker daemon is called with a short timeout. --json prints the same
@@ -26,6 +27,7 @@
 #define DOC_TTY_MS 150    /* the terminal's answers */
 #define DOC_TMUX_MS 500   /* tmux display -p */
 #define DOC_PROBE_MS 3000 /* each call to a sandbox daemon or server */
+#define DOC_MCP_MS 10000  /* the MCP servers' start, all together */
 
 enum doc_status { DOC_OK, DOC_WARN, DOC_FAIL };
 
@@ -341,6 +343,40 @@ static void check_keys(struct doctor *d, const struct config *c)
 		     xasprintf("%s needs no key", c->provider), NULL);
 }
 
+/* ---- MCP servers ---- */
+
+/* Each configured MCP server started (at most DOC_MCP_MS for all), its
+ * tools counted, ended. */
+static void check_mcp(struct doctor *d, const struct config *c)
+{
+	section(d, "MCP servers");
+	if (!cJSON_GetArraySize(c->mcp_servers)) {
+		item(d, DOC_OK, "mcp_servers",
+		     xstrdup("none configured (\"mcp_servers\" in your "
+		             "config: assay help config)"),
+		     NULL);
+		return;
+	}
+	cJSON *got = mcp_probe(c->mcp_servers, DOC_MCP_MS);
+	const cJSON *o;
+	cJSON_ArrayForEach(o, got)
+	{
+		int ready = !strcmp(json_str(o, "status", ""), "ready");
+		item(d, ready ? DOC_OK : DOC_WARN, json_str(o, "name", "?"),
+		     ready
+		         ? xasprintf("%s, ready: %.0f tools",
+		                     json_str(o, "transport", ""),
+		                     json_num(o, "tools", 0))
+		         : xasprintf("%s, %s: %s", json_str(o, "transport", ""),
+		                     json_str(o, "status", ""),
+		                     json_str(o, "why", "no answer in time")),
+		     ready ? NULL
+		           : xstrdup("assay mcp list -v NAME shows its log; a "
+		                     "run goes on without its tools"));
+	}
+	cJSON_AddItemToObject(d->report, "mcp", got);
+}
+
 /* ---- output ---- */
 
 /* Details carry what terminals, daemons and sandboxes said: every
@@ -479,6 +515,7 @@ int cmd_doctor(int argc, char **argv)
 	}
 	check_sandboxes(&d, &c);
 	check_keys(&d, &c);
+	check_mcp(&d, &c);
 	cJSON_AddStringToObject(d.report, "sandbox", c.sandbox);
 	cJSON_AddBoolToObject(d.report, "ok", !d.failed);
 	if (json) {

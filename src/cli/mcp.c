@@ -488,6 +488,35 @@ static int conformance_client(struct mcli *c, const char *url)
 	return rc;
 }
 
+cJSON *mcp_probe(const cJSON *servers, int timeout_ms)
+{
+	struct mcli c = {.start_ms = timeout_ms};
+	c.loop = loop_new();
+	const cJSON *s;
+	cJSON_ArrayForEach(s, servers) start_one(&c, s->string, s);
+	wait_started(&c);
+	cJSON *out = cJSON_CreateArray();
+	for (int i = 0; i < c.n; i++) {
+		struct mcp *m = c.servers[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", mcp_name(m));
+		cJSON_AddStringToObject(o, "transport", mcp_transport_name(m));
+		enum mcp_state st = mcp_state(m);
+		cJSON_AddStringToObject(o, "status",
+		                        st == MCP_READY    ? "ready"
+		                        : st == MCP_FAILED ? "failed"
+		                                           : "not answering");
+		if (mcp_why(m))
+			cJSON_AddStringToObject(o, "why", mcp_why(m));
+		cJSON_AddNumberToObject(o, "tools",
+		                        cJSON_GetArraySize(mcp_tools(m)));
+		cJSON_AddItemToArray(out, o);
+	}
+	close_all(&c);
+	loop_free(c.loop);
+	return out;
+}
+
 /* The usage of assay mcp. */
 static void mcp_usage(FILE *f)
 {

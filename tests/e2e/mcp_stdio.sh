@@ -71,6 +71,14 @@ check "a wrong protocol version: failed, saying which" grep -q 'badver  stdio  f
 check "a program not found: failed, saying so" grep -q 'no-such-program-for-assay: not found in PATH' <<<"$out"
 check "... list exits 1 when one failed (got $rc)" test "$rc" -eq 1
 
+# doctor's MCP section: each server started, counted, ended
+(cd "$T/proj" && XDG_CONFIG_HOME=$T/cfg "$ASSAY" doctor --json </dev/null >"$T/doctor.json" 2>/dev/null) || true
+check "doctor: each MCP server's status" $PY -c "
+import json, sys
+m = {s['name']: s for s in json.load(open('$T/doctor.json'))['mcp']}
+sys.exit(not (m['fake']['status'] == 'ready' and m['fake']['tools'] == 9 and
+              m['badver']['status'] == 'failed' and 'not found in PATH' in m['nosuch']['why']))"
+
 # a project's server: never started while the project is untrusted
 cat >"$T/proj/assay.json" <<EOF
 {"mcp_servers": {"proj": {"command": "$PY", "args": ["$FM", "--log", "$T/proj.log"]}}}
