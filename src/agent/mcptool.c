@@ -16,13 +16,17 @@
 #include "assay/sandbox.h"
 #include "assay/util.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MCP_START_MS 30000 /* every server's start, at most */
-#define MCP_NAME_MAX 64    /* a tool name the providers take */
-#define MCP_DESC_MAX 2048  /* a description offered, at most */
-#define MCP_PREVIEW_ROWS 5 /* a table's first rows shown to the model */
+#define MCP_START_MS 30000   /* every server's start, at most */
+#define MCP_NAME_MAX 64      /* a tool name the providers take */
+#define MCP_DESC_MAX 2048    /* a description offered, at most */
+#define MCP_PREVIEW_ROWS 5   /* a table's first rows shown to the model */
+#define MCP_CSV_COLUMNS 1000 /* a table wider is left as it came */
+#define MCP_CSV_CELLS 2e7    /* ... and one with more cells */
+#define MCP_NAME_TRIES 20    /* names tried for a tool before it is left out */
 
 /* A workspace file a result makes. */
 struct mcp_write {
@@ -86,7 +90,7 @@ static char *offer_name(const struct session *s, const cJSON *offered,
 		n[MCP_NAME_MAX - 4] = '\0';
 	(void)s;
 	char *name = xstrdup(n);
-	for (int k = 2; k < 1000; k++) {
+	for (int k = 2;; k++) {
 		int taken = 0;
 		const cJSON *t;
 		cJSON_ArrayForEach(t, offered)
@@ -96,6 +100,9 @@ static char *offer_name(const struct session *s, const cJSON *offered,
 		if (!taken)
 			break;
 		free(name);
+		name = NULL;
+		if (k > MCP_NAME_TRIES)
+			break; /* left out: the names are taken */
 		name = xasprintf("%s_%d", n, k);
 	}
 	free(n);
@@ -126,9 +133,11 @@ static cJSON *tool_definition(const cJSON *t)
 	cJSON *d = cJSON_CreateObject();
 	cJSON_AddStringToObject(d, "name", json_str(t, "name", ""));
 	const char *desc = json_str(t, "description", "");
+	size_t n = strlen(desc);
+	n = utf8_complete_prefix(desc, n < MCP_DESC_MAX ? n : MCP_DESC_MAX);
 	char *text = xasprintf("(a tool of the MCP server %s, run outside the "
 	                       "sandbox) %.*s",
-	                       json_str(t, "server", ""), MCP_DESC_MAX, desc);
+	                       json_str(t, "server", ""), (int)n, desc);
 	cJSON_AddStringToObject(d, "description", text);
 	free(text);
 	cJSON_AddItemToObject(
@@ -189,9 +198,16 @@ static void settle(struct session *s)
 		const cJSON *t, *list = ready ? mcp_tools(m) : NULL;
 		cJSON_ArrayForEach(t, list)
 		{
-			cJSON *e = cJSON_CreateObject();
 			char *name = offer_name(s, tools, mcp_name(m),
 			                        json_str(t, "name", ""));
+			if (!name) {
+				log_warn(
+				    "mcp %s: tool %.80s left out: its name is "
+				    "taken",
+				    mcp_name(m), json_str(t, "name", ""));
+				continue;
+			}
+			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "name", name);
 			free(name);
 			cJSON_AddStringToObject(e, "server", mcp_name(m));
@@ -216,6 +232,7 @@ static void settle(struct session *s)
 		cJSON_Delete(tools);
 	} else {
 		cJSON_Delete(s->mcp.offered);
+		transcript_sanitize(tools); /* what the record holds */
 		s->mcp.offered = cJSON_Duplicate(tools, 1);
 		session_emit(s, ev_mcp_tools(servers, tools));
 		offer_all(s);
@@ -435,17 +452,26 @@ static void csv_field(struct buf *b, const cJSON *v)
 	free(own);
 }
 
-/* rows as CSV: the columns of every row in the order first seen. */
+/* rows as CSV: the columns of every row in the order first seen; NULL
+ * when it would be too wide or too big to be a table (sparse records:
+ * rows x columns cells). */
 static char *rows_csv(const cJSON *rows, long *nrows, long *ncols)
 {
 	cJSON *cols = cJSON_CreateObject(); /* name -> 1, in order */
 	const cJSON *r, *f;
+	long nc = 0, nr = cJSON_GetArraySize(rows);
 	cJSON_ArrayForEach(r, rows)
 	{
 		cJSON_ArrayForEach(f, r)
 		{
-			if (!cJSON_GetObjectItemCaseSensitive(cols, f->string))
-				cJSON_AddTrueToObject(cols, f->string);
+			if (cJSON_GetObjectItemCaseSensitive(cols, f->string))
+				continue;
+			cJSON_AddTrueToObject(cols, f->string);
+			if (++nc > MCP_CSV_COLUMNS ||
+			    (double)nc * (double)nr > MCP_CSV_CELLS) {
+				cJSON_Delete(cols);
+				return NULL;
+			}
 		}
 	}
 	struct buf b;
@@ -547,8 +573,8 @@ char *mcptool_render(const cJSON *result, int *is_error, char **csv, long *rows,
 			free(j);
 		}
 	}
-	if (table && !*is_error)
-		*csv = rows_csv(table, rows, cols);
+	if (table && !*is_error && !(*csv = rows_csv(table, rows, cols)))
+		*rows = *cols = -1;
 	cJSON_Delete(parsed);
 	if (!b.len)
 		buf_puts(&b, "(the tool returned nothing)");
@@ -828,8 +854,9 @@ static void job_call(struct session *s, struct mcp_job *j, const cJSON *args)
 		job_finish(j, why);
 		return;
 	}
-	j->call = mcp_call(j->m, j->tool, args, s->cfg->timeout_s * 1000,
-	                   job_done, NULL, j);
+	int secs = s->cfg->timeout_s < INT_MAX / 1000 ? s->cfg->timeout_s
+	                                              : INT_MAX / 1000;
+	j->call = mcp_call(j->m, j->tool, args, secs * 1000, job_done, NULL, j);
 }
 
 /* A resumed run's first live MCP call: the servers have started. */
@@ -867,19 +894,27 @@ void mcptool_run(struct session *s, const char *id, const char *name,
 void mcptool_cancel(struct session *s)
 {
 	struct mcp_job *j = s->mcp.job;
-	if (!j || !j->call)
-		return; /* nothing sent, or its file is being written */
-	mcp_cancel(j->m, j->call, "cancelled by the user");
+	int waiting = j && !j->call && (j->waiting || j->args);
+	if (!j || (!j->call && !waiting))
+		return; /* its files are being written: it ends soon */
+	if (j->call)
+		mcp_cancel(j->m, j->call, "cancelled by the user");
 	j->call = 0;
+	j->waiting = 0; /* not sent once its server is up */
+	cJSON_Delete(j->args);
+	j->args = NULL;
 	if (s->freeing) {
 		s->mcp.job = NULL;
 		mcp_job_free(j);
 		return;
 	}
 	j->is_error = 1;
-	j->text = xasprintf("%s (MCP server %s): cancelled (the server was "
-	                    "told)",
-	                    j->tool, j->server);
+	j->text = waiting ? xasprintf("%s (MCP server %s): cancelled before "
+	                              "it was sent",
+	                              j->tool, j->server)
+	                  : xasprintf("%s (MCP server %s): cancelled (the "
+	                              "server was told)",
+	                              j->tool, j->server);
 	job_finish(j, "cancelled");
 }
 
@@ -892,7 +927,7 @@ void mcptool_close(struct session *s)
 void mcptool_free(struct session *s)
 {
 	struct mcp_job *j = s->mcp.job;
-	if (j && j->call)
+	if (j && (j->call || j->waiting || j->args))
 		mcptool_cancel(s);
 	else if (j && j->nwrites)
 		j->s = NULL; /* its file's write frees it */

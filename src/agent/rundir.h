@@ -80,6 +80,9 @@ void transcript_close(struct transcript *t);
  * deletes); a failed write arms the timer that ends the run
  * (session_record_failed). */
 cJSON *transcript_record(struct session *s, cJSON *ev);
+/* Every string (and key) of item and the items after it made valid
+ * UTF-8, in place: what an event holds, or what goes in a request. */
+void transcript_sanitize(cJSON *item);
 
 /* cache.c: cache/<hash>.json. */
 void cache_save(const char *run_dir, const char *hash,

@@ -76,7 +76,7 @@ static char *transcript_clean_string(char *s, int owned)
 /* Every string of an event must be valid UTF-8 (JSON, the transcript,
  * the next request): model text, arguments, paths and errors may not
  * be. Fixes them in place. */
-static void transcript_sanitize(cJSON *item)
+void transcript_sanitize(cJSON *item)
 {
 	for (cJSON *it = item; it; it = it->next) {
 		if (cJSON_IsString(it) && it->valuestring &&

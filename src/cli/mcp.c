@@ -245,6 +245,8 @@ static void on_done(struct mcp *m, const cJSON *result, const char *err,
 	struct mcli *c = arg;
 	(void)m;
 	c->call_done = 1;
+	cJSON_Delete(c->result);
+	free(c->error);
 	c->result = result ? cJSON_Duplicate(result, 1) : NULL;
 	c->error = err ? xstrdup(err) : NULL;
 }
@@ -467,12 +469,16 @@ static int conformance_client(struct mcli *c, const char *url)
 			if (call_wait(c, m, tool, args, 60) < 0)
 				rc = EXIT_FAILED;
 		} else if (scenario && strcmp(scenario, "initialize")) {
-			cJSON_ArrayForEach(t, mcp_tools(m))
+			/* a copy: list_changed may replace the list meanwhile
+			 */
+			cJSON *tools = cJSON_Duplicate(mcp_tools(m), 1);
+			cJSON_ArrayForEach(t, tools)
 			{
 				if (call_wait(c, m, json_str(t, "name", ""),
 				              args, 60) < 0)
 					rc = EXIT_FAILED;
 			}
+			cJSON_Delete(tools);
 		}
 		if (c->error)
 			say_clean(stderr, "assay: the call failed: ", c->error,
@@ -556,7 +562,7 @@ int cmd_mcp(int argc, char **argv)
 		else if (!strcmp(argv[i], "--accept-defaults"))
 			accept = 1;
 		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc &&
-		         atoi(argv[i + 1]) > 0)
+		         atoi(argv[i + 1]) > 0 && atoi(argv[i + 1]) <= 86400)
 			timeout_s = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc &&
 		         atoi(argv[i + 1]) > 0 && atoi(argv[i + 1]) <= 1000000)

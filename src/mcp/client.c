@@ -22,6 +22,8 @@
 #define MCP_MAX_PAGES 100
 #define MCP_MAX_TOOLS 2000
 #define MCP_RELIST_MS 100
+#define MCP_MAX_TOOL_BYTES (64u << 10) /* one tool's definition */
+#define MCP_MAX_LIST_BYTES (16u << 20) /* all of them */
 
 enum req_kind {
 	REQ_INITIALIZE,
@@ -69,6 +71,7 @@ struct mcp {
 	cJSON *tools;   /* the list in force */
 	cJSON *listing; /* pages gathered by a listing under way */
 	int pages;
+	size_t listing_bytes;
 	int relist; /* list_changed while a listing was under way */
 	uint64_t relist_timer;
 	uint64_t next_id;
@@ -228,8 +231,9 @@ static void req_timeout(void *arg)
 	struct mcp *m = r->m;
 	r->timer = 0;
 	req_take(m, r->id);
-	char *why = xasprintf("no answer from the server after %d s",
-	                      (r->timeout_ms + 999) / 1000);
+	char *why =
+	    xasprintf("no answer from the server after %d s",
+	              r->timeout_ms / 1000 + (r->timeout_ms % 1000 != 0));
 	if (r->kind == REQ_CALL) {
 		mcp_send_cancel(m, r->id, "timed out");
 		if (r->done)
@@ -267,10 +271,23 @@ static void list_page(struct mcp *m, const cJSON *result)
 	{
 		if (!cJSON_IsString(cJSON_GetObjectItem(t, "name")))
 			continue; /* a tool without a name cannot be called */
-		if (cJSON_GetArraySize(m->listing) >= MCP_MAX_TOOLS) {
+		char *one = cJSON_PrintUnformatted(t);
+		size_t n = one ? strlen(one) : 0;
+		free(one);
+		if (n > MCP_MAX_TOOL_BYTES) {
 			mcp_log(m, "info",
-			        "more than %d tools: the rest left out",
-			        MCP_MAX_TOOLS);
+			        "tool %.80s left out: its definition "
+			        "is %zu bytes",
+			        json_str(t, "name", ""), n);
+			continue;
+		}
+		m->listing_bytes += n;
+		if (cJSON_GetArraySize(m->listing) >= MCP_MAX_TOOLS ||
+		    m->listing_bytes > MCP_MAX_LIST_BYTES) {
+			mcp_log(m, "info",
+			        "more than %d tools or %u bytes of them: the "
+			        "rest left out",
+			        MCP_MAX_TOOLS, MCP_MAX_LIST_BYTES);
 			break;
 		}
 		cJSON_AddItemToArray(m->listing, cJSON_Duplicate(t, 1));
@@ -288,6 +305,7 @@ static void list_page(struct mcp *m, const cJSON *result)
 	m->tools = m->listing;
 	m->listing = NULL;
 	m->pages = 0;
+	m->listing_bytes = 0;
 	int was_ready = m->state == MCP_READY;
 	m->state = MCP_READY;
 	if (!was_ready)
@@ -534,8 +552,19 @@ static void on_failed(void *arg, const char *why)
 	}
 	m->t->ops->free(m->t);
 	m->t = NULL;
+	cJSON_Delete(m->listing); /* a listing under way is gone with it */
+	m->listing = NULL;
+	m->pages = 0;
+	m->relist = 0;
+	if (m->closing) { /* closed from a callback above */
+		m->state = MCP_CLOSED;
+		mcp_changed(m);
+		return;
+	}
 	m->state = MCP_STARTING;
 	mcp_changed(m);
+	if (m->closing || m->state != MCP_STARTING)
+		return;
 	mcp_begin(m);
 }
 
@@ -564,8 +593,10 @@ static void mcp_list(struct mcp *m, const char *cursor)
 		p = cJSON_CreateObject();
 		cJSON_AddStringToObject(p, "cursor", cursor);
 	}
-	if (!m->listing)
+	if (!m->listing) {
 		m->listing = cJSON_CreateArray();
+		m->listing_bytes = 0;
+	}
 	char *err = NULL;
 	if (mcp_request(m, "tools/list", p, r, &err) < 0) {
 		char *why = xasprintf("tools/list: %s", err);

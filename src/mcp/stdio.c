@@ -22,8 +22,9 @@
 #define STDIO_TERM_MS 2000
 #define STDIO_KILL_MS 5000
 #define STDIO_LOG_LINE 4096
-#define STDIO_BAD_LINES 10 /* lines not JSON logged one by one, then counted   \
-	                    */
+#define STDIO_BAD_LINES 10   /* stdout lines not JSON logged, then none */
+#define STDIO_LOG_LINES 2000 /* stderr lines logged, then counted */
+#define STDIO_EOF_MS 500     /* stdout closed: the exit should follow */
 
 extern char **environ;
 
@@ -41,7 +42,9 @@ struct stdio_t {
 	int bad_lines;
 	int closing;
 	int failed;
-	uint64_t timer; /* TERM / KILL while closing; the deferred calls */
+	uint64_t timer;     /* TERM / KILL while closing; the deferred calls */
+	uint64_t eof_timer; /* its stdout closed while it lives */
+	long log_lines;     /* stderr lines logged (bounded) */
 	int kill_step;
 };
 
@@ -128,9 +131,20 @@ static void stderr_bytes(struct stdio_t *t, const char *p, size_t n)
 		}
 		if (p[i] != '\n')
 			continue; /* past the cut: up to the newline */
-		t->cb.log(t->cb.arg, buf_str(&t->eline));
+		if (++t->log_lines <= STDIO_LOG_LINES)
+			t->cb.log(t->cb.arg, buf_str(&t->eline));
+		else if (t->log_lines == STDIO_LOG_LINES + 1)
+			t->cb.log(t->cb.arg, "(more stderr lines not logged)");
 		buf_reset(&t->eline);
 	}
+}
+
+/* Its stdout closed and it has not exited: it cannot answer. */
+static void stdout_gone(void *arg)
+{
+	struct stdio_t *t = arg;
+	t->eof_timer = 0;
+	stdio_failed(t, "the server closed its stdout");
 }
 
 /* Read what one of the child's outputs has; EOF closes our end. */
@@ -146,7 +160,11 @@ static void on_read(int fd, int revents, void *arg)
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n <= 0) {
-			close_fd(t, fd == t->out ? &t->out : &t->err);
+			int out = fd == t->out;
+			close_fd(t, out ? &t->out : &t->err);
+			if (out && t->pid && !t->closing && !t->eof_timer)
+				t->eof_timer = loop_timer_add(
+				    t->loop, STDIO_EOF_MS, stdout_gone, t);
 			return;
 		}
 		if (fd == t->out)
@@ -196,7 +214,13 @@ static void on_exit_child(pid_t pid, int status, void *arg)
 {
 	struct stdio_t *t = arg;
 	(void)pid;
+	/* what it started in its group (npx's node, a wrapper's server)
+	 * goes with it */
+	kill(-t->pid, SIGKILL);
 	t->pid = 0;
+	if (t->eof_timer)
+		loop_timer_cancel(t->loop, t->eof_timer);
+	t->eof_timer = 0;
 	if (t->out >= 0)
 		on_read(t->out, POLLIN, t);
 	if (t->err >= 0)
@@ -249,6 +273,10 @@ static int stdio_send(struct mcp_transport *base, const char *json, size_t n,
 		*err = xstrdup("a message with a newline");
 		return -1;
 	}
+	if (t->pending.len + n + 1 > MCP_MAX_MESSAGE) {
+		*err = xstrdup("the server is not reading its stdin");
+		return -1;
+	}
 	buf_append(&t->pending, json, n);
 	buf_append(&t->pending, "\n", 1);
 	loop_fd_events(t->loop, t->in, POLLOUT);
@@ -285,6 +313,8 @@ static void stdio_free(struct mcp_transport *base)
 		return;
 	if (t->timer)
 		loop_timer_cancel(t->loop, t->timer);
+	if (t->eof_timer)
+		loop_timer_cancel(t->loop, t->eof_timer);
 	close_fd(t, &t->in);
 	close_fd(t, &t->out);
 	close_fd(t, &t->err);

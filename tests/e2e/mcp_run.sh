@@ -42,21 +42,22 @@ script "$T/s1.json" '[{"name": "fake__echo", "arguments": {"text": "hello"}}]' \
 	'[{"name": "fake__die", "arguments": {}}]' \
 	'[{"name": "fake__echo", "arguments": {"text": "again"}}]' \
 	'[{"name": "fake__big", "arguments": {}}]' \
-	'[{"name": "fake__image", "arguments": {}}]'
+	'[{"name": "fake__image", "arguments": {}}]' \
+	'[{"name": "fake__sparse", "arguments": {}}]'
 set +e
 run --script "$T/s1.json" --ask none --timeout 2 --run-dir "$T/r1" go >"$T/r1.out" 2>&1
 rc=$?
 set -e
 tr=$T/r1/transcript.jsonl
 check "a run with MCP tools completes (exit $rc)" test "$rc" -eq 0
-check "mcp_tools: the server ready, its 9 tools offered" $PY -c "
+check "mcp_tools: the server ready, its 11 tools offered" $PY -c "
 import json, sys
 e = [json.loads(l) for l in open('$tr') if '\"mcp_tools\"' in l][0]
 names = [t['name'] for t in e['tools']]
-ok = e['servers'][0]['status'] == 'ready' and len(names) == 9 and 'fake__echo' in names
+ok = e['servers'][0]['status'] == 'ready' and len(names) == 11 and 'fake__echo' in names
 sys.exit(not ok)"
 check "... an escaped name offered as [A-Za-z0-9_-] only" evhas "$tr" mcp_tools '"fake__evil__0_pwned__"'
-check "... headless says so" grep -q 'mcp fake: 9 tools' "$T/r1.out"
+check "... headless says so" grep -q 'mcp fake: 11 tools' "$T/r1.out"
 check "the call answered: its result to the model" evhas "$tr" tool_result '"content": "echo: hello"'
 check "... recorded as mcp_call" evhas "$tr" mcp_call '"tool": "echo", "duration_ms"'
 check "a call never answered: timed out (--timeout 2)" evhas "$tr" tool_result 'slow (MCP server fake): no answer from the server after 2 s'
@@ -69,6 +70,8 @@ check "... the file whole in the workspace" test "$(tar --zstd -xOf "$T/r1/works
 check "... the transcript stays small" test "$(stat -c %s "$tr")" -lt 2000000
 check "an image in a result: saved in the workspace" evhas "$tr" tool_result 'the image is saved to mcp/fake/image-2-image1.png'
 check "... and sent to the model with the result (send_images auto)" evhas "$tr" image_sent '"path": "mcp/fake/image-2-image1.png", "how": "auto"'
+check "2000 sparse records (2000 columns): not made a table" evhas "$tr" mcp_call '"tool": "sparse", "duration_ms"'
+check "... the result whole in a .json file instead" evhas "$tr" mcp_call '"file": "mcp/fake/sparse-3.json"'
 check "every MCP call through the policy: a reason to ask" evhas "$tr" approval 'a tool of the MCP server fake, which runs outside the sandbox'
 
 # the policy: headless without a terminal, risky mode denies; a rule allows

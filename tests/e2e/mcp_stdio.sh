@@ -19,7 +19,7 @@ EOF
 mcp() { (cd "$T/proj" && XDG_CONFIG_HOME=$T/cfg "$ASSAY" mcp "$@"); }
 
 mcp list fake >"$T/list" 2>&1 || true
-check "list: the server ready, 9 tools over two pages" grep -q 'fake  stdio  ready  2025-11-25 fake-mcp  9 tools' "$T/list"
+check "list: the server ready, 11 tools over two pages" grep -q 'fake  stdio  ready  2025-11-25 fake-mcp  11 tools' "$T/list"
 check "... a tool of the second page" grep -q '^  progress ' "$T/list"
 check "... escapes in a name shown, not sent" grep -qF 'evil^[]0;pwned^[\' "$T/list"
 check "... and in a description, bidi control by its code" grep -qF '^[[2J^[[31mred<U+202E>' "$T/list"
@@ -58,6 +58,14 @@ check "... and the answer after it" grep -q '^after the noise$' <<<"$out"
 out=$(mcp call fake progress 2>&1)
 check "progress shown as it comes" grep -q 'progress 2/3 step 2' <<<"$out"
 set +e
+start=$(date +%s%N)
+out=$(mcp call fake closeout --timeout 20 2>&1)
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+set -e
+check "a server that closes its stdout and lives on: failed at once (exit $rc, ${ms} ms)" test "$rc" -eq 3 -a "$ms" -lt 8000
+check "... saying so" grep -q 'the server closed its stdout' <<<"$out"
+set +e
 mcp call fake nope >/dev/null 2>"$T/nope"
 rc=$?
 set -e
@@ -76,7 +84,7 @@ check "... list exits 1 when one failed (got $rc)" test "$rc" -eq 1
 check "doctor: each MCP server's status" $PY -c "
 import json, sys
 m = {s['name']: s for s in json.load(open('$T/doctor.json'))['mcp']}
-sys.exit(not (m['fake']['status'] == 'ready' and m['fake']['tools'] == 9 and
+sys.exit(not (m['fake']['status'] == 'ready' and m['fake']['tools'] == 11 and
               m['badver']['status'] == 'failed' and 'not found in PATH' in m['nosuch']['why']))"
 
 # a project's server: never started while the project is untrusted
