@@ -22,6 +22,7 @@
 #define MCP_MAX_PAGES 100
 #define MCP_MAX_TOOLS 2000
 #define MCP_RELIST_MS 100
+#define MCP_MAX_LOG_LINES 5000         /* log lines of one connection */
 #define MCP_MAX_TOOL_BYTES (64u << 10) /* one tool's definition */
 #define MCP_MAX_LIST_BYTES (16u << 20) /* all of them */
 
@@ -72,7 +73,8 @@ struct mcp {
 	cJSON *listing; /* pages gathered by a listing under way */
 	int pages;
 	size_t listing_bytes;
-	int relist; /* list_changed while a listing was under way */
+	long logged; /* log lines so far (mcp_say) */
+	int relist;  /* list_changed while a listing was under way */
 	uint64_t relist_timer;
 	uint64_t next_id;
 	uint64_t next_token;
@@ -98,6 +100,18 @@ static void mcp_changed(struct mcp *m)
 		m->hooks.changed(m, m->hooks.arg);
 }
 
+/* One line to the log hook, at most MCP_MAX_LOG_LINES per connection
+ * (a server that floods its log or sends requests in a loop cannot fill
+ * the run's log). */
+static void mcp_say(struct mcp *m, const char *level, const char *text)
+{
+	if (!m->hooks.log || m->logged > MCP_MAX_LOG_LINES)
+		return;
+	if (++m->logged > MCP_MAX_LOG_LINES)
+		text = "(more log lines of this server not logged)";
+	m->hooks.log(m, level, text, m->hooks.arg);
+}
+
 /* A line for the log. */
 static void mcp_log(struct mcp *m, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -112,7 +126,7 @@ static void mcp_log(struct mcp *m, const char *level, const char *fmt, ...)
 		text = NULL;
 	va_end(ap);
 	if (text)
-		m->hooks.log(m, level, text, m->hooks.arg);
+		mcp_say(m, level, text);
 	free(text);
 }
 
@@ -495,13 +509,10 @@ static void server_notify(struct mcp *m, const cJSON *msg)
 		char *text = cJSON_IsString(data) ? xstrdup(data->valuestring)
 		                                  : json_print(data);
 		const char *logger = json_str(params, "logger", NULL);
-		if (m->hooks.log) {
-			char *line = logger ? xasprintf("%s: %s", logger, text)
-			                    : xstrdup(text);
-			m->hooks.log(m, json_str(params, "level", "info"), line,
-			             m->hooks.arg);
-			free(line);
-		}
+		char *line =
+		    logger ? xasprintf("%s: %s", logger, text) : xstrdup(text);
+		mcp_say(m, json_str(params, "level", "info"), line);
+		free(line);
 		free(text);
 	} else if (!strcmp(method, "notifications/tools/list_changed")) {
 		if (m->state == MCP_READY && !m->relist_timer)

@@ -50,6 +50,9 @@ check "... with its exit status" grep -q 'the server exited (status 3)' <<<"$out
 
 out=$(mcp call fake flood 2>&1)
 check "a flood of 20000 log lines: the answer still comes" test "$out" = "flooded"
+mcp call fake flood -v >/dev/null 2>"$T/flood.err"
+check "... its log bounded: 5000 lines, then a word" test "$(grep -c '\[debug\] line' "$T/flood.err")" -le 5000
+check "... saying the rest was not logged" grep -q 'more log lines of this server not logged' "$T/flood.err"
 mcp call fake big >"$T/big" 2>"$T/big.err"
 check "a 50 MB answer arrives whole" test "$(wc -c <"$T/big")" -eq $((50 * 1024 * 1024 + 1))
 out=$(mcp call fake noise -v 2>&1)
