@@ -126,9 +126,9 @@ static void close_all(struct mcli *c)
 static struct mcp *start_one(struct mcli *c, const char *name,
                              const cJSON *spec)
 {
-	struct mcp_hooks hk = {.log = on_log, .arg = c};
-	if (c->accept_defaults || !isatty(0))
-		hk.elicit = on_elicit;
+	/* elicitation declared: answered with the defaults or declined
+	 * with a word (on_elicit), terminal or not */
+	struct mcp_hooks hk = {.log = on_log, .elicit = on_elicit, .arg = c};
 	char *err = NULL;
 	struct mcp *m = mcp_new(c->loop, NULL, name, spec, &hk, &err);
 	if (!m) {
