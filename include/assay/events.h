@@ -35,6 +35,7 @@ enum event_type {
 	EV_IMAGE_SENT,
 	EV_MCP_TOOLS,
 	EV_MCP_CALL,
+	EV_MCP_ELICIT,
 	EV_WORKSPACE_CHANGE,
 	EV_PYTHON_SESSION,
 	EV_INPUT_HASHES,
@@ -247,6 +248,7 @@ enum ev_field {
 	EVF_ANNOTATIONS,
 	EVF_ROWS,
 	EVF_COLUMNS,
+	EVF_SCHEMA,
 	EVF__COUNT
 };
 
@@ -474,6 +476,17 @@ struct ev_mcp_call {
 	long rows, columns; /* -1: not a table */
 };
 cJSON *ev_mcp_call(const struct ev_mcp_call *c);
+/* mcp_elicit: an MCP server asked the person something
+ * (elicitation/create) and was answered: id ("elicit-N"), server,
+ * [call] (the tool call in flight), message, schema (its
+ * requestedSchema), action (accept, decline, cancel), [content] (what
+ * was sent: accept's fields, defaults filled), by ("person", or
+ * "nobody": no one to ask, declined). Copied. */
+struct ev_mcp_elicit {
+	const char *id, *server, *call, *message, *action, *by;
+	const cJSON *schema, *content;
+};
+cJSON *ev_mcp_elicit(const struct ev_mcp_elicit *e);
 cJSON *ev_tool_result_forked(const char *id, const char *content, int is_error,
                              const char *original);
 
@@ -493,6 +506,11 @@ cJSON *ev_input_hashes(const cJSON *inputs);
  * it began. */
 cJSON *ev_progress(const char *what, const char *subject, double done,
                    double total, int64_t elapsed_ms);
+/* progress of an MCP call (notifications/progress): what "mcp",
+ * subject the tool call's id, done and total in the server's units
+ * (total 0: not known), [message] (the server's words). */
+cJSON *ev_mcp_progress(const char *id, double done, double total,
+                       const char *message, int64_t elapsed_ms);
 /* python_session: state (started, ended), generation, and with a hello
  * python, executable, packages (a copy; none: []), startup_ms; then
  * [reason]. */

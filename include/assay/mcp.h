@@ -94,6 +94,13 @@ void mcp_elicit_reply(struct mcp *m, uint64_t token, cJSON *result);
  * default and is missing from it filled in; a new object. */
 cJSON *mcp_elicit_defaults(const cJSON *schema, const cJSON *content);
 
+/* Whether content answers schema (elicitation/create's
+ * requestedSchema): 0, or -1 and *why (a line naming the field). */
+int mcp_elicit_check(const cJSON *schema, const cJSON *content, char **why);
+/* The values a property offers to choose from (enum, oneOf/anyOf's
+ * consts; an array's items'), a new array; NULL when it offers none. */
+cJSON *mcp_elicit_choices(const cJSON *prop);
+
 /* End the connection (stdio: stdin closed, then SIGTERM, SIGKILL; HTTP:
  * DELETE). Calls in flight fail. The state becomes CLOSED (changed
  * hook) when it has. */

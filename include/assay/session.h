@@ -173,6 +173,18 @@ struct session_approval {
 	int editable; /* the subject can be edited (shell, python) */
 };
 
+/* An MCP server's question to the person (elicitation/create), while
+ * one of its tools runs or at any time. Valid until it is answered or
+ * cancelled. The message and the schema are the server's words: not
+ * sanitized. */
+struct session_elicitation {
+	const char *id;      /* "elicit-N" */
+	const char *server;  /* the server's name in mcp_servers */
+	const char *call;    /* the tool call in flight, or NULL */
+	const char *message; /* what it asks */
+	const cJSON *schema; /* requestedSchema: {properties, required} */
+};
+
 enum session_decision {
 	SESSION_RUN_ONCE, /* run it this time */
 	SESSION_EDIT,     /* run the edited command instead */
@@ -191,8 +203,11 @@ enum session_scope {
 struct session_approver {
 	void (*request)(void *arg, const struct session_approval *req);
 	/* the request is gone unanswered (run ended, turn cancelled,
-	 * or an "always" rule now allows it) */
+	 * or an "always" rule now allows it); also an elicitation's id */
 	void (*cancel)(void *arg, const char *id);
+	/* an MCP server asks the person something (may be NULL: then
+	 * every elicitation is declined, "nobody to ask") */
+	void (*elicit)(void *arg, const struct session_elicitation *e);
 };
 
 /* Set before session_start; ops is copied. */
@@ -211,6 +226,23 @@ int session_approve(struct session *s, const char *id,
 size_t session_approvals_pending(const struct session *s);
 const struct session_approval *session_approval_at(const struct session *s,
                                                    size_t i);
+
+/* Answer the elicitation id: action "accept" with content (an object
+ * of the schema's fields; omitted ones with a default are filled),
+ * "decline" or "cancel". -1 + *err (and it stays pending) when there
+ * is no such request or accept's content does not fit the schema (a
+ * required field missing, a wrong type, a value outside its enum,
+ * bounds or length). The answer is recorded (mcp_elicit). */
+int session_elicit(struct session *s, const char *id, const char *action,
+                   const cJSON *content, char **err);
+/* The values a property of an elicitation's schema offers to choose
+ * from (enum, oneOf/anyOf's consts, an array's items'), a new array;
+ * NULL when it offers none. */
+cJSON *session_elicit_choices(const cJSON *prop);
+/* The elicitations waiting, oldest first. */
+size_t session_elicitations_pending(const struct session *s);
+const struct session_elicitation *
+session_elicitation_at(const struct session *s, size_t i);
 
 /* --- resume, re-execute, fork --------------------------------------
  * A recorded run (its transcript.jsonl, cache/ and workspace) goes on

@@ -29,6 +29,7 @@ static const char *const event_names[EV__COUNT] = {
     [EV_IMAGE_SENT] = "image_sent",
     [EV_MCP_TOOLS] = "mcp_tools",
     [EV_MCP_CALL] = "mcp_call",
+    [EV_MCP_ELICIT] = "mcp_elicit",
     [EV_WORKSPACE_CHANGE] = "workspace_change",
     [EV_PYTHON_SESSION] = "python_session",
     [EV_INPUT_HASHES] = "input_hashes",
@@ -132,7 +133,7 @@ static const char *const field_names[EVF__COUNT] = {
     [EVF_TRANSPORT] = "transport", [EVF_PROTOCOL] = "protocol",
     [EVF_DESCRIPTION] = "description", [EVF_PARAMETERS] = "parameters",
     [EVF_ANNOTATIONS] = "annotations", [EVF_ROWS] = "rows",
-    [EVF_COLUMNS] = "columns",
+    [EVF_COLUMNS] = "columns", [EVF_SCHEMA] = "schema",
 };
 
 /* What each type means, its fields as the doc's event table shows them
@@ -295,6 +296,14 @@ static const struct ev_type_info type_info[EV__COUNT] = {
 	           EVF_IS_ERROR, EVF_ERROR, EVF_FILE, EVF_ROWS, EVF_COLUMNS,
 	           EVF_BYTES},
     },
+    [EV_MCP_ELICIT] = {
+	.meaning = "an MCP server asked the person something (elicitation) "
+	           "and was answered, or declined when nobody could answer",
+	.doc = "id, server, [call], message, schema, action (accept, "
+	       "decline, cancel), [content], by (person, nobody)",
+	.fields = {EVF_ID, EVF_SERVER, EVF_CALL, EVF_MESSAGE, EVF_SCHEMA,
+	           EVF_ACTION, EVF_CONTENT, EVF_BY},
+    },
     [EV_WORKSPACE_CHANGE] = {
 	.meaning = "a file of the workspace was created, modified or deleted",
 	.doc =
@@ -327,10 +336,12 @@ static const struct ev_type_info type_info[EV__COUNT] = {
 	    "transcript nor in --json)",
 	.doc =
 	    "what (\"hashing\", \"saving\", \"staging\", \"restoring\", "
-	    "\"delivering\"), subject (an input's dest, \"the workspace\", "
-	    "\"the inputs\", an output's path), done, total (0: not known "
-	    "yet), elapsed_ms",
-	.fields = {EVF_WHAT, EVF_SUBJECT, EVF_DONE, EVF_TOTAL, EVF_ELAPSED_MS},
+	    "\"delivering\", \"mcp\"), subject (an input's dest, \"the "
+	    "workspace\", \"the inputs\", an output's path; mcp: the tool "
+	    "call's id), done, total (0: not known yet), elapsed_ms, "
+	    "[message] (mcp: the server's words)",
+	.fields = {EVF_WHAT, EVF_SUBJECT, EVF_DONE, EVF_TOTAL, EVF_ELAPSED_MS,
+	           EVF_MESSAGE},
     },
     [EV_REPLAY_LIVE] = {
 	.meaning =

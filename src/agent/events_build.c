@@ -437,6 +437,25 @@ cJSON *ev_mcp_call(const struct ev_mcp_call *c)
 	return ev;
 }
 
+cJSON *ev_mcp_elicit(const struct ev_mcp_elicit *e)
+{
+	cJSON *ev = ev_new(EV_MCP_ELICIT);
+	cJSON_AddStringToObject(ev, fname(EVF_ID), e->id);
+	cJSON_AddStringToObject(ev, fname(EVF_SERVER), e->server);
+	if (e->call)
+		cJSON_AddStringToObject(ev, fname(EVF_CALL), e->call);
+	cJSON_AddStringToObject(ev, fname(EVF_MESSAGE), e->message);
+	cJSON_AddItemToObject(ev, fname(EVF_SCHEMA),
+	                      e->schema ? cJSON_Duplicate(e->schema, 1)
+	                                : cJSON_CreateObject());
+	cJSON_AddStringToObject(ev, fname(EVF_ACTION), e->action);
+	if (e->content)
+		cJSON_AddItemToObject(ev, fname(EVF_CONTENT),
+		                      cJSON_Duplicate(e->content, 1));
+	cJSON_AddStringToObject(ev, fname(EVF_BY), e->by);
+	return ev;
+}
+
 cJSON *ev_workspace_change(const char *path, const char *kind, double size,
                            double mtime, const char *call, cJSON *diff)
 {
@@ -470,6 +489,15 @@ cJSON *ev_progress(const char *what, const char *subject, double done,
 	cJSON_AddNumberToObject(ev, fname(EVF_DONE), done);
 	cJSON_AddNumberToObject(ev, fname(EVF_TOTAL), total);
 	cJSON_AddNumberToObject(ev, fname(EVF_ELAPSED_MS), (double)elapsed_ms);
+	return ev;
+}
+
+cJSON *ev_mcp_progress(const char *id, double done, double total,
+                       const char *message, int64_t elapsed_ms)
+{
+	cJSON *ev = ev_progress("mcp", id, done, total, elapsed_ms);
+	if (message)
+		cJSON_AddStringToObject(ev, fname(EVF_MESSAGE), message);
 	return ev;
 }
 

@@ -300,7 +300,10 @@ void mcptool_start(struct session *s, void (*ready)(struct session *s))
 	s->mcp.ready = ready;
 	s->mcp.started = 1;
 	const cJSON *spec;
-	struct mcp_hooks hk = {.changed = on_changed, .log = on_log, .arg = s};
+	struct mcp_hooks hk = {.changed = on_changed,
+	                       .log = on_log,
+	                       .elicit = mcptool_on_elicit,
+	                       .arg = s};
 	cJSON_ArrayForEach(spec, s->cfg->mcp_servers)
 	{
 		if (!wanted(s->cfg, spec->string))
@@ -599,12 +602,14 @@ static void mcp_job_free(struct mcp_job *j)
 	free(j);
 }
 
-/* The call is over: mcp_call, then its result. */
+/* The call is over: mcp_call, then its result (its questions still
+ * waiting are cancelled). */
 static void job_finish(struct mcp_job *j, const char *error)
 {
 	struct session *s = j->s;
 	if (s->mcp.job == j)
 		s->mcp.job = NULL;
+	mcptool_elicit_drop(s, j->id);
 	struct ev_mcp_call e = {.id = j->id,
 	                        .server = j->server,
 	                        .tool = j->tool,
@@ -835,6 +840,18 @@ static void job_done(struct mcp *m, const cJSON *result, const char *err,
 	job_write_next(j);
 }
 
+/* notifications/progress of the call: shown live (never recorded). */
+static void job_progress(struct mcp *m, double progress, double total,
+                         const char *message, void *arg)
+{
+	struct mcp_job *j = arg;
+	(void)m;
+	cJSON *ev = ev_mcp_progress(j->id, progress, total > 0 ? total : 0,
+	                            message, now_ms() - j->t0);
+	session_show(j->s, ev);
+	cJSON_Delete(ev);
+}
+
 /* Call job's tool on its server (started and ready by now). */
 static void job_call(struct session *s, struct mcp_job *j, const cJSON *args)
 {
@@ -856,7 +873,8 @@ static void job_call(struct session *s, struct mcp_job *j, const cJSON *args)
 	}
 	int secs = s->cfg->timeout_s < INT_MAX / 1000 ? s->cfg->timeout_s
 	                                              : INT_MAX / 1000;
-	j->call = mcp_call(j->m, j->tool, args, secs * 1000, job_done, NULL, j);
+	j->call = mcp_call(j->m, j->tool, args, secs * 1000, job_done,
+	                   job_progress, j);
 }
 
 /* A resumed run's first live MCP call: the servers have started. */
@@ -918,8 +936,15 @@ void mcptool_cancel(struct session *s)
 	job_finish(j, "cancelled");
 }
 
+const char *mcptool_call_of(const struct session *s, const struct mcp *m)
+{
+	const struct mcp_job *j = s->mcp.job;
+	return j && j->m == m && j->call ? j->id : NULL;
+}
+
 void mcptool_close(struct session *s)
 {
+	mcptool_elicit_drop(s, NULL);
 	for (int i = 0; i < s->mcp.n; i++)
 		mcp_close(s->mcp.servers[i]);
 }
@@ -934,6 +959,7 @@ void mcptool_free(struct session *s)
 	else if (j)
 		mcp_job_free(j);
 	s->mcp.job = NULL;
+	mcptool_elicit_drop(s, NULL); /* freeing: answered, not told */
 	if (s->mcp.deadline)
 		loop_timer_cancel(s->loop, s->mcp.deadline);
 	for (int i = 0; i < s->mcp.n; i++)

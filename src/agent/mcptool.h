@@ -14,8 +14,9 @@
 struct session;
 struct mcp;
 struct mcp_job; /* the call in flight (mcptool.c) */
+struct mcp_ask; /* a question to the person (elicit.c) */
 
-/* part: mcp, owner: src/agent/mcptool.c */
+/* part: mcp, owner: src/agent/mcptool.c, src/agent/elicit.c */
 struct mcps {
 	struct mcp **servers;
 	int n;
@@ -30,6 +31,8 @@ struct mcps {
 	void (*ready)(struct session *s); /* waiting for them */
 	struct mcp_job *job;              /* the call in flight */
 	int ncalls;                       /* MCP calls so far (file names) */
+	struct mcp_ask *asks; /* elicitations waiting, oldest first */
+	int nasks;            /* asked so far (their ids) */
 };
 
 /* Start the configured servers (none: settled at once); ready is called
@@ -53,6 +56,14 @@ void mcptool_run(struct session *s, const char *id, const char *name,
 /* Stop the call in flight (notifications/cancelled; its result says
  * so). */
 void mcptool_cancel(struct session *s);
+/* The id of the tool call in flight on server m, or NULL. */
+const char *mcptool_call_of(const struct session *s, const struct mcp *m);
+/* elicit.c: the mcp hook for elicitation/create (arg: the session). */
+void mcptool_on_elicit(struct mcp *m, uint64_t token, const cJSON *params,
+                       void *arg);
+/* Cancel the questions waiting for call (NULL: every one): the server
+ * gets "cancel", the frontend its cancel. */
+void mcptool_elicit_drop(struct session *s, const char *call);
 /* End the servers (the run ends). */
 void mcptool_close(struct session *s);
 void mcptool_free(struct session *s);

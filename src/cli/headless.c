@@ -301,6 +301,28 @@ static void hl_mcp_call(struct headless *h, const cJSON *ev)
 	fputc('\n', stderr);
 }
 
+/* An MCP server asked the person something: the answer, or that
+ * nobody could give one here. */
+static void hl_mcp_elicit(struct headless *h, const cJSON *ev)
+{
+	hl_end_text(h);
+	fputs("  the MCP server ", stderr);
+	hl_put(ev_str(ev, EVF_SERVER, ""));
+	fputs(" asks: ", stderr);
+	hl_put(ev_str(ev, EVF_MESSAGE, ""));
+	if (!strcmp(ev_str(ev, EVF_BY, ""), "nobody"))
+		fprintf(stderr,
+		        "\n  %s: nobody to answer here (a server's "
+		        "questions are answered in the workbench: "
+		        "assay without \"run\", in a terminal)\n",
+		        strcmp(ev_str(ev, EVF_ACTION, ""), "cancel")
+		            ? "declined"
+		            : "cancelled");
+	else
+		fprintf(stderr, "\n  answered: %s\n",
+		        ev_str(ev, EVF_ACTION, ""));
+}
+
 /* A failure, and when it is retried, how soon and what was dropped. */
 static void hl_error(struct headless *h, const cJSON *ev)
 {
@@ -384,6 +406,24 @@ static void hl_progress(struct headless *h, const cJSON *ev)
 {
 	double done = ev_num(ev, EVF_DONE, 0), total = ev_num(ev, EVF_TOTAL, 0);
 	int64_t ms = (int64_t)ev_long(ev, EVF_ELAPSED_MS, 0);
+	if (!strcmp(ev_str(ev, EVF_WHAT, ""), "mcp")) {
+		/* a server may send thousands: 4 lines a second at most */
+		int over = total > 0 && done >= total;
+		if (!over && ms >= h->progress_ms && ms - h->progress_ms < 250)
+			return;
+		h->progress_ms = over ? 0 : ms;
+		hl_end_text(h);
+		if (total > 0)
+			fprintf(stderr, "  progress %g of %g", done, total);
+		else
+			fprintf(stderr, "  progress %g", done);
+		if (ev_str(ev, EVF_MESSAGE, NULL)) {
+			fputs(": ", stderr);
+			hl_put(ev_str(ev, EVF_MESSAGE, ""));
+		}
+		fputc('\n', stderr);
+		return;
+	}
 	int last = total > 0 && done >= total;
 	if (done < 0) /* failed: its error says so */
 		h->progress_ms = 0;
@@ -421,6 +461,7 @@ static void (*const hl_handlers[EV__COUNT])(struct headless *,
     [EV_IMAGE_SENT] = hl_image_sent,
     [EV_MCP_TOOLS] = hl_mcp_tools,
     [EV_MCP_CALL] = hl_mcp_call,
+    [EV_MCP_ELICIT] = hl_mcp_elicit,
     [EV_ERROR] = hl_error,
     [EV_CONTEXT_TRIM] = hl_context,
     [EV_COMPACTION] = hl_context,

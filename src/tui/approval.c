@@ -112,7 +112,17 @@ static void approval_on_request(void *arg, const struct session_approval *req)
 
 static void approval_on_cancel(void *arg, const char *id)
 {
-	ui_approval_on_cancel(arg, id);
+	if (!strncmp(id, "elicit-", 7))
+		ui_elicit_on_cancel(arg, id);
+	else
+		ui_approval_on_cancel(arg, id);
+}
+
+/* An MCP server asks the person: the Input dialog (elicit.c). */
+static void approval_on_elicit(void *arg, const struct session_elicitation *e)
+{
+	(void)e;
+	ui_elicit_on_request(arg);
 }
 
 static void approval_draw(struct ui *u, struct ui_overlay *o);
@@ -121,8 +131,8 @@ static int approval_cursor(struct ui *u, struct ui_overlay *o, int *y, int *x);
 
 void ui_approval_attach(struct ui *u, int approver)
 {
-	static const struct session_approver ops = {approval_on_request,
-	                                            approval_on_cancel};
+	static const struct session_approver ops = {
+	    approval_on_request, approval_on_cancel, approval_on_elicit};
 	u->appr = xcalloc(1, sizeof *u->appr);
 	u->appr->ov = (struct ui_overlay){
 	    .name = "approval",
@@ -133,6 +143,7 @@ void ui_approval_attach(struct ui *u, int approver)
 	    .cursor = approval_cursor,
 	};
 	ui_input_init(&u->appr->field);
+	ui_elicit_attach(u);
 	if (approver)
 		session_set_approver(u->s, &ops, u);
 }
@@ -140,6 +151,7 @@ void ui_approval_attach(struct ui *u, int approver)
 void ui_approval_free(struct ui *u)
 {
 	struct ui_approval *a = u->appr;
+	ui_elicit_free(u);
 	if (!a)
 		return;
 	ui_overlay_pop(u, &a->ov);

@@ -39,6 +39,7 @@ static void call_free(struct ui_call *c)
 	free(c->summary);
 	free(c->detail);
 	free(c->result);
+	free(c->progress);
 	for (int i = 0; i < c->nsent; i++) {
 		free(c->sent[i].path);
 		free(c->sent[i].file);
@@ -842,9 +843,36 @@ static void model_on_idle(struct ui_model *m, const cJSON *ev, int64_t t)
 
 /* Slow work: named in the status bar after its first second, until it
  * is done. */
+/* An MCP call's progress: its line in Tools while it runs. */
+static void model_on_call_progress(struct ui_model *m, const cJSON *ev,
+                                   int64_t t)
+{
+	struct ui_call *c = ui_model_call(m, ev_str(ev, EVF_SUBJECT, NULL));
+	if (!c || c->state == UI_CALL_DONE || c->state == UI_CALL_DENIED)
+		return;
+	double done = ev_num(ev, EVF_DONE, 0), total = ev_num(ev, EVF_TOTAL, 0);
+	const char *msg = ev_str(ev, EVF_MESSAGE, NULL);
+	free(c->progress);
+	if (total > 0)
+		c->progress = xasprintf("progress %g of %g (%.0f%%)%s%.200s",
+		                        done, total, 100 * done / total,
+		                        msg ? ": " : "", msg ? msg : "");
+	else
+		c->progress = xasprintf("progress %g%s%.200s", done,
+		                        msg ? ": " : "", msg ? msg : "");
+	if (c->state == UI_CALL_PENDING) {
+		c->state = UI_CALL_RUNNING;
+		c->t_start = t - (int64_t)ev_long(ev, EVF_ELAPSED_MS, 0);
+	}
+	touch_call(m, c);
+}
+
 static void model_on_progress(struct ui_model *m, const cJSON *ev, int64_t t)
 {
-	(void)t;
+	if (!strcmp(ev_str(ev, EVF_WHAT, ""), "mcp")) {
+		model_on_call_progress(m, ev, t);
+		return;
+	}
 	double done = ev_num(ev, EVF_DONE, 0), total = ev_num(ev, EVF_TOTAL, 0);
 	double ms = ev_num(ev, EVF_ELAPSED_MS, 0);
 	free(m->progress);

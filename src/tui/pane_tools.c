@@ -258,7 +258,9 @@ static void src_init(struct outsrc *s, struct ui *u, int idx)
 	if (!c->is_exec || (c->result && !c->bytes[0] && !c->bytes[1] &&
 	                    c->state == UI_CALL_DONE)) {
 		s->mode = 2;
-		const char *r = c->result ? c->result : "";
+		const char *r = c->result     ? c->result
+		                : c->progress ? c->progress
+		                              : "";
 		char *clean = term_clean(r, strlen(r),
 		                         TERM_CLEAN_NEWLINES | TERM_CLEAN_TABS);
 		/* every line, the blank ones too; not the final \n */

@@ -569,13 +569,15 @@ void ui_draw_status(struct ui *u)
 	}
 	/* slow work is named unless a person is asked something */
 	if (m->phase != UI_ENDED && m->progress && !ui_approval_shown(u) &&
-	    !ui_step_shown(u))
+	    !ui_elicit_shown(u) && !ui_step_shown(u))
 		phase = m->progress; /* sanitized below with the whole bar */
 	else if (m->phase != UI_ENDED && u->s &&
 	         session_state(u->s) == SESSION_ENDING)
 		phase = "ending: saving the workspace";
 	else if (m->phase != UI_ENDED && ui_approval_shown(u))
 		phase = "waiting for approval";
+	else if (m->phase != UI_ENDED && ui_elicit_shown(u))
+		phase = "an MCP server asks you";
 	else if (m->phase != UI_ENDED && ui_step_shown(u))
 		phase = "paused at a breakpoint";
 	else if (m->phase == UI_REQUESTING && m->compacting)

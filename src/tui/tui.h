@@ -394,8 +394,9 @@ struct ui_call {
 	int asking; /* an approval_request waits for a person */
 	int64_t t_start, duration_ms; /* event clock */
 	uint64_t bytes[2];            /* stdout, stderr */
-	int truncated; /* the events lost some output: read the files */
-	char *result;  /* tool_result content (bounded) */
+	int truncated;  /* the events lost some output: read the files */
+	char *result;   /* tool_result content (bounded) */
+	char *progress; /* an MCP call's last progress, while it runs */
 	struct ui_term term[2];
 	int term_live;
 	/* recent output lines: a ring */

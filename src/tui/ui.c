@@ -104,6 +104,7 @@ void ui_leave_loop(struct ui *u)
 static void ui_sync_dialogs(struct ui *u)
 {
 	ui_approval_sync(u);
+	ui_elicit_sync(u);
 	ui_step_sync(u);
 	ui_budget_sync(u);
 }

@@ -34,6 +34,7 @@ enum {
 struct ui_pager;
 struct ui_watch;
 struct ui_approval;
+struct ui_elicit;
 struct ui_replay;
 struct ui_step;
 struct ui_budget;
@@ -95,6 +96,7 @@ struct ui {
 	/* the overlays' owners: each pointer set by its own file alone */
 	struct ui_pager *pager;     /* the pager when open (pager.c) */
 	struct ui_approval *appr;   /* the Approval dialog (approval.c) */
+	struct ui_elicit *elicit;   /* the Input dialog (elicit.c) */
 	struct ui_replay *replay;   /* assay replay (replay.c); else NULL */
 	struct ui_step *step;       /* step mode's pause dialog (step.c) */
 	struct ui_budget *budget;   /* the Budget dialog (budget.c) */
@@ -183,6 +185,17 @@ void ui_approval_sync(struct ui *u);
 /* The approver's two calls, for one that forwards them. */
 void ui_approval_on_request(struct ui *u);
 void ui_approval_on_cancel(struct ui *u, const char *id);
+
+/* elicit.c: the Input dialog, an MCP server's question to the person
+ * (its requests come through the approver's elicit). */
+void ui_elicit_attach(struct ui *u);
+void ui_elicit_free(struct ui *u);
+/* A question waits (the dialog is up). */
+int ui_elicit_shown(struct ui *u);
+/* The dialog on the overlay stack while a question waits, else off. */
+void ui_elicit_sync(struct ui *u);
+void ui_elicit_on_request(struct ui *u);
+void ui_elicit_on_cancel(struct ui *u, const char *id);
 
 /* watch.c: inotify on the host workspace; rescan calls back. */
 struct ui_watch *ui_watch_new(struct loop *l, const char *root,

@@ -678,6 +678,36 @@ static void test_mcp(void **state)
 	           "{\"type\":\"mcp_call\",\"id\":\"c2\",\"server\":"
 	           "\"db\",\"tool\":\"q\",\"duration_ms\":5,"
 	           "\"is_error\":true,\"error\":\"timed out\"}");
+	cJSON *schema = cJSON_Parse("{\"type\":\"object\"}");
+	cJSON *content = cJSON_Parse("{\"n\":2}");
+	struct ev_mcp_elicit el = {.id = "elicit-1",
+	                           .server = "db",
+	                           .call = "c3",
+	                           .message = "how many?",
+	                           .schema = schema,
+	                           .action = "accept",
+	                           .content = content,
+	                           .by = "person"};
+	check_json(ev_mcp_elicit(&el),
+	           "{\"type\":\"mcp_elicit\",\"id\":\"elicit-1\",\"server\":"
+	           "\"db\",\"call\":\"c3\",\"message\":\"how many?\","
+	           "\"schema\":{\"type\":\"object\"},\"action\":\"accept\","
+	           "\"content\":{\"n\":2},\"by\":\"person\"}");
+	el = (struct ev_mcp_elicit){.id = "elicit-2",
+	                            .server = "db",
+	                            .message = "m",
+	                            .action = "decline",
+	                            .by = "nobody"};
+	check_json(ev_mcp_elicit(&el),
+	           "{\"type\":\"mcp_elicit\",\"id\":\"elicit-2\",\"server\":"
+	           "\"db\",\"message\":\"m\",\"schema\":{},\"action\":"
+	           "\"decline\",\"by\":\"nobody\"}");
+	cJSON_Delete(schema);
+	cJSON_Delete(content);
+	check_json(ev_mcp_progress("c1", 3, 10, "rows", 1500),
+	           "{\"type\":\"progress\",\"what\":\"mcp\",\"subject\":"
+	           "\"c1\",\"done\":3,\"total\":10,\"elapsed_ms\":1500,"
+	           "\"message\":\"rows\"}");
 }
 
 /* Numbers from a record or a stream past an integer's range saturate

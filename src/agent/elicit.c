@@ -1,0 +1,174 @@
+/* elicit.c: an MCP server's questions to the person (elicitation/create)
+ * in a run: put to the frontend's approver when it can ask (the
+ * workbench's dialog), else declined at once ("nobody to ask": headless,
+ * a terminal prompt); answered through session_elicit, checked against
+ * the server's schema, recorded as mcp_elicit. Part of the session's mcp
+ * part (mcptool.h). The requests, schemas and answers it reads are MCP's
+ * JSON: not an event. */
+#include "agent_internal.h"
+
+#include "assay/events.h"
+#include "assay/json.h"
+#include "assay/log.h"
+#include "assay/mcp.h"
+#include "assay/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One question waiting for the person. */
+struct mcp_ask {
+	struct mcp_ask *next;
+	struct session_elicitation pub;
+	struct mcp *m;
+	uint64_t token;
+	char *id, *server, *call, *message;
+	cJSON *schema;
+};
+
+static void ask_free(struct mcp_ask *a)
+{
+	free(a->id);
+	free(a->server);
+	free(a->call);
+	free(a->message);
+	cJSON_Delete(a->schema);
+	free(a);
+}
+
+/* Record the answer and send it (result taken; content is what it
+ * holds, for the record). */
+static void ask_answer(struct session *s, struct mcp_ask *a, cJSON *result,
+                       const char *by)
+{
+	struct ev_mcp_elicit e = {
+	    .id = a->id,
+	    .server = a->server,
+	    .call = a->call,
+	    .message = a->message,
+	    .schema = a->schema,
+	    .action = json_str(result, "action", "decline"),
+	    .content = cJSON_GetObjectItem(result, "content"),
+	    .by = by,
+	};
+	if (!s->freeing)
+		session_emit(s, ev_mcp_elicit(&e));
+	log_info("mcp %s: elicitation %s: %s (%s)", a->server, a->id, e.action,
+	         by);
+	mcp_elicit_reply(a->m, a->token, result);
+}
+
+/* The question of that id, unlinked from the queue when take. */
+static struct mcp_ask *ask_find(struct session *s, const char *id, int take)
+{
+	for (struct mcp_ask **p = &s->mcp.asks; *p; p = &(*p)->next) {
+		struct mcp_ask *a = *p;
+		if (strcmp(a->id, id))
+			continue;
+		if (take)
+			*p = a->next;
+		return a;
+	}
+	return NULL;
+}
+
+void mcptool_on_elicit(struct mcp *m, uint64_t token, const cJSON *params,
+                       void *arg)
+{
+	struct session *s = arg;
+	struct mcp_ask *a = xcalloc(1, sizeof *a);
+	a->m = m;
+	a->token = token;
+	a->id = xasprintf("elicit-%d", ++s->mcp.nasks);
+	a->server = xstrdup(mcp_name(m));
+	const char *call = mcptool_call_of(s, m);
+	a->call = call ? xstrdup(call) : NULL;
+	a->message = xstrdup(json_str(params, "message", ""));
+	const cJSON *schema = cJSON_GetObjectItem(params, "requestedSchema");
+	a->schema = cJSON_IsObject(schema) ? cJSON_Duplicate(schema, 1)
+	                                   : cJSON_CreateObject();
+	a->pub = (struct session_elicitation){a->id, a->server, a->call,
+	                                      a->message, a->schema};
+	if (!s->appr.approver.elicit || s->freeing) {
+		cJSON *r = cJSON_CreateObject();
+		cJSON_AddStringToObject(r, "action", "decline");
+		ask_answer(s, a, r, "nobody");
+		ask_free(a);
+		return;
+	}
+	struct mcp_ask **p = &s->mcp.asks;
+	while (*p)
+		p = &(*p)->next;
+	*p = a;
+	s->appr.approver.elicit(s->appr.approver_arg, &a->pub);
+}
+
+int session_elicit(struct session *s, const char *id, const char *action,
+                   const cJSON *content, char **err)
+{
+	struct mcp_ask *a = ask_find(s, id, 0);
+	if (!a) {
+		*err = xasprintf("%s: no such question waiting", id);
+		return -1;
+	}
+	int accept = !strcmp(action, "accept");
+	if (!accept && strcmp(action, "decline") && strcmp(action, "cancel")) {
+		*err = xasprintf("%s: accept, decline or cancel", action);
+		return -1;
+	}
+	cJSON *result = cJSON_CreateObject();
+	cJSON_AddStringToObject(result, "action", action);
+	if (accept) {
+		cJSON *filled = mcp_elicit_defaults(a->schema, content);
+		if (mcp_elicit_check(a->schema, filled, err) < 0) {
+			cJSON_Delete(filled);
+			cJSON_Delete(result);
+			return -1;
+		}
+		cJSON_AddItemToObject(result, "content", filled);
+	}
+	ask_find(s, id, 1);
+	ask_answer(s, a, result, "person");
+	ask_free(a);
+	return 0;
+}
+
+void mcptool_elicit_drop(struct session *s, const char *call)
+{
+	for (struct mcp_ask **p = &s->mcp.asks; *p;) {
+		struct mcp_ask *a = *p;
+		if (call && (!a->call || strcmp(a->call, call))) {
+			p = &a->next;
+			continue;
+		}
+		*p = a->next;
+		cJSON *r = cJSON_CreateObject();
+		cJSON_AddStringToObject(r, "action", "cancel");
+		ask_answer(s, a, r, "nobody");
+		if (s->appr.approver.cancel && !s->freeing)
+			s->appr.approver.cancel(s->appr.approver_arg, a->id);
+		ask_free(a);
+	}
+}
+
+cJSON *session_elicit_choices(const cJSON *prop)
+{
+	return mcp_elicit_choices(prop);
+}
+
+size_t session_elicitations_pending(const struct session *s)
+{
+	size_t n = 0;
+	for (const struct mcp_ask *a = s->mcp.asks; a; a = a->next)
+		n++;
+	return n;
+}
+
+const struct session_elicitation *
+session_elicitation_at(const struct session *s, size_t i)
+{
+	for (const struct mcp_ask *a = s->mcp.asks; a; a = a->next)
+		if (i-- == 0)
+			return &a->pub;
+	return NULL;
+}

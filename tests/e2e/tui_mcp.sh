@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# MCP in the workbench, a person at the keys (tmux 120x40, --ask risky,
+# our fake server with --elicit): every MCP call prompts with the
+# Approval dialog ("call: fake/TOOL {...}", the reason: outside the
+# sandbox); a progress-reporting call shows its progress live in Tools;
+# a server's question (elicitation) is the Input dialog: its fields with
+# their defaults, Enter refused while a required field is empty or a
+# number out of bounds (the reason on screen), the answer typed and
+# picked, sent and recorded; a second question declined with Esc; a
+# call denied with n never reaches the server.
+source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/tui_helpers.bash"
+need_bwrap
+cd "$T"
+FM=$SRC/tests/fakes/fake_mcp.py
+mkdir -p cfg/assay
+cat >cfg/assay/config.json <<EOF2
+{"mcp_servers": {"fake": {"command": "$PY", "args": ["$FM", "--elicit", "--log", "$T/fake.log"]}}}
+EOF2
+cat >s.json <<'EOF2'
+{"turns": [
+ {"text": "step 0", "tool_calls": [{"name": "fake__progress", "arguments": {"delay": 1.5}}]},
+ {"text": "step 1", "tool_calls": [{"name": "fake__ask", "arguments": {}}]},
+ {"text": "step 2", "tool_calls": [{"name": "fake__ask", "arguments": {}}]},
+ {"text": "step 3", "tool_calls": [{"name": "fake__echo", "arguments": {"text": "never"}}]},
+ {"text": "All done.", "tool_calls": []}]}
+EOF2
+RUN=$T/run
+TR=$RUN/transcript.jsonl
+tui_start 120 40 XDG_CONFIG_HOME="$T/cfg" -- --provider script --script "$T/s.json" \
+	--ask risky --run-dir "$RUN" "go"
+result() { jget "$TR" "[e['content'] for e in x if e['type'] == 'tool_result' and e['id'] == '$1']"; }
+
+check "an MCP call prompts with the Approval dialog" wait_for '┌ Approval ┐|─ Approval ─' 30
+check "... naming the server and tool as the subject" screen_has 'call:'
+check "... fake/progress with its arguments" screen_has 'fake/progress \{"delay":1\.5\}'
+check "... and why: it runs outside the sandbox" screen_has 'which runs outside the'
+keys y
+check "approved: its progress shows live in Tools" wait_for 'progress [12] of 3 \([0-9]+%\): step [12]' 10
+check "... the call running meanwhile" screen_has '#1 fake__progress'
+check "it ends: its result in Tools" wait_for '#2 fake__ask' 20
+
+check "the question's call prompts next" wait_for 'fake/ask' 10
+keys y
+check "the server's question: the Input dialog" wait_for 'Input requested' 10
+check "... which server asks" screen_has 'the MCP server fake asks:'
+check "... its message, escapes shown harmlessly" screen_has 'Export which rows\?'
+check "... no raw escape reached the terminal" test "$(screen_attrs | grep -c $'\e\\[31m(red)' || true)" = 0
+check "... the fields with their titles, required ones marked" screen_has 'Your name \*'
+check "... a default filled in (Rows 100)" screen_has '> 100'
+check "... a choice with its default (south)" screen_has '< south >'
+check "... a yes/no" screen_has '\( \) yes   \( \) no'
+check "the status bar says a server asks" in_region 39 0 39 119 'an MCP server asks you'
+keys Enter
+check "Enter with a required field empty: refused, saying which" wait_for '! Your name: required' 5
+type_text 'Al'
+keys Tab C-u
+type_text '5000'
+keys Tab Space Tab Space
+check "picked: east, yes" wait_for '< east >' 5
+check "... yes" screen_has '\(\*\) yes'
+keys Enter
+check "a number out of bounds: refused" wait_for '! Rows: at most 1000' 5
+keys BTab BTab C-u
+type_text '250'
+keys Enter
+check "sent: the dialog closes" wait_gone 'Input requested' 10
+check "the server got the answer (the tool's result)" \
+	wait_for 'answer:' 10
+check "... exactly what was typed and picked" \
+	test "$(result call_1_0)" = "['answer: {\"action\": \"accept\", \"content\": {\"confirm\": true, \"name\": \"Al\", \"region\": \"east\", \"rows\": 250}}']"
+check "recorded: mcp_elicit by the person, with the content" \
+	test "$(jget "$TR" "[(e['action'], e['by'], e['content']['rows']) for e in x if e['type'] == 'mcp_elicit']")" = "[('accept', 'person', 250)]"
+
+check "the second question" wait_for 'fake/ask' 10
+keys y
+check "... its Input dialog" wait_for 'Input requested' 10
+keys Escape
+check "Esc declines: the dialog closes" wait_gone 'Input requested' 10
+check "... the server was told decline" wait_for 'fake/echo' 10
+check "... its result says so" test "$(result call_2_0)" = "['answer: {\"action\": \"decline\"}']"
+
+check "the echo prompts: n denies it" screen_has 'fake/echo \{"text":"never"\}'
+keys n
+check "the run ends" wait_for 'All done\.' 20
+check "the denied call never reached the server" \
+	test "$(grep -c '"name": "echo"' "$T/fake.log" || true)" = 0
+check "... recorded as denied by the person" \
+	test "$(jget "$TR" "[(e['decision'], e['by']) for e in x if e['type'] == 'approval' and e['id'] == 'call_3_0']")" = "[('denied', 'user')]"
+keys C-q
+check "Ctrl-Q quits (exit 0)" test "$(wait_exit 20)" = 0
+check "no process left behind (the server ended)" test -z "$(leftovers)"
+
+# headless, nobody to ask: the question declined at once, saying so
+cat >h.json <<'EOF2'
+{"turns": [{"text": "asking", "tool_calls": [{"name": "fake__ask", "arguments": {}}]},
+ {"text": "Done.", "tool_calls": []}]}
+EOF2
+XDG_CONFIG_HOME=$T/cfg "$ASSAY" run --provider script --script h.json --ask none \
+	--run-dir "$T/h" go </dev/null >h.out 2>&1 || true
+check "headless: the question declined, nobody to answer" \
+	test "$(jget "$T/h/transcript.jsonl" "[(e['action'], e['by']) for e in x if e['type'] == 'mcp_elicit']")" = "[('decline', 'nobody')]"
+check "... the server told decline" \
+	test "$(jget "$T/h/transcript.jsonl" "[e['content'] for e in x if e['type'] == 'tool_result']")" = "['answer: {\"action\": \"decline\"}']"
+check "... and the output says why, and where to answer" grep -q 'declined: nobody to answer here.*in the workbench' h.out
+check "... the server's escape shown harmlessly" grep -q 'Export which rows? ^\[\[31m(red)' h.out
+finish
