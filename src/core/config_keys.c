@@ -421,7 +421,8 @@ static const struct config_key keys[] = {
     {.name = "mcp_servers",
      .type = CONFIG_T_CUSTOM,
      .must = "an object: {\"NAME\": {\"command\": \"...\", \"args\": "
-             "[...], \"env\": {...}, \"cwd\": \"...\"} or {\"url\": "
+             "[...], \"env\": {...}, \"env_vars\": [\"VAR\"], \"cwd\": "
+             "\"...\"} or {\"url\": "
              "\"...\", \"headers\": {...}, \"bearer_token_env\": "
              "\"VAR\"}}",
      .by = CONFIG_BY_FILES,
@@ -877,8 +878,8 @@ static cJSON *mcp_server_spec(const cJSON *s, const char *origin,
 		        origin, name);
 		return NULL;
 	}
-	static const char *const stdio_keys[] = {"command", "args", "env",
-	                                         "cwd", NULL};
+	static const char *const stdio_keys[] = {"command",  "args", "env",
+	                                         "env_vars", "cwd",  NULL};
 	static const char *const http_keys[] = {"url", "headers",
 	                                        "bearer_token_env", NULL};
 	const char *const *known = http ? http_keys : stdio_keys;
@@ -889,7 +890,8 @@ static cJSON *mcp_server_spec(const cJSON *s, const char *origin,
 		while (known[i] && strcmp(known[i], m->string))
 			i++;
 		int ok = known[i] != NULL;
-		if (ok && !strcmp(m->string, "args")) {
+		if (ok && (!strcmp(m->string, "args") ||
+		           !strcmp(m->string, "env_vars"))) {
 			const cJSON *a;
 			ok = cJSON_IsArray(m);
 			cJSON_ArrayForEach(a, m) ok = ok && cJSON_IsString(a);
@@ -907,7 +909,7 @@ static cJSON *mcp_server_spec(const cJSON *s, const char *origin,
 			                 : "is not known",
 			        http ? "Streamable HTTP" : "stdio",
 			        http ? "url, headers, bearer_token_env"
-			             : "command, args, env, cwd");
+			             : "command, args, env, env_vars, cwd");
 			return NULL;
 		}
 	}

@@ -338,8 +338,51 @@ static const struct mcp_transport_ops stdio_ops = {
     .free = stdio_free,
 };
 
-/* The environment into v: ours, with the spec's env over it. */
-static int stdio_env(const cJSON *env, struct strv *v, char **err)
+/* Whether a variable of ours goes to a server unasked: what programs
+ * need to run (paths, the user, the locale, the terminal, proxies and
+ * certificates), never the API keys and tokens assay itself holds. */
+static int env_passed(const char *name, size_t n, const cJSON *env_vars)
+{
+	static const char *const plain[] = {"PATH",
+	                                    "HOME",
+	                                    "USER",
+	                                    "LOGNAME",
+	                                    "SHELL",
+	                                    "LANG",
+	                                    "LANGUAGE",
+	                                    "TERM",
+	                                    "TMPDIR",
+	                                    "TZ",
+	                                    "http_proxy",
+	                                    "https_proxy",
+	                                    "no_proxy",
+	                                    "HTTP_PROXY",
+	                                    "HTTPS_PROXY",
+	                                    "NO_PROXY",
+	                                    "ALL_PROXY",
+	                                    "all_proxy",
+	                                    "SSL_CERT_FILE",
+	                                    "SSL_CERT_DIR",
+	                                    "NODE_EXTRA_CA_CERTS",
+	                                    NULL};
+	for (int i = 0; plain[i]; i++)
+		if (strlen(plain[i]) == n && !strncmp(name, plain[i], n))
+			return 1;
+	if ((n > 3 && !strncmp(name, "LC_", 3)) ||
+	    (n > 4 && !strncmp(name, "XDG_", 4)))
+		return 1;
+	const cJSON *it;
+	cJSON_ArrayForEach(
+	    it, env_vars) if (cJSON_IsString(it) &&
+	                      strlen(it->valuestring) == n &&
+	                      !strncmp(name, it->valuestring, n)) return 1;
+	return 0;
+}
+
+/* The environment into v: ours as env_passed lets it through (the
+ * spec's env_vars name more), with the spec's env over it. */
+static int stdio_env(const cJSON *env, const cJSON *env_vars, struct strv *v,
+                     char **err)
 {
 	const cJSON *it;
 	cJSON_ArrayForEach(it, env)
@@ -354,15 +397,13 @@ static int stdio_env(const cJSON *env, struct strv *v, char **err)
 	}
 	for (char **e = environ; *e; e++) {
 		const char *eq = strchr(*e, '=');
-		if (eq) {
-			char *key = xstrndup(*e, (size_t)(eq - *e));
-			int over =
-			    cJSON_GetObjectItemCaseSensitive(env, key) != NULL;
-			free(key);
-			if (over)
-				continue;
-		}
-		strv_push(v, *e);
+		if (!eq || !env_passed(*e, (size_t)(eq - *e), env_vars))
+			continue;
+		char *key = xstrndup(*e, (size_t)(eq - *e));
+		int over = cJSON_GetObjectItemCaseSensitive(env, key) != NULL;
+		free(key);
+		if (!over)
+			strv_push(v, *e);
 	}
 	cJSON_ArrayForEach(it, env)
 	    strv_take(v, xasprintf("%s=%s", it->string, it->valuestring));
@@ -415,7 +456,8 @@ struct mcp_transport *mcp_stdio_new(struct loop *l, const char *name,
 		goto fail;
 	}
 	if (stdio_argv(spec, &argv, &why) < 0 ||
-	    stdio_env(cJSON_GetObjectItem(spec, "env"), &envv, &why) < 0)
+	    stdio_env(cJSON_GetObjectItem(spec, "env"),
+	              cJSON_GetObjectItem(spec, "env_vars"), &envv, &why) < 0)
 		goto fail;
 	struct spawn_opts o = {
 	    .argv = argv.v,

@@ -193,7 +193,8 @@ static cJSON *form_content(const struct ui_elicit *e, char **why)
 			    c, f->name,
 			    cJSON_Duplicate(
 			        cJSON_GetArrayItem(f->choices, f->choice), 1));
-		} else if (f->kind == F_MULTI) {
+		} else if (f->kind == F_MULTI &&
+		           memchr(f->picked, 1, (size_t)f->nchoice)) {
 			cJSON *a = cJSON_AddArrayToObject(c, f->name);
 			for (int k = 0; k < f->nchoice; k++)
 				if (f->picked[k])

@@ -4,8 +4,12 @@
 # and over Streamable HTTP, each of its tools called through `assay mcp
 # call` (text, a sum, an image, structured content, annotations, resource
 # links, an embedded resource, progress, elicitation accepted with its
-# defaults and declined), and @modelcontextprotocol/server-filesystem
-# confined to one directory. SKIPPED without the npm packages.
+# defaults and declined) and then all 14 of them by the model of a
+# scripted run (the image to the workspace and the model, progress on
+# stderr, the server's log in assay.log, elicitation declined headless,
+# the environment a stdio server gets: no API key of ours, only what
+# env_vars names), and @modelcontextprotocol/server-filesystem confined
+# to one directory. SKIPPED without the npm packages.
 source "$(dirname "$0")/lib.bash"
 need_mcp_npm
 BIN=$MCP_NPM/.bin
@@ -24,7 +28,8 @@ done
 
 cat >"$T/cfg/assay/config.json" <<EOF
 {"mcp_servers": {
-  "every": {"command": "$NODE", "args": ["$BIN/mcp-server-everything", "stdio"]},
+  "every": {"command": "$NODE", "args": ["$BIN/mcp-server-everything", "stdio"],
+            "env_vars": ["ASSAY_TEST_PASSED"]},
   "everyhttp": {"url": "http://127.0.0.1:$HPORT/mcp"},
   "fs": {"command": "$NODE", "args": ["$BIN/mcp-server-filesystem", "$T/allowed"]}}}
 EOF
@@ -59,6 +64,66 @@ sys.exit(not (p['mimeType'] == 'image/png' and b[:8] == b'\x89PNG\r\n\x1a\n'))"
 	check "$srv: ... a default filled in" grep -q '"integer": 42' <<<"$out"
 	out=$(mcp call "$srv" trigger-elicitation-request 2>&1 </dev/null || true)
 	check "$srv: elicitation declined without --accept-defaults" grep -qi 'declin' <<<"$out"
+done
+
+# every tool through a scripted run: the model calls each one
+for srv in every everyhttp; do
+	$PY - "$srv" "$T/s.$srv.json" <<'PYEND'
+import json, sys
+S = sys.argv[1]
+calls = [("echo", {"message": "hi"}), ("get-sum", {"a": 2, "b": 40}),
+         ("get-tiny-image", {}), ("get-structured-content", {"location": "Chicago"}),
+         ("get-annotated-message", {"messageType": "success", "includeImage": False}),
+         ("get-resource-links", {"count": 2}),
+         ("get-resource-reference", {"resourceType": "Text", "resourceId": 1}),
+         ("gzip-file-as-resource", {"name": "hello.gz", "outputType": "resource",
+                                    "data": "data:text/plain;base64,aGVsbG8K"}),
+         ("toggle-simulated-logging", {}), ("toggle-subscriber-updates", {}),
+         ("trigger-long-running-operation", {"duration": 1, "steps": 3}),
+         ("trigger-elicitation-request", {}), ("simulate-research-query", {"topic": "sales"}),
+         ("get-env", {})]
+turns = [{"text": "step %d" % i, "tool_calls": [{"name": S + "__" + n, "arguments": a}]}
+         for i, (n, a) in enumerate(calls)]
+turns.append({"text": "Done.", "tool_calls": []})
+json.dump({"turns": turns}, open(sys.argv[2], "w"))
+PYEND
+	set +e
+	(cd "$T/proj" && OPENAI_API_KEY=sk-must-not-leak ASSAY_TEST_PASSED=yes XDG_CONFIG_HOME=$T/cfg \
+		"$ASSAY" run --provider script --script "$T/s.$srv.json" --ask none --mcp "$srv" \
+		--run-dir "$T/r.$srv" go </dev/null >"$T/r.$srv.out" 2>&1)
+	rc=$?
+	set -e
+	tr=$T/r.$srv/transcript.jsonl
+	res() { jget "$tr" "[e['content'] for e in x if e['type'] == 'tool_result' and e['id'] == 'call_$1_0'][0]"; }
+	check "$srv run: the model called all 14 tools, the run completed (exit $rc)" \
+		test "$rc" = 0 -a "$(jget "$tr" "len([e for e in x if e['type'] == 'mcp_call'])")" = 14
+	check "$srv run: echo" test "$(res 0)" = "Echo: hi"
+	check "$srv run: get-sum" test "$(res 1)" = "The sum of 2 and 40 is 42."
+	check "$srv run: get-tiny-image: saved in the workspace" grep -q "saved to mcp/$srv/get-tiny-image-1-image1.png" <<<"$(res 2)"
+	check "$srv run: ... and sent to the model with the result" \
+		test "$(jget "$tr" "[(e['path'], e['how'], e['media_type']) for e in x if e['type'] == 'image_sent']")" = \
+		"[('mcp/$srv/get-tiny-image-1-image1.png', 'auto', 'image/png')]"
+	check "$srv run: get-structured-content" grep -q '"temperature":' <<<"$(res 3)"
+	check "$srv run: get-annotated-message" test "$(res 4)" = "Operation completed successfully"
+	check "$srv run: get-resource-links: both links" test "$(grep -c '^\[resource link: .* demo://resource/' <<<"$(res 5)")" = 2
+	check "$srv run: get-resource-reference: the embedded resource's text" grep -q 'This is a plaintext resource' <<<"$(res 6)"
+	check "$srv run: gzip-file-as-resource: a binary resource named, not shown" grep -q 'hello.gz\] (application/gzip, binary: not shown)' <<<"$(res 7)"
+	check "$srv run: toggle-simulated-logging" grep -q 'Started simulated' <<<"$(res 8)"
+	check "$srv run: toggle-subscriber-updates" grep -q 'Started simulated resource updated' <<<"$(res 9)"
+	check "$srv run: a long operation answered" grep -q 'Long running operation completed' <<<"$(res 10)"
+	check "$srv run: ... its progress on stderr as it came" grep -q '^  progress 2 of 3' "$T/r.$srv.out"
+	check "$srv run: elicitation declined headless (nobody to ask)" \
+		test "$(jget "$tr" "[(e['action'], e['by']) for e in x if e['type'] == 'mcp_elicit']")" = "[('decline', 'nobody')]"
+	check "$srv run: ... the server saw the decline" grep -q 'User declined' <<<"$(res 11)"
+	check "$srv run: simulate-research-query needs tasks (not offered): its error to the model" \
+		grep -q 'requires task augmentation' <<<"$(res 12)"
+	check "$srv run: the server's log notifications in assay.log" grep -q "mcp $srv \[info\]: ready" "$T/r.$srv/assay.log"
+	if [ "$srv" = every ]; then
+		check "every run: get-env: a stdio server never gets our API key" \
+			test "$(grep -c 'sk-must-not-leak' <<<"$(res 13)" || true)" = 0
+		check "every run: ... gets what env_vars names" grep -q '"ASSAY_TEST_PASSED": "yes"' <<<"$(res 13)"
+		check "every run: ... and what programs need (PATH, HOME)" grep -q '"PATH":' <<<"$(res 13)"
+	fi
 done
 
 out=$(mcp call fs read_text_file "{\"path\": \"$T/allowed/note.txt\"}" 2>&1)
