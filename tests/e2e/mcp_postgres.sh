@@ -6,9 +6,13 @@
 # then an analyst's run (the scripted model, the real local sandbox): a
 # query allowed by a rule, its rows landing as a CSV in the workspace,
 # pandas in the sandbox loading them and drawing a chart, a DELETE denied
-# by a deny rule on the call's arguments, the table unchanged after.
+# by a deny rule on the call's arguments, the table unchanged after;
+# then the same in the workbench (tmux, --ask risky, no rules) with a
+# person at the keys: the query asked and approved (y), the DELETE asked
+# and denied (n), the table unchanged.
 # SKIPPED without PostgreSQL or the npm packages (or bubblewrap).
 source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/tui_helpers.bash"
 need_bwrap
 need_mcp_npm
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
@@ -26,7 +30,7 @@ fi
 	{ cat "$T/initdb.log"; exit 1; }
 "${RUN[@]}" "$PGBIN/pg_ctl" -D "$D/data" -l "$D/log" -w \
 	-o "-k $D/sock -c listen_addresses=''" start >/dev/null
-trap '"${RUN[@]}" "$PGBIN/pg_ctl" -D "$D/data" -m immediate stop >/dev/null 2>&1 || true; cleanup' EXIT
+trap '"${RUN[@]}" "$PGBIN/pg_ctl" -D "$D/data" -m immediate stop >/dev/null 2>&1 || true; tui_cleanup' EXIT
 psql() { "$PGBIN/psql" -h "$D/sock" -U postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
 psql -d postgres -c "create database sales"
 psql -d sales <<'SQL'
@@ -114,4 +118,25 @@ check "pandas in the sandbox loaded them: 48 rows (12 months x 4 regions)" evhas
 check "... and drew the chart" evhas "$tr" workspace_change '"path":"output/revenue.png","kind":"created"'
 check "the DELETE denied by the rule on its arguments" evhas "$tr" approval '"decision":"denied","by":"rule"'
 check "the table unchanged after the run" test "$(psql -d sales -tAc "select count(*) from orders where region = 'north'")" = 250000
+
+# the workbench, a person deciding: --ask risky asks about every MCP call
+mkdir -p "$T/proj2"
+tui_start 120 40 XDG_CONFIG_HOME="$T/cfg" -- --provider script --script "$T/s.json" \
+	--ask risky --run-dir "$T/run2" go
+tr2=$T/run2/transcript.jsonl
+check "workbench: the query asks (the Approval dialog)" wait_for 'sales/execute_sql \{"sql":"select region' 60
+check "... execute_sql's own hint shown, not trusted" screen_has 'destructive'
+keys y
+check "approved by the person: the chart is drawn" wait_for 'revenue\.png' 60
+check "the DELETE asks" wait_for 'sales/execute_sql \{"sql":"DELETE FROM orders' 60
+keys n
+check "denied: the run ends" wait_for 'Done\.' 30
+check "... the query approved and the DELETE denied, both by the person" \
+	test "$(jget "$tr2" "[(e['decision'], e['by']) for e in x if e['type'] == 'approval' and e['id'] in ('call_0_0', 'call_2_0')]")" = \
+	"[('approved', 'user'), ('denied', 'user')]"
+check "... the rows landed again, pandas loaded them" evhas "$tr2" tool_result "48 ['east', 'north', 'south', 'west']"
+keys C-q
+check "Ctrl-Q quits (exit 0)" test "$(wait_exit 20)" = 0
+check "the table unchanged after the person's run" test "$(psql -d sales -tAc "select count(*) from orders where region = 'north'")" = 250000
+check "no process left behind (dbhub ended)" test -z "$(leftovers)"
 finish
