@@ -1,6 +1,7 @@
-/* help.c: the workbench's own two overlays: the keys (F1, ?), each
- * entry's text wrapped under its own column, which scroll when the
- * terminal is shorter than they are, and the quit? (y/n) question. */
+/* help.c: the workbench's own two overlays: the keys (F1, ?), which
+ * scroll when the terminal is shorter than they are, and the quit?
+ * (y/n) question asked while the agent works. Each key's text wraps
+ * under its own column, so every line reads whole at any width. */
 #include "tui/ui.h"
 
 #include "assay/util.h"
