@@ -43,6 +43,9 @@ struct llm_request {
  * script); *model (when model is non-NULL) its model when none is
  * given, NULL when one must be. */
 int llm_provider_info(const char *provider, const char **model);
+/* Whether provider's answers cost nothing, whatever its model is called
+ * (script): its runs are priced at $0. */
+int llm_provider_free(const char *provider);
 
 /* A turn's tokens. input_tokens counts every input token: those read
  * from a prompt cache (cached_tokens) and written to one

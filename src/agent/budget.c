@@ -44,13 +44,23 @@ int budget_left(const struct budget *b, const struct config *c, int turn,
 	return 1;
 }
 
+/* The price of a provider whose answers cost nothing (the scripted
+ * model), whatever its model is called. */
+static const struct model_info budget_free_price = {.name = "free",
+                                                    .cached_input = -1,
+                                                    .cache_write = -1,
+                                                    .priced = 1,
+                                                    .vision = -1};
+
 int budget_prices(struct budget *b, const struct config *c, const char *model,
                   char **err)
 {
 	b->models = models_load(c, err);
 	if (!b->models)
 		return -1;
-	b->price = models_find(b->models, model);
+	b->price = llm_provider_free(c->provider)
+	               ? &budget_free_price
+	               : models_find(b->models, model);
 	if (b->price && !b->price->priced)
 		b->price = NULL;
 	b->last_cost = -1;

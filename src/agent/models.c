@@ -433,8 +433,8 @@ const char *models_run_model(const struct config *cfg)
 
 int models_check_cost_budget(const struct config *cfg, char **err)
 {
-	if (cfg->max_cost <= 0)
-		return 0;
+	if (cfg->max_cost <= 0 || llm_provider_free(cfg->provider))
+		return 0; /* a run that costs nothing never crosses it */
 	const char *model = models_run_model(cfg);
 	struct model_table *t = models_load(cfg, err);
 	if (!t)

@@ -295,9 +295,10 @@ static void exp_on_run_end(struct exp *x, const cJSON *e)
 	double cost = ev_num(t, EVF_COST_USD, 0);
 	int unpriced = ev_int(t, EVF_UNPRICED_TURNS, 0);
 	s = unpriced && cost <= 0 ? xstrdup("unknown (no price for the model)")
-	    : unpriced ? xasprintf("$%.4f + %d turn%s of unknown cost", cost,
-	                           unpriced, unpriced == 1 ? "" : "s")
-	               : xasprintf("$%.4f", cost);
+	    : unpriced  ? xasprintf("$%.4f + %d turn%s of unknown cost", cost,
+	                            unpriced, unpriced == 1 ? "" : "s")
+	    : cost <= 0 ? xstrdup("$0")
+	                : xasprintf("$%.4f", cost);
 	o->item(x, "cost", s);
 	free(s);
 	s = xasprintf("%.1f s", ev_num(t, EVF_DURATION_MS, 0) / 1000.0);

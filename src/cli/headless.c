@@ -363,6 +363,8 @@ static void hl_run_end(struct headless *h, const cJSON *ev)
 	if (unpriced && cost <= 0)
 		snprintf(money, sizeof money,
 		         "cost unknown (no price for the model: assay models)");
+	else if (cost <= 0) /* a free model (script), or only cached answers */
+		snprintf(money, sizeof money, "$0");
 	else
 		snprintf(money, sizeof money, "$%.4f%s", cost,
 		         unpriced ? " + turns of unknown cost" : "");

@@ -95,6 +95,7 @@ static const struct option options[] = {
 };
 
 static void usage_options(FILE *f);
+static void usage_env(FILE *f);
 
 /* assay --help. */
 static void usage(FILE *f)
@@ -221,14 +222,87 @@ static void usage_options(FILE *f)
 	      "  --version, --help\n"
 	      "\n"
 	      "configuration, later wins: defaults < "
-	      "$XDG_CONFIG_HOME/assay/config.json < ./.assay/config.json <\n"
-	      "  ./assay.json < --config FILE < environment (ASSAY_PROVIDER, "
-	      "ASSAY_MODEL, OPENAI_BASE_URL,\n"
-	      "  OLLAMA_HOST) < options. API keys only from the environment "
-	      "(OPENAI_API_KEY).\n"
+	      "$XDG_CONFIG_HOME/assay/config.json <\n"
+	      "  ./.assay/config.json < ./assay.json < --config FILE < "
+	      "environment\n"
+	      "  (ASSAY_PROVIDER, ASSAY_MODEL; a provider's URL variable when "
+	      "no layer sets\n"
+	      "  base_url) < options. API keys only from the environment "
+	      "(below).\n"
 	      "exit codes: 0 ok, 1 failed or output missing, 2 usage, 3 "
 	      "sandbox unavailable,\n"
 	      "  4 provider error, 5 budget exhausted, 130 interrupted\n",
+	      f);
+	usage_env(f);
+}
+
+/* assay --help's environment: every variable a user sets
+ * (tests/e2e/help_env.sh checks it against the getenv calls). */
+static void usage_env(FILE *f)
+{
+	fputs("\n"
+	      "environment (API keys only from here, never from a file; assay "
+	      "doctor says\n"
+	      "which are set):\n"
+	      "  OPENAI_API_KEY      the key of openai and openai-responses, "
+	      "and of a\n"
+	      "                      compatible server at --base-url\n"
+	      "  ANTHROPIC_API_KEY   the key of anthropic\n"
+	      "  GEMINI_API_KEY, OPENROUTER_API_KEY, VLLM_API_KEY\n"
+	      "                      the keys of the presets gemini, "
+	      "openrouter, vllm\n"
+	      "                      (vllm's is optional; ollama, llamacpp, "
+	      "script need none)\n"
+	      "  \"api_key_env\"       a config key, not a variable: "
+	      "\"api_key_env\": \"VAR\" in\n"
+	      "                      your config or --config FILE (never a "
+	      "project's) reads\n"
+	      "                      the provider's key from $VAR instead; an "
+	      "MCP server's\n"
+	      "                      \"bearer_token_env\" names its token's "
+	      "variable likewise\n"
+	      "  OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST\n"
+	      "                      the provider's server when neither "
+	      "--base-url nor\n"
+	      "                      \"base_url\" names one\n"
+	      "  ASSAY_PROVIDER, ASSAY_MODEL\n"
+	      "                      --provider, --model (over the files, "
+	      "under the options)\n"
+	      "  OPEN_SANDBOX_API_KEY\n"
+	      "                      the OpenSandbox server's key (--sandbox "
+	      "opensandbox)\n"
+	      "  OPEN_SANDBOX_DOMAIN\n"
+	      "                      the OpenSandbox server, unless "
+	      "--opensandbox-url names one\n"
+	      "  DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH, "
+	      "DOCKER_API_VERSION\n"
+	      "                      the Docker daemon (--sandbox docker), as "
+	      "the docker CLI\n"
+	      "                      reads them [unix:///var/run/docker.sock]\n"
+	      "  NO_COLOR            no colours (the TUI keeps bold and "
+	      "reverse)\n"
+	      "  COLORFGBG           the terminal's colours (0;15: light) for "
+	      "--theme auto\n"
+	      "                      when the terminal does not tell its "
+	      "background\n"
+	      "  XDG_CONFIG_HOME     config.json and themes/ in "
+	      "$XDG_CONFIG_HOME/assay\n"
+	      "                      [~/.config]\n"
+	      "  XDG_STATE_HOME      project trust, the input history "
+	      "[~/.local/state]\n"
+	      "  XDG_CACHE_HOME      the python environment, input hashes, "
+	      "probes [~/.cache]\n"
+	      "  ASSAY_DATA_DIR      the bundled data: themes, the demo, "
+	      "share/ (the model\n"
+	      "                      table, the prompt) [<prefix>/share/assay, "
+	      "else the\n"
+	      "                      source tree]\n"
+	      "  ASSAY_BWRAP         the bubblewrap binary [bwrap on PATH]\n"
+	      "  ASSAY_DOCKER_EXEC   exec: one docker exec per command, not "
+	      "the runner\n"
+	      "  ASSAY_EVAL_PLAIN    assay eval: plain lines, no live table\n"
+	      "  TMPDIR              scratch directories of export and doctor "
+	      "[/tmp]\n",
 	      f);
 }
 

@@ -29,6 +29,15 @@ int llm_provider_info(const char *provider, const char **model)
 	return provider && transport_provider(provider, model);
 }
 
+int llm_provider_free(const char *provider)
+{
+	for (size_t i = 0; provider && i < sizeof providers / sizeof *providers;
+	     i++)
+		if (!strcmp(providers[i].name, provider))
+			return providers[i].ops->free_of_charge;
+	return 0;
+}
+
 static const struct llm_ops *llm_find(const char *name, char **err)
 {
 	for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++)

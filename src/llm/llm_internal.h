@@ -23,6 +23,9 @@ struct llm_ops {
 	/* Abandon the turn in flight; no more callbacks for it. */
 	void (*cancel)(struct llm *m);
 	void (*destroy)(struct llm *m);
+	/* its answers cost nothing whatever the model is called (the
+	 * scripted model): the run's price is $0 */
+	int free_of_charge;
 };
 
 struct llm {

@@ -88,6 +88,9 @@ static void script_tick(void *arg)
 	r->finish_reason =
 	    xstrdup(cJSON_GetArraySize(r->tool_calls) ? "tool_calls" : "stop");
 	r->attempts = 1;
+	/* nothing was sent anywhere: no tokens, known (so the turn is
+	 * priced, at $0) */
+	r->usage.known = 1;
 	s->cur = NULL;
 	turn_free(t);
 	llm_deliver(m, r);
@@ -274,4 +277,5 @@ const struct llm_ops llm_script_ops = {
     .start = script_start,
     .cancel = script_cancel,
     .destroy = script_destroy,
+    .free_of_charge = 1,
 };

@@ -1,9 +1,13 @@
 /* help.c: the workbench's own two overlays: the keys (F1, ?), which
  * scroll when the terminal is shorter than they are, and the quit?
- * (y/n) question asked while the agent works. */
+ * (y/n) question asked while the agent works. Each key's text wraps
+ * under its own column, so every line reads whole at any width. */
 #include "tui/ui.h"
 
+#include "assay/util.h"
+
 #include <stdio.h>
+#include <string.h>
 
 static const char *const help_lines[][2] = {
     {"Tab / Shift-Tab", "move focus: input, Conversation, Tools, Workspace"},
@@ -40,13 +44,67 @@ static const char *const help_lines[][2] = {
     {"? or F1", "this help"},
 };
 
-static int help_nlines(void)
+#define HELP_NKEYS ((int)(sizeof help_lines / sizeof *help_lines))
+#define HELP_KEY_W 22  /* the key column, from the box's x 2 */
+#define HELP_TEXT_X 25 /* the text column */
+#define HELP_MIN_W 78  /* the box's width, wider where the text needs it */
+
+/* The help laid out for a terminal: the box, and its rows: each
+ * entry's text wrapped under the text column, its key on the first. */
+struct help_layout {
+	int h, wd, room; /* room: the rows shown at once */
+	struct ui_rows key, text;
+};
+
+/* The box's width: HELP_MIN_W, wider (as far as the terminal goes) so
+ * that the longest text fits on one row when there is room. */
+static int help_width(const struct ui *u)
 {
-	return (int)(sizeof help_lines / sizeof *help_lines);
+	int want = HELP_MIN_W;
+	for (int i = 0; i < HELP_NKEYS; i++) {
+		const char *t = help_lines[i][1];
+		int need = HELP_TEXT_X + 2 + ui_st_width(t, strlen(t));
+		if (need > want)
+			want = need;
+	}
+	return want < u->lay.cols ? want : u->lay.cols;
 }
 
-/* The help in w from line u->ov.help_top (kept in range). */
-static void help_fill(struct ui *u, WINDOW *w)
+/* Wrap every entry at the box's width for u's terminal into lo. */
+static void help_layout(const struct ui *u, struct help_layout *lo)
+{
+	memset(lo, 0, sizeof *lo);
+	lo->wd = help_width(u);
+	int tw = lo->wd - HELP_TEXT_X - 2;
+	for (int i = 0; i < HELP_NKEYS; i++) {
+		const char *t = help_lines[i][1];
+		ui_st_wrap(t, strlen(t), tw, 0, &lo->text);
+		ui_rows_push(&lo->key, xstrdup(help_lines[i][0]));
+		while (lo->key.n < lo->text.n)
+			ui_rows_push(&lo->key, xstrdup(""));
+	}
+	int rows = u->lay.rows - 1; /* never over the status bar */
+	lo->h = lo->text.n + 4 < rows ? lo->text.n + 4 : rows;
+	lo->room = lo->h - 3 > 0 ? lo->h - 3 : 0;
+}
+
+static void help_layout_free(struct help_layout *lo)
+{
+	ui_rows_free(&lo->key);
+	ui_rows_free(&lo->text);
+}
+
+/* The first row shown, kept in range for lo. */
+static int help_clamp(int top, const struct help_layout *lo)
+{
+	int last = lo->text.n - lo->room;
+	if (top > last)
+		top = last;
+	return top < 0 ? 0 : top;
+}
+
+/* The help in w, as laid out in lo, from row u->ov.help_top. */
+static void help_fill(struct ui *u, WINDOW *w, const struct help_layout *lo)
 {
 	int h, wd;
 	getmaxyx(w, h, wd);
@@ -56,22 +114,23 @@ static void help_fill(struct ui *u, WINDOW *w)
 	for (int y = 0; y < h; y++)
 		ui_fill(w, y, 0, wd, UE_OVERLAY);
 	ui_draw_box(w, "Keys", 1);
-	int n = help_nlines(), room = h - 3 > 0 ? h - 3 : 0;
-	if (u->ov.help_top > n - room)
-		u->ov.help_top = n - room > 0 ? n - room : 0;
+	int n = lo->text.n, room = lo->room;
+	u->ov.help_top = help_clamp(u->ov.help_top, lo);
 	for (int y = 0; y < room && u->ov.help_top + y < n; y++) {
-		const char *const *l = help_lines[u->ov.help_top + y];
-		ui_draw_text(w, y + 1, 2, 22, l[0], UE_PROMPT);
-		ui_draw_text(w, y + 1, 25, wd - 27, l[1], UE_OVERLAY);
+		int r = u->ov.help_top + y;
+		ui_draw_text(w, y + 1, 2, HELP_KEY_W, lo->key.row[r],
+		             UE_PROMPT);
+		ui_draw_text(w, y + 1, HELP_TEXT_X, wd - HELP_TEXT_X - 2,
+		             lo->text.row[r], UE_OVERLAY);
 	}
 	if (n <= room) {
 		ui_draw_text(w, h - 2, 2, wd - 4, "any key closes this help",
 		             UE_DIM);
 	} else {
-		char more[96];
+		char more[128];
 		snprintf(more, sizeof more,
-		         "lines %d-%d of %d: j/k, PgUp/PgDn scroll; any other "
-		         "key closes",
+		         "lines %d-%d of %d: j/k, PgUp/PgDn, Home/End "
+		         "scroll; other keys close",
 		         u->ov.help_top + 1, u->ov.help_top + room, n);
 		ui_draw_text(w, h - 2, 2, wd - 4, more, UE_DIM);
 	}
@@ -100,6 +159,7 @@ static void confirm_draw(struct ui *u, struct ui_overlay *o);
 static int confirm_key(struct ui *u, struct ui_overlay *o, int key, int fn);
 static void help_draw(struct ui *u, struct ui_overlay *o);
 static int help_key(struct ui *u, struct ui_overlay *o, int key, int fn);
+static int help_mouse(struct ui *u, struct ui_overlay *o, const MEVENT *me);
 
 /* Quit? (y/n) over everything; one screen has one. */
 static struct ui_overlay confirm_overlay = {
@@ -111,14 +171,14 @@ static struct ui_overlay confirm_overlay = {
     .mouse = ui_overlay_mouse_eat,
 };
 
-/* The keys, until any key is pressed. */
+/* The keys, until a key that does not scroll them is pressed. */
 static struct ui_overlay help_overlay = {
     .name = "help",
     .layer = UI_LAYER_HELP,
     .flags = UI_OV_MODAL | UI_OV_COVERS_IMAGES,
     .draw = help_draw,
     .key = help_key,
-    .mouse = ui_overlay_mouse_eat,
+    .mouse = help_mouse,
 };
 
 /* Centred over the panes (never over the status bar). */
@@ -167,39 +227,69 @@ void ui_help_open(struct ui *u)
 static void help_draw(struct ui *u, struct ui_overlay *o)
 {
 	(void)o;
-	WINDOW *w = help_center_win(u, help_nlines() + 4, 78);
-	help_fill(u, w);
+	struct help_layout lo;
+	help_layout(u, &lo);
+	WINDOW *w = help_center_win(u, lo.h, lo.wd);
+	help_fill(u, w, &lo);
 	wnoutrefresh(w);
 	delwin(w);
+	help_layout_free(&lo);
+}
+
+/* How far a key scrolls the help (room rows shown of n); 0: it is not
+ * one of the keys that scroll. */
+static int help_step(int key, int fn, int room, int n)
+{
+	if ((fn && key == KEY_DOWN) || (!fn && key == 'j'))
+		return 1;
+	if ((fn && key == KEY_UP) || (!fn && key == 'k'))
+		return -1;
+	if ((fn && key == KEY_NPAGE) || (!fn && key == ' '))
+		return room;
+	if (fn && key == KEY_PPAGE)
+		return -room;
+	if ((fn && key == KEY_HOME) || (!fn && key == 'g'))
+		return -n;
+	if ((fn && key == KEY_END) || (!fn && key == 'G'))
+		return n;
+	return 0;
+}
+
+/* Scroll the help by step rows (kept in range). */
+static void help_scroll(struct ui *u, int step)
+{
+	struct help_layout lo;
+	help_layout(u, &lo);
+	u->ov.help_top = help_clamp(u->ov.help_top + step, &lo);
+	help_layout_free(&lo);
+	ui_touch(u, UI_DIRTY_OVERLAY);
 }
 
 /* Any key closes the help (and does nothing else), but the ones that
  * scroll it when the terminal is too short for it. */
 static int help_key(struct ui *u, struct ui_overlay *o, int key, int fn)
 {
-	int n = help_nlines();
-	int room = (n + 4 > u->lay.rows - 1 ? u->lay.rows - 1 : n + 4) - 3;
-	int step = 0;
-	if (n > room && room > 0) {
-		if ((fn && key == KEY_DOWN) || (!fn && key == 'j'))
-			step = 1;
-		else if ((fn && key == KEY_UP) || (!fn && key == 'k'))
-			step = -1;
-		else if ((fn && key == KEY_NPAGE) || (!fn && key == ' '))
-			step = room;
-		else if (fn && key == KEY_PPAGE)
-			step = -room;
-	}
+	struct help_layout lo;
+	help_layout(u, &lo);
+	int n = lo.text.n, room = lo.room;
+	help_layout_free(&lo);
+	int step = n > room && room > 0 ? help_step(key, fn, room, n) : 0;
 	if (!step) {
 		ui_overlay_pop(u, o);
 		return 1;
 	}
-	u->ov.help_top += step;
-	if (u->ov.help_top > n - room)
-		u->ov.help_top = n - room;
-	if (u->ov.help_top < 0)
-		u->ov.help_top = 0;
-	ui_touch(u, UI_DIRTY_OVERLAY);
+	help_scroll(u, step);
+	return 1;
+}
+
+/* The wheel scrolls the help; every click stays with it. */
+static int help_mouse(struct ui *u, struct ui_overlay *o, const MEVENT *me)
+{
+	(void)o;
+	if (me->bstate & BUTTON4_PRESSED)
+		help_scroll(u, -3);
+	else if (me->bstate & BUTTON5_PRESSED)
+		help_scroll(u, 3);
 	return 1;
 }
 

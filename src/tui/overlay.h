@@ -64,8 +64,9 @@ struct ui_overlay {
 /* part: ov, owner: src/tui/overlay.c, src/tui/help.c */
 struct ui_overlays {
 	struct ui_overlay *top; /* the stack, its top first (overlay.c) */
-	int help_top; /* the help's first line shown: it scrolls when the
-	                 terminal is shorter than it (help.c) */
+	int help_top; /* the help's first row shown (its entries wrapped):
+	                 it scrolls when the terminal is shorter than it
+	                 (help.c) */
 };
 
 /* On the stack (again: nothing happens if it is there). */

@@ -65,7 +65,9 @@ static void call_state(struct ui *u, const struct ui_call *c, char *out,
 	}
 	double cost = ui_call_cost(&u->m, c);
 	size_t len = strlen(out);
-	if (cost >= 0 && len + 12 < max)
+	/* a call that cost nothing (the scripted model) says nothing: the
+	 * status bar has the run's $0.00 */
+	if (cost > 0 && len + 12 < max)
 		snprintf(out + len, max - len, " $%.4f", cost);
 }
 

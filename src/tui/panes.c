@@ -598,8 +598,11 @@ void ui_draw_status(struct ui *u)
 		buf_printf(&b, "  ctx %.0f%%",
 		           100 * m->ctx_tokens / m->ctx_window);
 	/* money: the run's and the last turn's; unknown without a price,
-	 * never shown as $0 */
-	if (m->cost > 0 || m->last_cost >= 0) {
+	 * never shown as $0; a run that has cost nothing (the scripted
+	 * model) says so */
+	if (m->cost <= 0 && m->last_cost == 0 && !m->unpriced) {
+		buf_puts(&b, "  $0.00");
+	} else if (m->cost > 0 || m->last_cost >= 0) {
 		buf_printf(&b, "  $%.4f%s", m->cost, m->unpriced ? "+?" : "");
 		if (m->last_cost >= 0)
 			buf_printf(&b, " (last $%.4f)", m->last_cost);

@@ -18,8 +18,8 @@ check "Tools title in the middle" test "$(col_of 0 ' Tools ')" -eq 66
 check "Workspace title at the right" test "$(col_of 0 ' Workspace ')" -eq 125
 check "the input box above the status bar" \
 	test "$(row_of '>' 1)" -eq 42
-check "status bar: provider/model, cost unknown (the scripted model has no price), turn n of max, sandbox, ask mode" \
-	in_region 44 0 44 159 'script/script +in [0-9.k]+ out [0-9.k]+ +\$\? +turn 6/50 .*local:stopped +ask:risky +step:off'
+check "status bar: provider/model, \$0.00 (the scripted model costs nothing), turn n of max, sandbox, ask mode" \
+	in_region 44 0 44 159 'script/script +in [0-9.k]+ out [0-9.k]+ +\$0\.00 +turn 6/50 .*local:stopped +ask:risky +step:off'
 # Conversation (columns 0-63): the end of the run, its outputs
 check "conversation: the run's summary" in_region 1 0 40 63 'run completed: 6 turns'
 check "conversation: the outputs delivered" \

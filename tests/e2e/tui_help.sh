@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The help scrolls when the terminal is too short for it (80x24 has
-# room for 20 of its lines): j/k, arrows, PgUp/PgDn and Space move it,
-# a footer says which lines show, any other key closes it. On a tall
+# room for 20 of its rows): j/k, arrows, PgUp/PgDn, Space and Home/End
+# (g/G) move it, a footer says which rows show, any other key closes it. On a tall
 # terminal it all shows and any key, j too, closes it. Skipped (77)
 # without bubblewrap or tmux.
 source "$(dirname "$0")/lib.bash"
@@ -15,7 +15,7 @@ check "the run waits" wait_for 'waiting for you' 30
 keys F1
 check "80x24: the help opens, its first lines" wait_for 'Tab / Shift-Tab +move focus' 5
 check "... the footer says which lines show and how to scroll" \
-	screen_has 'lines 1-20 of [0-9]+: j/k, PgUp/PgDn scroll; any other key closes'
+	screen_has 'lines 1-20 of [0-9]+: j/k, PgUp/PgDn, Home/End scroll; other keys close'
 check "... its last line is not shown yet" not_shown '\? or F1 +this help'
 keys NPage
 check "PgDn: the last lines" wait_for '\? or F1 +this help' 5
@@ -28,7 +28,11 @@ keys k
 check "k: one line back (from $top)" wait_for "lines $((top - 1))-" 5
 keys j
 check "j: one line on again" wait_for "lines $top-" 5
-keys g
+keys End
+check "End: the last rows" wait_for 'lines [0-9]+-([0-9]+) of \1:' 5
+keys Home
+check "Home: the first rows again" wait_for 'lines 1-20 of' 5
+keys x
 check "any other key closes it" wait_gone '─ Keys ─' 5
 check "... and does nothing else (the run still waits)" screen_has 'waiting for you'
 keys C-q

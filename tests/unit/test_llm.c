@@ -148,7 +148,14 @@ static void test_script_turns(void **state)
 	                    "\"arguments\":{}}]");
 	free(calls);
 	assert_string_equal(o.res->finish_reason, "tool_calls");
-	assert_int_equal(o.res->usage.known, 0);
+	/* it costs nothing: no tokens, and that is known (priced at $0) */
+	assert_int_equal(o.res->usage.known, 1);
+	assert_int_equal(o.res->usage.input_tokens, 0);
+	assert_int_equal(o.res->usage.output_tokens, 0);
+	assert_int_equal(llm_provider_free("script"), 1);
+	assert_int_equal(llm_provider_free("openai"), 0);
+	assert_int_equal(llm_provider_free("ollama"), 0);
+	assert_int_equal(llm_provider_free(NULL), 0);
 	llm_result_free(o.res);
 	o.res = NULL;
 
