@@ -38,6 +38,12 @@ struct sbx_exec_req {
 	const char *const *argv; /* instead of command (e.g. a kernel) */
 	int timeout_s;           /* 0 = the configured default */
 	int keep_stdin;          /* stdin is a pipe: see sbx_exec_write */
+	/* with keep_stdin: stdin and stdout carry frames (a type byte, a
+	 * 4-byte big-endian length, the payload), and a frame of one of
+	 * these types on stdout ends the reply to what was written; a
+	 * backend without a pipe into the sandbox (opensandbox) carries
+	 * each write and its reply in one request. NULL: plain bytes. */
+	const char *reply_end;
 };
 
 struct sbx_exec_obs {
@@ -195,6 +201,12 @@ void sbx_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
  * SBX_TRUNCATED with the first max, or SBX_FAILED. */
 void sbx_list(struct sbx *s, const char *rel, int recursive, size_t max,
               sbx_done_fn fn, void *arg);
+/* During a list's completion: when the listing was taken (wall-clock
+ * seconds, the sandbox's clock) if the backend took it before it was
+ * asked for (opensandbox lists the workspace at the end of a python
+ * cell, in the cell's own command); else 0: it was taken after the
+ * call. */
+double sbx_listing_time(const struct sbx *s);
 /* Copy workspace file or directory rel to host path dest (confined on
  * both sides: never through a link out of the workspace): SBX_OK or
  * SBX_FAILED. */

@@ -634,8 +634,11 @@ static struct pykernel *py_kernel_spawn(struct session *s, char **err)
 	 * -S: the kernel imports site itself (see its top) */
 	const char *argv[] = {"python3", "-u", "-S", "-X",
 	                      "utf8",    "-c", src,  NULL};
-	struct sbx_exec_req req = {
-	    .argv = argv, .timeout_s = PY_LIFETIME_S, .keep_stdin = 1};
+	/* a result frame ends the reply to a cell (or an interrupt) */
+	struct sbx_exec_req req = {.argv = argv,
+	                           .timeout_s = PY_LIFETIME_S,
+	                           .keep_stdin = 1,
+	                           .reply_end = "r"};
 	struct pykernel *k = xcalloc(1, sizeof *k);
 	k->s = s;
 	pyframe_reader_init(&k->rd, PY_KERNEL_TYPES, PYFRAME_MAX);

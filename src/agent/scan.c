@@ -40,6 +40,12 @@ static void scan_listed(struct session *s, void *ctx, int rc, const char *err,
 		session_emit(s, ev_error("sandbox", msg, -1));
 		free(msg);
 	} else {
+		/* a listing taken ahead of the ask (at a python cell's end)
+		 * is as old as it is: the next delta's margin counts from
+		 * then */
+		double taken = sbx_listing_time(s->sbx);
+		if (taken > 0 && taken < s->scan.asked)
+			s->scan.asked = taken;
 		now = snapshot_new(list, s->scan.asked);
 	}
 	if (ctx == &scan_held) {

@@ -105,6 +105,7 @@ struct sbx {
 	/* why the sandbox is gone for good under the run (the server
 	 * reaped it), or NULL: sbx_lost */
 	char *lost;
+	double listed_at; /* the completion's job's taken (sbx_job_end) */
 	sbx_progress_fn progress; /* sbx_set_progress, or NULL */
 	void *progress_arg;
 	void *priv; /* the backend's */
@@ -137,6 +138,7 @@ struct sbx_job {
 	struct sbx_job *next;
 	const char *what; /* "the listing": for "stopped before ..." */
 	int drain;        /* sbx_stop lets it finish (a file operation) */
+	double taken;     /* a listing taken ahead: sbx_listing_time */
 	sbx_done_fn fn;
 	void *arg;
 	/* End what the job runs (children killed and reaped, requests
@@ -155,6 +157,11 @@ void sbx_job_end(struct sbx_job *j, int rc, const char *err, struct buf *data,
  * (may be NULL) is moved out (left empty). */
 void sbx_later(struct sbx *s, sbx_done_fn fn, void *arg, int rc, char *err,
                struct buf *data, cJSON *list);
+/* sbx_later for a listing the backend took before it was asked for,
+ * at wall-clock time taken (the sandbox's clock): sbx_listing_time
+ * says so during the completion. */
+void sbx_later_listing(struct sbx *s, sbx_done_fn fn, void *arg, int rc,
+                       char *err, cJSON *list, double taken);
 /* For stop: jobs that drain may finish for at most ms; then the rest
  * (and at once those that do not drain) complete with SBX_FAILED and
  * are aborted, and then(s) is called from the loop. */

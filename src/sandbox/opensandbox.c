@@ -903,6 +903,7 @@ static struct sbx_exec *os_exec(struct sbx *s, const struct sbx_exec_req *r,
 	    .command = r->command,
 	    .argv = r->argv,
 	    .keep_stdin = r->keep_stdin,
+	    .reply_end = r->reply_end,
 	    .timeout_s = r->timeout_s > 0 ? r->timeout_s : s->cfg->timeout_s,
 	};
 	struct os_exec *e = os_exec_start(s, &a, obs, err);

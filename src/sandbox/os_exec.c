@@ -17,19 +17,36 @@
  *
  * execd gives a command no stdin. A command that wants one (the python
  * kernel) gets it from a feeder in its pipeline that waits for files in
- * /tmp/.assay-io/TAG: each write is an upload (POST /files/upload, not
- * a command) of in.N and then an empty in.N.ok, one at a time, in
- * order; the feeder copies in.N to the kernel once in.N.ok is there
- * (execd writes the parts in their order) and removes both. So a
- * python cell costs no command of its own. Its stdout goes through a
- * relay that base64s every read on a line of its own, so binary frames
- * survive execd's line-based text stream. */
+ * /tmp/.assay-io/TAG: in.N and then an empty in.N.ok, in order; the
+ * feeder copies in.N to the kernel once in.N.ok is there and removes
+ * both. Its stdout goes through a relay that base64s every read on a
+ * line of its own, after the offset of its first byte in the stream,
+ * so binary frames survive execd's line-based text stream.
+ *
+ * A framed exec (the kernel: reply_end) takes each write as a request
+ * in ONE command, the cell command: it writes in.N itself (the bytes
+ * are in its arguments), makes a FIFO tap.N that the feeder announces
+ * to the relay (the ctl FIFO) as it feeds in.N, and copies to its own
+ * stdout what the relay sends there: every line from then to the end
+ * of the reply (a frame of a reply_end type). Then it lists the
+ * workspace, as the listing after the call will ask, and ends: execd
+ * sends a command's last lines at its exit, not at its next 100 ms
+ * tick, so a short cell comes back at once, with its listing
+ * (os_list then answers from it). A write while a reply is open (an
+ * interrupt) or too big for a command line is an upload (POST
+ * /files/upload) of in.N and in.N.ok. The relay's own stdout carries
+ * what is not part of a reply (the hello); its lines and the cell
+ * command's go out in the stream's order by their offsets, whichever
+ * comes first. A cell command that dies hands the relay back its
+ * stdout; a kernel that dies ends the cell command (its relay's lock
+ * on alive is gone). */
 #include "assay/config.h"
 #include "assay/http.h"
 #include "assay/json.h"
 #include "assay/log.h"
 #include "assay/loop.h"
 #include "assay/util.h"
+#include "sandbox/fileop.h"
 #include "sandbox/os_internal.h"
 
 #include <stdio.h>
@@ -41,6 +58,19 @@
 #define OS_WRITE_CHUNK (4u << 20) /* stdin bytes per upload */
 #define OS_STDIN_MAX (64u << 20)
 #define OS_LINE_MAX (16u << 20)
+#define OS_HELD_MAX (64u << 20)    /* stdout bytes held out of order */
+#define OS_CELL_INLINE (64u << 10) /* a write in its command's words */
+
+struct os_cell;
+
+/* Bytes of a framed exec's stdout that came before the ones ahead of
+ * them (by the other stream). */
+struct os_held {
+	struct os_held *next;
+	uint64_t off;
+	size_t n;
+	char data[];
+};
 
 struct os_exec {
 	struct sbx_exec base;
@@ -66,6 +96,13 @@ struct os_exec {
 	long up_status;
 	unsigned up_n;
 	int stdin_closed;
+	/* framed (reply_end): stdout in order by the lines' offsets, and
+	 * the cell command carrying the reply to the last write */
+	char *reply_end;
+	uint64_t next_off;
+	struct os_held *held;
+	size_t held_n;
+	struct os_cell *cell;
 };
 
 /* ---- base64 and quoting ---- */
@@ -135,29 +172,88 @@ char *os_quote(const char *s)
 
 /* ---- the command line ---- */
 
-/* stdin from the uploads in.N (written, then in.N.ok), in order; it
- * ends when the command it feeds is gone (its pipe's POLLERR). A pair
- * is removed once the next is in: execd may still be setting the mode
- * of in.N.ok when it appears, and a file gone under it fails the
- * upload. */
+/* stdin from the files in.N (written, then in.N.ok), in order; it
+ * ends when the command it feeds is gone (its pipe's POLLERR). A cell
+ * command wakes it through the wake FIFO (uploads are seen within
+ * 10 ms); before feeding in.N it tells the relay (ctl) when tap.N, the
+ * cell command's FIFO, is there. A pair is removed once the next is
+ * in: execd may still be setting the mode of an uploaded in.N.ok when
+ * it appears, and a file gone under it fails the upload. */
 static const char feeder_py[] =
     "import os,select,sys\n"
-    "d=sys.argv[1];n=0;p=select.poll();p.register(1,0)\n"
-    "while not p.poll(10):\n"
+    "d=sys.argv[1];n=0;c=-1;p=select.poll();p.register(1,0)\n"
+    "w=os.open(d+'/wake',os.O_RDWR|os.O_NONBLOCK);p.register(w,1)\n"
+    "while 1:\n"
+    " if any(f==1 for f,_ in p.poll(10)):break\n"
+    " try:os.read(w,512)\n"
+    " except OSError:pass\n"
     " f='%s/in.%d'%(d,n)\n"
-    " if not os.path.exists(f+'.ok'): continue\n"
-    " b=open(f,'rb').read()\n"
-    " if n:\n"
-    "  for x in ('','.ok'): os.unlink('%s/in.%d%s'%(d,n-1,x))\n"
-    " n+=1\n"
-    " while b: b=b[os.write(1,b):]\n";
+    " while os.path.exists(f+'.ok'):\n"
+    "  b=open(f,'rb').read()\n"
+    "  if n:\n"
+    "   for x in('','.ok'):os.unlink('%s/in.%d%s'%(d,n-1,x))\n"
+    "  if os.path.exists('%s/tap.%d'%(d,n)):\n"
+    "   try:\n"
+    "    if c<0:c=os.open(d+'/ctl',os.O_WRONLY|os.O_NONBLOCK)\n"
+    "    os.write(c,b'%d\\n'%n)\n"
+    "   except OSError:pass\n"
+    "  n+=1;f='%s/in.%d'%(d,n)\n"
+    "  while b:b=b[os.write(1,b):]\n";
 
-/* python3 -u: each read goes out as one base64 line at once */
-static const char relay_py[] = "import os,binascii\n"
-                               "while 1:\n"
-                               " d=os.read(0,6144)\n"
-                               " if not d: break\n"
-                               " os.write(1,binascii.b2a_base64(d))\n";
+/* python3 -u: each read goes out at once as lines "OFFSET BASE64" (at
+ * most 6144 bytes a line), OFFSET the place of its first byte in the
+ * stream. With frame types to end a reply (argv[2]) it follows the
+ * frames, and holds a lock on alive while it lives; once the feeder
+ * names tap.N (ctl) its lines go into that FIFO, to the end of the
+ * next frame of such a type (those last lines marked "@R "), then the
+ * FIFO is closed (the cell command sees EOF). A FIFO whose reader is
+ * gone gives the lines back to stdout. */
+static const char relay_py[] =
+    "import os,sys,binascii,fcntl\n"
+    "d,E=sys.argv[1],sys.argv[2].encode()\n"
+    "k=os.open(d+'/alive',os.O_RDWR|os.O_CREAT,0o600)\n"
+    "fcntl.flock(k,fcntl.LOCK_EX)\n"
+    "c=os.open(d+'/ctl',os.O_RDWR|os.O_NONBLOCK) if E else -1\n"
+    "o=r=z=0;h=b'';t=-1\n"
+    "def put(f,b):\n"
+    " while b:b=b[os.write(f,b):]\n"
+    "def emit(b,e=b''):\n"
+    " global o,t\n"
+    " for q in range(0,len(b),6144):\n"
+    "  l=b'%d %s'%(o+q,binascii.b2a_base64(b[q:q+6144]))\n"
+    "  if t>=0:\n"
+    "   try:put(t,e+l);continue\n"
+    "   except OSError:os.close(t);t=-1\n"
+    "  put(1,l)\n"
+    " o+=len(b)\n"
+    "def attach():\n"
+    " global t\n"
+    " try:m=os.read(c,4096).split()\n"
+    " except OSError:return\n"
+    " if not m:return\n"
+    " try:f=os.open('%s/tap.%s'%(d,m[-1].decode()),os.O_WRONLY|os.O_NONBLOCK)\n"
+    " except OSError:return\n"
+    " os.set_blocking(f,True)\n"
+    " if t>=0:os.close(t)\n"
+    " t=f\n"
+    "while 1:\n"
+    " b=os.read(0,65536)\n"
+    " if not b:break\n"
+    " if c>=0:attach()\n"
+    " s=i=0\n"
+    " while E and i<len(b):\n"
+    "  if r:\n"
+    "   j=min(r,len(b)-i);i+=j;r-=j\n"
+    "   if r:continue\n"
+    "  else:\n"
+    "   j=min(5-len(h),len(b)-i);h+=b[i:i+j];i+=j\n"
+    "   if len(h)<5:continue\n"
+    "   r=int.from_bytes(h[1:],'big');z=h[:1] in E;h=b''\n"
+    "   if r:continue\n"
+    "  if z:\n"
+    "   emit(b[s:i],b'@R ');s=i;z=0\n"
+    "   if t>=0:os.close(t);t=-1\n"
+    " emit(b[s:])\n";
 
 static char *command_line(struct os_exec *e, const struct os_exec_args *a)
 {
@@ -192,12 +288,16 @@ static char *command_line(struct os_exec *e, const struct os_exec_args *a)
 	if (a->keep_stdin) {
 		char *relay = os_quote(relay_py);
 		char *feeder = os_quote(feeder_py);
+		char *end = os_quote(a->reply_end ? a->reply_end : "");
 		buf_printf(&b,
 		           "d=/tmp/.assay-io/%s\n"
-		           "mkdir -p \"$d\" || exit 125\n"
-		           "python3 -u -c %s \"$d\" | %s | python3 -u -c %s\n"
+		           "mkdir -p \"$d\" && mkfifo \"$d/ctl\" \"$d/wake\" "
+		           "|| exit 125\n"
+		           "python3 -u -c %s \"$d\" | %s | "
+		           "python3 -u -c %s \"$d\" %s\n"
 		           "rc=${PIPESTATUS[1]}\nrm -rf \"$d\"\nexit $rc\n",
-		           e->tag, feeder, run, relay);
+		           e->tag, feeder, run, relay, end);
+		free(end);
 		free(feeder);
 		free(relay);
 	} else {
@@ -246,8 +346,18 @@ static void exec_unlink(struct os_exec *e)
 		}
 }
 
+static void cell_detach(struct os_cell *c);
+
 static void ox_free(struct os_exec *e)
 {
+	if (e->cell)
+		cell_detach(e->cell);
+	while (e->held) {
+		struct os_held *h = e->held;
+		e->held = h->next;
+		free(h);
+	}
+	free(e->reply_end);
 	if (e->x)
 		http_cancel(e->x);
 	struct loop *l = e->s->loop;
@@ -272,6 +382,8 @@ static void ox_free(struct os_exec *e)
 static void exec_finish(struct os_exec *e)
 {
 	exec_unlink(e);
+	if (!e->internal) /* what it did to the workspace is done */
+		os_of(e->s)->gen++;
 	struct sbx_exit ex = {
 	    .exit_code = e->have_code ? e->exit_code : -1,
 	    .timed_out = e->timed_out,
@@ -284,6 +396,8 @@ static void exec_finish(struct os_exec *e)
 	else if (e->have_code && e->exit_code > 128 && e->exit_code < 160 &&
 	         (e->timed_out || e->cancelled))
 		ex.signal = e->exit_code - 128;
+	if (e->error) /* what ended it was ours: the error says it */
+		ex.signal = 0;
 	if (ex.signal)
 		ex.exit_code = -1;
 	struct sbx_exec_obs obs = e->obs;
@@ -376,6 +490,70 @@ void os_exec_cancel(struct os_exec *e)
 	exec_kill(e);
 }
 
+/* ---- a kernel's stdout, in order ---- */
+
+/* Bytes [off, off+n) of e's stdout: what is new goes to the observer,
+ * then what was held and now follows; bytes past a gap wait for it
+ * (the other stream brings it). -1 when too much waits. */
+static int stdout_take(struct os_exec *e, uint64_t off, const char *data,
+                       size_t n)
+{
+	if (!n)
+		return 0;
+	if (off > e->next_off) {
+		if (e->held_n + n > OS_HELD_MAX)
+			return -1;
+		struct os_held *h = xmalloc(sizeof *h + n), **p = &e->held;
+		h->off = off;
+		h->n = n;
+		memcpy(h->data, data, n);
+		while (*p && (*p)->off <= off)
+			p = &(*p)->next;
+		h->next = *p;
+		*p = h;
+		e->held_n += n;
+		return 0;
+	}
+	if (off + n > e->next_off) {
+		size_t skip = (size_t)(e->next_off - off);
+		e->next_off = off + n;
+		if (e->obs.on_output)
+			e->obs.on_output(e->obs.arg, SBX_STDOUT, data + skip,
+			                 n - skip);
+	}
+	while (e->held && e->held->off <= e->next_off && !e->finished) {
+		struct os_held *h = e->held;
+		e->held = h->next;
+		e->held_n -= h->n;
+		stdout_take(e, h->off, h->data, h->n);
+		free(h);
+	}
+	return 0;
+}
+
+/* A relay's line "OFFSET BASE64" (from the kernel's own stream or from
+ * a cell command's). */
+static void stdout_line(struct os_exec *e, const char *text)
+{
+	char *end = NULL;
+	unsigned long long off = strtoull(text, &end, 10);
+	if (end == text || *end != ' ') {
+		log_warn("opensandbox: %s: a line not from the relay dropped",
+		         e->tag);
+		return;
+	}
+	struct os_b64 b = {0};
+	buf_init(&b.out, 0);
+	os_b64_feed(&b, end + 1, strlen(end + 1));
+	if (stdout_take(e, off, b.out.data, b.out.len) < 0 && !e->error) {
+		e->error = xasprintf("opensandbox: %s: over %u MiB of output "
+		                     "arrived out of order",
+		                     e->tag, OS_HELD_MAX >> 20);
+		exec_kill(e);
+	}
+	buf_free(&b.out);
+}
+
 /* ---- the event stream ---- */
 
 static void deliver(struct os_exec *e, enum sbx_stream st, const char *text)
@@ -383,12 +561,7 @@ static void deliver(struct os_exec *e, enum sbx_stream st, const char *text)
 	if (!e->obs.on_output)
 		return;
 	if (e->keep_stdin && st == SBX_STDOUT) {
-		struct os_b64 b = {0};
-		buf_init(&b.out, 0);
-		os_b64_feed(&b, text, strlen(text));
-		if (b.out.len)
-			e->obs.on_output(e->obs.arg, st, b.out.data, b.out.len);
-		buf_free(&b.out);
+		stdout_line(e, text);
 		return;
 	}
 	if (!strcmp(text, "\n")) {
@@ -521,6 +694,8 @@ struct os_exec *os_exec_start(struct sbx *s, const struct os_exec_args *a,
 	e->obs = *obs;
 	e->internal = a->internal;
 	e->keep_stdin = a->keep_stdin;
+	if (a->keep_stdin && a->reply_end && *a->reply_end)
+		e->reply_end = xstrdup(a->reply_end);
 	e->t0 = now_ms();
 	snprintf(e->tag, sizeof e->tag, "x%d-%u", (int)getpid(), ++o->seq);
 	buf_init(&e->line, 0);
@@ -566,7 +741,234 @@ struct os_exec *os_exec_start(struct sbx *s, const struct os_exec_args *a,
 		                          on_timeout, e);
 	e->next = o->execs;
 	o->execs = e;
+	if (!e->internal)
+		o->gen++;
 	return e;
+}
+
+/* ---- a framed exec's request in one command: the cell command ---- */
+
+/* python3 -S -c CELL DIR N BASE64 FILEOP [WORDS...]: writes in.N, makes
+ * tap.N for the relay, says @W, wakes the feeder, copies the reply's
+ * lines from tap.N as they come until the relay closes it (or is gone:
+ * its lock on alive is free), but for the last ones ("@R "). Then,
+ * with the fileop's WORDS, it lists the workspace (again 15 ms later
+ * when something in it is that recent, so that the next delta need not
+ * take it again: see snapshot_delta) and prints "@L TIME", the records
+ * base64'd, "@E", and only then the reply's last lines: the listing is
+ * there before the call's end is. "@D": the reply is all out. */
+static const char cell_py[] =
+    "import os,sys,select,fcntl,time,binascii\n"
+    "d,n,x,fo=sys.argv[1:5];a=sys.argv[5:]\n"
+    "t='%s/tap.%s'%(d,n);f='%s/in.%s'%(d,n)\n"
+    "def put(b):\n"
+    " while b:b=b[os.write(1,b):]\n"
+    "os.mkfifo(t,0o600);r=os.open(t,os.O_RDONLY|os.O_NONBLOCK)\n"
+    "with open(f,'wb') as o:o.write(binascii.a2b_base64(x))\n"
+    "open(f+'.ok','wb').close()\n"
+    "put(b'@W\\n')\n"
+    "try:\n"
+    " w=os.open(d+'/wake',os.O_WRONLY|os.O_NONBLOCK)\n"
+    " os.write(w,b'.');os.close(w)\n"
+    "except OSError:pass\n"
+    "def gone():\n"
+    " try:k=os.open(d+'/alive',os.O_RDONLY)\n"
+    " except OSError:return 1\n"
+    " try:fcntl.flock(k,fcntl.LOCK_SH|fcntl.LOCK_NB);return 1\n"
+    " except OSError:return 0\n"
+    " finally:os.close(k)\n"
+    "p=select.poll();p.register(r,1);b=h=b''\n"
+    "while 1:\n"
+    " if p.poll(250):\n"
+    "  try:c=os.read(r,65536)\n"
+    "  except BlockingIOError:continue\n"
+    "  if not c:break\n"
+    "  b+=c;j=b.rfind(b'\\n')+1;u=b''\n"
+    "  for l in b[:j].splitlines(True):\n"
+    "   if l[:3]==b'@R ':h+=l[3:]\n"
+    "   else:u+=l\n"
+    "  put(u);b=b[j:]\n"
+    " elif gone():break\n"
+    "os.close(r);os.unlink(t)\n"
+    "if a:\n"
+    " import subprocess as S\n"
+    " def ls():\n"
+    "  s=time.time()\n"
+    "  return s,S.run(['bash','-c',fo,'fileop']+a,stdout=S.PIPE,"
+    "stderr=S.DEVNULL)\n"
+    " def new(q,s):\n"
+    "  for e in q.stdout.split(b'\\0'):\n"
+    "   try:\n"
+    "    if float(e.split(b' ',3)[2])>=s-.012:return 1\n"
+    "   except(IndexError,ValueError):pass\n"
+    " s,q=ls()\n"
+    " if q.returncode==0 and new(q,s):time.sleep(.015);s,q=ls()\n"
+    " if q.returncode==0:\n"
+    "  put(b'@L %.6f\\n'%s);o=q.stdout\n"
+    "  for i in range(0,len(o),49152):put(binascii.b2a_base64(o[i:i+49152]))\n"
+    "  put(b'@E\\n')\n"
+    "put(h+b+(b'\\n' if b[-1:] not in b'\\n' else b'')+b'@D\\n')\n";
+
+struct os_cell {
+	struct sbx *s;
+	struct os_exec *k; /* the framed exec it writes to; NULL: detached */
+	struct os_exec *x; /* the command */
+	struct buf err;    /* its stderr (the first 4 KiB) */
+	struct os_b64 list;
+	double taken;
+	unsigned gen; /* o->gen when it began */
+	size_t max;
+	int written, listing, listed;
+};
+
+static void cell_free(struct os_cell *c)
+{
+	buf_free(&c->err);
+	buf_free(&c->list.out);
+	free(c);
+}
+
+/* End a cell command at once, without a word (its kernel is gone). */
+static void cell_detach(struct os_cell *c)
+{
+	struct os_exec *x = c->x;
+	c->x = NULL;
+	c->k = NULL;
+	os_exec_detach(x);
+	cell_free(c);
+}
+
+/* The cell command's listing is whole: os_list answers from it. */
+static void cell_listed(struct os_cell *c)
+{
+	struct os_prelist *p = &os_of(c->s)->pre;
+	if (c->list.bad)
+		return;
+	buf_free(&p->recs);
+	p->recs = c->list.out;
+	buf_init(&c->list.out, 0);
+	p->taken = c->taken;
+	p->at = now_ms();
+	p->gen = c->gen;
+	p->max = c->max;
+	p->valid = 1;
+}
+
+/* One line of the cell command's stdout (its end stripped). */
+static void cell_line(struct os_cell *c, const char *line, size_t n)
+{
+	if (c->listing && !c->listed) {
+		if (n == 2 && !memcmp(line, "@E", 2)) {
+			c->listed = 1;
+			cell_listed(c);
+		} else {
+			os_b64_feed(&c->list, line, n);
+			os_b64_feed(&c->list, "\n", 1);
+		}
+		return;
+	}
+	if (n == 2 && !memcmp(line, "@W", 2)) {
+		c->written = 1;
+	} else if (n == 2 && !memcmp(line, "@D", 2)) {
+		/* the reply is in: the kernel's next request may have a
+		 * command of its own while this one ends */
+		if (c->k)
+			c->k->cell = NULL;
+		c->k = NULL;
+	} else if (n > 3 && !memcmp(line, "@L ", 3)) {
+		c->listing = 1;
+		c->taken = strtod(line + 3, NULL);
+	} else if (c->k && n && line[0] >= '0' && line[0] <= '9') {
+		char *l = xstrndup(line, n);
+		stdout_line(c->k, l);
+		free(l);
+	}
+}
+
+static void cell_output(void *arg, enum sbx_stream st, const char *data,
+                        size_t n)
+{
+	struct os_cell *c = arg;
+	if (st == SBX_STDERR) {
+		if (c->err.len + n <= 4096)
+			buf_append(&c->err, data, n);
+		return;
+	}
+	while (n && data[n - 1] == '\n')
+		n--;
+	cell_line(c, data, n);
+}
+
+/* The cell command ended: the kernel's next request may have one. One
+ * that could not put its request in leaves a kernel nothing reaches:
+ * that one is ended, with why. */
+static void cell_exit(void *arg, const struct sbx_exit *ex)
+{
+	struct os_cell *c = arg;
+	struct os_exec *k = c->k;
+	c->x = NULL; /* freed after this */
+	if (k) {
+		k->cell = NULL;
+		if (!c->written && !ex->cancelled && !k->finished &&
+		    !k->error) {
+			char *why = fileop_error(ex, &c->err, "the request", 1);
+			k->error = xasprintf("opensandbox: cannot send %s its "
+			                     "request: %s",
+			                     k->tag, why);
+			free(why);
+			k->stdin_closed = 1;
+			exec_kill(k);
+		}
+	}
+	cell_free(c);
+}
+
+/* Put data in as the framed exec k's next request, by a cell command.
+ * NULL and *err when it cannot begin (then an upload does it). */
+static struct os_cell *cell_start(struct os_exec *k, const void *data, size_t n,
+                                  char **err)
+{
+	struct osbx *o = os_of(k->s);
+	struct os_cell *c = xcalloc(1, sizeof *c);
+	c->s = k->s;
+	c->k = k;
+	c->gen = o->gen;
+	c->max = o->list_max;
+	buf_init(&c->err, 0);
+	struct fileop_args fa;
+	int list = os_prelist_args(k->s, &fa) == 0;
+	buf_init(&c->list.out, list ? fa.out_max : 0);
+	char dir[64], num[16];
+	snprintf(dir, sizeof dir, "/tmp/.assay-io/%s", k->tag);
+	snprintf(num, sizeof num, "%u", k->up_n);
+	char *enc = os_b64_encode(data, n);
+	const char *argv[16] = {"python3", "-S", "-c", cell_py,
+	                        dir,       num,  enc,  fileop_script};
+	size_t i = 8;
+	for (size_t j = 0; list && fa.argv[j] && i < 15; j++)
+		argv[i++] = fa.argv[j];
+	argv[i] = NULL;
+	struct os_exec_args a = {.argv = argv, .internal = 1};
+	struct sbx_exec_obs obs = {cell_output, cell_exit, c};
+	c->x = os_exec_start(k->s, &a, &obs, err);
+	free(enc);
+	if (!c->x) {
+		cell_free(c);
+		return NULL;
+	}
+	k->up_n++;
+	o->pre.valid = 0; /* this cell's listing will be the one */
+	return c;
+}
+
+int os_exec_busy(struct sbx *s)
+{
+	for (struct os_exec *e = os_of(s)->execs; e; e = e->next)
+		if (!e->internal && !e->finished &&
+		    (!e->keep_stdin || (e->cell && !e->cell->listed) || e->up ||
+		     e->pending.len))
+			return 1;
+	return 0;
 }
 
 /* ---- stdin ---- */
@@ -673,6 +1075,17 @@ int os_exec_write(struct os_exec *e, const void *data, size_t n)
 	if (n == 0) {
 		e->stdin_closed = 1; /* the feeder waits on: EOF never comes */
 		return 0;
+	}
+	os_of(e->s)->gen++; /* the kernel may change files now */
+	if (e->reply_end && !e->cell && !e->up && !e->pending.len &&
+	    n <= OS_CELL_INLINE) {
+		char *err = NULL;
+		e->cell = cell_start(e, data, n, &err);
+		if (e->cell)
+			return 0;
+		log_warn("opensandbox: %s: %s; the request goes by upload",
+		         e->tag, err ? err : "?");
+		free(err);
 	}
 	if (buf_append(&e->pending, data, n) < 0)
 		return -1;

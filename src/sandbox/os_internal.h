@@ -15,12 +15,24 @@
 #include "sandbox/internal.h"
 #include "sandbox/xfer.h"
 
+struct fileop_args;
 struct http;
 struct http_xfer;
 
 #define OS_EXECD_PORT 44772
 
 struct os_exec;
+
+/* The listing a python cell's command took of the whole workspace at
+ * its end (os_exec.c), for the os_list that follows the call. */
+struct os_prelist {
+	struct buf recs; /* the fileop's records, kept up to its max */
+	double taken;    /* when (wall clock, the sandbox's) */
+	int64_t at;      /* when it arrived (now_ms) */
+	unsigned gen;    /* o->gen when the cell began */
+	size_t max;      /* the entries it was asked for */
+	int valid;
+};
 
 struct osbx {
 	struct http *http;
@@ -41,6 +53,11 @@ struct osbx {
 	unsigned seq;
 	long threads;
 	char mark[17]; /* ASSAY_SANDBOX_MARK: which sandbox execd is */
+	/* one more each time a command that may change the workspace
+	 * starts or ends, or a write, import or staging begins */
+	unsigned gen;
+	size_t list_max; /* the largest os_list of the whole workspace */
+	struct os_prelist pre;
 };
 
 static inline struct osbx *os_of(struct sbx *s)
@@ -103,6 +120,12 @@ struct os_exec_args {
 	const char *command;     /* bash -c, or */
 	const char *const *argv; /* run as is */
 	int keep_stdin;
+	/* with keep_stdin: stdin and stdout carry frames (a type byte, a
+	 * 4-byte big-endian length, the payload) and a frame of one of
+	 * these types ends the reply to a write; each write then is one
+	 * command that puts it in, brings back its reply and lists the
+	 * workspace (os_exec.c). NULL: plain bytes. */
+	const char *reply_end;
 	int timeout_s;
 	int internal; /* a file operation: no limits, kept at stop */
 };
@@ -117,6 +140,9 @@ int os_exec_write(struct os_exec *e, const void *data, size_t n);
 void os_exec_stop(struct sbx *s, int all);
 /* Finish every exec at once (sbx_free): on_exit for each. */
 void os_exec_free_all(struct sbx *s);
+/* Whether a command that may change the workspace runs now (a python
+ * kernel between cells does not count). */
+int os_exec_busy(struct sbx *s);
 /* The command's stdout, base64 lines decoded as they come (the file
  * operations read binary output that way). */
 struct os_b64 {
@@ -139,6 +165,10 @@ void os_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
                    sbx_done_fn fn, void *arg);
 void os_list(struct sbx *s, const char *rel, int recursive, size_t max,
              sbx_done_fn fn, void *arg);
+/* The fileop's words that list the whole workspace as the largest
+ * os_list of it so far did (a python cell's command lists it so at its
+ * end): 0, or -1 while there was none. */
+int os_prelist_args(struct sbx *s, struct fileop_args *a);
 void os_fetch(struct sbx *s, const char *rel, const char *dest, sbx_done_fn fn,
               void *arg);
 void os_export_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg);

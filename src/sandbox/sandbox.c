@@ -153,6 +153,7 @@ void sbx_job_begin(struct sbx *s, struct sbx_job *j, const char *what,
 	j->s = s;
 	j->what = what;
 	j->drain = drain;
+	j->taken = 0;
 	j->fn = fn;
 	j->arg = arg;
 	j->abort = abort;
@@ -185,6 +186,7 @@ void sbx_job_end(struct sbx_job *j, int rc, const char *err, struct buf *data,
 {
 	struct sbx *s = j->s;
 	job_unlink(j);
+	s->listed_at = j->taken;
 	s->depth++;
 	if (j->fn)
 		j->fn(j->arg, rc, err, data, list);
@@ -203,6 +205,7 @@ static int job_cut(struct sbx *s, struct sbx_job *j, const char *how)
 	                      j->what ? j->what : "the operation");
 	job_unlink(j);
 	j->abort(j);
+	s->listed_at = 0;
 	s->depth++;
 	if (fn)
 		fn(arg, SBX_FAILED, why, NULL, NULL);
@@ -274,8 +277,11 @@ static void later_abort(struct sbx_job *j)
 	later_free(l);
 }
 
-void sbx_later(struct sbx *s, sbx_done_fn fn, void *arg, int rc, char *err,
-               struct buf *data, cJSON *list)
+/* sbx_later's job, queued (NULL when the sandbox is being released:
+ * the result is dropped). */
+static struct sbx_later *later_queue(struct sbx *s, sbx_done_fn fn, void *arg,
+                                     int rc, char *err, struct buf *data,
+                                     cJSON *list)
 {
 	struct sbx_later *l = xcalloc(1, sizeof *l);
 	l->rc = rc;
@@ -290,10 +296,25 @@ void sbx_later(struct sbx *s, sbx_done_fn fn, void *arg, int rc, char *err,
 	if (s->releasing) {
 		log_warn("sandbox: a result after the release was dropped");
 		later_free(l);
-		return;
+		return NULL;
 	}
 	sbx_job_begin(s, &l->job, "the operation", 1, fn, arg, later_abort);
 	l->timer = loop_timer_add(s->loop, 0, later_fire, l);
+	return l;
+}
+
+void sbx_later(struct sbx *s, sbx_done_fn fn, void *arg, int rc, char *err,
+               struct buf *data, cJSON *list)
+{
+	later_queue(s, fn, arg, rc, err, data, list);
+}
+
+void sbx_later_listing(struct sbx *s, sbx_done_fn fn, void *arg, int rc,
+                       char *err, cJSON *list, double taken)
+{
+	struct sbx_later *l = later_queue(s, fn, arg, rc, err, NULL, list);
+	if (l)
+		l->job.taken = taken;
 }
 
 /* ---- stopping ---- */
@@ -498,6 +519,11 @@ const char *sbx_workspace(const struct sbx *s)
 const char *sbx_lost(const struct sbx *s)
 {
 	return s ? s->lost : NULL;
+}
+
+double sbx_listing_time(const struct sbx *s)
+{
+	return s ? s->listed_at : 0;
 }
 
 const char *sbx_image(const struct sbx *s)

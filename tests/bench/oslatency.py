@@ -11,9 +11,16 @@ command), and each call's time from tool_call to tool_result (that plus
 what the backend does after a call: the workspace snapshot). Printed:
 median and p90 per backend, the ratio to local, and the run's sandbox
 start time. The fake runs each command in a fresh bubblewrap and tails
-its output every 50 ms, as execd tails its files: a real server adds
+its output every 100 ms, as execd tails its files: a real server adds
 its network round trips on top (one POST /command per command, one
 download per snapshot).
+
+Then the goal of issue 41: the python call on the fake against the
+docker backend's, same run, as a ratio (goal <= 2x; "SKIPPED" for the
+docker half without a Docker daemon), and what a python call costs in
+requests to execd: two more runs on fakes of their own that log every
+request, one with a single cell and one with N+1, the difference
+divided by N (the cells change no file, so no delta is made).
 
 usage: oslatency.py [ASSAY_BIN] [--calls N]
 """
@@ -44,12 +51,14 @@ def script(calls):
     return {"turns": turns}
 
 
-def start_fake(tmp):
-    pf = os.path.join(tmp, "port")
-    root = os.path.join(tmp, "os_root")
+def start_fake(tmp, name="os", log=None):
+    pf = os.path.join(tmp, name + ".port")
+    root = os.path.join(tmp, name + "_root")
     os.makedirs(root)
-    p = subprocess.Popen([PY, FAKE, "--port-file", pf, "--root", root],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    argv = [PY, FAKE, "--port-file", pf, "--root", root]
+    if log:
+        argv += ["--log", log]
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(200):
         if os.path.exists(pf) and open(pf).read().strip():
             break
@@ -65,8 +74,8 @@ def docker_up():
         return False
 
 
-def run(assay, backend, tmp, scr, env):
-    rd = os.path.join(tmp, "run-" + backend)
+def run(assay, backend, tmp, scr, env, name=None):
+    rd = os.path.join(tmp, "run-" + (name or backend))
     t0 = time.monotonic()
     r = subprocess.run([assay, "run", "--sandbox", backend, "--provider", "script",
                         "--script", scr, "--ask", "none", "--run-dir", rd, "bench"],
@@ -94,6 +103,47 @@ def run(assay, backend, tmp, scr, env):
         if "sandbox: " in line and " up in " in line:
             up = int(line.rsplit(" up in ", 1)[1].split()[0])
     return {"exec": execs, "shell": shell_calls, "python": cells, "wall": wall, "up": up}
+
+
+def cells_script(n):
+    turns = [{"text": f"Cell {i}.", "tool_calls": [
+        {"name": "python", "arguments": {"code": f"{i} * 2"}}]} for i in range(n)]
+    turns.append({"text": "Done.", "tool_calls": []})
+    return {"turns": turns}
+
+
+def settled(log):
+    """The fake logs a request when its handler returns (a command's stream
+    stays open a second after its end): wait until the log stops growing."""
+    n = -1
+    for _ in range(40):
+        m = sum(1 for _ in open(log)) if os.path.exists(log) else 0
+        if m == n:
+            break
+        n = m
+        time.sleep(0.5)
+    return [json.loads(line) for line in open(log)]
+
+
+def requests_per_cell(assay, tmp, env, calls):
+    """execd requests (and POST /command among them) a python call costs:
+    a run with calls+1 cells minus one with a single cell, over calls."""
+    counts = []
+    for n in (1, calls + 1):
+        name = f"count{n}"
+        log = os.path.join(tmp, name + ".log")
+        fake, url = start_fake(tmp, name, log)
+        try:
+            scr = os.path.join(tmp, name + ".json")
+            json.dump(cells_script(n), open(scr, "w"))
+            run(assay, "opensandbox", tmp, scr, dict(env, OPEN_SANDBOX_DOMAIN=url), name)
+            ev = [e for e in settled(log) if e.get("api") == "execd"]
+        finally:
+            fake.terminate()
+            fake.wait()
+        counts.append((sum(1 for e in ev if e["method"] == "POST"
+                           and e["path"].endswith("/command")), len(ev)))
+    return [(b - a) / calls for a, b in zip(counts[0], counts[1])]
 
 
 def p90(v):
@@ -134,6 +184,18 @@ def main():
                 cols.append(f"{med:5.0f}/{p90(r[k]):4.0f} {ratio:4.1f}x")
             print(f"{b:12} {str(r['up']) + ' ms':>10} {cols[0]:>16} {cols[1]:>16} "
                   f"{cols[2]:>16} {r['wall']:7.1f}")
+        osb = statistics.median(res["opensandbox"]["python"])
+        if "docker" in res:
+            dk = statistics.median(res["docker"]["python"])
+            ratio = osb / dk if dk else float("inf")
+            print(f"python call, opensandbox (fake) against docker, same run: {osb:.0f} ms / "
+                  f"{dk:.0f} ms = {ratio:.2f}x (goal <= 2x: {'met' if ratio <= 2 else 'NOT met'})")
+        else:
+            print(f"python call, opensandbox (fake): {osb:.0f} ms; against docker: SKIPPED "
+                  "(no Docker daemon)")
+        cmds, reqs = requests_per_cell(assay, tmp, env, calls)
+        print(f"a python call on the fake: {reqs:.2f} execd requests, {cmds:.2f} of them "
+              "POST /command (a cell that changes no file)")
     finally:
         if fake:
             fake.terminate()

@@ -8,8 +8,9 @@
 # (the latter warns); doctor finds it out with a probe sandbox. Every
 # sandbox there has the same execd address: a second run while one
 # lives stops instead of running in the first one's sandbox. And a
-# python call costs no command of its own (the cell goes in by upload):
-# one that changes nothing costs the snapshot's listing only. Skipped
+# python call is one command, its cell's (it puts the cell in, brings
+# the reply back and lists the workspace for the snapshot after the
+# call): one that changes nothing costs that one request only. Skipped
 # (77) without bubblewrap.
 source "$(dirname "$0")/lib.bash"
 need_bwrap
@@ -157,7 +158,7 @@ check "... its probe sandbox asked deny-all, and was deleted" \
 	test "$(jget "$OS_LOG" "[(e['status'], e.get('networkPolicy', {}).get('defaultAction'), e.get('metadata', {}).get('assay.probe')) for e in x if e['path'] == '/v1/sandboxes' and e['method'] == 'POST']") $(os_count DELETE '^/v1/sandboxes/[^/?]+$')" \
 	= "[(202, 'deny', 'doctor')] 1"
 
-# --- a python call: no command of its own ---------------------------------
+# --- a python call: one command, its cell's ---------------------------------
 start_fake_os
 cat >"$T/py.json" <<'EOF'
 {"turns": [
@@ -179,9 +180,9 @@ check "... the cells kept their state" \
 	sh -c "grep -q 'x+1 = 42' '$T/py/transcript.jsonl' && grep -q 'x+2 = 43' '$T/py/transcript.jsonl'"
 check "... the file the cell wrote is in the workspace archive" \
 	sh -c "tar -xOf '$(ws_archive "$T/py")' --wildcards '*out.txt' | grep -q 'made by python'"
-# per python call: the commands the fake received from its cell's frame
-# (on its way in) to the next cell's (the calls come one after another)
-# the fake logs a request when its handler returns, which for a command
+# per python call: the execd requests the fake received from its cell's
+# command to the next cell's (the calls come one after another); the
+# fake logs a request when its handler returns, which for a command
 # stream can be after assay has gone on (or ended): wait for the log to
 # settle
 n=-1
@@ -194,23 +195,25 @@ done
 $PY - "$OS_LOG" >"$T/per_call" <<'PY'
 import json, sys
 log = sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda e: e["t"])
-cmds = [e for e in log if e["method"] == "POST" and e["path"].endswith("/command")]
-def is_write(c):  # a stdin write as a command: base64 into the kernel's FIFO
-    return '[ -p "$d/in" ]' in c.get("command", "")  # (the log keeps 200 bytes)
+execd = [e for e in log if e.get("api") == "execd"]
+cmds = [e for e in execd if e["method"] == "POST" and e["path"].endswith("/command")]
+def is_cell(c):  # a cell's command: it writes in.N, reads tap.N (os_exec.c)
+    return "/tap.%s" in c.get("command", "")  # (the log keeps 200 bytes)
 ups = [e["t"] for e in log if e["path"].endswith("/files/upload") and
        any(".assay-io" in u["path"] for u in e.get("uploaded", []))]
-writes = [c["t"] for c in cmds if is_write(c)]
-frames = sorted(ups + writes)  # one per cell, however it went in
-print("frames", len(frames), "uploads", len(ups), "write-commands", len(writes))
-for a, b in zip(frames, frames[1:]):
-    print(sum(1 for c in cmds if a <= c["t"] < b))
+cells = [c["t"] for c in cmds if is_cell(c)]
+print("frames", len(ups) + len(cells), "uploads", len(ups), "cell-commands", len(cells))
+for a, b in zip(cells, cells[1:]):
+    print(sum(1 for c in cmds if a <= c["t"] < b), sum(1 for e in execd if a <= e["t"] < b))
 PY
-check "five cells, each frame uploaded: $(head -1 "$T/per_call")" \
-	test "$(head -1 "$T/per_call")" = "frames 5 uploads 5 write-commands 0"
-check "a python call that changes nothing is one command (the snapshot's listing): $(sed -n 3,4p "$T/per_call" | tr '\n' ' ')" \
-	test "$(sed -n 3,4p "$T/per_call" | tr '\n' ' ')" = "1 1 "
-check "one that writes a file adds what any call's change costs (the delta's tar, the read for its diff): $(sed -n 5p "$T/per_call")" \
-	test "$(sed -n 5p "$T/per_call")" -eq 3
+check "five cells, each in a command of its own, no upload: $(head -1 "$T/per_call")" \
+	test "$(head -1 "$T/per_call")" = "frames 5 uploads 0 cell-commands 5"
+# a line per call: its commands, its execd requests (a listing, an
+# upload, a download would each count)
+check "a python call that changes nothing is one request, its command (the listing after the call comes in it): $(sed -n 3,4p "$T/per_call" | tr '\n' ' ')" \
+	test "$(sed -n 3,4p "$T/per_call" | tr '\n' ' ')" = "1 1 1 1 "
+check "one that writes a file adds what any call's change costs (the delta's tar, its download and removal, the read for its diff): $(sed -n 5p "$T/per_call")" \
+	test "$(sed -n 5p "$T/per_call")" = "3 5"
 check "one kernel for the run" test "$(grep -c 'kernel 1 ready' "$T/py/assay.log")" -eq 1
 check "no stdin write failed" sh -c "! grep -q 'stdin' '$T/py/assay.log'"
 finish
