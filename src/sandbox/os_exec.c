@@ -24,22 +24,24 @@
  * so binary frames survive execd's line-based text stream.
  *
  * A framed exec (the kernel: reply_end) takes each write as a request
- * in ONE command, the cell command: it writes in.N itself (the bytes
- * are in its arguments), makes a FIFO tap.N that the feeder announces
- * to the relay (the ctl FIFO) as it feeds in.N, and copies to its own
- * stdout what the relay sends there: every line from then to the end
- * of the reply (a frame of a reply_end type). Then it lists the
- * workspace, as the listing after the call will ask, and ends: execd
- * sends a command's last lines at its exit, not at its next 100 ms
- * tick, so a short cell comes back at once, with its listing
- * (os_list then answers from it). A write while a reply is open (an
+ * in ONE command, the cell command, a shell script that forks nothing
+ * until its last line: it opens the FIFO tap.N (the feeder makes it
+ * ahead), writes in.N itself (the bytes are in its text), and sed
+ * copies to its stdout what the relay sends into tap.N: the feeder
+ * names N to the relay (the ctl FIFO) as it feeds in.N, and the relay
+ * sends there every line from then to the end of the reply (a frame
+ * of a reply_end type), putting before that frame's last lines a
+ * listing of the workspace made in its own process, as the listing
+ * after the call will ask for it (os_list answers from it once), then
+ * "@D", and the command ends. execd sends a command's last lines at
+ * its exit, not at its next 100 ms tick, so a short cell's reply comes
+ * back at once, with its listing. A write while a reply is open (an
  * interrupt) or too big for a command line is an upload (POST
  * /files/upload) of in.N and in.N.ok. The relay's own stdout carries
  * what is not part of a reply (the hello); its lines and the cell
  * command's go out in the stream's order by their offsets, whichever
  * comes first. A cell command that dies hands the relay back its
- * stdout; a kernel that dies ends the cell command (its relay's lock
- * on alive is gone). */
+ * stdout; one whose kernel dies is ended with the kernel's exec. */
 #include "assay/config.h"
 #include "assay/http.h"
 #include "assay/json.h"
@@ -59,7 +61,7 @@
 #define OS_STDIN_MAX (64u << 20)
 #define OS_LINE_MAX (16u << 20)
 #define OS_HELD_MAX (64u << 20)    /* stdout bytes held out of order */
-#define OS_CELL_INLINE (64u << 10) /* a write in its command's words */
+#define OS_CELL_INLINE (96u << 10) /* a write in its command's text */
 
 struct os_cell;
 
@@ -175,14 +177,20 @@ char *os_quote(const char *s)
 /* stdin from the files in.N (written, then in.N.ok), in order; it
  * ends when the command it feeds is gone (its pipe's POLLERR). A cell
  * command wakes it through the wake FIFO (uploads are seen within
- * 10 ms); before feeding in.N it tells the relay (ctl) when tap.N, the
- * cell command's FIFO, is there. A pair is removed once the next is
- * in: execd may still be setting the mode of an uploaded in.N.ok when
- * it appears, and a file gone under it fails the upload. */
+ * 10 ms). For a framed exec (ctl is there) it makes the FIFO tap.N
+ * for the next N ahead, and names N to the relay (ctl) before it
+ * feeds in.N. A pair is removed once the next is in: execd may still
+ * be setting the mode of an uploaded in.N.ok when it appears, and a
+ * file gone under it fails the upload. */
 static const char feeder_py[] =
     "import os,select,sys\n"
     "d=sys.argv[1];n=0;c=-1;p=select.poll();p.register(1,0)\n"
     "w=os.open(d+'/wake',os.O_RDWR|os.O_NONBLOCK);p.register(w,1)\n"
+    "F=os.path.exists(d+'/ctl')\n"
+    "def tap(n):\n"
+    " try:os.mkfifo('%s/tap.%d'%(d,n),0o600)\n"
+    " except OSError:pass\n"
+    "if F:tap(0)\n"
     "while 1:\n"
     " if any(f==1 for f,_ in p.poll(10)):break\n"
     " try:os.read(w,512)\n"
@@ -192,7 +200,8 @@ static const char feeder_py[] =
     "  b=open(f,'rb').read()\n"
     "  if n:\n"
     "   for x in('','.ok'):os.unlink('%s/in.%d%s'%(d,n-1,x))\n"
-    "  if os.path.exists('%s/tap.%d'%(d,n)):\n"
+    "  if F:\n"
+    "   tap(n+1)\n"
     "   try:\n"
     "    if c<0:c=os.open(d+'/ctl',os.O_WRONLY|os.O_NONBLOCK)\n"
     "    os.write(c,b'%d\\n'%n)\n"
@@ -203,39 +212,75 @@ static const char feeder_py[] =
 /* python3 -u: each read goes out at once as lines "OFFSET BASE64" (at
  * most 6144 bytes a line), OFFSET the place of its first byte in the
  * stream. With frame types to end a reply (argv[2]) it follows the
- * frames, and holds a lock on alive while it lives; once the feeder
- * names tap.N (ctl) its lines go into that FIFO, to the end of the
- * next frame of such a type (those last lines marked "@R "), then the
- * FIFO is closed (the cell command sees EOF). A FIFO whose reader is
- * gone gives the lines back to stdout. */
+ * frames: once the feeder names N (ctl) and a cell command has tap.N
+ * open, its lines go into that FIFO, to the end of the next frame of
+ * such a type. Before that frame's last lines it lists the workspace
+ * (at most the count in ls.N; as fileop's list does it: /workspace
+ * resolved and inside, entries below it to depth 64 as "%y %s %T@
+ * %P\0", links not followed), again 15 ms later when something in it
+ * is that recent (so that the next delta need not take it again: see
+ * snapshot_delta), and sends "@L TIME", the records base64'd, "@E";
+ * after those lines "@D", and the FIFO is closed. A FIFO whose reader
+ * is gone gives the lines back to stdout. */
 static const char relay_py[] =
-    "import os,sys,binascii,fcntl\n"
+    "import os,sys,binascii,stat,time\n"
     "d,E=sys.argv[1],sys.argv[2].encode()\n"
-    "k=os.open(d+'/alive',os.O_RDWR|os.O_CREAT,0o600)\n"
-    "fcntl.flock(k,fcntl.LOCK_EX)\n"
     "c=os.open(d+'/ctl',os.O_RDWR|os.O_NONBLOCK) if E else -1\n"
-    "o=r=z=0;h=b'';t=-1\n"
+    "o=r=z=M=0;h=b'';t=-1\n"
+    "Y=((stat.S_ISDIR,b'd'),(stat.S_ISREG,b'f'),(stat.S_ISLNK,b'l'),"
+    "(stat.S_ISFIFO,b'p'),(stat.S_ISSOCK,b's'),(stat.S_ISCHR,b'c'))\n"
     "def put(f,b):\n"
     " while b:b=b[os.write(f,b):]\n"
-    "def emit(b,e=b''):\n"
-    " global o,t\n"
-    " for q in range(0,len(b),6144):\n"
-    "  l=b'%d %s'%(o+q,binascii.b2a_base64(b[q:q+6144]))\n"
-    "  if t>=0:\n"
-    "   try:put(t,e+l);continue\n"
-    "   except OSError:os.close(t);t=-1\n"
-    "  put(1,l)\n"
-    " o+=len(b)\n"
-    "def attach():\n"
+    "def b64(b,n):\n"
+    " return [binascii.b2a_base64(b[q:q+n]) for q in range(0,len(b),n)]\n"
+    "def lines(b):\n"
+    " global o\n"
+    " l=b''.join(b'%d %s'%(o+q*6144,x) for q,x in enumerate(b64(b,6144)))\n"
+    " o+=len(b);return l\n"
+    "def out(l):\n"
     " global t\n"
+    " if t>=0:\n"
+    "  try:put(t,l);return\n"
+    "  except OSError:os.close(t);t=-1\n"
+    " put(1,l)\n"
+    "def attach():\n"
+    " global t,M\n"
     " try:m=os.read(c,4096).split()\n"
     " except OSError:return\n"
-    " if not m:return\n"
-    " try:f=os.open('%s/tap.%s'%(d,m[-1].decode()),os.O_WRONLY|os.O_NONBLOCK)\n"
+    " for n in m:\n"
+    "  p='%s/%%s.%s'%(d,n.decode())\n"
+    "  try:f=os.open(p%'tap',os.O_WRONLY|os.O_NONBLOCK)\n"
+    "  except OSError:f=-1\n"
+    "  try:x=int(open(p%'ls').read())\n"
+    "  except(OSError,ValueError):x=0\n"
+    "  for q in('tap','ls'):\n"
+    "   try:os.unlink(p%q)\n"
+    "   except OSError:pass\n"
+    "  if f>=0:\n"
+    "   os.set_blocking(f,True)\n"
+    "   if t>=0:os.close(t)\n"
+    "   t,M=f,x\n"
+    "def walk(p,q,e,a,T):\n"
+    " try:it=os.scandir(p)\n"
     " except OSError:return\n"
-    " os.set_blocking(f,True)\n"
-    " if t>=0:os.close(t)\n"
-    " t=f\n"
+    " with it:\n"
+    "  for x in it:\n"
+    "   if len(a)>=M:return\n"
+    "   try:s=x.stat(follow_symlinks=False)\n"
+    "   except OSError:continue\n"
+    "   y=next((v for f,v in Y if f(s.st_mode)),b'b');n=s.st_mtime_ns\n"
+    "   T[0]=max(T[0],n)\n"
+    "   a.append(b'%s %d %d.%09d %s\\0'%(y,s.st_size,n//10**9,n%10**9,"
+    "os.fsencode(q+x.name)))\n"
+    "   if y==b'd' and e<64:walk(x.path,q+x.name+'/',e+1,a,T)\n"
+    "def listing():\n"
+    " w='/workspace';r=os.path.realpath(w)\n"
+    " if r!=w and not r.startswith(w+'/') or not os.path.isdir(r):return b''\n"
+    " for i in(0,1):\n"
+    "  s=time.time();a=[];T=[0];walk(r,'',1,a,T)\n"
+    "  if i or T[0]<(s-.012)*1e9:break\n"
+    "  time.sleep(.015)\n"
+    " return b'@L %.6f\\n'%s+b''.join(b64(b''.join(a),49152))+b'@E\\n'\n"
     "while 1:\n"
     " b=os.read(0,65536)\n"
     " if not b:break\n"
@@ -251,13 +296,21 @@ static const char relay_py[] =
     "   r=int.from_bytes(h[1:],'big');z=h[:1] in E;h=b''\n"
     "   if r:continue\n"
     "  if z:\n"
-    "   emit(b[s:i],b'@R ');s=i;z=0\n"
-    "   if t>=0:os.close(t);t=-1\n"
-    " emit(b[s:])\n";
+    "   l=lines(b[s:i]);s=i;z=0\n"
+    "   if t>=0:\n"
+    "    try:\n"
+    "     if M:put(t,listing())\n"
+    "     put(t,l+b'@D\\n');l=b''\n"
+    "    except OSError:pass\n"
+    "    os.close(t);t=-1\n"
+    "   if l:put(1,l)\n"
+    " out(lines(b[s:]))\n";
 
 static char *command_line(struct os_exec *e, const struct os_exec_args *a)
 {
 	const struct config *cfg = e->s->cfg;
+	if (a->raw)
+		return xstrdup(a->command);
 	struct buf b;
 	buf_init(&b, 0);
 	if (!a->internal) {
@@ -291,12 +344,13 @@ static char *command_line(struct os_exec *e, const struct os_exec_args *a)
 		char *end = os_quote(a->reply_end ? a->reply_end : "");
 		buf_printf(&b,
 		           "d=/tmp/.assay-io/%s\n"
-		           "mkdir -p \"$d\" && mkfifo \"$d/ctl\" \"$d/wake\" "
+		           "mkdir -p \"$d\" && mkfifo \"$d/wake\"%s "
 		           "|| exit 125\n"
 		           "python3 -u -c %s \"$d\" | %s | "
 		           "python3 -u -c %s \"$d\" %s\n"
 		           "rc=${PIPESTATUS[1]}\nrm -rf \"$d\"\nexit $rc\n",
-		           e->tag, feeder, run, relay, end);
+		           e->tag, a->reply_end ? " \"$d/ctl\"" : "", feeder,
+		           run, relay, end);
 		free(end);
 		free(feeder);
 		free(relay);
@@ -748,66 +802,63 @@ struct os_exec *os_exec_start(struct sbx *s, const struct os_exec_args *a,
 
 /* ---- a framed exec's request in one command: the cell command ---- */
 
-/* python3 -S -c CELL DIR N BASE64 FILEOP [WORDS...]: writes in.N, makes
- * tap.N for the relay, says @W, wakes the feeder, copies the reply's
- * lines from tap.N as they come until the relay closes it (or is gone:
- * its lock on alive is free), but for the last ones ("@R "). Then,
- * with the fileop's WORDS, it lists the workspace (again 15 ms later
- * when something in it is that recent, so that the next delta need not
- * take it again: see snapshot_delta) and prints "@L TIME", the records
- * base64'd, "@E", and only then the reply's last lines: the listing is
- * there before the call's end is. "@D": the reply is all out. */
-static const char cell_py[] =
-    "import os,sys,select,fcntl,time,binascii\n"
-    "d,n,x,fo=sys.argv[1:5];a=sys.argv[5:]\n"
-    "t='%s/tap.%s'%(d,n);f='%s/in.%s'%(d,n)\n"
-    "def put(b):\n"
-    " while b:b=b[os.write(1,b):]\n"
-    "os.mkfifo(t,0o600);r=os.open(t,os.O_RDONLY|os.O_NONBLOCK)\n"
-    "with open(f,'wb') as o:o.write(binascii.a2b_base64(x))\n"
-    "open(f+'.ok','wb').close()\n"
-    "put(b'@W\\n')\n"
-    "try:\n"
-    " w=os.open(d+'/wake',os.O_WRONLY|os.O_NONBLOCK)\n"
-    " os.write(w,b'.');os.close(w)\n"
-    "except OSError:pass\n"
-    "def gone():\n"
-    " try:k=os.open(d+'/alive',os.O_RDONLY)\n"
-    " except OSError:return 1\n"
-    " try:fcntl.flock(k,fcntl.LOCK_SH|fcntl.LOCK_NB);return 1\n"
-    " except OSError:return 0\n"
-    " finally:os.close(k)\n"
-    "p=select.poll();p.register(r,1);b=h=b''\n"
-    "while 1:\n"
-    " if p.poll(250):\n"
-    "  try:c=os.read(r,65536)\n"
-    "  except BlockingIOError:continue\n"
-    "  if not c:break\n"
-    "  b+=c;j=b.rfind(b'\\n')+1;u=b''\n"
-    "  for l in b[:j].splitlines(True):\n"
-    "   if l[:3]==b'@R ':h+=l[3:]\n"
-    "   else:u+=l\n"
-    "  put(u);b=b[j:]\n"
-    " elif gone():break\n"
-    "os.close(r);os.unlink(t)\n"
-    "if a:\n"
-    " import subprocess as S\n"
-    " def ls():\n"
-    "  s=time.time()\n"
-    "  return s,S.run(['bash','-c',fo,'fileop']+a,stdout=S.PIPE,"
-    "stderr=S.DEVNULL)\n"
-    " def new(q,s):\n"
-    "  for e in q.stdout.split(b'\\0'):\n"
-    "   try:\n"
-    "    if float(e.split(b' ',3)[2])>=s-.012:return 1\n"
-    "   except(IndexError,ValueError):pass\n"
-    " s,q=ls()\n"
-    " if q.returncode==0 and new(q,s):time.sleep(.015);s,q=ls()\n"
-    " if q.returncode==0:\n"
-    "  put(b'@L %.6f\\n'%s);o=q.stdout\n"
-    "  for i in range(0,len(o),49152):put(binascii.b2a_base64(o[i:i+49152]))\n"
-    "  put(b'@E\\n')\n"
-    "put(h+b+(b'\\n' if b[-1:] not in b'\\n' else b'')+b'@D\\n')\n";
+/* The bytes of data as printf %b reads them in single quotes: printable
+ * ASCII as it is, the rest (and \ and ') as \xHH. Its length first
+ * (out NULL), to see whether it fits a command line. */
+static size_t cell_escape(const unsigned char *data, size_t n, char *out)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = data[i];
+		if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
+			if (out)
+				out[k] = (char)c;
+			k++;
+		} else {
+			if (out)
+				snprintf(out + k, 5, "\\x%02x", c);
+			k += 4;
+		}
+	}
+	if (out)
+		out[k] = '\0';
+	return k;
+}
+
+/* The cell command, a shell script (raw: execd's bash runs it) without
+ * a process of its own until its last line: tap.N (the feeder makes
+ * it ahead) opened for reading and writing, so that the relay can open
+ * it at once and it never sees EOF; the listing's count in ls.N; in.N
+ * from the bytes in its text, then in.N.ok; "@W" (the request is in);
+ * a byte to wake the feeder; then sed copies what the relay sends into
+ * tap.N, line by line as it comes, to its "@D". A kernel that dies
+ * before its reply's end leaves it waiting: the exec's end ends it. */
+static char *cell_script(const char *tag, unsigned n, const void *data,
+                         size_t len, const char *count)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	buf_printf(&b,
+	           "d=/tmp/.assay-io/%s;n=%u\n"
+	           "[ -p \"$d/tap.$n\" ] || mkfifo \"$d/tap.$n\" || exit 1\n"
+	           "exec 3<>\"$d/tap.$n\"\n",
+	           tag, n);
+	if (count)
+		buf_printf(&b, "printf %%s %s >\"$d/ls.$n\" || exit 1\n",
+		           count);
+	size_t k = cell_escape(data, len, NULL);
+	char *esc = xmalloc(k + 1);
+	cell_escape(data, len, esc);
+	buf_printf(&b,
+	           "printf %%b '%s' >\"$d/in.$n\" && : >\"$d/in.$n.ok\" || "
+	           "exit 1\n"
+	           "echo @W\n"
+	           "{ printf . >&4; } 4<>\"$d/wake\" 2>/dev/null\n"
+	           "exec sed -u '/^@D$/q' <&3\n",
+	           esc);
+	free(esc);
+	return buf_detach(&b);
+}
 
 struct os_cell {
 	struct sbx *s;
@@ -938,20 +989,12 @@ static struct os_cell *cell_start(struct os_exec *k, const void *data, size_t n,
 	struct fileop_args fa;
 	int list = os_prelist_args(k->s, &fa) == 0;
 	buf_init(&c->list.out, list ? fa.out_max : 0);
-	char dir[64], num[16];
-	snprintf(dir, sizeof dir, "/tmp/.assay-io/%s", k->tag);
-	snprintf(num, sizeof num, "%u", k->up_n);
-	char *enc = os_b64_encode(data, n);
-	const char *argv[16] = {"python3", "-S", "-c", cell_py,
-	                        dir,       num,  enc,  fileop_script};
-	size_t i = 8;
-	for (size_t j = 0; list && fa.argv[j] && i < 15; j++)
-		argv[i++] = fa.argv[j];
-	argv[i] = NULL;
-	struct os_exec_args a = {.argv = argv, .internal = 1};
+	char *script =
+	    cell_script(k->tag, k->up_n, data, n, list ? fa.num : NULL);
+	struct os_exec_args a = {.command = script, .raw = 1, .internal = 1};
 	struct sbx_exec_obs obs = {cell_output, cell_exit, c};
 	c->x = os_exec_start(k->s, &a, &obs, err);
-	free(enc);
+	free(script);
 	if (!c->x) {
 		cell_free(c);
 		return NULL;
@@ -1078,7 +1121,7 @@ int os_exec_write(struct os_exec *e, const void *data, size_t n)
 	}
 	os_of(e->s)->gen++; /* the kernel may change files now */
 	if (e->reply_end && !e->cell && !e->up && !e->pending.len &&
-	    n <= OS_CELL_INLINE) {
+	    cell_escape(data, n, NULL) <= OS_CELL_INLINE) {
 		char *err = NULL;
 		e->cell = cell_start(e, data, n, &err);
 		if (e->cell)

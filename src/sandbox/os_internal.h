@@ -119,6 +119,7 @@ void os_probe(const struct config *cfg, int required, long timeout_ms,
 struct os_exec_args {
 	const char *command;     /* bash -c, or */
 	const char *const *argv; /* run as is */
+	int raw; /* command is the script execd runs, as it is */
 	int keep_stdin;
 	/* with keep_stdin: stdin and stdout carry frames (a type byte, a
 	 * 4-byte big-endian length, the payload) and a frame of one of

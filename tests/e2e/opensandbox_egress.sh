@@ -198,13 +198,21 @@ log = sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda e: e["t"])
 execd = [e for e in log if e.get("api") == "execd"]
 cmds = [e for e in execd if e["method"] == "POST" and e["path"].endswith("/command")]
 def is_cell(c):  # a cell's command: it writes in.N, reads tap.N (os_exec.c)
-    return "/tap.%s" in c.get("command", "")  # (the log keeps 200 bytes)
+    return "tap.$n" in c.get("command", "")  # (the log keeps 200 bytes)
 ups = [e["t"] for e in log if e["path"].endswith("/files/upload") and
        any(".assay-io" in u["path"] for u in e.get("uploaded", []))]
 cells = [c["t"] for c in cmds if is_cell(c)]
+# the removal of a tar goes with its download, in the window of the
+# call that made it (it may reach the fake after the next cell's command)
+got = {e["path"].split("path=", 1)[-1]: e["t"] for e in execd
+       if e["path"].split("?")[0].endswith("/files/download")}
+def when(e):
+    if e["method"] == "DELETE" and e["path"].split("?")[0].endswith("/files"):
+        return got.get(e["path"].split("path=", 1)[-1], e["t"])
+    return e["t"]
 print("frames", len(ups) + len(cells), "uploads", len(ups), "cell-commands", len(cells))
 for a, b in zip(cells, cells[1:]):
-    print(sum(1 for c in cmds if a <= c["t"] < b), sum(1 for e in execd if a <= e["t"] < b))
+    print(sum(1 for c in cmds if a <= c["t"] < b), sum(1 for e in execd if a <= when(e) < b))
 PY
 check "five cells, each in a command of its own, no upload: $(head -1 "$T/per_call")" \
 	test "$(head -1 "$T/per_call")" = "frames 5 uploads 0 cell-commands 5"
