@@ -1119,7 +1119,10 @@ int os_exec_write(struct os_exec *e, const void *data, size_t n)
 		e->stdin_closed = 1; /* the feeder waits on: EOF never comes */
 		return 0;
 	}
-	os_of(e->s)->gen++; /* the kernel may change files now */
+	/* the kernel may change files now (an interrupt comes before the
+	 * open reply's own listing) */
+	if (!e->cell)
+		os_of(e->s)->gen++;
 	if (e->reply_end && !e->cell && !e->up && !e->pending.len &&
 	    cell_escape(data, n, NULL) <= OS_CELL_INLINE) {
 		char *err = NULL;
