@@ -803,8 +803,9 @@ struct os_exec *os_exec_start(struct sbx *s, const struct os_exec_args *a,
 /* ---- a framed exec's request in one command: the cell command ---- */
 
 /* The bytes of data as printf %b reads them in single quotes: printable
- * ASCII as it is, the rest (and \ and ') as \xHH. Its length first
- * (out NULL), to see whether it fits a command line. */
+ * ASCII as it is, the rest (and \ and ') as \0NNN (octal: bash's and
+ * dash's printf both know it). Its length first (out NULL), to see
+ * whether it fits a command line. */
 static size_t cell_escape(const unsigned char *data, size_t n, char *out)
 {
 	size_t k = 0;
@@ -816,8 +817,8 @@ static size_t cell_escape(const unsigned char *data, size_t n, char *out)
 			k++;
 		} else {
 			if (out)
-				snprintf(out + k, 5, "\\x%02x", c);
-			k += 4;
+				snprintf(out + k, 6, "\\0%03o", c);
+			k += 5;
 		}
 	}
 	if (out)

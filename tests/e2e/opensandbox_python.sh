@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The python tool on the opensandbox backend (fake OpenSandbox server):
-# execd gives commands no stdin, so the kernel reads a FIFO in the
-# sandbox fed by one small command per write, and its frames come back
-# base64'd through a relay (os_exec.c). Headless: state kept across
-# calls, a cell past its timeout interrupted with the state kept, binary
-# bytes through the frames intact. In the TUI (tmux): Ctrl-C interrupts
-# a running cell, the kernel lives on, the next message's cell still
-# sees earlier variables. Skipped (77) without bubblewrap or tmux.
+# execd gives commands no stdin, so each cell goes in by a command of
+# its own that writes it for the kernel's feeder and brings its reply
+# back, its frames base64'd by a relay (os_exec.c). Headless: state kept
+# across calls, a cell past its timeout interrupted (by upload) with the
+# state kept, binary bytes through the frames intact; awkward characters
+# in a cell intact, a cell too big for a command line by upload, a
+# kernel that dies under its cell's command. In the TUI (tmux): Ctrl-C
+# interrupts a running cell, the kernel lives on, the next message's
+# cell still sees earlier variables. Skipped (77) without bubblewrap or
+# tmux.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/tui_helpers.bash"
 need_bwrap
@@ -36,6 +39,36 @@ check "every byte value came back through the frames" grep -q "$hex" "$TR"
 check "the trailing value" sh -c "grep -q '1024000' '$TR'"
 check "one kernel for the run" test "$(grep -c 'kernel 1 ready' "$T/py/assay.log")" -eq 1
 check "no second kernel" sh -c "! grep -q 'kernel 2 ready' '$T/py/assay.log'"
+
+# --- what goes in: awkward characters (in the cell command's text), a
+# cell too big for a command line (by upload), a kernel that dies while
+# its cell's command waits (ended with it, the next cell runs) ---------
+$PY - "$T/edge.json" <<'PY'
+import json, sys
+awk = "s = 'q\\' \" \\\\ % %s %b \\x00 \u00e9 \U0001F600'\nprint(len(s), ascii(s))"
+big = "b = '" + "x" * 120000 + "'\nprint('big', len(b))"
+turns = [{"text": t, "tool_calls": [{"name": "python", "arguments": {"code": c, "timeout_s": 10}}]}
+         for t, c in (("Awkward.", awk), ("Big.", big), ("Still.", "print('still', len(b))"),
+                      ("Die.", "import os\nos._exit(3)"), ("Again.", "print('alive')"))]
+turns.append({"text": "Done.", "tool_calls": []})
+json.dump({"turns": turns}, open(sys.argv[1], "w"))
+PY
+start_fake_os
+set +e
+"$ASSAY" run --sandbox opensandbox --provider script --script "$T/edge.json" \
+	--run-dir "$T/edge" "edge" 2>"$T/edge.stderr"
+code=$?
+set -e
+TR=$T/edge/transcript.jsonl
+want=$($PY -c "s = 'q\\' \" \\\\ % %s %b \\x00 \u00e9 \U0001F600'; print(len(s), ascii(s))")
+check "the edge run completes (exit $code)" test "$code" -eq 0
+check "quotes, backslashes, %, NUL and non-ASCII went in intact: $want" \
+	$PY -c "import json,sys; sys.exit(not any(sys.argv[2] in json.loads(l).get('content', '') for l in open(sys.argv[1])))" "$TR" "$want"
+check "a cell too big for a command line runs (by upload)" sh -c "grep -q 'big 120000' '$TR' && grep -q 'still 120000' '$TR'"
+check "... it was one upload into the kernel's stdin" \
+	test "$($PY -c "import json,sys; print(sum(1 for l in open(sys.argv[1]) for u in json.loads(l).get('uploaded', []) if '.assay-io' in u['path'] and not u['path'].endswith('.ok')))" "$OS_LOG")" -eq 1
+check "a kernel that dies under its cell says so" grep -q 'exited with code 3' "$TR"
+check "... and the next cell runs in a new one" grep -q 'alive' "$TR"
 
 # --- Ctrl-C in the TUI interrupts a cell ------------------------------
 cat >"$T/tui.json" <<'EOF'
