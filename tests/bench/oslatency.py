@@ -185,8 +185,9 @@ def main():
             cols = []
             for k in ("exec", "shell", "python"):
                 med = statistics.median(r[k])
-                ratio = med / base[k] if base[k] else float("inf")
-                cols.append(f"{med:5.0f}/{p90(r[k]):4.0f} {ratio:4.1f}x")
+                # local's python call can take under a millisecond: no ratio
+                ratio = f"{med / base[k]:4.1f}x" if base[k] >= 1 else "    -"
+                cols.append(f"{med:5.0f}/{p90(r[k]):4.0f} {ratio}")
             print(f"{b:12} {str(r['up']) + ' ms':>10} {cols[0]:>16} {cols[1]:>16} "
                   f"{cols[2]:>16} {r['wall']:7.1f}")
         osb = statistics.median(res["opensandbox"]["python"])
