@@ -1020,6 +1020,7 @@ static void os_destroy(struct sbx *s)
 		unlink(o->hdr_file);
 	free(o->hdr_file);
 	strv_free(&o->hdrs);
+	buf_free(&o->pre.recs);
 	free(o->server);
 	free(o->api);
 	free(o->key);

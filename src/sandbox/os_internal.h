@@ -26,7 +26,7 @@ struct os_exec;
 /* The listing a python cell's command took of the whole workspace at
  * its end (os_exec.c), for the os_list that follows the call. */
 struct os_prelist {
-	struct buf recs; /* the fileop's records, kept up to its max */
+	struct buf recs; /* records as fileop's list gives them */
 	double taken;    /* when (wall clock, the sandbox's) */
 	int64_t at;      /* when it arrived (now_ms) */
 	unsigned gen;    /* o->gen when the cell began */
@@ -166,9 +166,10 @@ void os_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
                    sbx_done_fn fn, void *arg);
 void os_list(struct sbx *s, const char *rel, int recursive, size_t max,
              sbx_done_fn fn, void *arg);
-/* The fileop's words that list the whole workspace as the largest
- * os_list of it so far did (a python cell's command lists it so at its
- * end): 0, or -1 while there was none. */
+/* The fileop's list of the whole workspace as the largest os_list of
+ * it asked for so far (its count, a->num, and output bound), for the
+ * listing a python cell's relay takes at the reply's end: 0, or -1
+ * while none was asked for. */
 int os_prelist_args(struct sbx *s, struct fileop_args *a);
 void os_fetch(struct sbx *s, const char *rel, const char *dest, sbx_done_fn fn,
               void *arg);
