@@ -18,7 +18,7 @@ cmake --build "$T/build" -j"$(nproc)" >>"$T/cmake.log" 2>&1 || tail -20 "$T/cmak
 cmake --install "$T/build" --prefix "$T/prefix" >"$T/install.log" 2>&1 || tail -20 "$T/install.log"
 P=$T/prefix
 check "installed: assay in bin" test -x "$P/bin/assay"
-check "... its helpers in libexec/assay" test -x "$P/libexec/assay/assay-archive" -a -x "$P/libexec/assay/assay-image"
+check "... its helpers in libexec/assay" test -x "$P/libexec/assay/assay-archive" -a -x "$P/libexec/assay/assay-xfer" -a -x "$P/libexec/assay/assay-image"
 check "... the themes and the demo's data in share/assay" \
 	test -s "$P/share/assay/themes/light.json" -a -s "$P/share/assay/sample-data/building_energy.csv"
 check "... the manual in share/man/man1" test -s "$P/share/man/man1/assay.1"
