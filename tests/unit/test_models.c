@@ -83,6 +83,30 @@ static void test_overrides(void **state)
 	}
 }
 
+/* Every shipped entry says when its prices were checked, or that they
+ * were not; the newest models' prefixes do not fall to an older entry. */
+static void test_shipped_dates(void **state)
+{
+	(void)state;
+	char *err = NULL;
+	struct model_table *t = models_load(NULL, &err);
+	assert_non_null(t);
+	for (size_t i = 0; i < models_count(t); i++) {
+		const struct model_info *m = models_at(t, i);
+		assert_int_equal(m->from, MODEL_PRICE_TABLE);
+		assert_true(m->priced);
+		assert_true(*m->date || m->unchecked);
+		assert_false(*m->date && m->unchecked);
+	}
+	const struct model_info *m = models_find(t, "claude-opus-4-5-20251101");
+	assert_string_equal(m->name, "claude-opus-4-5");
+	assert_true(fabs(m->input - 5.0) < 1e-9); /* not Opus 4's $15 */
+	assert_string_equal(m->date, "2026-12-07");
+	m = models_find(t, "gpt-5.4-mini-2026-03-17");
+	assert_string_equal(m->name, "gpt-5.4-mini");
+	models_free(t);
+}
+
 /* The imported table sits below every configuration's "models": an
  * entry says where its prices come from and since when. */
 static void test_price_origin(void **state)
@@ -112,6 +136,7 @@ static void test_price_origin(void **state)
 	assert_true(fabs(m->input - 9) < 1e-9 && fabs(m->output - 8) < 1e-9);
 	m = models_find(t, "gpt-4o"); /* no price given: still the table's */
 	assert_int_equal(m->from, MODEL_PRICE_TABLE);
+	assert_true(m->unchecked);
 	models_free(t);
 	cJSON_Delete(layer);
 	config_free(&c);
@@ -376,6 +401,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_shipped_and_dated),
 	    cmocka_unit_test(test_overrides),
+	    cmocka_unit_test(test_shipped_dates),
 	    cmocka_unit_test(test_price_origin),
 	    cmocka_unit_test(test_fields_malformed),
 	    cmocka_unit_test(test_cost),
