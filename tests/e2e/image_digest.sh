@@ -14,6 +14,8 @@ source "$(dirname "$0")/lib.bash"
 need_bwrap
 cd "$T"
 D=$SRC/tests/e2e/data
+FAKE_DOCKER_PID=
+trap '{ [ -z "$FAKE_DOCKER_PID" ] || kill "$FAKE_DOCKER_PID" 2>/dev/null; } || true; cleanup' EXIT
 start_fake_os
 mkdir in
 printf 'k,v\na,10\nb,45\n' >in/numbers.csv
@@ -194,4 +196,5 @@ check "doctor (docker): a locally built image has none, and says so" \
 	test "$(doctor_docker local:1)" = "  OK    image: local:1 is present: id sha256:$c64; repo digests: none (built here, never pushed or pulled)"
 kill "$FAKE_DOCKER_PID" 2>/dev/null || true
 wait "$FAKE_DOCKER_PID" 2>/dev/null || true
+FAKE_DOCKER_PID=
 finish
