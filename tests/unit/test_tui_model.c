@@ -213,6 +213,20 @@ static void test_tree_and_end(void **state)
 	assert_string_equal(m.model_name, "m2");
 	assert_string_equal(m.ask, "risky");
 	assert_int_equal(m.max_turns, 7);
+	/* that resume (an older record: {backend} alone) noted nothing */
+	assert_int_not_equal(m.items[m.nitems - 1].kind, UI_ITEM_NOTICE);
+	/* a resume on another image than the run had: a notice naming
+	 * both ids */
+	int before = m.nitems;
+	ev(&m, "{\"type\":\"run_resume\",\"sandbox\":{\"backend\":"
+	       "\"docker\",\"image\":\"a:1\",\"image_id\":\"sha256:2\","
+	       "\"repo_digests\":[],\"image_id_was\":\"sha256:1\"}}");
+	assert_int_equal(m.nitems, before + 1);
+	assert_int_equal(m.items[before].kind, UI_ITEM_NOTICE);
+	assert_string_equal(
+	    buf_str(&m.items[before].text),
+	    "the image changed since the run was recorded: it "
+	    "ran on sha256:1, this sandbox runs sha256:2 (a:1)");
 	ui_model_free(&m);
 }
 
@@ -373,33 +387,42 @@ static void test_image_sent(void **state)
 static void test_sent_file_names(void **state)
 {
 	(void)state;
-	assert_true(ev_image_file_ok("images/"
-	                            "0123456789abcdef0123456789abcdef0123456789"
-	                            "abcdef0123456789abcdef.png"));
-	assert_true(ev_image_file_ok("images/"
-	                            "0123456789abcdef0123456789abcdef0123456789"
-	                            "abcdef0123456789abcdef.jpeg"));
-	assert_false(ev_image_file_ok("images/"
-	                             "0123456789abcdef0123456789abcdef012345678"
-	                             "9abcdef0123456789abcdef"));
-	assert_false(ev_image_file_ok("images/"
-	                             "0123456789abcdef0123456789abcdef012345678"
-	                             "9abcdef0123456789abcdef."));
-	assert_false(ev_image_file_ok("images/"
-	                             "0123456789abcdef0123456789abcdef012345678"
-	                             "9abcdef0123456789abcdef.png/x"));
-	assert_false(ev_image_file_ok("images/"
-	                             "0123456789abcdef0123456789abcdef012345678"
-	                             "9abcdef0123456789abcdef.pngpng"));
-	assert_false(ev_image_file_ok("images/"
-	                             "0123456789abcdef0123456789abcdef012345678"
-	                             "9abcdef0123456789abcdef.PNG"));
-	assert_false(ev_image_file_ok("images/../"
-	                             "0123456789abcdef0123456789abcdef012345678"
-	                             "9abcdef0123456789abcdef.png"));
-	assert_false(ev_image_file_ok("/images/"
-	                             "0123456789abcdef0123456789abcdef012345678"
-	                             "9abcdef0123456789abcdef.png"));
+	assert_true(
+	    ev_image_file_ok("images/"
+	                     "0123456789abcdef0123456789abcdef0123456789"
+	                     "abcdef0123456789abcdef.png"));
+	assert_true(
+	    ev_image_file_ok("images/"
+	                     "0123456789abcdef0123456789abcdef0123456789"
+	                     "abcdef0123456789abcdef.jpeg"));
+	assert_false(
+	    ev_image_file_ok("images/"
+	                     "0123456789abcdef0123456789abcdef012345678"
+	                     "9abcdef0123456789abcdef"));
+	assert_false(
+	    ev_image_file_ok("images/"
+	                     "0123456789abcdef0123456789abcdef012345678"
+	                     "9abcdef0123456789abcdef."));
+	assert_false(
+	    ev_image_file_ok("images/"
+	                     "0123456789abcdef0123456789abcdef012345678"
+	                     "9abcdef0123456789abcdef.png/x"));
+	assert_false(
+	    ev_image_file_ok("images/"
+	                     "0123456789abcdef0123456789abcdef012345678"
+	                     "9abcdef0123456789abcdef.pngpng"));
+	assert_false(
+	    ev_image_file_ok("images/"
+	                     "0123456789abcdef0123456789abcdef012345678"
+	                     "9abcdef0123456789abcdef.PNG"));
+	assert_false(
+	    ev_image_file_ok("images/../"
+	                     "0123456789abcdef0123456789abcdef012345678"
+	                     "9abcdef0123456789abcdef.png"));
+	assert_false(
+	    ev_image_file_ok("/images/"
+	                     "0123456789abcdef0123456789abcdef012345678"
+	                     "9abcdef0123456789abcdef.png"));
 	assert_false(ev_image_file_ok("images/0123.png"));
 	assert_false(ev_image_file_ok(NULL));
 }
