@@ -387,42 +387,33 @@ static void test_image_sent(void **state)
 static void test_sent_file_names(void **state)
 {
 	(void)state;
-	assert_true(
-	    ev_image_file_ok("images/"
-	                     "0123456789abcdef0123456789abcdef0123456789"
-	                     "abcdef0123456789abcdef.png"));
-	assert_true(
-	    ev_image_file_ok("images/"
-	                     "0123456789abcdef0123456789abcdef0123456789"
-	                     "abcdef0123456789abcdef.jpeg"));
-	assert_false(
-	    ev_image_file_ok("images/"
-	                     "0123456789abcdef0123456789abcdef012345678"
-	                     "9abcdef0123456789abcdef"));
-	assert_false(
-	    ev_image_file_ok("images/"
-	                     "0123456789abcdef0123456789abcdef012345678"
-	                     "9abcdef0123456789abcdef."));
-	assert_false(
-	    ev_image_file_ok("images/"
-	                     "0123456789abcdef0123456789abcdef012345678"
-	                     "9abcdef0123456789abcdef.png/x"));
-	assert_false(
-	    ev_image_file_ok("images/"
-	                     "0123456789abcdef0123456789abcdef012345678"
-	                     "9abcdef0123456789abcdef.pngpng"));
-	assert_false(
-	    ev_image_file_ok("images/"
-	                     "0123456789abcdef0123456789abcdef012345678"
-	                     "9abcdef0123456789abcdef.PNG"));
-	assert_false(
-	    ev_image_file_ok("images/../"
-	                     "0123456789abcdef0123456789abcdef012345678"
-	                     "9abcdef0123456789abcdef.png"));
-	assert_false(
-	    ev_image_file_ok("/images/"
-	                     "0123456789abcdef0123456789abcdef012345678"
-	                     "9abcdef0123456789abcdef.png"));
+	assert_true(ev_image_file_ok("images/"
+	                            "0123456789abcdef0123456789abcdef0123456789"
+	                            "abcdef0123456789abcdef.png"));
+	assert_true(ev_image_file_ok("images/"
+	                            "0123456789abcdef0123456789abcdef0123456789"
+	                            "abcdef0123456789abcdef.jpeg"));
+	assert_false(ev_image_file_ok("images/"
+	                             "0123456789abcdef0123456789abcdef012345678"
+	                             "9abcdef0123456789abcdef"));
+	assert_false(ev_image_file_ok("images/"
+	                             "0123456789abcdef0123456789abcdef012345678"
+	                             "9abcdef0123456789abcdef."));
+	assert_false(ev_image_file_ok("images/"
+	                             "0123456789abcdef0123456789abcdef012345678"
+	                             "9abcdef0123456789abcdef.png/x"));
+	assert_false(ev_image_file_ok("images/"
+	                             "0123456789abcdef0123456789abcdef012345678"
+	                             "9abcdef0123456789abcdef.pngpng"));
+	assert_false(ev_image_file_ok("images/"
+	                             "0123456789abcdef0123456789abcdef012345678"
+	                             "9abcdef0123456789abcdef.PNG"));
+	assert_false(ev_image_file_ok("images/../"
+	                             "0123456789abcdef0123456789abcdef012345678"
+	                             "9abcdef0123456789abcdef.png"));
+	assert_false(ev_image_file_ok("/images/"
+	                             "0123456789abcdef0123456789abcdef012345678"
+	                             "9abcdef0123456789abcdef.png"));
 	assert_false(ev_image_file_ok("images/0123.png"));
 	assert_false(ev_image_file_ok(NULL));
 }
