@@ -122,9 +122,19 @@ int sbx_backend_fds(const struct config *cfg);
 /* The host workspace directory once started, or NULL (see
  * SBX_CAP_HOST_WORKSPACE). */
 const char *sbx_workspace(const struct sbx *s);
-/* The image and its id, for run_start ("" when the backend has none). */
+/* The image and its id, for run_start ("" when the backend has none):
+ * docker's image id (sha256:..., from the image inspect the start does
+ * anyway); the others report none. */
 const char *sbx_image(const struct sbx *s);
 const char *sbx_image_id(const struct sbx *s);
+/* docker, once started: the image's repo digests (RepoDigests,
+ * NAME@sha256:...) as the daemon reports them, empty for an image built
+ * here and never pushed or pulled; NULL for the other backends. */
+const struct strv *sbx_repo_digests(const struct sbx *s);
+/* opensandbox, once started: the image as the server reports the
+ * sandbox's (GET /sandboxes/{id}: its lifecycle API names the image,
+ * no digest), "" when it named none; NULL for the other backends. */
+const char *sbx_image_reported(const struct sbx *s);
 /* The configured inputs as run_start records them, once started:
  * [{src (as given), dest, mode "mount" or "copy", and for a mount path
  * (links resolved), kind "file"/"dir", [bytes], mtime}]. Caller frees. */

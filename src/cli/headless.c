@@ -74,6 +74,20 @@ static void hl_print_start(struct headless *h, const char *line)
 	hl_put(line);
 }
 
+/* A resume or re-execute on another image than the run had: a warning
+ * line naming both ids. */
+static void hl_image_changed(struct headless *h, const cJSON *ev)
+{
+	char *s = ev_image_change_text(ev_item(ev, EVF_SANDBOX));
+	if (!s)
+		return;
+	fprintf(stderr, "%swarning%s: ", hl_sgr(h, "\033[33m"),
+	        hl_sgr(h, "\033[0m"));
+	hl_put(s);
+	fputc('\n', stderr);
+	free(s);
+}
+
 /* A resumed run: where the record is picked up. */
 static void hl_run_resume(struct headless *h, const cJSON *ev)
 {
@@ -87,6 +101,7 @@ static void hl_run_resume(struct headless *h, const cJSON *ev)
 	    ev_str(ev_item(ev, EVF_SANDBOX), EVF_BACKEND, ""));
 	hl_print_start(h, line);
 	free(line);
+	hl_image_changed(h, ev);
 }
 
 /* The run: its id, provider and model, sandbox, run dir. */
@@ -100,6 +115,7 @@ static void hl_run_start(struct headless *h, const cJSON *ev)
 	              ev_str(ev, EVF_RUN_DIR, ""));
 	hl_print_start(h, line);
 	free(line);
+	hl_image_changed(h, ev);
 }
 
 /* A turn answered from the cache says so (nothing was sent). */

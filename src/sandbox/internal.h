@@ -98,6 +98,11 @@ struct sbx {
 	char *workspace; /* host directory, or NULL (remote) */
 	char *image;     /* for run_start */
 	char *image_id;
+	/* docker: the image's RepoDigests (sbx_repo_digests), else NULL */
+	struct strv *repo_digests;
+	/* opensandbox: the image as its server reports the sandbox's
+	 * (sbx_image_reported), else NULL */
+	char *image_reported;
 	/* the inputs mounted read-only, not copied (mounts.c); their
 	 * table as JSON for the helper's --mounts, or NULL when none */
 	struct path_mounts mounts;

@@ -155,6 +155,10 @@ static void test_exec_basics(void **state)
 	struct harness *h = *state;
 	start(h);
 	assert_true(!strncmp(sbx_image_id(h->sbx), "sha256:", 7));
+	/* the image's repo digests, from the same inspect: there, even
+	 * when empty (an image built here); only docker has them */
+	assert_non_null(sbx_repo_digests(h->sbx));
+	assert_null(sbx_image_reported(h->sbx));
 	struct result r;
 	harness_run(h, &r, "echo out; echo err >&2; pwd; exit 3", 10);
 	assert_true(r.done);

@@ -80,6 +80,50 @@ static void bad_middle_line_refused(void **state)
 	free(text);
 }
 
+/* The image id a run's sandbox had last: run_start's, then each
+ * run_resume's that records one (a record of an older assay, without
+ * them: ""). What a resume compares its new sandbox's with. */
+static void recorded_image_id(void **state)
+{
+	(void)state;
+	static const char *const resumes[] = {
+	    "",
+	    "{\"seq\":2,\"type\":\"run_resume\",\"sandbox\":{\"backend\":"
+	    "\"docker\",\"image\":\"a:1\",\"image_id\":\"sha256:b\"}}\n",
+	    /* then one of an older assay: {backend} only */
+	    "{\"seq\":2,\"type\":\"run_resume\",\"sandbox\":{\"backend\":"
+	    "\"docker\",\"image\":\"a:1\",\"image_id\":\"sha256:b\"}}\n"
+	    "{\"seq\":3,\"type\":\"run_resume\",\"sandbox\":{\"backend\":"
+	    "\"docker\"}}\n",
+	};
+	static const char *const want[] = {"sha256:a", "sha256:b", "sha256:b"};
+	char *start = xstrdup(RUN_START);
+	char *at = strstr(start, "\"image\":\"host\"");
+	assert_non_null(at);
+	for (int with_id = 0; with_id < 2; with_id++) {
+		for (size_t i = 0; i < 3; i++) {
+			char *rs = with_id
+			               ? xasprintf("%.*s\"image_id\":\"sha256:a"
+			                           "\",%s",
+			                           (int)(at - start), start, at)
+			               : xstrdup(start);
+			char *text = xasprintf("%s%s", rs, resumes[i]);
+			struct record r = {0};
+			char *err = NULL;
+			assert_int_equal(
+			    record_parse(text, strlen(text), &r, &err), 0);
+			/* an older run_start records no id: "" until a
+			 * resume records one */
+			assert_string_equal(record_image_id(&r),
+			                    with_id || i ? want[i] : "");
+			record_free(&r);
+			free(text);
+			free(rs);
+		}
+	}
+	free(start);
+}
+
 static int parse_with(const char *events, char **err)
 {
 	char *text = xasprintf("%s%s", RUN_START, events);
@@ -327,6 +371,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(cut_last_line_dropped),
 	    cmocka_unit_test(bad_middle_line_refused),
+	    cmocka_unit_test(recorded_image_id),
 	    cmocka_unit_test(damaged_turns_refused),
 	    cmocka_unit_test(no_run_start_refused),
 	    cmocka_unit_test(found_and_applied),
