@@ -508,8 +508,9 @@ cJSON *ev_mcp_call(const struct ev_mcp_call *c);
  * (elicitation/create) and was answered: id ("elicit-N"), server,
  * [call] (the tool call in flight), message, schema (its
  * requestedSchema), action (accept, decline, cancel), [content] (what
- * was sent: accept's fields, defaults filled), by ("person", or
- * "nobody": no one to ask, declined). Copied. */
+ * was sent: accept's fields, defaults filled), by ("person";
+ * "nobody": no one to ask, declined; "assay": a form too big to put to
+ * a person, declined). Copied. */
 struct ev_mcp_elicit {
 	const char *id, *server, *call, *message, *action, *by;
 	const cJSON *schema, *content;

@@ -315,7 +315,8 @@ static const struct ev_type_info type_info[EV__COUNT] = {
 	.meaning = "an MCP server asked the person something (elicitation) "
 	           "and was answered, or declined when nobody could answer",
 	.doc = "id, server, [call], message, schema, action (accept, "
-	       "decline, cancel), [content], by (person, nobody)",
+	       "decline, cancel), [content], by (person; nobody: no one to ask; "
+	       "assay: a form too big to put to a person)",
 	.fields = {EVF_ID, EVF_SERVER, EVF_CALL, EVF_MESSAGE, EVF_SCHEMA,
 	           EVF_ACTION, EVF_CONTENT, EVF_BY},
     },

@@ -21,6 +21,7 @@ struct headless {
 	int in_text;         /* the last thing printed was streamed text */
 	int cached;          /* the turn's answer came from the cache */
 	int64_t progress_ms; /* the last progress line (elapsed_ms) */
+	char *mcp_over;      /* the MCP call whose progress reached its end */
 };
 
 /* A terminal-safe copy of an untrusted string (paths, errors, ids). */
@@ -38,6 +39,19 @@ static void hl_put(const char *s)
 	char *clean = hl_clean(s);
 	fputs(clean, stderr);
 	free(clean);
+}
+
+/* The first line of s, at most max bytes of it (a whole character),
+ * cleaned; "..." when there was more. */
+static void hl_put_line(const char *s, size_t max)
+{
+	size_t n = strcspn(s, "\n");
+	size_t keep = n > max ? utf8_complete_prefix(s, max) : n;
+	char *cut = xstrndup(s, keep);
+	hl_put(cut);
+	free(cut);
+	if (s[keep])
+		fputs(" ...", stderr);
 }
 
 /* An SGR code when stderr takes colour, else nothing. */
@@ -325,8 +339,12 @@ static void hl_mcp_elicit(struct headless *h, const cJSON *ev)
 	fputs("  the MCP server ", stderr);
 	hl_put(ev_str(ev, EVF_SERVER, ""));
 	fputs(" asks: ", stderr);
-	hl_put(ev_str(ev, EVF_MESSAGE, ""));
-	if (!strcmp(ev_str(ev, EVF_BY, ""), "nobody"))
+	hl_put_line(ev_str(ev, EVF_MESSAGE, ""), 300);
+	if (!strcmp(ev_str(ev, EVF_BY, ""), "assay"))
+		fputs("\n  declined: a form too big to put to a person (over 64 "
+		      "fields, 500 choices or 64 KiB)\n",
+		      stderr);
+	else if (!strcmp(ev_str(ev, EVF_BY, ""), "nobody"))
 		fprintf(stderr,
 		        "\n  %s: nobody to answer here (a server's "
 		        "questions are answered in the workbench: "
@@ -425,11 +443,19 @@ static void hl_progress(struct headless *h, const cJSON *ev)
 	double done = ev_num(ev, EVF_DONE, 0), total = ev_num(ev, EVF_TOTAL, 0);
 	int64_t ms = (int64_t)ev_long(ev, EVF_ELAPSED_MS, 0);
 	if (!strcmp(ev_str(ev, EVF_WHAT, ""), "mcp")) {
-		/* a server may send thousands: 4 lines a second at most */
+		/* a server may send thousands: 4 lines a second at most,
+		 * and its end once */
 		int over = total > 0 && done >= total;
+		const char *call = ev_str(ev, EVF_SUBJECT, "");
+		if (over && h->mcp_over && !strcmp(h->mcp_over, call))
+			return;
 		if (!over && ms >= h->progress_ms && ms - h->progress_ms < 250)
 			return;
 		h->progress_ms = over ? 0 : ms;
+		if (over) {
+			free(h->mcp_over);
+			h->mcp_over = xstrdup(call);
+		}
 		hl_end_text(h);
 		if (total > 0)
 			fprintf(stderr, "  progress %g of %g", done, total);
@@ -437,7 +463,7 @@ static void hl_progress(struct headless *h, const cJSON *ev)
 			fprintf(stderr, "  progress %g", done);
 		if (ev_str(ev, EVF_MESSAGE, NULL)) {
 			fputs(": ", stderr);
-			hl_put(ev_str(ev, EVF_MESSAGE, ""));
+			hl_put_line(ev_str(ev, EVF_MESSAGE, ""), 200);
 		}
 		fputc('\n', stderr);
 		return;
@@ -520,5 +546,7 @@ struct headless *headless_attach(struct session *s, int json)
 
 void headless_free(struct headless *h)
 {
+	if (h)
+		free(h->mcp_over);
 	free(h);
 }
