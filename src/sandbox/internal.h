@@ -268,7 +268,7 @@ void sbx_progress_feed(struct sbx *s, struct sbx_listing *l, const char *what,
  * frontend goes on showing it. */
 void sbx_progress_cut(struct sbx *s, const struct sbx_listing *l,
                       const char *what);
-/* The docker fileop's NUL-separated "%y %s %T@ %P" records of the tree
+/* The docker fileop's NUL-separated "%y %s %T@ %C@ %P" records of the tree
  * under prefix ("" for the root) as the sorted listing, at most max
  * entries (*truncated set when cut, or when full: the records were
  * cut already). For the helper's sortlist. */
