@@ -21,7 +21,7 @@ SDK_VERSION=${OPENSANDBOX_SDK_VERSION:-0.1.11}
 NPM_CACHE=${ASSAY_NPM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/assay/npm}
 need_bwrap
 
-INNER_TIMEOUT=150 # inner (lib.bash): the HTTP checks take ~55 s, the SDK check ~10 s
+INNER_TIMEOUT=150 # inner (lib.bash): the HTTP checks take ~20 s, the SDK check ~10 s
 
 # ------------------------------------------------------------------ raw HTTP
 cat >"$T/http_checks.py" <<'PY'
@@ -140,7 +140,7 @@ def wait_running(srv, sid, secs=5):
         st = a.json and a.json.get("status", {}).get("state")
         if not seen or seen[-1] != st:
             seen.append(st)
-        if st in ("Running", "Failed"):
+        if st in ("Running", "Failed") or a.status == 404:  # (404: gone, it will not run)
             return seen
         time.sleep(0.05)
     return seen
@@ -229,7 +229,9 @@ def multipart(pairs, boundary="fakeboundary7d3"):
     return out, f"multipart/form-data; boundary={boundary}"
 
 
-srv = Server("main", "--key", KEY, "--start-ms", "300", "--ttl-scale", "0.05")
+# (--grace-ms 50: each command's stream closes 50 ms after its final
+# event, not 1 s; the default's 1 s is checked on a fake of its own)
+srv = Server("main", "--key", KEY, "--start-ms", "300", "--ttl-scale", "0.05", "--grace-ms", "50")
 
 # ---- auth, request ids, unknown paths
 a = req(srv, "GET", "/v1/sandboxes", key=None)
@@ -335,8 +337,15 @@ check("command: bare JSON frames ending in a blank line, no data: prefix",
       raw[:80])
 check("command: Go escaping of <&> (\\u003c\\u0026\\u003e), never raw",
       b"three \\u003c\\u0026\\u003e end" in raw and b"<" not in raw and b"&" not in raw, raw)
+# execd's graceful end, with the fake's default --grace-ms (1000)
+gs = Server("grace", "--key", KEY, "--start-ms", "50")
+gsid = create(gs).json["id"]
+wait_running(gs, gsid)
+_, gev, tail, _ = run(Execd(gs, gsid), CMD)
 check("command: the stream stays open ~1 s after the final event",
-      tail is not None and 0.8 <= tail <= 2.0, tail)
+      gev and gev[-1]["type"] == "execution_complete" and tail is not None and
+      0.8 <= tail <= 2.0, tail)
+gs.stop()
 cid = ev[0]["text"]
 a = ex.call("GET", f"/command/status/{cid}")
 check("status: running false, exit_code 0, started_at/finished_at",
@@ -418,7 +427,10 @@ try:
                "cwd": "/workspace"}, closer)
 except (ConnectionAbortedError, OSError, ValueError):
     pass
-time.sleep(1.5)
+end = time.time() + 10  # its file, written 0.7 s in
+while time.time() < end and ex.call(
+        "GET", "/files/download?path=/workspace/detached.txt").status != 200:
+    time.sleep(0.1)
 a = ex.call("GET", "/files/download?path=/workspace/detached.txt")
 check("closing the stream does not stop the command (it wrote its file later)",
       a.status == 200 and a.body == b"survived\n", a)
@@ -437,7 +449,9 @@ check("logs: text/plain with EXECD-COMMANDS-TAIL-CURSOR = bytes so far",
 s = ex.call("GET", f"/command/status/{bid}")
 check("status of a background command while it runs: running true, no exit_code",
       s.json["running"] is True and "exit_code" not in s.json, s)
-time.sleep(1.9)
+end = time.time() + 10  # until it has ended (2.4 s of sleeps)
+while time.time() < end and ex.call("GET", f"/command/status/{bid}").json["running"]:
+    time.sleep(0.1)
 b2 = ex.call("GET", f"/command/{bid}/logs?cursor={cur}")
 cur2 = b2.headers.get("execd-commands-tail-cursor")
 check("logs?cursor=N: only what came after N, stdout and stderr combined",
