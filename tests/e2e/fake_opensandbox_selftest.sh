@@ -10,7 +10,8 @@
 # official TypeScript SDK @alibaba-group/opensandbox from npm
 # (tests/fakes/opensandbox_sdk_check.mjs), so a fake that drifts from the
 # real server fails here instead of letting the backend tests that use it
-# pass. The SDK is installed at test time into the test's temp dir, a pinned
+# pass. The SDK is installed at test time, once per version (npm_sdk in
+# lib.bash keeps an exact version's install beside npm's cache), a pinned
 # version (OPENSANDBOX_SDK_VERSION overrides, e.g. "latest"). Without
 # bubblewrap it skips; without node 20+, npm or the install it skips after
 # the HTTP checks (a skip is a failure under CI=true).
@@ -901,17 +902,12 @@ command -v npm >/dev/null || skip "npm is not installed (needed to install" \
 	"@alibaba-group/opensandbox; the HTTP checks passed)"
 major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
 [ "$major" -ge 20 ] || skip "node $(node --version) is too old for @alibaba-group/opensandbox (needs 20+)"
-dir=$T/sdk
-mkdir -p "$dir"
-if ! npm_config_update_notifier=false timeout 240 npm install --prefix "$dir" \
-	--cache "$NPM_CACHE" --prefer-offline --no-audit --no-fund --loglevel=error \
-	"@alibaba-group/opensandbox@$SDK_VERSION" >"$T/npm.out" 2>&1 ||
-	[ ! -f "$dir/node_modules/@alibaba-group/opensandbox/package.json" ]; then
-	tail -n 5 "$T/npm.out"
-	skip "could not install @alibaba-group/opensandbox@$SDK_VERSION with npm ($(grep -m 1 . "$T/npm.out" ||
+if ! npm_sdk @alibaba-group/opensandbox "$SDK_VERSION"; then
+	tail -n 5 "$T/npm-$SDK_VERSION.out"
+	skip "could not install @alibaba-group/opensandbox@$SDK_VERSION with npm ($(grep -m 1 . "$T/npm-$SDK_VERSION.out" ||
 		echo 'no output')); the HTTP checks passed"
 fi
 mkdir -p "$T/sdkrun"
-inner "SDK $SDK_VERSION check" 12 node "$SDK_CHECK" --sdk "$dir" --fake "$FAKE" --python "$PY" \
+inner "SDK $SDK_VERSION check" 12 node "$SDK_CHECK" --sdk "$NPM_SDK_DIR" --fake "$FAKE" --python "$PY" \
 	--tmp "$T/sdkrun"
 finish
