@@ -30,30 +30,17 @@ def field_names(root):
     return set(re.findall(r'\[EVF_[A-Z0-9_]+\] = "([a-z0-9_]+)"', text))
 
 
+# a block comment (to its end, or the file's), a line comment or a
+# string (to its closing quote, or the file's end), found left to right
+# as a scan would
+_TOKEN = re.compile(r'/\*.*?(?:\*/|\Z)|//[^\n]*|"(?:[^"\\]|\\.|\\\Z)*(?:"|\Z)', re.S)
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
 def _blank_comments(text):
     # comments become spaces (line structure kept); strings are kept
-    out, i, n = [], 0, len(text)
-    while i < n:
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif text[i] == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
+    return _TOKEN.sub(lambda m: m.group() if m.group()[0] == '"'
+                      else _NOT_NEWLINE.sub(" ", m.group()), text)
 
 
 def _marked_lines(lines):

@@ -94,11 +94,14 @@ struct config {
 	                      rules (array of names; NULL = default) */
 	cJSON *models;     /* the model table's overrides, {"NAME": {...}}: each
 	                      layer's fields over the earlier ones' */
-	cJSON *mcp_servers;   /* {"NAME": {"command", "args", "env", "cwd"} |
-	                         {"url", "headers", "bearer_token_env"}}: a
-	                         later layer's server replaces one of its name */
-	struct strv mcp_only; /* --mcp NAME...: only these servers */
-	int mcp_off;          /* --no-mcp: none */
+	cJSON *models_imported; /* what `assay models --import` took, from
+	                           config_models_file: {"NAME": {...}},
+	                           below "models" */
+	cJSON *mcp_servers;     /* {"NAME": {"command", "args", "env", "cwd"} |
+	                           {"url", "headers", "bearer_token_env"}}: a
+	                           later layer's server replaces one of its name */
+	struct strv mcp_only;   /* --mcp NAME...: only these servers */
+	int mcp_off;            /* --no-mcp: none */
 	enum config_trust trust;
 	/* What the project files did, NULL without them:
 	 * {"dir": realpath, "files": [...], "hash": digest,
@@ -127,7 +130,8 @@ int config_apply_json_in(struct config *c, const cJSON *obj, const char *origin,
 int config_apply_env(struct config *c, char **err);
 
 /* Every layer below the command line, in order: user_file (may be
- * NULL or absent), ./.assay/config.json, ./assay.json (the project
+ * NULL or absent; the imported model table beside it, when there is
+ * one, into models_imported), ./.assay/config.json, ./assay.json (the project
  * manifest), extra_file (--config; must exist), then the environment.
  * The two project files may not set base_url or api_key_env: those
  * decide where an API key is sent. Until the project is trusted
@@ -176,6 +180,12 @@ int config_project_digest(char out[65], char **err);
 /* $XDG_CONFIG_HOME/assay/config.json or ~/.config/assay/config.json
  * (path_config_dir); NULL when neither variable nor HOME is set. */
 char *config_user_file(void);
+/* The model table `assay models --import` keeps: models.json beside
+ * user_file (the user's configuration), {NAME: {...}, ...};
+ * NULL when user_file is NULL. */
+char *config_models_file(const char *user_file);
+/* The most that file may hold, in bytes. */
+#define CONFIG_MODELS_MAX_BYTES (8 << 20)
 
 /* Every configuration key (the table in core/config_keys.c) with its
  * value, default, who may set it and when it loosens security: as

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
+struct strv;
+
 struct config;
 struct policy_verdict;
 
@@ -86,6 +88,9 @@ enum ev_field {
 	EVF_BACKEND,
 	EVF_IMAGE,
 	EVF_IMAGE_ID,
+	EVF_REPO_DIGESTS,
+	EVF_IMAGE_REPORTED,
+	EVF_IMAGE_ID_WAS,
 	EVF_ASK,
 	EVF_WORKSPACE,
 	EVF_INPUTS,
@@ -279,6 +284,17 @@ long ev_long(const cJSON *obj, enum ev_field f, long def);
 int ev_int(const cJSON *obj, enum ev_field f, int def);
 int ev_bool(const cJSON *obj, enum ev_field f, int def);
 
+/* What a sandbox object (run_start's or run_resume's) records of its
+ * image beyond its name, in words: "sha256:...; repo digests: ..."
+ * (docker), that the server reports a name only (opensandbox), and a
+ * change since the run began; NULL when it records nothing more (the
+ * local sandbox, a record made before). Untrusted text: a terminal
+ * gets it sanitized. Caller frees. */
+char *ev_image_text(const cJSON *sandbox);
+/* A resume or re-execute on another image than the run had
+ * (image_id_was): one line naming both ids; else NULL. Caller frees. */
+char *ev_image_change_text(const cJSON *sandbox);
+
 /* --- builders ---------------------------------------------------------
  * Strings are copied; a NULL string makes no member unless said. */
 
@@ -289,10 +305,19 @@ cJSON *ev_new(enum event_type t);
 struct ev_run {
 	const char *run_id, *run_dir;
 	const char *provider, *model;
-	const char *base_url;  /* NULL: "" (never the key) */
-	const char *backend;   /* the sandbox's (sbx_name) */
-	const char *image;     /* run_start; NULL: "" */
-	const char *image_id;  /* run_start; NULL: "" */
+	const char *base_url; /* NULL: "" (never the key) */
+	const char *backend;  /* the sandbox's (sbx_name) */
+	const char *image;    /* NULL: "" */
+	const char *image_id; /* NULL: "" */
+	/* sbx_repo_digests (docker): repo_digests [..], even empty; NULL:
+	 * no member */
+	const struct strv *repo_digests;
+	/* sbx_image_reported (opensandbox): image_reported, null for "";
+	 * NULL: no member */
+	const char *image_reported;
+	/* a resume or re-execute: the image id the run recorded last, when
+	 * this sandbox's differs (image_id_was); NULL: no member */
+	const char *image_id_was;
 	const char *workspace; /* the host directory; NULL: "/workspace" */
 	/* run_start: the files the run reads (their kept copies are in
 	 * the run dir); NULL: not given, no member */
@@ -311,7 +336,8 @@ struct ev_fork {
 
 /* run_start: [forked_from {run_id, run_dir, mode, fork_at, replace}],
  * type, version, run_id, run_dir, provider, model, base_url,
- * [instructions], [script], out, sandbox {backend, image, image_id},
+ * [instructions], [script], out, sandbox {backend, image, image_id,
+ * [repo_digests], [image_reported], [image_id_was]},
  * ask, workspace, inputs [{src, dest}], outputs [path], limits
  * {timeout_s, max_turns, max_tokens, max_cost, memory_mb, processes,
  * cpu_s, file_size_mb, max_output_bytes, max_output_tokens, network}.
@@ -328,8 +354,10 @@ struct ev_resumed_from {
 };
 
 /* run_resume: run_id, run_dir, resumed_from {seq, status,
- * dropped_bytes}, provider, model, base_url, sandbox {backend},
- * workspace, prompt (bool: a new user message follows). */
+ * dropped_bytes}, provider, model, base_url, sandbox {backend, image,
+ * image_id, [repo_digests], [image_reported], [image_id_was]} (the new
+ * sandbox's, as run_start's), workspace, prompt (bool: a new user
+ * message follows). */
 cJSON *ev_run_resume(const struct ev_run *run,
                      const struct ev_resumed_from *from, int prompt);
 
@@ -480,8 +508,9 @@ cJSON *ev_mcp_call(const struct ev_mcp_call *c);
  * (elicitation/create) and was answered: id ("elicit-N"), server,
  * [call] (the tool call in flight), message, schema (its
  * requestedSchema), action (accept, decline, cancel), [content] (what
- * was sent: accept's fields, defaults filled), by ("person", or
- * "nobody": no one to ask, declined). Copied. */
+ * was sent: accept's fields, defaults filled), by ("person";
+ * "nobody": no one to ask, declined; "assay": a form too big to put to
+ * a person, declined). Copied. */
 struct ev_mcp_elicit {
 	const char *id, *server, *call, *message, *action, *by;
 	const cJSON *schema, *content;

@@ -85,6 +85,12 @@ uint64_t mcp_call(struct mcp *m, const char *tool, const cJSON *args,
  * is not called. */
 void mcp_cancel(struct mcp *m, uint64_t call, const char *reason);
 
+/* Hold call's timeout (hold 1: a person is answering its server's
+ * question), or start it again in full (hold 0). */
+void mcp_call_hold(struct mcp *m, uint64_t call, int hold);
+/* Whether an answer to the elicitation token would still reach the
+ * server that asked (not restarted, failed or closing since). */
+int mcp_elicit_live(const struct mcp *m, uint64_t token);
 /* The answer to an elicitation the hook got: result is taken
  * ({"action": "accept", "content": {...}} | decline | cancel); NULL
  * declines. Omitted fields with a default in the request's schema are
@@ -95,7 +101,8 @@ void mcp_elicit_reply(struct mcp *m, uint64_t token, cJSON *result);
 cJSON *mcp_elicit_defaults(const cJSON *schema, const cJSON *content);
 
 /* Whether content answers schema (elicitation/create's
- * requestedSchema): 0, or -1 and *why (a line naming the field). */
+ * requestedSchema): 0, or -1 and *why (a line naming the field).
+ * Names are matched exactly (case-sensitive). */
 int mcp_elicit_check(const cJSON *schema, const cJSON *content, char **why);
 /* The values a property offers to choose from (enum, oneOf/anyOf's
  * consts; an array's items'), a new array; NULL when it offers none. */

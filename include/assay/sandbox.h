@@ -70,7 +70,8 @@ enum sbx_rc {
 /* Completion of an operation: called exactly once, from the loop,
  * never before the call that began it returns. data: read_file's
  * contents (else NULL); list: list's entries (else NULL), an array of
- * {"path","type":"file|dir|link|other","size","mtime"}. err: a human
+ * {"path","type":"file|dir|link|other","size","mtime","ctime"} (times
+ * in seconds, to the millisecond; ctime moves with a chmod too). err: a human
  * message (cause and fix) when rc is not SBX_OK; with SBX_OK only
  * from sbx_start and sbx_stop, as a warning worth showing (the
  * sandbox works, less well than configured). All three belong to
@@ -128,9 +129,19 @@ int sbx_backend_fds(const struct config *cfg);
 /* The host workspace directory once started, or NULL (see
  * SBX_CAP_HOST_WORKSPACE). */
 const char *sbx_workspace(const struct sbx *s);
-/* The image and its id, for run_start ("" when the backend has none). */
+/* The image and its id, for run_start ("" when the backend has none):
+ * docker's image id (sha256:..., from the image inspect the start does
+ * anyway); the others report none. */
 const char *sbx_image(const struct sbx *s);
 const char *sbx_image_id(const struct sbx *s);
+/* docker, once started: the image's repo digests (RepoDigests,
+ * NAME@sha256:...) as the daemon reports them, empty for an image built
+ * here and never pushed or pulled; NULL for the other backends. */
+const struct strv *sbx_repo_digests(const struct sbx *s);
+/* opensandbox, once started: the image as the server reports the
+ * sandbox's (GET /sandboxes/{id}: its lifecycle API names the image,
+ * no digest), "" when it named none; NULL for the other backends. */
+const char *sbx_image_reported(const struct sbx *s);
 /* The configured inputs as run_start records them, once started:
  * [{src (as given), dest, mode "mount" or "copy", and for a mount path
  * (links resolved), kind "file"/"dir", [bytes], mtime}]. Caller frees. */
@@ -237,9 +248,17 @@ char *sbx_archive_new(const char *run_dir);
 /* sbx_archive_find's, or when there is none, sbx_archive_new's: the
  * name to load or to name in a message. */
 char *sbx_archive_path(const char *run_dir);
-/* A whole archive was written at path: the one under the other name
- * and every delta are older, and go. */
+/* A whole archive was written at path: the one under the other name,
+ * every delta and the listing of the older one go. */
 void sbx_archive_written(const char *path);
+/* What names the whole archive as it is ("SIZE-MTIME", hex: its bytes
+ * and its mtime in ns; another archive written there has another),
+ * or NULL when there is none. Its deltas and its listing carry it. */
+char *sbx_archive_tag(const char *archive);
+/* Where the listing of what the whole archive holds goes:
+ * RUN/workspace.listing.json (src/agent/persist.c writes and reads
+ * it). */
+char *sbx_archive_listing(const char *archive);
 
 /* What changed since the archive the delta goes over, by workspace
  * path: regular files and links whose content is taken, directories

@@ -203,11 +203,14 @@ enum session_scope {
 struct session_approver {
 	void (*request)(void *arg, const struct session_approval *req);
 	/* the request is gone unanswered (run ended, turn cancelled,
-	 * or an "always" rule now allows it); also an elicitation's id */
+	 * or an "always" rule now allows it) */
 	void (*cancel)(void *arg, const char *id);
 	/* an MCP server asks the person something (may be NULL: then
 	 * every elicitation is declined, "nobody to ask") */
 	void (*elicit)(void *arg, const struct session_elicitation *e);
+	/* the question id is gone unanswered (its call or the run ended,
+	 * its server restarted) */
+	void (*elicit_cancel)(void *arg, const char *id);
 };
 
 /* Set before session_start; ops is copied. */

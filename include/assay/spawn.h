@@ -1,9 +1,9 @@
 /* spawn.h: starting a child process, the one way assay does it. The
  * child begins with its signals as a fresh process has them (default
  * dispositions, nothing blocked), its stdin, stdout and stderr placed as
- * asked, every other descriptor closed on exec, and the options below
- * applied; a failure in the child before or at exec comes back to the
- * caller as an error message, not as an exit code. Reaping is the
+ * asked (and 3 when fd3 is given), every other descriptor closed on exec, and
+ * the options below applied; a failure in the child before or at exec comes
+ * back to the caller as an error message, not as an exit code. Reaping is the
  * caller's (loop_child_watch, or waitpid). */
 #ifndef ASSAY_SPAWN_H
 #define ASSAY_SPAWN_H
@@ -51,6 +51,9 @@ struct spawn_opts {
 	int user_fdlimit;
 	const struct spawn_cgroup *cgroup; /* NULL: ours */
 	const char *cwd;                   /* its directory; NULL: ours */
+	/* a descriptor of ours the program gets as its 3 (bwrap's
+	 * --info-fd 3; not taken: the caller closes); NULL: none */
+	const int *fd3;
 };
 
 /* A started child. fd[i] is our end of io[i] when that is SPAWN_PIPE

@@ -142,6 +142,9 @@ int record_resume_check(struct session *s, const struct record *r,
  * one, or the user passed --base-url (given); else -1 + *err. */
 int record_check_url(const struct session *s, const struct record *r, int given,
                      char **err);
+/* The image id the run's sandbox had last (its last run_resume that
+ * records one, else run_start's): "" when none was recorded. */
+const char *record_image_id(const struct record *r);
 /* run_start: keep copies of the instructions and the script in the
  * run dir, and set *instructions and *script to the paths run_start
  * records (NULL: none); caller frees. */

@@ -16,6 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define ASK_MESSAGE_MAX 4096 /* bytes of a message kept (shown, recorded) */
+#define ASK_FIELDS_MAX 64    /* properties a form may have */
+#define ASK_CHOICES_MAX 500  /* choices a field may offer */
+#define ASK_SCHEMA_MAX (64 << 10) /* the schema, printed */
+#define ASK_WAITING_MAX 4         /* questions of one server waiting at once */
+#define ASK_REFUSED_LOGGED 10     /* refusals logged, then counted */
+
 /* One question waiting for the person. */
 struct mcp_ask {
 	struct mcp_ask *next;
@@ -25,6 +32,35 @@ struct mcp_ask {
 	char *id, *server, *call, *message;
 	cJSON *schema;
 };
+
+/* Why a schema is too big to put to a person (NULL: it is not). */
+static const char *schema_too_big(const cJSON *schema)
+{
+	const cJSON *props = cJSON_GetObjectItem(schema, "properties"), *p;
+	if (cJSON_GetArraySize(props) > ASK_FIELDS_MAX)
+		return "more than 64 fields";
+	cJSON_ArrayForEach(p, props)
+	{
+		cJSON *c = mcp_elicit_choices(p);
+		int n = cJSON_GetArraySize(c);
+		cJSON_Delete(c);
+		if (n > ASK_CHOICES_MAX)
+			return "a field with more than 500 choices";
+	}
+	char *j = cJSON_PrintUnformatted(schema);
+	size_t n = j ? strlen(j) : 0;
+	free(j);
+	return n > ASK_SCHEMA_MAX ? "a schema over 64 KiB" : NULL;
+}
+
+/* The questions of server m waiting. */
+static int asks_of(const struct session *s, const struct mcp *m)
+{
+	int n = 0;
+	for (const struct mcp_ask *a = s->mcp.asks; a; a = a->next)
+		n += a->m == m;
+	return n;
+}
 
 static void ask_free(struct mcp_ask *a)
 {
@@ -56,6 +92,20 @@ static void ask_answer(struct session *s, struct mcp_ask *a, cJSON *result,
 	log_info("mcp %s: elicitation %s: %s (%s)", a->server, a->id, e.action,
 	         by);
 	mcp_elicit_reply(a->m, a->token, result);
+	if (a->call && !s->freeing)
+		mcptool_hold(s, a->m, a->call, 0);
+}
+
+/* Decline without a word to the person: too many, too big, too late
+ * (logged, the first few). */
+static void ask_refuse(struct session *s, struct mcp *m, uint64_t token,
+                       const char *why)
+{
+	if (s->mcp.nrefused++ < ASK_REFUSED_LOGGED)
+		log_info("mcp %s: a question declined: %s", mcp_name(m), why);
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "action", "decline");
+	mcp_elicit_reply(m, token, r);
 }
 
 /* The question of that id, unlinked from the queue when take. */
@@ -76,6 +126,16 @@ void mcptool_on_elicit(struct mcp *m, uint64_t token, const cJSON *params,
                        void *arg)
 {
 	struct session *s = arg;
+	const cJSON *schema = cJSON_GetObjectItem(params, "requestedSchema");
+	const char *big = schema_too_big(schema);
+	if (s->freeing || session_state(s) >= SESSION_ENDING) {
+		ask_refuse(s, m, token, "the run is ending");
+		return;
+	}
+	if (asks_of(s, m) >= ASK_WAITING_MAX) {
+		ask_refuse(s, m, token, "4 of its questions wait already");
+		return;
+	}
 	struct mcp_ask *a = xcalloc(1, sizeof *a);
 	a->m = m;
 	a->token = token;
@@ -83,13 +143,28 @@ void mcptool_on_elicit(struct mcp *m, uint64_t token, const cJSON *params,
 	a->server = xstrdup(mcp_name(m));
 	const char *call = mcptool_call_of(s, m);
 	a->call = call ? xstrdup(call) : NULL;
-	a->message = xstrdup(json_str(params, "message", ""));
-	const cJSON *schema = cJSON_GetObjectItem(params, "requestedSchema");
-	a->schema = cJSON_IsObject(schema) ? cJSON_Duplicate(schema, 1)
-	                                   : cJSON_CreateObject();
+	const char *msg = json_str(params, "message", "");
+	size_t n = strlen(msg);
+	if (n > ASK_MESSAGE_MAX) {
+		size_t keep = utf8_complete_prefix(msg, ASK_MESSAGE_MAX);
+		a->message = xasprintf("%.*s [... %zu bytes more]", (int)keep,
+		                       msg, n - keep);
+	} else {
+		a->message = xstrdup(msg);
+	}
+	a->schema = cJSON_IsObject(schema) && !big ? cJSON_Duplicate(schema, 1)
+	                                           : cJSON_CreateObject();
 	a->pub = (struct session_elicitation){a->id, a->server, a->call,
 	                                      a->message, a->schema};
-	if (!s->appr.approver.elicit || s->freeing) {
+	if (big) { /* recorded, with why, but not put to anyone */
+		log_info("mcp %s: a question declined: %s", a->server, big);
+		cJSON *r = cJSON_CreateObject();
+		cJSON_AddStringToObject(r, "action", "decline");
+		ask_answer(s, a, r, "assay");
+		ask_free(a);
+		return;
+	}
+	if (!s->appr.approver.elicit) {
 		cJSON *r = cJSON_CreateObject();
 		cJSON_AddStringToObject(r, "action", "decline");
 		ask_answer(s, a, r, "nobody");
@@ -100,6 +175,8 @@ void mcptool_on_elicit(struct mcp *m, uint64_t token, const cJSON *params,
 	while (*p)
 		p = &(*p)->next;
 	*p = a;
+	if (a->call) /* the call's timeout waits for the person */
+		mcptool_hold(s, m, a->call, 1);
 	s->appr.approver.elicit(s->appr.approver_arg, &a->pub);
 }
 
@@ -109,6 +186,13 @@ int session_elicit(struct session *s, const char *id, const char *action,
 	struct mcp_ask *a = ask_find(s, id, 0);
 	if (!a) {
 		*err = xasprintf("%s: no such question waiting", id);
+		return -1;
+	}
+	if (!mcp_elicit_live(a->m, a->token)) {
+		*err = xasprintf("the server %s has restarted or stopped since "
+		                 "it asked: the question is withdrawn",
+		                 a->server);
+		mcptool_elicit_drop_server(s, a->m);
 		return -1;
 	}
 	int accept = !strcmp(action, "accept");
@@ -133,11 +217,14 @@ int session_elicit(struct session *s, const char *id, const char *action,
 	return 0;
 }
 
-void mcptool_elicit_drop(struct session *s, const char *call)
+/* Cancel the questions waiting that match (call, or server m; both
+ * NULL: every one). */
+static void drop_where(struct session *s, const char *call, const struct mcp *m)
 {
 	for (struct mcp_ask **p = &s->mcp.asks; *p;) {
 		struct mcp_ask *a = *p;
-		if (call && (!a->call || strcmp(a->call, call))) {
+		if ((call && (!a->call || strcmp(a->call, call))) ||
+		    (m && a->m != m)) {
 			p = &a->next;
 			continue;
 		}
@@ -145,10 +232,21 @@ void mcptool_elicit_drop(struct session *s, const char *call)
 		cJSON *r = cJSON_CreateObject();
 		cJSON_AddStringToObject(r, "action", "cancel");
 		ask_answer(s, a, r, "nobody");
-		if (s->appr.approver.cancel && !s->freeing)
-			s->appr.approver.cancel(s->appr.approver_arg, a->id);
+		if (s->appr.approver.elicit_cancel && !s->freeing)
+			s->appr.approver.elicit_cancel(s->appr.approver_arg,
+			                               a->id);
 		ask_free(a);
 	}
+}
+
+void mcptool_elicit_drop(struct session *s, const char *call)
+{
+	drop_where(s, call, NULL);
+}
+
+void mcptool_elicit_drop_server(struct session *s, const struct mcp *m)
+{
+	drop_where(s, NULL, m);
 }
 
 cJSON *session_elicit_choices(const cJSON *prop)

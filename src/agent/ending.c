@@ -1,9 +1,9 @@
 /* ending.c: the work of SESSION_ENDING, one step after another through
  * the loop: the sandbox operations in flight finish, the declared
- * outputs are copied out (outputs.c), the workspace is persisted, the
- * sandbox stopped; then the session goes DONE (session_ended). Each
- * sandbox failure on the way is an error event. The only writer of
- * struct ending (ending.h). */
+ * outputs are copied out (outputs.c), the workspace is persisted
+ * (persist.c: not again when unchanged), the sandbox stopped; then the
+ * session goes DONE (session_ended). Each sandbox failure on the way
+ * is an error event. The only writer of struct ending (ending.h). */
 #include "agent_internal.h"
 
 #include "assay/events.h"
@@ -42,46 +42,32 @@ static void ending_stop(struct session *s)
 	         session_sbx_call(s, ending_stopped, NULL));
 }
 
-/* The workspace archive is written (run_end names it) or failed. */
-static void ending_archived(struct session *s, void *ctx, int rc,
-                            const char *err, struct buf *data, cJSON *list)
+/* The workspace is persisted (run_end names the archive, written now
+ * or unchanged since it was), or the archive failed. */
+static void ending_archived(struct session *s, char *archive, int written,
+                            const char *err)
 {
-	(void)ctx;
-	(void)data;
-	(void)list;
-	if (rc < 0) {
-		session_emit(s, ev_error("sandbox",
-		                         err ? err : "the archive failed", -1));
-		free(s->end.archive);
-		s->end.archive = NULL;
-	} else {
-		/* the per-call deltas are in it (persist.c) */
-		sbx_archive_written(s->end.archive);
-		log_info("end: the workspace archived in %lld ms",
-		         (long long)(now_ms() - s->end.t0));
-	}
+	long long ms = (long long)(now_ms() - s->end.t0);
+	s->end.archive = archive;
+	if (!archive)
+		session_emit(s, ev_error("sandbox", err, -1));
+	else if (written)
+		log_info("end: the workspace archived in %lld ms", ms);
+	else
+		log_info("end: the workspace is unchanged since %s: not "
+		         "archived again (checked in %lld ms)",
+		         archive, ms);
 	ending_stop(s);
 }
 
-/* The outputs are delivered: persist the workspace. */
+/* The outputs are delivered: persist the workspace (persist.c). */
 static void ending_delivered(struct session *s, cJSON *outputs, int missing)
 {
 	s->end.outputs = outputs;
 	s->end.missing = missing;
 	s->end.stage = ENDING_ARCHIVE;
-	s->end.archive = sbx_archive_new(s->rundir.run_dir);
 	s->end.t0 = now_ms();
-	char *err = NULL;
-	if (session_room(
-	        s, s->end.archive,
-	        snapshot_bytes(s->scan.snapshot, "", sbx_mounts(s->sbx)),
-	        "the workspace", &err) < 0) {
-		ending_archived(s, NULL, -1, err, NULL, NULL);
-		free(err);
-		return;
-	}
-	sbx_export_tar(s->sbx, s->end.archive, session_sbx_done,
-	               session_sbx_call(s, ending_archived, NULL));
+	persist_end(s, ending_archived);
 }
 
 /* Nothing else is in flight: deliver, persist and stop (a run that

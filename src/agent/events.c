@@ -1,14 +1,18 @@
 /* events.c: the one place where event type names and field names are
  * written: the type and field tables and the typed readers over them
- * (docs/ARCHITECTURE.md, "Events"). The builders, which name every
- * member through the field table, are in events_build.c. */
+ * (docs/ARCHITECTURE.md, "Events"), and what a recorded sandbox says of
+ * its image, in words for the readers (export, eval, the frontends).
+ * The builders, which name every member through the field table, are in
+ * events_build.c. */
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "assay/events.h"
+#include "assay/buf.h"
 #include "assay/json.h"
+#include "assay/util.h"
 
 static const char *const event_names[EV__COUNT] = {
     [EV_UNKNOWN] = "unknown",
@@ -56,7 +60,10 @@ static const char *const field_names[EVF__COUNT] = {
     [EVF_MODEL] = "model", [EVF_BASE_URL] = "base_url",
     [EVF_INSTRUCTIONS] = "instructions", [EVF_SCRIPT] = "script",
     [EVF_OUT] = "out", [EVF_SANDBOX] = "sandbox", [EVF_BACKEND] = "backend",
-    [EVF_IMAGE] = "image", [EVF_IMAGE_ID] = "image_id", [EVF_ASK] = "ask",
+    [EVF_IMAGE] = "image", [EVF_IMAGE_ID] = "image_id",
+    [EVF_REPO_DIGESTS] = "repo_digests",
+    [EVF_IMAGE_REPORTED] = "image_reported",
+    [EVF_IMAGE_ID_WAS] = "image_id_was", [EVF_ASK] = "ask",
     [EVF_WORKSPACE] = "workspace",
     [EVF_INPUTS] = "inputs", [EVF_SRC] = "src", [EVF_DEST] = "dest",
     [EVF_MODE] = "mode", [EVF_PATH] = "path", [EVF_KIND] = "kind",
@@ -154,7 +161,13 @@ static const struct ev_type_info type_info[EV__COUNT] = {
 	    "[forked_from {run_id, run_dir, mode \"re-execute\", [fork_at, "
 	    "replace]}] (before type), version, run_id, run_dir, provider, "
 	    "model, base_url (never the key), [instructions], [script], out, "
-	    "sandbox {backend, image, image_id}, ask, workspace, inputs [{src, "
+	    "sandbox {backend, image, image_id (docker's image id; \"\" when "
+	    "the backend reports none), [repo_digests] (docker: the image's "
+	    "RepoDigests, [] for one built locally, never pushed or pulled), "
+	    "[image_reported] (opensandbox: the image as the server reports "
+	    "it, by name, no digest; null when it named none), [image_id_was] "
+	    "(a resume or re-execute whose image changed: the id the run had)}"
+	    ", ask, workspace, inputs [{src, "
 	    "dest, mode \"mount\"/\"copy\", and for a mount: path (links "
 	    "resolved), kind \"file\"/\"dir\", [bytes], mtime}], outputs "
 	    "[path], limits {timeout_s, max_turns, max_tokens, max_cost, "
@@ -171,7 +184,9 @@ static const struct ev_type_info type_info[EV__COUNT] = {
 	.meaning = "a recorded run is picked up again (assay resume)",
 	.doc =
 	    "run_id, run_dir, resumed_from {seq, status, dropped_bytes}, "
-	    "provider, model, base_url, sandbox {backend}, workspace, prompt",
+	    "provider, model, base_url, sandbox {backend, image, image_id, "
+	    "[repo_digests], [image_reported], [image_id_was]} (the new "
+	    "sandbox's, as in run_start), workspace, prompt",
 	.fields = {EVF_RUN_ID, EVF_RUN_DIR, EVF_RESUMED_FROM, EVF_PROVIDER,
 	           EVF_MODEL, EVF_BASE_URL, EVF_SANDBOX, EVF_WORKSPACE,
 	           EVF_PROMPT},
@@ -300,7 +315,8 @@ static const struct ev_type_info type_info[EV__COUNT] = {
 	.meaning = "an MCP server asked the person something (elicitation) "
 	           "and was answered, or declined when nobody could answer",
 	.doc = "id, server, [call], message, schema, action (accept, "
-	       "decline, cancel), [content], by (person, nobody)",
+	       "decline, cancel), [content], by (person; nobody: no one to ask; "
+	       "assay: a form too big to put to a person)",
 	.fields = {EVF_ID, EVF_SERVER, EVF_CALL, EVF_MESSAGE, EVF_SCHEMA,
 	           EVF_ACTION, EVF_CONTENT, EVF_BY},
     },
@@ -530,4 +546,61 @@ int ev_image_file_ok(const char *file)
 		return 0;
 	size_t n = strspn(h + 65, "abcdefghijklmnopqrstuvwxyz0123456789");
 	return n >= 1 && n <= 5 && !h[65 + n];
+}
+
+/* --- what a recorded sandbox says of its image --------------------- */
+
+/* The repo digests a sandbox records, "a, b", or what their absence
+ * means. */
+static void ev_image_digests(struct buf *b, const cJSON *sb)
+{
+	const cJSON *d = ev_item(sb, EVF_REPO_DIGESTS), *e;
+	if (!cJSON_IsArray(d)) {
+		buf_puts(b, "; repo digests not recorded");
+		return;
+	}
+	int n = 0;
+	cJSON_ArrayForEach(e, d)
+	{
+		if (cJSON_IsString(e))
+			buf_printf(b, "%s%s", n++ ? ", " : "; repo digests: ",
+			           e->valuestring);
+	}
+	if (!n)
+		buf_puts(b, "; repo digests: none (built locally: never pushed "
+		            "to or pulled from a registry)");
+}
+
+char *ev_image_text(const cJSON *sb)
+{
+	const char *id = ev_str(sb, EVF_IMAGE_ID, "");
+	const cJSON *rep = ev_item(sb, EVF_IMAGE_REPORTED);
+	struct buf b;
+	buf_init(&b, 0);
+	if (*id) {
+		buf_puts(&b, id);
+		ev_image_digests(&b, sb);
+	} else if (cJSON_IsString(rep)) {
+		buf_printf(&b,
+		           "not reported: the server names the image only "
+		           "(\"%s\"), no digest",
+		           rep->valuestring);
+	} else if (cJSON_IsNull(rep)) {
+		buf_puts(&b, "not reported: the server named no image");
+	}
+	const char *was = ev_str(sb, EVF_IMAGE_ID_WAS, NULL);
+	if (b.len && was)
+		buf_printf(&b, " (changed: the run had %s)", was);
+	return b.len ? buf_detach(&b) : (buf_free(&b), NULL);
+}
+
+char *ev_image_change_text(const cJSON *sb)
+{
+	const char *was = ev_str(sb, EVF_IMAGE_ID_WAS, NULL);
+	if (!was)
+		return NULL;
+	return xasprintf("the image changed since the run was recorded: it "
+	                 "ran on %s, this sandbox runs %s (%s)",
+	                 was, ev_str(sb, EVF_IMAGE_ID, "?"),
+	                 ev_str(sb, EVF_IMAGE, "?"));
 }

@@ -11,6 +11,7 @@
 #include "assay/fdlimit.h"
 #include "assay/json.h"
 #include "assay/policy.h"
+#include "assay/strv.h"
 #include "assay/util.h"
 
 /* The wire name of f. */
@@ -79,6 +80,31 @@ static void ev_add_limits(cJSON *ev, const struct config *c)
 	cJSON_AddBoolToObject(lim, fname(EVF_NETWORK), c->network);
 }
 
+/* run_start's and run_resume's sandbox: the backend and what it
+ * reports of the image the run runs on. */
+static void ev_add_sandbox(cJSON *ev, const struct ev_run *run)
+{
+	cJSON *sb = cJSON_AddObjectToObject(ev, fname(EVF_SANDBOX));
+	cJSON_AddStringToObject(sb, fname(EVF_BACKEND), run->backend);
+	cJSON_AddStringToObject(sb, fname(EVF_IMAGE),
+	                        run->image ? run->image : "");
+	cJSON_AddStringToObject(sb, fname(EVF_IMAGE_ID),
+	                        run->image_id ? run->image_id : "");
+	if (run->repo_digests) {
+		cJSON *d = cJSON_AddArrayToObject(sb, fname(EVF_REPO_DIGESTS));
+		for (size_t i = 0; i < run->repo_digests->n; i++)
+			cJSON_AddItemToArray(
+			    d, cJSON_CreateString(run->repo_digests->v[i]));
+	}
+	if (run->image_reported)
+		ev_add_string_or_null(sb, fname(EVF_IMAGE_REPORTED),
+		                      *run->image_reported ? run->image_reported
+		                                           : NULL);
+	if (run->image_id_was)
+		cJSON_AddStringToObject(sb, fname(EVF_IMAGE_ID_WAS),
+		                        run->image_id_was);
+}
+
 cJSON *ev_run_start(const struct ev_run *run, const struct config *cfg,
                     const struct ev_fork *fork)
 {
@@ -100,12 +126,7 @@ cJSON *ev_run_start(const struct ev_run *run, const struct config *cfg,
 	if (run->script)
 		cJSON_AddStringToObject(ev, fname(EVF_SCRIPT), run->script);
 	cJSON_AddStringToObject(ev, fname(EVF_OUT), cfg->out_dir);
-	cJSON *sb = cJSON_AddObjectToObject(ev, fname(EVF_SANDBOX));
-	cJSON_AddStringToObject(sb, fname(EVF_BACKEND), run->backend);
-	cJSON_AddStringToObject(sb, fname(EVF_IMAGE),
-	                        run->image ? run->image : "");
-	cJSON_AddStringToObject(sb, fname(EVF_IMAGE_ID),
-	                        run->image_id ? run->image_id : "");
+	ev_add_sandbox(ev, run);
 	cJSON_AddStringToObject(ev, fname(EVF_ASK), cfg->ask);
 	cJSON_AddStringToObject(ev, fname(EVF_WORKSPACE),
 	                        run->workspace ? run->workspace : "/workspace");
@@ -145,8 +166,7 @@ cJSON *ev_run_resume(const struct ev_run *run,
 	cJSON_AddStringToObject(ev, fname(EVF_MODEL), run->model);
 	cJSON_AddStringToObject(ev, fname(EVF_BASE_URL),
 	                        run->base_url ? run->base_url : "");
-	cJSON *sb = cJSON_AddObjectToObject(ev, fname(EVF_SANDBOX));
-	cJSON_AddStringToObject(sb, fname(EVF_BACKEND), run->backend);
+	ev_add_sandbox(ev, run);
 	cJSON_AddStringToObject(ev, fname(EVF_WORKSPACE),
 	                        run->workspace ? run->workspace : "/workspace");
 	cJSON_AddBoolToObject(ev, fname(EVF_PROMPT), prompt);

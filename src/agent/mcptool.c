@@ -251,6 +251,8 @@ static void on_changed(struct mcp *m, void *arg)
 {
 	struct session *s = arg;
 	struct mcp_job *j = s->mcp.job;
+	if (m && mcp_state(m) != MCP_READY)
+		mcptool_elicit_drop_server(s, m); /* their answers go nowhere */
 	if (j && j->waiting && m && m == j->m && mcp_state(m) != MCP_STARTING) {
 		j->waiting = 0;
 		cJSON *args = j->args;
@@ -934,6 +936,20 @@ void mcptool_cancel(struct session *s)
 	                              "server was told)",
 	                              j->tool, j->server);
 	job_finish(j, "cancelled");
+}
+
+void mcptool_hold(struct session *s, struct mcp *m, const char *call, int hold)
+{
+	const struct mcp_job *j = s->mcp.job;
+	if (!j || j->m != m || !j->call || strcmp(j->id, call))
+		return;
+	if (!hold) /* another question of the call still waits */
+		for (size_t i = 0; i < session_elicitations_pending(s); i++) {
+			const char *c = session_elicitation_at(s, i)->call;
+			if (c && !strcmp(c, call))
+				return;
+		}
+	mcp_call_hold(m, j->call, hold);
 }
 
 const char *mcptool_call_of(const struct session *s, const struct mcp *m)

@@ -33,6 +33,7 @@ struct mcps {
 	int ncalls;                       /* MCP calls so far (file names) */
 	struct mcp_ask *asks; /* elicitations waiting, oldest first */
 	int nasks;            /* asked so far (their ids) */
+	int nrefused;         /* declined unasked (too many, too late) */
 };
 
 /* Start the configured servers (none: settled at once); ready is called
@@ -62,8 +63,14 @@ const char *mcptool_call_of(const struct session *s, const struct mcp *m);
 void mcptool_on_elicit(struct mcp *m, uint64_t token, const cJSON *params,
                        void *arg);
 /* Cancel the questions waiting for call (NULL: every one): the server
- * gets "cancel", the frontend its cancel. */
+ * gets "cancel", the frontend its elicit_cancel. */
 void mcptool_elicit_drop(struct session *s, const char *call);
+/* ... those of server m (it restarted, failed or closed). */
+void mcptool_elicit_drop_server(struct session *s, const struct mcp *m);
+/* Hold the timeout of call (the tool call's id) on server m while a
+ * person answers its question (hold 1), or start it again (0). */
+void mcptool_hold(struct session *s, struct mcp *m, const char *call,
+                  int hold);
 /* End the servers (the run ends). */
 void mcptool_close(struct session *s);
 void mcptool_free(struct session *s);

@@ -1,6 +1,7 @@
 /* models.c: the model table (assay/models.h): share/models.json as
  * carried in the binary (or $ASSAY_DATA_DIR/share/models.json), the
- * configuration's "models" over it, lookups by name and dated
+ * imported models and the configuration's "models" over it (each
+ * entry saying where its prices come from), lookups by name and dated
  * version, the cost of a turn, whether a model takes images and what
  * one costs in tokens. The JSON it reads (the model table) is
  * not an event. */
@@ -50,8 +51,12 @@ static struct model_info *entry(struct model_table *t, const char *name)
 }
 
 static const char *const known_fields[] = {
-    "provider",    "context", "max_output", "input", "cached_input",
-    "cache_write", "output",  "vision",     "image", NULL};
+    "provider",    "context",  "max_output", "input", "cached_input",
+    "cache_write", "output",   "vision",     "image", "checked",
+    "unchecked",   "imported", NULL};
+
+static const char *const price_fields[] = {"input", "cached_input",
+                                           "cache_write", "output", NULL};
 
 /* The rules of "image": {"rule": NAME, ...}, as enum model_image_rule
  * counts them. */
@@ -65,7 +70,8 @@ static int image_number(const cJSON *img, const char *key, double min,
                         char **err)
 {
 	const cJSON *v = cJSON_GetObjectItem(img, key);
-	if (!cJSON_IsNumber(v) || v->valuedouble < min)
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= min) ||
+	    !isfinite(v->valuedouble))
 		return set_err(err,
 		               "%s: models.\"%s\".image.%s must be a number "
 		               "%s",
@@ -114,15 +120,85 @@ static int parse_image(const cJSON *img, const char *origin, const char *name,
 	if (r == MODEL_IMAGE_PATCHES &&
 	    image_number(img, "multiplier", 1e-9, &mult, origin, name, err) < 0)
 		return -1;
-	out->base = (long)base;
-	out->tile = (long)tile;
+	out->base = json_num_long(base, 0);
+	out->tile = json_num_long(tile, 0);
 	out->multiplier = mult;
 	return 0;
 }
 
-/* Merge the fields of e (an object) into the entry of its name. */
+/* Whether s is a date as the table writes them: "YYYY-MM-DD". */
+static int date_ok(const char *s)
+{
+	static const char shape[] = "dddd-dd-dd";
+	for (int i = 0; i < 10; i++)
+		if (!s[i] ||
+		    (shape[i] == 'd' ? s[i] < '0' || s[i] > '9' : s[i] != '-'))
+			return 0;
+	return s[10] == '\0';
+}
+
+/* -1 + *err when a field of e is unknown or not of its type. */
+static int check_field(const cJSON *f, const char *origin, const char *name,
+                       char **err)
+{
+	int known = 0;
+	for (int i = 0; known_fields[i]; i++)
+		known |= !strcmp(f->string, known_fields[i]);
+	if (!known)
+		return set_err(err,
+		               "%s: models.\"%s\": unknown field \"%s\" "
+		               "(known: provider, context, max_output, "
+		               "input, cached_input, cache_write, output, "
+		               "vision, image, checked, unchecked, imported)",
+		               origin, name, f->string);
+	const char *k = f->string;
+	if ((!strcmp(k, "vision") || !strcmp(k, "unchecked")) &&
+	    !cJSON_IsBool(f))
+		return set_err(err,
+		               "%s: models.\"%s\".%s must be true or false",
+		               origin, name, k);
+	if ((!strcmp(k, "checked") || !strcmp(k, "imported")) &&
+	    !(cJSON_IsString(f) && date_ok(f->valuestring)))
+		return set_err(err,
+		               "%s: models.\"%s\".%s must be a date like "
+		               "\"2026-12-07\"",
+		               origin, name, k);
+	int number = strcmp(k, "provider") && strcmp(k, "vision") &&
+	             strcmp(k, "image") && strcmp(k, "unchecked") &&
+	             strcmp(k, "checked") && strcmp(k, "imported");
+	if (number && (!cJSON_IsNumber(f) || !(f->valuedouble >= 0) ||
+	               !isfinite(f->valuedouble)))
+		return set_err(err,
+		               "%s: models.\"%s\".%s must be a number "
+		               ">= 0",
+		               origin, name, k);
+	return 0;
+}
+
+/* Say where m's prices come from, when e (of a layer giving from) sets
+ * one. */
+static void merge_price_origin(struct model_info *m, const cJSON *e,
+                               enum model_price_from from)
+{
+	int sets = 0;
+	for (int i = 0; price_fields[i]; i++)
+		sets |= cJSON_GetObjectItem(e, price_fields[i]) != NULL;
+	if (!sets)
+		return;
+	const char *imported = json_str(e, "imported", NULL);
+	const char *checked = json_str(e, "checked", NULL);
+	m->from = from;
+	snprintf(m->date, sizeof m->date, "%s",
+	         imported  ? imported
+	         : checked ? checked
+	                   : "");
+	m->unchecked = cJSON_IsTrue(cJSON_GetObjectItem(e, "unchecked"));
+}
+
+/* Merge the fields of e (an object, of a layer giving from) into the
+ * entry of its name. */
 static int merge(struct model_table *t, const cJSON *e, const char *origin,
-                 char **err)
+                 enum model_price_from from, char **err)
 {
 	if (!cJSON_IsObject(e))
 		return set_err(err,
@@ -133,29 +209,8 @@ static int merge(struct model_table *t, const cJSON *e, const char *origin,
 	const cJSON *f;
 	cJSON_ArrayForEach(f, e)
 	{
-		int known = 0;
-		for (int i = 0; known_fields[i]; i++)
-			known |= !strcmp(f->string, known_fields[i]);
-		if (!known)
-			return set_err(
-			    err,
-			    "%s: models.\"%s\": unknown field \"%s\" "
-			    "(known: provider, context, max_output, "
-			    "input, cached_input, cache_write, output, "
-			    "vision, image)",
-			    origin, e->string, f->string);
-		if (!strcmp(f->string, "vision") && !cJSON_IsBool(f))
-			return set_err(err,
-			               "%s: models.\"%s\".vision must be true "
-			               "or false",
-			               origin, e->string);
-		if (strcmp(f->string, "provider") &&
-		    strcmp(f->string, "vision") && strcmp(f->string, "image") &&
-		    (!cJSON_IsNumber(f) || f->valuedouble < 0))
-			return set_err(err,
-			               "%s: models.\"%s\".%s must be a number "
-			               ">= 0",
-			               origin, e->string, f->string);
+		if (check_field(f, origin, e->string, err) < 0)
+			return -1;
 	}
 	const cJSON *img = cJSON_GetObjectItem(e, "image");
 	struct model_image image = {0};
@@ -174,18 +229,21 @@ static int merge(struct model_table *t, const cJSON *e, const char *origin,
 	const char *prov = json_str(e, "provider", NULL);
 	if (prov)
 		config_set(&m->provider, prov);
-	m->context = (long)field(e, "context", (double)m->context);
-	m->max_output = (long)field(e, "max_output", (double)m->max_output);
+	m->context = json_num_long(field(e, "context", (double)m->context), 0);
+	m->max_output =
+	    json_num_long(field(e, "max_output", (double)m->max_output), 0);
 	m->input = field(e, "input", m->input);
 	m->cached_input = field(e, "cached_input", m->cached_input);
 	m->cache_write = field(e, "cache_write", m->cache_write);
 	m->output = field(e, "output", m->output);
 	m->priced = m->input >= 0 && m->output >= 0;
+	merge_price_origin(m, e, from);
 	return 0;
 }
 
+/* Merge every entry of a layer's "models" (from: the layer's kind). */
 static int merge_all(struct model_table *t, const cJSON *models,
-                     const char *origin, char **err)
+                     const char *origin, enum model_price_from from, char **err)
 {
 	if (!models)
 		return 0;
@@ -197,7 +255,7 @@ static int merge_all(struct model_table *t, const cJSON *models,
 	const cJSON *e;
 	cJSON_ArrayForEach(e, models)
 	{
-		if (merge(t, e, origin, err) < 0)
+		if (merge(t, e, origin, from, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -210,12 +268,17 @@ struct model_table *models_load(const struct config *cfg, char **err)
 	cJSON *d = json_parse_relaxed(text, "share/models.json", err);
 	free(text);
 	int rc = d ? merge_all(t, cJSON_GetObjectItem(d, "models"),
-	                       "share/models.json", err)
+	                       "share/models.json", MODEL_PRICE_TABLE, err)
 	           : -1;
 	t->date = xstrdup(json_str(d, "prices_date", "unknown"));
 	cJSON_Delete(d);
 	if (rc == 0 && cfg)
-		rc = merge_all(t, cfg->models, "configuration", err);
+		rc = merge_all(t, cfg->models_imported,
+		               "the imported models.json", MODEL_PRICE_IMPORT,
+		               err);
+	if (rc == 0 && cfg)
+		rc = merge_all(t, cfg->models, "configuration",
+		               MODEL_PRICE_CONFIG, err);
 	if (rc < 0) {
 		models_free(t);
 		return NULL;

@@ -633,6 +633,23 @@ int record_resume_check(struct session *s, const struct record *r,
 	return 0;
 }
 
+const char *record_image_id(const struct record *r)
+{
+	const char *id =
+	    ev_str(ev_item(r->run_start, EVF_SANDBOX), EVF_IMAGE_ID, "");
+	const cJSON *e;
+	cJSON_ArrayForEach(e, r->events)
+	{
+		const char *was =
+		    event_type_of(e) == EV_RUN_RESUME
+		        ? ev_str(ev_item(e, EVF_SANDBOX), EVF_IMAGE_ID, NULL)
+		        : NULL;
+		if (was && *was)
+			id = was;
+	}
+	return id;
+}
+
 /* "http://h/v1/" and "http://h/v1" are one server. */
 static int record_same_url(const char *a, const char *b)
 {

@@ -840,6 +840,11 @@ static int replay_open_new(struct session *s, struct replay *rp,
 int replay_announce(struct replay *rp, struct session *s)
 {
 	const cJSON *rs = rp->rec.run_start;
+	const char *was = record_image_id(&rp->rec);
+	if (*was && *sbx_image_id(s->sbx) && strcmp(was, sbx_image_id(s->sbx)))
+		log_warn("resume: the image changed since the run was "
+		         "recorded: it ran on %s, this sandbox runs %s (%s)",
+		         was, sbx_image_id(s->sbx), sbx_image(s->sbx));
 	if (rp->mode == SESSION_REEXECUTE) {
 		struct ev_fork fork = {
 		    .run_id = ev_str(rs, EVF_RUN_ID, ""),

@@ -180,8 +180,15 @@ void session_run_info(const struct session *s, struct ev_run *run)
 	    .backend = sbx_name(s->sbx),
 	    .image = sbx_image(s->sbx),
 	    .image_id = sbx_image_id(s->sbx),
+	    .repo_digests = sbx_repo_digests(s->sbx),
+	    .image_reported = sbx_image_reported(s->sbx),
 	    .workspace = sbx_workspace(s->sbx),
 	};
+	/* a resume or re-execute on another image than the run's */
+	const char *was =
+	    s->replay ? record_image_id(replay_record(s->replay)) : "";
+	if (*was && *run->image_id && strcmp(was, run->image_id))
+		run->image_id_was = was;
 }
 
 void session_emit_run_start(struct session *s, const struct ev_fork *fork)

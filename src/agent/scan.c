@@ -5,7 +5,8 @@
  * files among the changes first). One listing runs at a
  * time: a scan asked for meanwhile follows it. A listing may be held
  * (scan_hold): the per-call snapshot of persist.c reads what changed
- * before the events are emitted (scan_take). */
+ * before the events are emitted (scan_take); or only looked at
+ * (scan_now): the run's end compares it with the archive's. */
 #include "agent_internal.h"
 
 #include "assay/events.h"
@@ -18,9 +19,9 @@
 #define SCAN_MAX_ENTRIES 100000
 #define SCAN_HOLD_MS 15 /* > snapshot_delta's margin */
 
-/* What a listing is for (its ctx): events, none (quiet), or held for
- * the caller of scan_hold. */
-static char scan_quiet, scan_held;
+/* What a listing is for (its ctx): events, none (quiet), held for
+ * the caller of scan_hold, or looked at by the caller of scan_now. */
+static char scan_quiet, scan_held, scan_peek;
 
 static void scan_start(struct session *s, void *why);
 
@@ -48,14 +49,14 @@ static void scan_listed(struct session *s, void *ctx, int rc, const char *err,
 			s->scan.asked = taken;
 		now = snapshot_new(list, s->scan.asked);
 	}
-	if (ctx == &scan_held) {
+	if (ctx == &scan_held || ctx == &scan_peek) {
 		void (*fn)(struct session *, struct snapshot *) = s->scan.then;
 		s->scan.then = NULL;
 		if (rc != SBX_OK) { /* a cut listing is no delta's base */
 			snapshot_free(now);
 			now = NULL;
 		}
-		if (now)
+		if (now && ctx == &scan_held) /* it becomes the session's */
 			s->scan.cut = 0;
 		fn(s, now);
 		return;
@@ -64,6 +65,7 @@ static void scan_listed(struct session *s, void *ctx, int rc, const char *err,
 		s->scan.cut = rc == SBX_TRUNCATED;
 		scan_take(s, now, ctx == &scan_quiet);
 	}
+	persist_scanned(s);
 	if (s->scan.again) {
 		s->scan.again = 0;
 		scan_start(s, NULL);
@@ -112,6 +114,17 @@ void scan_hold(struct session *s,
 	 * is older than the listing by more than snapshot_delta's margin:
 	 * not taken again by the next delta */
 	s->scan.timer = loop_timer_add(s->loop, SCAN_HOLD_MS, scan_held_now, s);
+}
+
+void scan_now(struct session *s,
+              void (*fn)(struct session *s, struct snapshot *now))
+{
+	if (!s->sbx || s->scan.running) { /* a call's is on its way */
+		fn(s, NULL);
+		return;
+	}
+	s->scan.then = fn;
+	scan_start(s, &scan_peek);
 }
 
 void scan_take(struct session *s, struct snapshot *now, int quiet)

@@ -266,8 +266,7 @@ void session_free(struct session *s)
 	snapshot_free(s->scan.snapshot);
 	diffs_free(s);
 	images_free(s);
-	snapshot_free(s->persist.now);
-	free(s->persist.writing);
+	persist_free(s);
 	free(s->obs);
 	free(s->system_prompt);
 	free(s->prompt);

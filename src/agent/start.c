@@ -63,6 +63,7 @@ static void session_restored(struct session *s, void *ctx, int rc,
 	} else {
 		log_info("resume: workspace restored from %s in %lld ms", path,
 		         (long long)(now_ms() - s->boot_ms));
+		persist_restored(s);
 		session_announce(s);
 	}
 	free(path);

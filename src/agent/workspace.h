@@ -30,13 +30,32 @@ struct scan {
 	void (*then)(struct session *s, struct snapshot *now);
 };
 
-/* The workspace archived after a call (persist.c). */
+/* The run's end persisted the workspace (persist_end): archive
+ * (taken) is the whole archive the run dir holds, NULL when it could
+ * not be written (err says why); written is 0 when it was not written
+ * again, the workspace unchanged since it was. */
+typedef void (*persist_end_fn)(struct session *s, char *archive, int written,
+                               const char *err);
+
+/* The workspace archived after a call and at the end (persist.c). */
 /* part: persist, owner: src/agent/persist.c */
 struct persist {
 	struct snapshot *now; /* held until the result is in */
 	int whole_next;       /* the last snapshot failed */
 	char *writing;        /* the whole archive being written */
 	int64_t t0;           /* when the snapshot's writing began */
+	/* the listing (snapshot_serial) of the workspace the archive
+	 * holds, 0: none known (the end checks no delta is over it) */
+	uint64_t covers;
+	int restored; /* from the archive: its first listing is covered */
+	/* the end: the listing a host workspace's archive holds (from
+	 * its file), the one taken before the archive is written again,
+	 * the archive, when its writing began (wall clock, s), and who
+	 * hears the outcome */
+	struct snapshot *base, *listed;
+	char *archive;
+	double end_wall;
+	persist_end_fn done;
 };
 
 /* The changes of the listings in hand and the last text of each file
@@ -65,6 +84,10 @@ void scan_workspace(struct session *s, int quiet);
  * or frees it. */
 void scan_hold(struct session *s,
                void (*fn)(struct session *s, struct snapshot *now));
+/* The same at once, for fn to look at (the session's snapshot stays):
+ * NULL too when another listing is on its way. */
+void scan_now(struct session *s,
+              void (*fn)(struct session *s, struct snapshot *now));
 /* now (may be NULL: nothing) becomes the session's snapshot, what
  * changed since the last as workspace_change events unless quiet. */
 void scan_take(struct session *s, struct snapshot *now, int quiet);
@@ -99,6 +122,16 @@ int linediff(const char *a, size_t na, const char *b, size_t nb, size_t max,
 void persist_result(struct session *s);
 /* The listing held until the result is in (taken; NULL: none). */
 struct snapshot *persist_take_held(struct session *s);
+/* The run's end: the whole archive is written, unless the one the run
+ * dir holds (without deltas) already holds the workspace as a fresh
+ * listing shows it (never with mounted inputs); then done. */
+void persist_end(struct session *s, persist_end_fn done);
+/* The workspace was restored from the archive (a resume): the next
+ * listing the session takes is what it holds. */
+void persist_restored(struct session *s);
+/* A listing became the session's, or failed (scan.c). */
+void persist_scanned(struct session *s);
+void persist_free(struct session *s);
 
 /* The workspace's files at one moment, and what changed since. */
 struct snapshot;
@@ -119,6 +152,20 @@ void snapshot_diff(struct snapshot *old, const struct snapshot *now,
  * tree gone. The number of paths in d. */
 size_t snapshot_delta(struct snapshot *old, const struct snapshot *now,
                       struct sbx_delta *d);
+
+/* Which listing the snapshot is of: a number no other snapshot of the
+ * process has (0 for NULL). */
+uint64_t snapshot_serial(const struct snapshot *sn);
+/* Whether now lists what old did, entry for entry (path, type, size,
+ * mtime, ctime), none written so soon before old's listing that a
+ * change may not show (0 when either is NULL). */
+int snapshot_same(const struct snapshot *old, const struct snapshot *now);
+/* Keep sn in the file at path (replaced whole) with tag, taken
+ * standing for its listing's time; snapshot_load reads it back when
+ * its tag is tag (else, or when it is missing or bad, NULL). */
+int snapshot_save(const struct snapshot *sn, const char *path, const char *tag,
+                  double taken, char **err);
+struct snapshot *snapshot_load(const char *path, const char *tag);
 
 /* Whether the snapshot holds a file at path (workspace-relative). */
 int snapshot_has(const struct snapshot *sn, const char *path);

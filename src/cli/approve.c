@@ -393,7 +393,7 @@ struct approver *approve_attach(struct session *s, struct loop *l)
 		p->out = dup(STDERR_FILENO);
 	buf_init(&p->field, FIELD_MAX);
 	static const struct session_approver ops = {approve_on_request,
-	                                            approve_on_cancel, NULL};
+	                                            approve_on_cancel, NULL, NULL};
 	session_set_approver(s, &ops, p);
 	return p;
 }

@@ -252,6 +252,10 @@ static void job_event(void *arg, const cJSON *e)
 		                ev_num(e, EVF_OUTPUT_TOKENS, 0);
 		jb->live_cost += ev_num(e, EVF_COST_USD, 0);
 	}
+	if (type == EV_RUN_START || type == EV_RUN_RESUME) {
+		cJSON_Delete(jb->sandbox);
+		jb->sandbox = cJSON_Duplicate(ev_item(e, EVF_SANDBOX), 1);
+	}
 	if (type == EV_ASSISTANT_MESSAGE) {
 		free(jb->answer);
 		jb->answer = xstrdup(ev_str(e, EVF_TEXT, ""));
@@ -522,6 +526,10 @@ static void job_result(struct eval *ev, struct job *jb)
 	cJSON_AddNumberToObject(r, "wall_ms", (double)jb->wall_ms);
 	cJSON_AddStringToObject(r, "run_dir", jb->run_dir ? jb->run_dir : "");
 	cJSON_AddStringToObject(r, "key", jb->key);
+	/* the image it ran on: results compared across image updates */
+	if (jb->sandbox)
+		cJSON_AddItemToObject(r, "sandbox",
+		                      cJSON_Duplicate(jb->sandbox, 1));
 	char *line = cJSON_PrintUnformatted(r);
 	cJSON_Delete(r);
 	fprintf(ev->results, "%s\n", line);
@@ -625,6 +633,7 @@ static void job_free(struct job *jb)
 	free(jb->blocked);
 	cJSON_Delete(jb->reused);
 	cJSON_Delete(jb->refused);
+	cJSON_Delete(jb->sandbox);
 }
 
 /* ---- the command ---- */

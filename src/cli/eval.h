@@ -49,6 +49,9 @@ struct job {
 	int exit_code, turns;
 	double in_tok, out_tok, cost;
 	int missing; /* declared outputs not delivered */
+	/* the sandbox the session ran on last (run_start's or
+	 * run_resume's): backend, image, its id and digests */
+	cJSON *sandbox;
 	int64_t t0, wall_ms;
 	/* the check */
 	struct config ccfg;

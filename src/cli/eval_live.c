@@ -376,7 +376,7 @@ static void live_on_cancel(void *arg, const char *id)
 void live_approver(struct job *jb)
 {
 	static const struct session_approver ops = {live_on_request,
-	                                            live_on_cancel, NULL};
+	                                            live_on_cancel, NULL, NULL};
 	if (jb->ev->interactive)
 		session_set_approver(jb->s, &ops, jb);
 }

@@ -6,7 +6,9 @@
  * record (RUN/record.html, written here with `assay export`). The JSON
  * it reads (results.jsonl's records) is not an event. */
 #include "assay/buf.h"
+#include "assay/events.h"
 #include "assay/json.h"
+#include "assay/strv.h"
 #include "assay/util.h"
 #include "cli/cli.h"
 
@@ -214,6 +216,46 @@ static int export_record(const char *run_dir)
 	return ok;
 }
 
+/* The sandbox images the sessions ran on, each with how many ran on
+ * it: runs compared across image updates show two rows. */
+static void images_table(struct buf *b, const cJSON *rows)
+{
+	struct strv seen;
+	size_t count[64] = {0};
+	memset(&seen, 0, sizeof seen);
+	const cJSON *r;
+	cJSON_ArrayForEach(r, rows)
+	{
+		/* results.jsonl's "sandbox" is run_start's, read as such */
+		const cJSON *sb = cJSON_GetObjectItem(r, "sandbox");
+		char *id = ev_image_text(sb);
+		char *key = sb ? xasprintf("%s (image %s)%s%s",
+		                           ev_str(sb, EVF_BACKEND, "?"),
+		                           ev_str(sb, EVF_IMAGE, "?"),
+		                           id ? ": " : "", id ? id : "")
+		               : xstrdup("not recorded (a result of an "
+		                         "older assay)");
+		free(id);
+		size_t k = 0;
+		while (k < seen.n && strcmp(seen.v[k], key))
+			k++;
+		if (k == seen.n && k < 64)
+			strv_push(&seen, key);
+		if (k < 64)
+			count[k]++;
+		free(key);
+	}
+	buf_puts(b, "<h2>Sandbox images</h2>\n<table id=\"images\"><tr><th>"
+	            "sandbox and image</th><th>sessions</th></tr>\n");
+	for (size_t k = 0; k < seen.n; k++) {
+		buf_puts(b, "<tr><td>");
+		esc(b, seen.v[k]);
+		buf_printf(b, "</td><td>%zu</td></tr>\n", count[k]);
+	}
+	buf_puts(b, "</table>\n");
+	strv_free(&seen);
+}
+
 static void sessions_table(struct buf *b, const cJSON *rows, const char *dir)
 {
 	buf_puts(b,
@@ -315,6 +357,7 @@ int eval_report(const char *dir, const char *title, char **err)
 	chart_pass(&b, m, nm);
 	chart_cost(&b, m, nm);
 	chart_time(&b, rows);
+	images_table(&b, rows);
 	sessions_table(&b, rows, dir);
 	buf_puts(&b, "</body></html>\n");
 	for (size_t i = 0; i < nm; i++)

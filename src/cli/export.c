@@ -75,6 +75,11 @@ static void exp_on_run_start(struct exp *x, const cJSON *e)
 	                    exp_str_or(sb, EVF_IMAGE, "-"));
 	o->item(x, "sandbox", s);
 	free(s);
+	/* what identifies the image: to reproduce the run, to compare runs
+	 * across image updates */
+	if ((s = ev_image_text(sb)))
+		o->item(x, "image id", s);
+	free(s);
 	const char *ws = ev_str(e, EVF_WORKSPACE, NULL);
 	if (ws && ws[0] == '/' &&
 	    (sbx_backend_caps(exp_str_or(sb, EVF_BACKEND, "")) &
@@ -91,6 +96,16 @@ static void exp_on_run_start(struct exp *x, const cJSON *e)
 	o->item(x, "declared outputs", s);
 	free(s);
 	o->heading(x, 2, "Conversation");
+}
+
+/* A resume on another image than the run had says so where it goes
+ * on. */
+static void exp_on_run_resume(struct exp *x, const cJSON *e)
+{
+	char *s = ev_image_change_text(ev_item(e, EVF_SANDBOX));
+	if (s)
+		x->ops->note(x, s);
+	free(s);
 }
 
 /* The command, code or path a tool call carries, as readable text. */
@@ -383,6 +398,7 @@ static void exp_on_error(struct exp *x, const cJSON *e)
  * adds nothing. */
 static void (*const exp_handlers[EV__COUNT])(struct exp *, const cJSON *) = {
     [EV_RUN_START] = exp_on_run_start,
+    [EV_RUN_RESUME] = exp_on_run_resume,
     [EV_USER_MESSAGE] = exp_on_user_message,
     [EV_ASSISTANT_MESSAGE] = exp_on_assistant_message,
     [EV_USAGE] = exp_on_usage,

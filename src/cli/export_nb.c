@@ -166,6 +166,33 @@ static void nb_on_run_start(struct exp_nb *nb, const cJSON *e)
 	nb->model = xstrdup(ev_str(e, EVF_MODEL, "?"));
 	cJSON_Delete(nb->inputs);
 	nb->inputs = cJSON_Duplicate(ev_item(e, EVF_INPUTS), 1);
+	cJSON_Delete(nb->sandbox);
+	nb->sandbox = cJSON_Duplicate(ev_item(e, EVF_SANDBOX), 1);
+}
+
+/* A resume on another image: the header says so. */
+static void nb_on_run_resume(struct exp_nb *nb, const cJSON *e)
+{
+	char *s = ev_image_change_text(ev_item(e, EVF_SANDBOX));
+	if (s)
+		strv_take(&nb->image_changes, s);
+}
+
+char *exp_nb_sandbox_text(const struct exp_nb *nb)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	const char *backend = ev_str(nb->sandbox, EVF_BACKEND, "");
+	const char *image = ev_str(nb->sandbox, EVF_IMAGE, "");
+	buf_printf(&b, "sandbox: %s (image %s)", *backend ? backend : "?",
+	           *image ? image : "-");
+	char *id = ev_image_text(nb->sandbox);
+	if (id)
+		buf_printf(&b, "\nimage id: %s", id);
+	free(id);
+	for (size_t i = 0; i < nb->image_changes.n; i++)
+		buf_printf(&b, "\nresumed: %s", nb->image_changes.v[i]);
+	return buf_detach(&b);
 }
 
 void exp_nb_event(struct exp *x, const cJSON *e)
@@ -174,6 +201,9 @@ void exp_nb_event(struct exp *x, const cJSON *e)
 	switch (event_type_of(e)) {
 	case EV_RUN_START:
 		nb_on_run_start(nb, e);
+		break;
+	case EV_RUN_RESUME:
+		nb_on_run_resume(nb, e);
 		break;
 	case EV_USER_MESSAGE:
 		if (!nb->script) {
@@ -483,11 +513,40 @@ static void nb_call_cells(struct nb_cell *c, cJSON *cells, int *id)
 	free(src);
 }
 
+/* The notebook's first cell: which run it is, and what it ran on, in
+ * a fenced block (longer than any run of backticks in it): the record's
+ * text is shown as it is, never read as markdown or HTML. */
+static cJSON *nb_head_cell(const struct exp_nb *nb, int id)
+{
+	char *where = exp_nb_sandbox_text(nb);
+	char *text = xasprintf("assay run %s, model %s\n%s",
+	                       nb->run_id ? nb->run_id : "?",
+	                       nb->model ? nb->model : "?", where);
+	free(where);
+	size_t run = 0, most = 0;
+	for (const char *p = text; *p; p++) {
+		run = *p == '`' ? run + 1 : 0;
+		most = run > most ? run : most;
+	}
+	struct buf fence, md;
+	buf_init(&fence, 0);
+	buf_init(&md, 0);
+	for (size_t i = 0; i < (most >= 3 ? most + 1 : 3); i++)
+		buf_puts(&fence, "`");
+	buf_printf(&md, "%s\n%s\n%s", buf_str(&fence), text, buf_str(&fence));
+	cJSON *c = nb_cell_json("markdown", id, buf_str(&md));
+	buf_free(&fence);
+	buf_free(&md);
+	free(text);
+	return c;
+}
+
 static void nb_write_ipynb(struct exp *x, struct exp_nb *nb)
 {
 	cJSON *doc = cJSON_CreateObject();
 	cJSON *cells = cJSON_AddArrayToObject(doc, "cells");
 	int id = 1;
+	cJSON_AddItemToArray(cells, nb_head_cell(nb, id++));
 	for (size_t i = 0; i < nb->n; i++) {
 		struct nb_cell *c = &nb->cell[i];
 		if (c->kind == NB_MARKDOWN) {
@@ -522,6 +581,10 @@ static void nb_write_ipynb(struct exp *x, struct exp_nb *nb)
 	cJSON *as = cJSON_AddObjectToObject(md, "assay");
 	cJSON_AddStringToObject(as, "run_id", nb->run_id ? nb->run_id : "?");
 	cJSON_AddStringToObject(as, "model", nb->model ? nb->model : "?");
+	/* the record's own: backend, image, its id and digests */
+	if (nb->sandbox)
+		cJSON_AddItemToObject(as, "sandbox",
+		                      cJSON_Duplicate(nb->sandbox, 1));
 	cJSON_AddNumberToObject(doc, "nbformat", 4);
 	cJSON_AddNumberToObject(doc, "nbformat_minor", 5);
 	char *text = cJSON_Print(doc);
@@ -715,6 +778,8 @@ void exp_nb_free(struct exp *x)
 	free(nb->model);
 	free(nb->img_cell);
 	cJSON_Delete(nb->inputs);
+	cJSON_Delete(nb->sandbox);
+	strv_free(&nb->image_changes);
 	strv_free(&nb->notes);
 	strv_free(&nb->made_paths);
 	strv_free(&nb->made_by);

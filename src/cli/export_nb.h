@@ -37,14 +37,20 @@ struct exp_nb {
 	struct nb_cell *cell;
 	size_t n, cap;
 	char *run_id, *model;
-	cJSON *inputs;     /* run_start's */
-	long last_call;    /* the cell of the call that ran last, -1 */
-	long *img_cell;    /* per x->images[i]: the cell that made it */
-	int restarts;      /* python sessions after the first */
-	struct strv notes; /* what could not be exported */
+	cJSON *inputs;             /* run_start's */
+	cJSON *sandbox;            /* run_start's: the backend and its image */
+	struct strv image_changes; /* resumes on another image, said */
+	long last_call;            /* the cell of the call that ran last, -1 */
+	long *img_cell;            /* per x->images[i]: the cell that made it */
+	int restarts;              /* python sessions after the first */
+	struct strv notes;         /* what could not be exported */
 	/* files shell and python calls made or changed, and the call */
 	struct strv made_paths, made_by;
 };
+
+/* Where the run ran, for the header: "sandbox: docker (image X); image
+ * id: ..." and a line per resume on another image. Caller frees. */
+char *exp_nb_sandbox_text(const struct exp_nb *nb);
 
 /* "python", "shell" or "write_file". */
 const char *exp_nb_kind_name(enum nb_kind k);

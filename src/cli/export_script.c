@@ -282,13 +282,18 @@ static void script_head(struct exp *x, struct exp_nb *nb)
 	exp_puts(x, "#!/usr/bin/env python3\n");
 	script_comment(x, "", nb->run_id ? nb->run_id : "?");
 	exp_puts(
+	    x, "# ^ the assay run this replays (assay export --format script): "
+	       "its python\n"
+	       "# cells in order in one namespace, its shell commands through "
+	       "bash, the\n"
+	       "# files it wrote; only the calls that are safe outside assay's "
+	       "sandbox.\n"
+	       "# The run ran in (what a replay here does not have):\n");
+	char *where = exp_nb_sandbox_text(nb);
+	script_comment(x, "  ", where);
+	free(where);
+	exp_puts(
 	    x,
-	    "# ^ the assay run this replays (assay export --format script): "
-	    "its python\n"
-	    "# cells in order in one namespace, its shell commands through "
-	    "bash, the\n"
-	    "# files it wrote; only the calls that are safe outside assay's "
-	    "sandbox.\n"
 	    "#\n"
 	    "#   python3 THIS.py [--dry-run] [--force] [INPUT...]\n"
 	    "#\n"

@@ -21,6 +21,7 @@ struct headless {
 	int in_text;         /* the last thing printed was streamed text */
 	int cached;          /* the turn's answer came from the cache */
 	int64_t progress_ms; /* the last progress line (elapsed_ms) */
+	char *mcp_over;      /* the MCP call whose progress reached its end */
 };
 
 /* A terminal-safe copy of an untrusted string (paths, errors, ids). */
@@ -38,6 +39,19 @@ static void hl_put(const char *s)
 	char *clean = hl_clean(s);
 	fputs(clean, stderr);
 	free(clean);
+}
+
+/* The first line of s, at most max bytes of it (a whole character),
+ * cleaned; "..." when there was more. */
+static void hl_put_line(const char *s, size_t max)
+{
+	size_t n = strcspn(s, "\n");
+	size_t keep = n > max ? utf8_complete_prefix(s, max) : n;
+	char *cut = xstrndup(s, keep);
+	hl_put(cut);
+	free(cut);
+	if (s[keep])
+		fputs(" ...", stderr);
 }
 
 /* An SGR code when stderr takes colour, else nothing. */
@@ -74,6 +88,20 @@ static void hl_print_start(struct headless *h, const char *line)
 	hl_put(line);
 }
 
+/* A resume or re-execute on another image than the run had: a warning
+ * line naming both ids. */
+static void hl_image_changed(struct headless *h, const cJSON *ev)
+{
+	char *s = ev_image_change_text(ev_item(ev, EVF_SANDBOX));
+	if (!s)
+		return;
+	fprintf(stderr, "%swarning%s: ", hl_sgr(h, "\033[33m"),
+	        hl_sgr(h, "\033[0m"));
+	hl_put(s);
+	fputc('\n', stderr);
+	free(s);
+}
+
 /* A resumed run: where the record is picked up. */
 static void hl_run_resume(struct headless *h, const cJSON *ev)
 {
@@ -87,6 +115,7 @@ static void hl_run_resume(struct headless *h, const cJSON *ev)
 	    ev_str(ev_item(ev, EVF_SANDBOX), EVF_BACKEND, ""));
 	hl_print_start(h, line);
 	free(line);
+	hl_image_changed(h, ev);
 }
 
 /* The run: its id, provider and model, sandbox, run dir. */
@@ -100,6 +129,7 @@ static void hl_run_start(struct headless *h, const cJSON *ev)
 	              ev_str(ev, EVF_RUN_DIR, ""));
 	hl_print_start(h, line);
 	free(line);
+	hl_image_changed(h, ev);
 }
 
 /* A turn answered from the cache says so (nothing was sent). */
@@ -309,8 +339,12 @@ static void hl_mcp_elicit(struct headless *h, const cJSON *ev)
 	fputs("  the MCP server ", stderr);
 	hl_put(ev_str(ev, EVF_SERVER, ""));
 	fputs(" asks: ", stderr);
-	hl_put(ev_str(ev, EVF_MESSAGE, ""));
-	if (!strcmp(ev_str(ev, EVF_BY, ""), "nobody"))
+	hl_put_line(ev_str(ev, EVF_MESSAGE, ""), 300);
+	if (!strcmp(ev_str(ev, EVF_BY, ""), "assay"))
+		fputs("\n  declined: a form too big to put to a person (over 64 "
+		      "fields, 500 choices or 64 KiB)\n",
+		      stderr);
+	else if (!strcmp(ev_str(ev, EVF_BY, ""), "nobody"))
 		fprintf(stderr,
 		        "\n  %s: nobody to answer here (a server's "
 		        "questions are answered in the workbench: "
@@ -409,11 +443,19 @@ static void hl_progress(struct headless *h, const cJSON *ev)
 	double done = ev_num(ev, EVF_DONE, 0), total = ev_num(ev, EVF_TOTAL, 0);
 	int64_t ms = (int64_t)ev_long(ev, EVF_ELAPSED_MS, 0);
 	if (!strcmp(ev_str(ev, EVF_WHAT, ""), "mcp")) {
-		/* a server may send thousands: 4 lines a second at most */
+		/* a server may send thousands: 4 lines a second at most,
+		 * and its end once */
 		int over = total > 0 && done >= total;
+		const char *call = ev_str(ev, EVF_SUBJECT, "");
+		if (over && h->mcp_over && !strcmp(h->mcp_over, call))
+			return;
 		if (!over && ms >= h->progress_ms && ms - h->progress_ms < 250)
 			return;
 		h->progress_ms = over ? 0 : ms;
+		if (over) {
+			free(h->mcp_over);
+			h->mcp_over = xstrdup(call);
+		}
 		hl_end_text(h);
 		if (total > 0)
 			fprintf(stderr, "  progress %g of %g", done, total);
@@ -421,7 +463,7 @@ static void hl_progress(struct headless *h, const cJSON *ev)
 			fprintf(stderr, "  progress %g", done);
 		if (ev_str(ev, EVF_MESSAGE, NULL)) {
 			fputs(": ", stderr);
-			hl_put(ev_str(ev, EVF_MESSAGE, ""));
+			hl_put_line(ev_str(ev, EVF_MESSAGE, ""), 200);
 		}
 		fputc('\n', stderr);
 		return;
@@ -504,5 +546,7 @@ struct headless *headless_attach(struct session *s, int json)
 
 void headless_free(struct headless *h)
 {
+	if (h)
+		free(h->mcp_over);
 	free(h);
 }

@@ -1,6 +1,7 @@
 /* config.c: layered configuration (defaults < user file < project file
- * < --config < environment < flags) and the assay.json manifest, which
- * is applied as a project layer. */
+ * < --config < environment < flags; the models imported beside the
+ * user file kept apart, below every layer's "models") and the
+ * assay.json manifest, which is applied as a project layer. */
 #include "config_internal.h"
 #include "config_keys.h"
 
@@ -72,6 +73,7 @@ void config_free(struct config *c)
 	cJSON_Delete(c->rules);
 	cJSON_Delete(c->never_save);
 	cJSON_Delete(c->models);
+	cJSON_Delete(c->models_imported);
 	cJSON_Delete(c->mcp_servers);
 	strv_free(&c->mcp_only);
 	cJSON_Delete(c->project);
@@ -227,9 +229,51 @@ int config_apply_env(struct config *c, char **err)
 	return 0;
 }
 
+char *config_models_file(const char *user_file)
+{
+	if (!user_file)
+		return NULL;
+	char *tmp = xstrdup(user_file);
+	char *p = xasprintf("%s/models.json", dirname(tmp));
+	free(tmp);
+	return p;
+}
+
+/* The imported model table beside user_file, when there is one, into
+ * c->models_imported (models.c puts it below every "models"). */
+static int config_load_models_file(struct config *c, const char *user_file,
+                                   char **err)
+{
+	char *path = config_models_file(user_file);
+	cJSON *j = NULL;
+	int rc = 0;
+	if (access(path, F_OK) < 0 && errno == ENOENT)
+		goto out;
+	j = json_parse_file(path, CONFIG_MODELS_MAX_BYTES, err);
+	if (!j) {
+		rc = -1;
+	} else if (!cJSON_IsObject(j)) {
+		rc = set_err(err,
+		             "%s: must be a JSON object of models ('assay "
+		             "models --import' writes it; remove it to drop "
+		             "what was imported)",
+		             path);
+	} else {
+		cJSON_Delete(c->models_imported);
+		c->models_imported = j;
+		j = NULL;
+	}
+out:
+	cJSON_Delete(j);
+	free(path);
+	return rc;
+}
+
 int config_load(struct config *c, const char *user_file, const char *extra_file,
                 char **err)
 {
+	if (user_file && config_load_models_file(c, user_file, err) < 0)
+		return -1;
 	if (user_file && config_apply_file(c, user_file, 0, err) < 0)
 		return -1;
 	if (config_load_project(c, err) < 0)

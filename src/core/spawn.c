@@ -54,7 +54,7 @@ struct spawn_child {
 	const struct spawn_opts *o;
 	const char *path;
 	int src[3];      /* placed on 0, 1, 2; -1: left as it is */
-	int report;      /* the write end of the report pipe */
+	int report;      /* the write end of the report pipe (above 3) */
 	int join_cgroup; /* not placed there by clone3 */
 };
 
@@ -86,30 +86,34 @@ static void spawn_child_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-/* Put src[i] on i. Every source moves above 2 first, so one that sits
- * on another's target cannot be clobbered. */
+/* Put src[i] on i, and fd3 on 3. Every source moves above 3 first, so
+ * one that sits on another's target cannot be clobbered (dup2 leaves
+ * the placed copies open across the exec). */
 static int spawn_child_stdio(const struct spawn_child *c)
 {
-	int high[3] = {-1, -1, -1};
-	for (int i = 0; i < 3; i++)
-		if (c->src[i] >= 0 &&
-		    (high[i] = fcntl(c->src[i], F_DUPFD_CLOEXEC, 3)) < 0)
+	int high[4] = {-1, -1, -1, -1};
+	int src[4] = {c->src[0], c->src[1], c->src[2],
+	              c->o->fd3 ? *c->o->fd3 : -1};
+	for (int i = 0; i < 4; i++)
+		if (src[i] >= 0 &&
+		    (high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 4)) < 0)
 			return -1;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (high[i] >= 0 && dup2(high[i], i) < 0)
 			return -1;
 	return 0;
 }
 
-/* Nothing of ours but 0-2 reaches the program: the rest is marked
- * close-on-exec (the report pipe must stay open until the exec); a
- * kernel without CLOSE_RANGE_CLOEXEC closes them now instead. */
-static void spawn_child_close_rest(int report)
+/* Nothing of ours but 0-2 (and 3 when placed) reaches the program: the
+ * rest is marked close-on-exec (the report pipe must stay open until
+ * the exec); a kernel without CLOSE_RANGE_CLOEXEC closes them now
+ * instead. */
+static void spawn_child_close_rest(int report, unsigned first)
 {
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+	if (close_range(first, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
 		return;
-	if (report > 3)
-		close_range(3, (unsigned)report - 1, 0);
+	if ((unsigned)report > first)
+		close_range(first, (unsigned)report - 1, 0);
 	close_range((unsigned)report + 1, ~0U, 0);
 }
 
@@ -128,7 +132,7 @@ spawn_child_run(const struct spawn_child *c)
 			spawn_child_fail(c, SPAWN_STEP_LIMIT);
 	if (spawn_child_stdio(c) < 0)
 		spawn_child_fail(c, SPAWN_STEP_STDIO);
-	spawn_child_close_rest(c->report);
+	spawn_child_close_rest(c->report, o->fd3 ? 4 : 3);
 	/* what it runs gets the descriptor limit its user set (ours was
 	 * raised for the sessions); only 0-2 stay open across the exec */
 	if (o->user_fdlimit && fdlimit_child() < 0)
@@ -215,11 +219,11 @@ static int spawn_await_exec(pid_t pid, int rfd, const char *path, char **err)
 	               strerror(r.err));
 }
 
-/* Move *fd above 2 (our stdin, stdout or stderr was closed), so the
- * child placing its own cannot land on it. */
-static int spawn_fd_above_2(int *fd)
+/* Move *fd above 3 (our stdin, stdout or stderr was closed, or it is
+ * 3), so the child placing its own cannot land on it. */
+static int spawn_fd_above_3(int *fd)
 {
-	int high = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+	int high = fcntl(*fd, F_DUPFD_CLOEXEC, 4);
 	if (high < 0)
 		return -1;
 	close(*fd);
@@ -265,7 +269,7 @@ int spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **err)
 		if (spawn_io_open(&o->io[i], i, &c.src[i], &mine[i], err) < 0)
 			goto out;
 	if (pipe2(rep, O_CLOEXEC) < 0 ||
-	    (rep[1] < 3 && spawn_fd_above_2(&rep[1]) < 0)) {
+	    (rep[1] < 4 && spawn_fd_above_3(&rep[1]) < 0)) {
 		set_err(err, "pipe: %s", strerror(errno));
 		goto out;
 	}

@@ -429,6 +429,16 @@ static void mcp_reply(struct mcp *m, const cJSON *id, cJSON *result, int code,
 /* elicitation/create: to the hook, or declined. */
 static void server_elicit(struct mcp *m, const cJSON *id, const cJSON *params)
 {
+	const char *mode = json_str(params, "mode", "form");
+	if (strcmp(mode, "form")) { /* only form is declared (url: not) */
+		mcp_log(m, "info",
+		        "the server asked for a %.40s elicitation, which assay "
+		        "does not offer: refused",
+		        mode);
+		mcp_reply(m, id, NULL, -32602,
+		          "only form elicitation is supported");
+		return;
+	}
 	if (!m->hooks.elicit) {
 		mcp_log(m, "info",
 		        "the server asked the user something (elicitation); "
@@ -817,7 +827,7 @@ cJSON *mcp_elicit_defaults(const cJSON *schema, const cJSON *content)
 	{
 		const cJSON *def = cJSON_GetObjectItem(prop, "default");
 		if (!prop->string || !def ||
-		    cJSON_GetObjectItem(out, prop->string))
+		    cJSON_GetObjectItemCaseSensitive(out, prop->string))
 			continue;
 		cJSON_AddItemToObject(out, prop->string,
 		                      cJSON_Duplicate(def, 1));
@@ -849,13 +859,36 @@ void mcp_elicit_reply(struct mcp *m, uint64_t token, cJSON *result)
 		cJSON_DeleteItemFromObject(result, "content");
 		cJSON_AddItemToObject(result, "content", filled);
 	}
-	if (e->gen == m->gen && m->t && m->state == MCP_READY)
+	if (e->gen == m->gen && m->t && !m->closing && m->state != MCP_FAILED &&
+	    m->state != MCP_CLOSED)
 		mcp_reply(m, e->id, result, 0, NULL);
 	else
 		cJSON_Delete(result); /* asked by a server since gone */
 	cJSON_Delete(e->id);
 	cJSON_Delete(e->schema);
 	free(e);
+}
+
+void mcp_call_hold(struct mcp *m, uint64_t call, int hold)
+{
+	struct req *r;
+	for (r = m->reqs; r && r->id != call; r = r->next)
+		;
+	if (!r || r->timeout_ms <= 0)
+		return;
+	if (r->timer)
+		loop_timer_cancel(m->loop, r->timer);
+	r->timer =
+	    hold ? 0 : loop_timer_add(m->loop, r->timeout_ms, req_timeout, r);
+}
+
+int mcp_elicit_live(const struct mcp *m, uint64_t token)
+{
+	for (const struct elicit *e = m->elicits; e; e = e->next)
+		if (e->token == token)
+			return e->gen == m->gen && m->t && !m->closing &&
+			       m->state != MCP_FAILED && m->state != MCP_CLOSED;
+	return 0;
 }
 
 void mcp_close(struct mcp *m)

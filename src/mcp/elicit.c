@@ -38,8 +38,11 @@ static cJSON *choices(const cJSON *p)
 	cJSON_ArrayForEach(o, of)
 	{
 		const cJSON *c = cJSON_GetObjectItem(o, "const");
-		if (c)
-			cJSON_AddItemToArray(out, cJSON_Duplicate(c, 1));
+		if (!c) { /* not a list of choices: a schema we do not read */
+			cJSON_Delete(out);
+			return NULL;
+		}
+		cJSON_AddItemToArray(out, cJSON_Duplicate(c, 1));
 	}
 	return out;
 }
@@ -170,7 +173,8 @@ int mcp_elicit_check(const cJSON *schema, const cJSON *content, char **why)
 	const cJSON *v;
 	cJSON_ArrayForEach(v, content)
 	{
-		const cJSON *p = cJSON_GetObjectItem(props, v->string);
+		const cJSON *p =
+		    cJSON_GetObjectItemCaseSensitive(props, v->string);
 		if (!p) {
 			*why = xasprintf("%s: not a field it asked for",
 			                 v->string);
@@ -182,12 +186,13 @@ int mcp_elicit_check(const cJSON *schema, const cJSON *content, char **why)
 	const cJSON *r;
 	cJSON_ArrayForEach(r, cJSON_GetObjectItem(schema, "required"))
 	{
-		if (cJSON_IsString(r) &&
-		    !cJSON_GetObjectItem(content, r->valuestring)) {
-			*why = xasprintf(
-			    "%s: required",
-			    json_str(cJSON_GetObjectItem(props, r->valuestring),
-			             "title", r->valuestring));
+		if (cJSON_IsString(r) && !cJSON_GetObjectItemCaseSensitive(
+		                             content, r->valuestring)) {
+			*why =
+			    xasprintf("%s: required",
+			              json_str(cJSON_GetObjectItemCaseSensitive(
+			                           props, r->valuestring),
+			                       "title", r->valuestring));
 			return -1;
 		}
 	}

@@ -243,6 +243,11 @@ static void on_exit_child(pid_t pid, int status, void *arg)
 	else
 		why = xasprintf("the server exited (status %d)",
 		                WEXITSTATUS(status));
+	if (!WIFSIGNALED(status) && WEXITSTATUS(status))
+		t->cb.log(t->cb.arg,
+		          "(a stdio server gets a filtered environment: PATH, "
+		          "HOME, the locale, proxies and certificates; name "
+		          "what else it needs in \"env_vars\")");
 	stdio_failed(t, why);
 	free(why);
 }
@@ -364,6 +369,15 @@ static int env_passed(const char *name, size_t n, const cJSON *env_vars)
 	                                    "SSL_CERT_FILE",
 	                                    "SSL_CERT_DIR",
 	                                    "NODE_EXTRA_CA_CERTS",
+	                                    "REQUESTS_CA_BUNDLE",
+	                                    "CURL_CA_BUNDLE",
+	                                    "DOCKER_HOST",
+	                                    "DOCKER_CONFIG",
+	                                    "DOCKER_CONTEXT",
+	                                    "SSH_AUTH_SOCK",
+	                                    "DISPLAY",
+	                                    "WAYLAND_DISPLAY",
+	                                    "DBUS_SESSION_BUS_ADDRESS",
 	                                    NULL};
 	for (int i = 0; plain[i]; i++)
 		if (strlen(plain[i]) == n && !strncmp(name, plain[i], n))

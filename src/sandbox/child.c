@@ -347,17 +347,51 @@ char *sbx_archive_helper(void)
 	return helper_path("ASSAY_ARCHIVE_BIN", "assay-archive");
 }
 
+/* Whether the helper command args talks to a daemon over HTTP: then
+ * assay-xfer runs it (assay-archive, without libcurl, starts faster
+ * for the rest). */
+static int archive_needs_http(char *const *args)
+{
+	if (!strcmp(args[0], "http"))
+		return 1;
+	if (strcmp(args[0], "delta"))
+		return 0;
+	for (int i = 1; args[i]; i++)
+		if (!strcmp(args[i], "--tar"))
+			return 0;
+	return 1;
+}
+
+/* The helper binary for args: assay-xfer beside assay-archive (or
+ * ASSAY_XFER_BIN) for HTTP, else assay-archive. */
+static char *archive_bin_for(char *const *args)
+{
+	if (!archive_needs_http(args))
+		return sbx_archive_helper();
+	const char *over = getenv("ASSAY_XFER_BIN");
+	if (over && *over)
+		return xstrdup(over);
+	char *arc = sbx_archive_helper(); /* ASSAY_ARCHIVE_BIN's dir too */
+	if (!arc)
+		return NULL;
+	char *slash = strrchr(arc, '/');
+	char *x = slash ? xasprintf("%.*s/assay-xfer", (int)(slash - arc), arc)
+	                : xstrdup("assay-xfer");
+	free(arc);
+	return x;
+}
+
 struct sbx_child *sbx_archive_spawn(struct loop *l, char *const *args,
                                     int keep_env,
                                     const struct sbx_child_spec *sp, char **err)
 {
-	char *bin = sbx_archive_helper();
+	char *bin = archive_bin_for(args);
 	struct sbx_child *c = NULL;
 	if (!bin || access(bin, X_OK) < 0) {
 		set_err(err,
 		        "archive: helper %s not found: reinstall assay "
-		        "(assay-archive belongs beside the assay binary) or "
-		        "set ASSAY_ARCHIVE_BIN",
+		        "(assay-archive and assay-xfer belong beside the "
+		        "assay binary) or set ASSAY_ARCHIVE_BIN",
 		        bin ? bin : "assay-archive");
 		free(bin);
 		return NULL;

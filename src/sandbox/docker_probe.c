@@ -34,6 +34,7 @@ struct dk_probe_answer {
 	char *api;            /* the version assay speaks with it */
 	long image_status;    /* 200 present, 404 missing, else other */
 	char *image_id;       /* when present */
+	char *repo_digests;   /* when present: "a, b", or NULL for none */
 };
 
 struct probe_get {
@@ -83,6 +84,27 @@ static cJSON *probe_get(struct dk_api *a, const char *path, int unversioned,
 	return j;
 }
 
+/* The image's RepoDigests as "a, b" (at most 8 named), or NULL when it
+ * has none. */
+static char *probe_digests(const cJSON *img)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	int n = 0;
+	const cJSON *d;
+	cJSON_ArrayForEach(d, cJSON_GetObjectItem(img, "RepoDigests"))
+	{
+		if (!cJSON_IsString(d))
+			continue;
+		if (n++ < 8)
+			buf_printf(&b, "%s%.300s", b.len ? ", " : "",
+			           d->valuestring);
+	}
+	if (n > 8)
+		buf_printf(&b, " and %d more", n - 8);
+	return b.len ? buf_detach(&b) : (buf_free(&b), NULL);
+}
+
 /* The image step of the probe (the daemon answers, the version is
  * agreed). */
 static void probe_image(struct dk_api *a, const char *image, long timeout_ms,
@@ -95,6 +117,7 @@ static void probe_image(struct dk_api *a, const char *image, long timeout_ms,
 	    probe_get(a, path, 0, timeout_ms, NULL, &p->image_status, &err);
 	if (p->image_status == 200) {
 		p->image_id = xstrdup(json_str(img, "Id", "?"));
+		p->repo_digests = probe_digests(img);
 	} else {
 		p->failed = DK_PROBE_IMAGE;
 		p->error =
@@ -161,6 +184,7 @@ static void probe_free(struct dk_probe_answer *p)
 	free(p->api_max);
 	free(p->api);
 	free(p->image_id);
+	free(p->repo_digests);
 	memset(p, 0, sizeof *p);
 }
 
@@ -207,10 +231,14 @@ void dk_probe(const struct config *c, int required, long timeout_ms,
 	                        p.host, dv, p.api_max ? p.api_max : "?", p.api),
 	              NULL);
 	if (p.failed == DK_PROBE_OK)
-		sbx_probe_add(out, SBX_PROBE_OK, "image",
-		              xasprintf("%s is present (%.19s)", image,
-		                        p.image_id ? p.image_id : "?"),
-		              NULL);
+		sbx_probe_add(
+		    out, SBX_PROBE_OK, "image",
+		    xasprintf("%s is present: id %s; repo digests: %s", image,
+		              p.image_id ? p.image_id : "?",
+		              p.repo_digests ? p.repo_digests
+		                             : "none (built here, never pushed "
+		                               "or pulled)"),
+		    NULL);
 	else if (p.image_status == 404)
 		sbx_probe_add(out, bad, "image",
 		              xasprintf("%s is not on the daemon", image),

@@ -260,8 +260,10 @@ static void start_ready(struct dk_start *st)
 			free(why);
 		}
 	}
-	log_info("docker: container %s (%.12s) from %s (%s) ready in %lld ms",
+	log_info("docker: container %s (%.12s) from %s (%s, %zu repo "
+	         "digests) ready in %lld ms",
 	         d->name, d->id, s->image, s->image_id,
+	         s->repo_digests ? s->repo_digests->n : 0,
 	         (long long)(now_ms() - st->t0));
 	start_end(st, NULL);
 }
@@ -378,6 +380,26 @@ static void start_on_info(void *arg, long status, cJSON *reply, const char *err)
 	free(path);
 }
 
+/* What run_start records of the image, from the inspect the start
+ * makes anyway (no request of its own): its id and its repo digests,
+ * none for an image built here and never pushed or pulled. */
+static void dk_image_facts(struct sbx *s, const cJSON *reply)
+{
+	free(s->image_id);
+	s->image_id = xstrdup(json_str(reply, "Id", ""));
+	if (!s->repo_digests)
+		s->repo_digests = xcalloc(1, sizeof *s->repo_digests);
+	strv_free(s->repo_digests);
+	const cJSON *d;
+	cJSON_ArrayForEach(d, cJSON_GetObjectItem(reply, "RepoDigests"))
+	{
+		/* bounded: a daemon's answer is not trusted to be small */
+		if (cJSON_IsString(d) && strlen(d->valuestring) < 512 &&
+		    s->repo_digests->n < 64)
+			strv_push(s->repo_digests, d->valuestring);
+	}
+}
+
 /* The image must be there: assay never pulls (no registry here). */
 static void start_on_image(void *arg, long status, cJSON *reply,
                            const char *err)
@@ -403,8 +425,7 @@ static void start_on_image(void *arg, long status, cJSON *reply,
 		                        s->image, err ? err : "no answer"));
 		return;
 	}
-	free(s->image_id);
-	s->image_id = xstrdup(json_str(reply, "Id", ""));
+	dk_image_facts(s, reply);
 	start_call(st, "GET", "/info", NULL, start_on_info);
 }
 

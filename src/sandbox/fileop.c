@@ -17,7 +17,7 @@
  * Exit 3 with the reason on stderr when refused or missing.
  *   resolve REL          the absolute path REL leads to
  *   read REL MAX         "SIZE\n" then at most MAX bytes
- *   list REL RECURSIVE   "%y %s %T@ %P\0" per entry below REL
+ *   list REL RECURSIVE   "%y %s %T@ %C@ %P\0" per entry below REL
  *   prepare REL          mkdir -p the parents; print the directory */
 const char fileop_script[] =
     "ws=/workspace\n"
@@ -45,7 +45,7 @@ const char fileop_script[] =
     "  [ -d \"$r\" ] || fail \"$2: Not a directory\"\n"
     "  d=1; [ \"$3\" = 1 ] && d=64\n"
     "  cd -- \"$r\" || exit 1\n"
-    "  find . -mindepth 1 -maxdepth \"$d\" -printf '%y %s %T@ %P\\0' "
+    "  find . -mindepth 1 -maxdepth \"$d\" -printf '%y %s %T@ %C@ %P\\0' "
     "2>/dev/null | head -z -n \"$4\"\n"
     "  exit 0 ;;\n"
     "prepare)\n"

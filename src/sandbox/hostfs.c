@@ -342,6 +342,14 @@ double sbx_mtime(const struct stat *st)
 	       (double)(st->st_mtim.tv_nsec / 1000000) / 1000.0;
 }
 
+/* When the entry's inode last changed (its data, mode, owner, links),
+ * in seconds to the millisecond as sbx_mtime: a chmod shows here only. */
+static double hostfs_ctime(const struct stat *st)
+{
+	return (double)st->st_ctim.tv_sec +
+	       (double)(st->st_ctim.tv_nsec / 1000000) / 1000.0;
+}
+
 cJSON *sbx_host_entry(const char *path, const struct stat *st)
 {
 	cJSON *e = cJSON_CreateObject();
@@ -350,6 +358,7 @@ cJSON *sbx_host_entry(const char *path, const struct stat *st)
 	cJSON_AddNumberToObject(e, "size",
 	                        S_ISDIR(st->st_mode) ? 0 : (double)st->st_size);
 	cJSON_AddNumberToObject(e, "mtime", sbx_mtime(st));
+	cJSON_AddNumberToObject(e, "ctime", hostfs_ctime(st));
 	return e;
 }
 

@@ -98,6 +98,11 @@ struct sbx {
 	char *workspace; /* host directory, or NULL (remote) */
 	char *image;     /* for run_start */
 	char *image_id;
+	/* docker: the image's RepoDigests (sbx_repo_digests), else NULL */
+	struct strv *repo_digests;
+	/* opensandbox: the image as its server reports the sandbox's
+	 * (sbx_image_reported), else NULL */
+	char *image_reported;
 	/* the inputs mounted read-only, not copied (mounts.c); their
 	 * table as JSON for the helper's --mounts, or NULL when none */
 	struct path_mounts mounts;
@@ -270,7 +275,7 @@ void sbx_progress_feed(struct sbx *s, struct sbx_listing *l, const char *what,
  * frontend goes on showing it. */
 void sbx_progress_cut(struct sbx *s, const struct sbx_listing *l,
                       const char *what);
-/* The docker fileop's NUL-separated "%y %s %T@ %P" records of the tree
+/* The docker fileop's NUL-separated "%y %s %T@ %C@ %P" records of the tree
  * under prefix ("" for the root) as the sorted listing, at most max
  * entries (*truncated set when cut, or when full: the records were
  * cut already). For the helper's sortlist. */

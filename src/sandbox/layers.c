@@ -9,6 +9,9 @@
  * the older deltas stale whatever moment a crash picks, and they are
  * removed. Readers fold the deltas into the archive first
  * (`assay-archive restore` and `members`, src/helpers/archive_delta.c).
+ * RUN/workspace.listing.json is the listing of what a whole archive
+ * holds, tagged with it the same way, so a later run's end can tell
+ * the workspace unchanged (src/agent/persist.c).
  * Here the files are only named (libarchive is the helper's). */
 #include "assay/sandbox.h"
 #include "sandbox/internal.h"
@@ -24,6 +27,7 @@
 #include <unistd.h>
 
 #define DELTA_DIR "workspace.d"
+#define LISTING_NAME "workspace.listing.json"
 #define ARCHIVE_BASE "workspace"
 #define EXT_ZST ".tar.zst"
 #define EXT_GZ ".tar.gz"
@@ -84,6 +88,20 @@ static const char *archive_ext(const char *archive)
 	return archive_zst(archive) ? EXT_ZST : EXT_GZ;
 }
 
+/* RUN/NAME beside the archive RUN/workspace.tar.zst. */
+static char *layer_beside(const char *archive, const char *name)
+{
+	const char *slash = strrchr(archive, '/');
+	if (!slash)
+		return xstrdup(name);
+	return xasprintf("%.*s/%s", (int)(slash - archive), archive, name);
+}
+
+char *sbx_archive_listing(const char *archive)
+{
+	return layer_beside(archive, LISTING_NAME);
+}
+
 void sbx_archive_written(const char *path)
 {
 	int zst = archive_zst(path);
@@ -91,21 +109,19 @@ void sbx_archive_written(const char *path)
 	char *other = xasprintf("%.*s%s", (int)n, path, zst ? EXT_GZ : EXT_ZST);
 	unlink(other);
 	free(other);
+	char *listing = sbx_archive_listing(path); /* of the older one */
+	unlink(listing);
+	free(listing);
 	sbx_deltas_clear(path);
 }
 
 /* RUN/workspace.d for the archive RUN/workspace.tar.zst. */
 static char *delta_dir(const char *archive)
 {
-	const char *slash = strrchr(archive, '/');
-	if (!slash)
-		return xstrdup(DELTA_DIR);
-	return xasprintf("%.*s/%s", (int)(slash - archive), archive, DELTA_DIR);
+	return layer_beside(archive, DELTA_DIR);
 }
 
-/* The tag of the archive's deltas ("SIZE-MTIME"), or NULL when there
- * is no archive. */
-static char *delta_tag(const char *archive)
+char *sbx_archive_tag(const char *archive)
 {
 	struct stat st;
 	if (stat(archive, &st) < 0 || !S_ISREG(st.st_mode))
@@ -142,7 +158,7 @@ static int delta_scan(const char *archive, struct strv *paths, int64_t *bytes,
                       int prune, unsigned *last, char **err)
 {
 	char *dir = delta_dir(archive);
-	char *tag = delta_tag(archive);
+	char *tag = sbx_archive_tag(archive);
 	DIR *d = opendir(dir);
 	int n = 0;
 	*last = 0;
@@ -198,7 +214,7 @@ int sbx_deltas(const char *archive, struct strv *paths, int64_t *bytes,
 
 char *sbx_delta_next(const char *archive, char **err)
 {
-	char *tag = delta_tag(archive);
+	char *tag = sbx_archive_tag(archive);
 	if (!tag) {
 		set_err(err, "%s: no whole archive to go over", archive);
 		return NULL;

@@ -130,14 +130,15 @@ static const char *listing_type_name(char y)
 	}
 }
 
-/* One "%y %s %T@ %P" record. */
+/* One "%y %s %T@ %C@ %P" record. */
 static cJSON *listing_item(const char *rec, const char *prefix)
 {
 	char y;
 	long long size;
-	double mtime;
+	double mtime, ctime;
 	int used = 0;
-	if (sscanf(rec, "%c %lld %lf %n", &y, &size, &mtime, &used) != 3 ||
+	if (sscanf(rec, "%c %lld %lf %lf %n", &y, &size, &mtime, &ctime,
+	           &used) != 4 ||
 	    !used || !rec[used])
 		return NULL;
 	cJSON *e = cJSON_CreateObject();
@@ -148,6 +149,7 @@ static cJSON *listing_item(const char *rec, const char *prefix)
 	cJSON_AddStringToObject(e, "type", listing_type_name(y));
 	cJSON_AddNumberToObject(e, "size", y == 'd' ? 0 : (double)size);
 	cJSON_AddNumberToObject(e, "mtime", floor(mtime * 1000) / 1000);
+	cJSON_AddNumberToObject(e, "ctime", floor(ctime * 1000) / 1000);
 	free(path);
 	free(clean);
 	return e;

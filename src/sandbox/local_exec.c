@@ -3,7 +3,13 @@
  * bwrap, and with it, through --die-with-parent and the PID namespace,
  * everything the command started), with the limits set between fork
  * and exec (spawn_start); stdout and stderr stream through the loop as
- * they arrive, stdin is queued and written as the pipe takes it. */
+ * they arrive, stdin is queued and written as the pipe takes it.
+ *
+ * One gap in that: bwrap's inner process (pid 1 of the sandbox) leaves
+ * the group (--new-session) a moment before it binds itself to bwrap's
+ * life, so a kill in that moment would leave it, and the command it
+ * then starts, running on its own. bwrap says the inner pid on its
+ * --info-fd; a kill kills that process too (lx_kill_tree). */
 #include "assay/config.h"
 #include "assay/log.h"
 #include "assay/loop.h"
@@ -34,6 +40,11 @@ struct local_exec {
 	int status;
 	int reaped, finished;
 	int timed_out, cancelled;
+	int info_fd;      /* bwrap's --info-fd, read end; -1 */
+	pid_t inner;      /* bwrap's inner process, once it said; 0 */
+	int inner_killed; /* a kill went to inner */
+	char info[128];
+	size_t info_len;
 	uint64_t timer, grace;
 	int64_t t0;
 	struct sbx_exec_obs obs;
@@ -42,8 +53,8 @@ struct local_exec {
 /* ---- the spawn ---- */
 
 pid_t local_spawn_bwrap(const struct local *lp, char *const *argv,
-                        const struct spawn_io io[3], struct spawn_proc *p,
-                        char **err)
+                        const struct spawn_io io[3], const int *info_fd,
+                        struct spawn_proc *p, char **err)
 {
 	const struct spawn_limit limits[] = {{RLIMIT_AS, lp->rl_as},
 	                                     {RLIMIT_CPU, lp->rl_cpu},
@@ -60,7 +71,8 @@ pid_t local_spawn_bwrap(const struct local *lp, char *const *argv,
 	                       .limits = limits,
 	                       .n_limits = 4,
 	                       .user_fdlimit = 1,
-	                       .cgroup = &cg};
+	                       .cgroup = &cg,
+	                       .fd3 = info_fd};
 	char *why = NULL;
 	if (spawn_start(&o, p, &why) < 0) {
 		set_err(err, "sandbox: %s", why);
@@ -105,6 +117,8 @@ static void lx_finish(struct local_exec *e)
 	lx_close(e, &e->in_fd);
 	lx_close(e, &e->out_fd);
 	lx_close(e, &e->err_fd);
+	if (e->info_fd >= 0)
+		close(e->info_fd);
 	lx_unlink(e);
 	struct local *lp = e->base.s->priv;
 	if (lp->stopped && !lp->execs)
@@ -139,14 +153,72 @@ static void lx_maybe_finish(struct local_exec *e)
 		lx_finish(e);
 }
 
-/* Kill bwrap's process group (and with it the command's tree). */
+/* Read what bwrap has said on its --info-fd ({"child-pid": N}, written
+ * once it has cloned its inner process) and note the inner pid. */
+static void lx_read_info(struct local_exec *e)
+{
+	while (e->info_fd >= 0 && !e->inner &&
+	       e->info_len < sizeof e->info - 1) {
+		ssize_t n = read(e->info_fd, e->info + e->info_len,
+		                 sizeof e->info - 1 - e->info_len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* nothing yet, or bwrap closed it */
+		e->info_len += (size_t)n;
+		e->info[e->info_len] = '\0';
+		const char *k = strstr(e->info, "\"child-pid\":");
+		char *end = NULL;
+		long pid = k ? strtol(k + 12, &end, 10) : 0;
+		if (pid > 1 && end && *end) /* the number is whole */
+			e->inner = (pid_t)pid;
+	}
+}
+
+/* Kill bwrap's inner process once (pid 1 of the sandbox: the kernel
+ * ends everything in it). /proc says it is still a bwrap: a kill comes
+ * right after it was seen alive, never long after. */
+static void lx_kill_inner(struct local_exec *e)
+{
+	if (!e->inner || e->inner_killed)
+		return;
+	char path[48], comm[32] = "";
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)e->inner);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, comm, sizeof comm - 1);
+	close(fd);
+	comm[n > 0 ? n : 0] = '\0';
+	if (strcmp(comm, "bwrap\n") != 0)
+		return;
+	kill(e->inner, SIGKILL);
+	e->inner_killed = 1;
+}
+
+/* Kill bwrap's process group (and with it the command's tree), and
+ * bwrap's inner process when bwrap has said it. */
 static void lx_kill_tree(struct local_exec *e)
 {
 	/* After the reap the pid may belong to someone else. */
 	if (e->reaped)
 		return;
+	lx_read_info(e);
 	kill(-e->pid, SIGKILL);
 	kill(e->pid, SIGKILL);
+	lx_kill_inner(e);
+}
+
+/* bwrap is reaped after a kill: it may have said its inner pid only
+ * after the kill read its --info-fd (everything it wrote is there
+ * now); without --die-with-parent in force yet, that process lives on
+ * unless killed here. */
+static void lx_reaped_after_kill(struct local_exec *e)
+{
+	if (!e->timed_out && !e->cancelled)
+		return;
+	lx_read_info(e);
+	lx_kill_inner(e);
 }
 
 /* One read per readiness; EOF closes the stream. */
@@ -190,6 +262,7 @@ static void lx_on_reaped(pid_t pid, int status, void *arg)
 	(void)pid;
 	e->reaped = 1;
 	e->status = status;
+	lx_reaped_after_kill(e);
 	if (e->out_fd >= 0 || e->err_fd >= 0)
 		e->grace = loop_timer_add(e->base.s->loop, LOCAL_GRACE_MS,
 		                          lx_on_grace, e);
@@ -228,12 +301,20 @@ static int lx_setup(struct local_exec *e, const struct sbx_exec_req *r,
 	    {SPAWN_PIPE, -1}};
 	struct spawn_proc p;
 	struct strv a = {0};
-	local_build_argv(lp, &a, r);
+	int info[2];
+	if (pipe2(info, O_CLOEXEC) < 0)
+		return set_err(err, "sandbox: pipe: %s", strerror(errno));
+	local_build_argv(lp, &a, r, 1);
 	e->t0 = now_ms();
-	e->pid = local_spawn_bwrap(lp, a.v, io, &p, err);
+	e->pid = local_spawn_bwrap(lp, a.v, io, &info[1], &p, err);
 	strv_free(&a);
-	if (e->pid < 0)
+	close(info[1]);
+	if (e->pid < 0) {
+		close(info[0]);
 		return -1;
+	}
+	e->info_fd = info[0];
+	fcntl(e->info_fd, F_SETFL, O_NONBLOCK);
 	e->in_fd = p.fd[0];
 	e->out_fd = p.fd[1];
 	e->err_fd = p.fd[2];
@@ -259,7 +340,7 @@ struct sbx_exec *local_exec(struct sbx *s, const struct sbx_exec_req *r,
 	struct local_exec *e = xcalloc(1, sizeof *e);
 	e->base.s = s;
 	e->obs = *obs;
-	e->out_fd = e->err_fd = e->in_fd = -1;
+	e->out_fd = e->err_fd = e->in_fd = e->info_fd = -1;
 	buf_init(&e->pending, LOCAL_STDIN_MAX);
 	if (lx_setup(e, r, err) < 0) {
 		free(e);
@@ -359,6 +440,7 @@ void local_reap_all(struct sbx *s)
 			loop_child_unwatch(s->loop, e->pid);
 			e->reaped = 1;
 			e->status = st;
+			lx_reaped_after_kill(e);
 		}
 		lx_finish(e); /* closes the pipes, calls on_exit */
 	}

@@ -20,11 +20,11 @@ struct local_start;
 
 struct local {
 	char *bwrap;
-	struct strv base; /* bwrap and every option up to the command */
-	char *etc_dir;        /* what the sandbox sees at /etc (etc.c) */
-	int etc_shared;       /* etc_dir is in the user's cache: keep it */
-	char *limits_script;  /* sets RLIMIT_NPROC inside, then execs; NULL
-	                       * when the cgroup caps processes */
+	struct strv base;    /* bwrap and every option up to the command */
+	char *etc_dir;       /* what the sandbox sees at /etc (etc.c) */
+	int etc_shared;      /* etc_dir is in the user's cache: keep it */
+	char *limits_script; /* sets RLIMIT_NPROC inside, then execs; NULL
+	                      * when the cgroup caps processes */
 	struct rlimit rl_as, rl_cpu, rl_fsize;
 	int use_userns, disable_userns;
 	int ws_fd;
@@ -45,10 +45,11 @@ struct local {
 /* local_exec.c */
 /* Start bwrap with argv (in its own process group, under the limits,
  * in the cgroup, with an empty environment), stdin/stdout/stderr as
- * io; the pid and *p, or -1 and *err. */
+ * io, and info_fd (when not NULL) as its 3 for --info-fd 3; the pid
+ * and *p, or -1 and *err. */
 pid_t local_spawn_bwrap(const struct local *lp, char *const *argv,
-                        const struct spawn_io io[3], struct spawn_proc *p,
-                        char **err);
+                        const struct spawn_io io[3], const int *info_fd,
+                        struct spawn_proc *p, char **err);
 struct sbx_exec *local_exec(struct sbx *s, const struct sbx_exec_req *r,
                             const struct sbx_exec_obs *obs, char **err);
 void local_cancel(struct sbx_exec *e);
@@ -70,9 +71,10 @@ void local_set_limit(struct rlimit *rl, int res, long value, long mul,
                      long extra_hard);
 /* Every bwrap option up to the command (lp->base). */
 void local_build_base(struct sbx *s, struct local *lp, const char *mpl);
-/* The full argv for one command. */
+/* The full argv for one command; info: bwrap reports its inner pid
+ * on descriptor 3 (--info-fd 3). */
 void local_build_argv(const struct local *lp, struct strv *a,
-                      const struct sbx_exec_req *r);
+                      const struct sbx_exec_req *r, int info);
 /* As root, a pids cgroup for this sandbox; warn gets why there is
  * none when the process limit is therefore not enforced. */
 void local_cgroup_setup(struct local *lp, long nproc, struct buf *warn);

@@ -170,9 +170,11 @@ void local_build_base(struct sbx *s, struct local *lp, const char *mpl)
 /* The full argv for one command: the base options, then (without a
  * pids cgroup) the in-sandbox wrapper that caps the process count. */
 void local_build_argv(const struct local *lp, struct strv *a,
-                      const struct sbx_exec_req *r)
+                      const struct sbx_exec_req *r, int info)
 {
 	strv_copy(a, &lp->base);
+	if (info)
+		strv_pushv(a, 2, "--info-fd", "3");
 	strv_push(a, "--");
 	if (lp->limits_script)
 		strv_pushv(a, 4, "/bin/bash", "-c", lp->limits_script,
@@ -346,7 +348,7 @@ static void log_command(const struct local *lp)
 	struct sbx_exec_req r = {.command = "COMMAND"};
 	struct strv a = {0};
 	struct buf b;
-	local_build_argv(lp, &a, &r);
+	local_build_argv(lp, &a, &r, 0);
 	buf_init(&b, 0);
 	for (size_t i = 0; i < a.n; i++)
 		buf_printf(&b, i ? " '%s'" : "%s", a.v[i]);
@@ -465,12 +467,13 @@ static void probe_fail(struct local_probe *p)
 	char *err = NULL;
 	if (strstr(first, "Can't mount proc"))
 		/* namespaces work, but /proc is masked: a Docker container */
-		set_err(&err,
-		        "local sandbox: bubblewrap cannot mount /proc (%s): "
-		        "inside a Docker container, run it with --security-opt "
-		        "systempaths=unconfined (or --privileged), or run assay "
-		        "outside it, or use --sandbox docker",
-		        first);
+		set_err(
+		    &err,
+		    "local sandbox: bubblewrap cannot mount /proc (%s): "
+		    "inside a Docker container, run it with --security-opt "
+		    "systempaths=unconfined (or --privileged), or run assay "
+		    "outside it, or use --sandbox docker",
+		    first);
 	else if (looks_like_userns(first))
 		set_err(&err,
 		        "local sandbox: bubblewrap cannot create namespaces "
@@ -557,9 +560,9 @@ static int probe_spawn(struct local_probe *p, char **err)
 	    {SPAWN_NULL, -1}, {SPAWN_NULL, -1}, {SPAWN_PIPE, -1}};
 	struct spawn_proc sp;
 	struct strv a = {0};
-	local_build_argv(p->lp, &a, &r);
+	local_build_argv(p->lp, &a, &r, 0);
 	p->t0 = now_ms();
-	pid_t pid = local_spawn_bwrap(p->lp, a.v, io, &sp, err);
+	pid_t pid = local_spawn_bwrap(p->lp, a.v, io, NULL, &sp, err);
 	strv_free(&a);
 	if (pid < 0)
 		return -1;

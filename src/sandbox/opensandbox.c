@@ -608,6 +608,21 @@ static void on_endpoint(void *arg, long status, cJSON *reply, const char *err)
 
 static void on_state(void *arg, long status, cJSON *reply, const char *err);
 
+/* What run_start records of the image: the server's account of it in
+ * the sandbox it polled (the lifecycle API's ImageSpec names the image,
+ * uri, and no digest; its auth is never kept), "" when it named none.
+ * No request of its own: the poll that saw Running carries it. */
+static void os_image_reported(struct sbx *s, const cJSON *reply)
+{
+	const char *uri =
+	    json_str(cJSON_GetObjectItem(reply, "image"), "uri", "");
+	free(s->image_reported);
+	s->image_reported = xstrndup(uri, strnlen(uri, 512));
+	log_info("opensandbox: the server reports the image as '%s' (no "
+	         "digest: its API has none)",
+	         s->image_reported);
+}
+
 static void poll_again(void *arg)
 {
 	struct os_start *st = arg;
@@ -631,6 +646,7 @@ static void on_state(void *arg, long status, cJSON *reply, const char *err)
 	const cJSON *stat = cJSON_GetObjectItem(reply, "status");
 	const char *state = json_str(stat, "state", "");
 	if (!strcmp(state, "Running")) {
+		os_image_reported(st->s, reply);
 		char *path = xasprintf("/sandboxes/%s/endpoints/%d", o->id,
 		                       OS_EXECD_PORT);
 		ost_call(st, 0, "GET", path, NULL, on_endpoint);

@@ -3,7 +3,8 @@
  * answers and takes the key, and whether it can keep a sandbox off the
  * network (a probe sandbox created with a deny-all networkPolicy and
  * deleted at once; a server without the egress component refuses the
- * create, protocols.md E.5). */
+ * create, protocols.md E.5), and what it reports of the image (by
+ * name: no digest). */
 #include "assay/config.h"
 #include "assay/http.h"
 #include "assay/json.h"
@@ -181,15 +182,46 @@ static char *probe_delete(const char *api, const char *id, long timeout_ms)
 	return note;
 }
 
+/* What the server reports of the probe sandbox's image (GET
+ * /sandboxes/{id}): what a run records of it. */
+static char *os_probe_image(const struct config *cfg, const char *api,
+                            const char *id, long timeout_ms)
+{
+	const char *asked =
+	    cfg->image && *cfg->image ? cfg->image : "assay-sandbox:latest";
+	struct os_sync r = {0};
+	char *path = xasprintf("/sandboxes/%s", id);
+	sync_call(&r, "GET", api, path, NULL, timeout_ms);
+	free(path);
+	cJSON *j = r.status == 200 && r.body.len
+	               ? cJSON_ParseWithLength(r.body.data, r.body.len)
+	               : NULL;
+	const cJSON *img = cJSON_GetObjectItem(j, "image");
+	const char *uri = json_str(img, "uri", NULL);
+	char *out;
+	if (!j)
+		out = xasprintf("%s: cannot tell what the server reports of "
+		                "it (the probe sandbox's GET got %ld)",
+		                asked, r.status);
+	else
+		out =
+		    xasprintf("%s: the server reports it by name only (%.300s)"
+		              ", no digest: a run records that name",
+		              asked, uri ? uri : "none named");
+	cJSON_Delete(j);
+	sync_free(&r);
+	return out;
+}
+
 /* Whether that server can keep a sandbox off the network: a probe
  * sandbox with a deny-all networkPolicy, deleted at once. 0 (it can),
  * 1 (a warning: runs get the server's network by the user's choice,
  * or it cannot be told), -1 (it refuses any policy: a default run
  * cannot start), with *detail and maybe *fix. */
 static int probe_network(const struct config *cfg, long timeout_ms,
-                         char **detail, char **fix)
+                         char **detail, char **fix, char **image)
 {
-	*detail = *fix = NULL;
+	*detail = *fix = *image = NULL;
 	char *server, *api;
 	if (probe_server(cfg, &server, &api, detail) < 0)
 		return -1;
@@ -203,6 +235,7 @@ static int probe_network(const struct config *cfg, long timeout_ms,
 	char *m = r.status >= 300 ? os_server_message(r.status, &r.body) : NULL;
 	int out = -1;
 	if ((r.status == 202 || r.status == 200 || r.status == 201) && id) {
+		*image = os_probe_image(cfg, api, id, timeout_ms);
 		char *note = probe_delete(api, id, timeout_ms);
 		*detail = xasprintf(
 		    "%s accepts a network policy (a probe sandbox with "
@@ -274,10 +307,18 @@ void os_probe(const struct config *cfg, int required, long timeout_ms,
 	              detail, fix);
 	if (rc < 0)
 		return;
-	rc = probe_network(cfg, timeout_ms, &detail, &fix);
+	char *image = NULL;
+	rc = probe_network(cfg, timeout_ms, &detail, &fix, &image);
 	sbx_probe_add(p,
 	              rc == 0  ? SBX_PROBE_OK
 	              : rc > 0 ? SBX_PROBE_WARN
 	                       : SBX_PROBE_FAIL,
 	              "network", detail, fix);
+	if (!image) /* no probe sandbox to ask about */
+		image = xasprintf(
+		    "%s: asked for by name; the server's API reports an image "
+		    "by name only, no digest",
+		    cfg->image && *cfg->image ? cfg->image
+		                              : "assay-sandbox:latest");
+	sbx_probe_add(p, SBX_PROBE_OK, "image", image, NULL);
 }

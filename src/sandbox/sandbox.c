@@ -457,6 +457,10 @@ static void sbx_release(struct sbx *s)
 	free(s->workspace);
 	free(s->image);
 	free(s->image_id);
+	if (s->repo_digests)
+		strv_free(s->repo_digests);
+	free(s->repo_digests);
+	free(s->image_reported);
 	free(s->lost);
 	free(s);
 }
@@ -534,6 +538,16 @@ const char *sbx_image(const struct sbx *s)
 const char *sbx_image_id(const struct sbx *s)
 {
 	return s->image_id ? s->image_id : "";
+}
+
+const struct strv *sbx_repo_digests(const struct sbx *s)
+{
+	return s->repo_digests;
+}
+
+const char *sbx_image_reported(const struct sbx *s)
+{
+	return s->image_reported;
 }
 
 /* An operation on a sandbox that is stopping or gone fails (from the

@@ -112,10 +112,13 @@ static void approval_on_request(void *arg, const struct session_approval *req)
 
 static void approval_on_cancel(void *arg, const char *id)
 {
-	if (!strncmp(id, "elicit-", 7))
-		ui_elicit_on_cancel(arg, id);
-	else
-		ui_approval_on_cancel(arg, id);
+	ui_approval_on_cancel(arg, id);
+}
+
+/* An MCP server's question went unanswered: the Input dialog's. */
+static void approval_on_elicit_cancel(void *arg, const char *id)
+{
+	ui_elicit_on_cancel(arg, id);
 }
 
 /* An MCP server asks the person: the Input dialog (elicit.c). */
@@ -132,7 +135,8 @@ static int approval_cursor(struct ui *u, struct ui_overlay *o, int *y, int *x);
 void ui_approval_attach(struct ui *u, int approver)
 {
 	static const struct session_approver ops = {
-	    approval_on_request, approval_on_cancel, approval_on_elicit};
+	    approval_on_request, approval_on_cancel, approval_on_elicit,
+	    approval_on_elicit_cancel};
 	u->appr = xcalloc(1, sizeof *u->appr);
 	u->appr->ov = (struct ui_overlay){
 	    .name = "approval",

@@ -45,6 +45,9 @@ struct ui_elicit {
 	int n, at;
 	char *msg;  /* why the last answer was refused (cleaned) */
 	int scroll; /* rows scrolled away */
+	int paged;  /* PgUp/PgDn moved the view: it follows the focus
+	               again once a field is moved to */
+	int body_shown;
 };
 
 /* ---- the form ------------------------------------------------------------ */
@@ -65,7 +68,7 @@ static void form_free(struct ui_elicit *e)
 	}
 	free(e->f);
 	e->f = NULL;
-	e->n = e->at = e->scroll = 0;
+	e->n = e->at = e->scroll = e->paged = 0;
 	free(e->msg);
 	e->msg = NULL;
 }
@@ -118,10 +121,10 @@ static void field_default(struct efield *f, const cJSON *def)
 	} else if (cJSON_IsString(def)) {
 		ui_input_insert(&f->in, def->valuestring,
 		                strlen(def->valuestring));
-	} else if (cJSON_IsNumber(def)) {
-		char n[64];
-		snprintf(n, sizeof n, "%.17g", def->valuedouble);
+	} else if (cJSON_IsNumber(def)) { /* as JSON says it: 0.1 */
+		char *n = cJSON_PrintUnformatted(def);
 		ui_input_insert(&f->in, n, strlen(n));
+		free(n);
 	}
 }
 
@@ -177,6 +180,23 @@ static void form_build(struct ui_elicit *e, const cJSON *schema)
 	}
 }
 
+/* text as a JSON number (JSON's syntax in any locale: never hex or
+ * "2,5"; an integer within 2^53, which a double holds exactly), or
+ * NULL. */
+static cJSON *number_of(const char *text, int integer)
+{
+	while (*text == ' ')
+		text++;
+	cJSON *n = cJSON_Parse(text);
+	if (!cJSON_IsNumber(n) || !isfinite(n->valuedouble) ||
+	    (integer && (fabs(n->valuedouble) > 9007199254740992.0 ||
+	                 n->valuedouble != floor(n->valuedouble)))) {
+		cJSON_Delete(n);
+		return NULL;
+	}
+	return n;
+}
+
 /* The answer the form holds: typed values; a field left empty is
  * omitted (the session fills defaults, and says what is required).
  * NULL and *why when a number does not parse. */
@@ -193,7 +213,7 @@ static cJSON *form_content(const struct ui_elicit *e, char **why)
 			    c, f->name,
 			    cJSON_Duplicate(
 			        cJSON_GetArrayItem(f->choices, f->choice), 1));
-		} else if (f->kind == F_MULTI &&
+		} else if (f->kind == F_MULTI && f->nchoice &&
 		           memchr(f->picked, 1, (size_t)f->nchoice)) {
 			cJSON *a = cJSON_AddArrayToObject(c, f->name);
 			for (int k = 0; k < f->nchoice; k++)
@@ -205,17 +225,18 @@ static cJSON *form_content(const struct ui_elicit *e, char **why)
 					                    1));
 		} else if ((f->kind == F_NUMBER || f->kind == F_INTEGER) &&
 		           *t) {
-			char *end;
-			double d = strtod(t, &end);
-			while (*end == ' ')
-				end++;
-			if (*end || !isfinite(d)) {
-				*why = xasprintf("%s: \"%s\" is not a number",
-				                 f->label, t);
+			cJSON *num = number_of(t, f->kind == F_INTEGER);
+			if (!num) {
+				*why = xasprintf(
+				    "%s: \"%.40s\" is not %s", f->label, t,
+				    f->kind == F_INTEGER
+				        ? "a whole number (within 2^53)"
+				        : "a number (digits, a point, an "
+				          "exponent)");
 				cJSON_Delete(c);
 				return NULL;
 			}
-			cJSON_AddNumberToObject(c, f->name, d);
+			cJSON_AddItemToObject(c, f->name, num);
 		} else if (f->kind == F_TEXT && *t) {
 			cJSON_AddStringToObject(c, f->name, t);
 		}
@@ -305,9 +326,10 @@ static char *field_value(const struct efield *f, int focused)
 	return buf_detach(&b);
 }
 
-/* The form's rows; *value_row gets each field's value row. */
+/* The form's rows; value_row and label_row get each field's rows. */
 static void form_rows(struct ui *u, const struct session_elicitation *q,
-                      int width, struct ui_rows *r, int *value_row)
+                      int width, struct ui_rows *r, int *value_row,
+                      int *label_row)
 {
 	struct ui_elicit *e = u->elicit;
 	char *server = clean(q->server);
@@ -319,6 +341,7 @@ static void form_rows(struct ui *u, const struct session_elicitation *q,
 	               *q->message ? q->message : "(no message)", UE_APPROVAL);
 	for (int i = 0; i < e->n; i++) {
 		const struct efield *f = &e->f[i];
+		label_row[i] = r->n;
 		char *lab = xasprintf("%s %s%s", i == e->at ? ">" : " ",
 		                      f->label, f->required ? " *" : "");
 		ui_st_add_text(r, width, 0, NULL, UE_OVERLAY, lab,
@@ -369,7 +392,8 @@ static void elicit_draw(struct ui *u, struct ui_overlay *o)
 	int inner = wd - 4;
 	struct ui_rows r = {0};
 	int *vrow = xcalloc((size_t)(e->n ? e->n : 1), sizeof *vrow);
-	form_rows(u, q, inner, &r, vrow);
+	int *lrow = xcalloc((size_t)(e->n ? e->n : 1), sizeof *lrow);
+	form_rows(u, q, inner, &r, vrow, lrow);
 	struct ui_rows foot = {0};
 	ui_st_add_text(&foot, inner, 0, NULL, UE_APPROVAL, field_hint(e),
 	               UE_APPROVAL);
@@ -379,13 +403,25 @@ static void elicit_draw(struct ui *u, struct ui_overlay *o)
 	int want = r.n + 1 + foot.n + 2;
 	int h = want < u->lay.rows - 1 ? want : u->lay.rows - 1;
 	int body_h = h - 3 - foot.n > 1 ? h - 3 - foot.n : 1;
-	/* the focused field's value in view */
+	/* the focused field in view, its label and description too, unless
+	 * PgUp/PgDn moved the view since */
 	int focus = e->n ? vrow[e->at] : 0;
-	if (focus < e->scroll)
-		e->scroll = focus > 1 ? focus - 1 : 0;
-	if (focus >= e->scroll + body_h)
+	int top = e->n ? lrow[e->at] : 0;
+	if (!e->paged && focus >= e->scroll + body_h)
 		e->scroll = focus - body_h + 1;
-	WINDOW *w = ui_dialog_new(u, h, wd, "Input requested");
+	if (!e->paged && top < e->scroll)
+		e->scroll = top;
+	int max_scroll = r.n - body_h > 0 ? r.n - body_h : 0;
+	if (e->scroll > max_scroll)
+		e->scroll = max_scroll;
+	if (e->scroll < 0)
+		e->scroll = 0;
+	e->body_shown = body_h;
+	char *srv = clean(q->server);
+	char *title = xasprintf("Input requested by %.32s", srv);
+	WINDOW *w = ui_dialog_new(u, h, wd, title);
+	free(title);
+	free(srv);
 	int cy = -1, cx = -1;
 	for (int i = 0; i < body_h && e->scroll + i < r.n; i++) {
 		const char *row = r.row[e->scroll + i];
@@ -404,9 +440,17 @@ static void elicit_draw(struct ui *u, struct ui_overlay *o)
 	for (int i = 0; i < foot.n && 2 + body_h + i < h - 1; i++)
 		ui_draw_st(w, 2 + body_h + i, 2, inner, foot.row[i],
 		           strlen(foot.row[i]), UE_OVERLAY);
+	if (max_scroll > 0) {
+		char pos[64];
+		snprintf(pos, sizeof pos, " PgUp/PgDn: %d-%d of %d ",
+		         e->scroll + 1, e->scroll + body_h, r.n);
+		int pw = (int)strlen(pos);
+		ui_draw_text(w, h - 1, wd - pw - 2, pw, pos, UE_DIM);
+	}
 	ui_rows_free(&r);
 	ui_rows_free(&foot);
 	free(vrow);
+	free(lrow);
 	ui_dialog_done(w, &e->cur, cy >= 0, cy, cx);
 }
 
@@ -476,19 +520,28 @@ static int elicit_key(struct ui *u, struct ui_overlay *o, int key, int fn)
 	if (!fn && key == UI_KEY_CTRL_C)
 		return 0; /* the workbench's: the call stops, and this */
 	struct efield *f = e->n ? &e->f[e->at] : NULL;
-	if (!fn && key == UI_KEY_ENTER && !u->keys.in_paste) {
+	int page = e->body_shown > 1 ? e->body_shown - 1 : 1;
+	if (u->keys.in_paste) { /* pasted text goes into a text field only */
+		if (f && f->kind <= F_INTEGER && !fn && key >= ' ')
+			ui_edit_key(&f->in, key, fn);
+	} else if (fn && (key == KEY_PPAGE || key == KEY_NPAGE)) {
+		e->scroll += key == KEY_NPAGE ? page : -page;
+		e->paged = 1;
+	} else if (!fn && key == UI_KEY_ENTER) {
 		elicit_answer(u, "accept");
 	} else if (!fn && key == UI_KEY_ESC) {
 		elicit_answer(u, "decline");
 	} else if ((!fn && key == UI_KEY_TAB) || (fn && key == KEY_DOWN)) {
 		e->at = e->n ? (e->at + 1) % e->n : 0;
+		e->paged = 0;
 	} else if ((fn && key == KEY_BTAB) || (fn && key == KEY_UP)) {
 		e->at = e->n ? (e->at + e->n - 1) % e->n : 0;
+		e->paged = 0;
 	} else if (f && field_pick(f, key, fn)) {
 		/* picked */
 	} else if (f && f->kind <= F_INTEGER && !fn && key == UI_KEY_CTRL_U) {
 		ui_input_set(&f->in, "", 0);
-	} else if (f && f->kind <= F_INTEGER && !u->keys.in_paste) {
+	} else if (f && f->kind <= F_INTEGER) {
 		ui_edit_key(&f->in, key, fn); /* one line: no new lines */
 	}
 	ui_touch(u, UI_DIRTY_OVERLAY | UI_DIRTY_STATUS);

@@ -521,6 +521,16 @@ static void model_mounts(struct ui_model *m, const cJSON *inputs)
 	}
 }
 
+/* A resume or re-execute on another image than the run had: a notice
+ * naming both ids. */
+static void model_image_changed(struct ui_model *m, const cJSON *ev)
+{
+	char *s = ev_image_change_text(ev_item(ev, EVF_SANDBOX));
+	if (s)
+		item_add(m, UI_ITEM_NOTICE, s);
+	free(s);
+}
+
 static void model_on_run_start(struct ui_model *m, const cJSON *ev, int64_t t)
 {
 	m->t0_mono = now_ms() - t;
@@ -534,6 +544,7 @@ static void model_on_run_start(struct ui_model *m, const cJSON *ev, int64_t t)
 	set_str(&m->run_id, ev_str(ev, EVF_RUN_ID, ""));
 	m->max_turns = ev_int(ev_item(ev, EVF_LIMITS), EVF_MAX_TURNS, 0);
 	m->sandbox_running = 1;
+	model_image_changed(m, ev);
 	if (m->on_run_start)
 		m->on_run_start(m->hook_arg);
 }
@@ -559,6 +570,7 @@ static void model_on_run_resume(struct ui_model *m, const cJSON *ev, int64_t t)
 		set_str(&m->backend, backend);
 	m->phase = UI_STARTING;
 	m->sandbox_running = 1;
+	model_image_changed(m, ev);
 	if (m->on_run_start)
 		m->on_run_start(m->hook_arg);
 }

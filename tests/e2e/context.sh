@@ -36,6 +36,9 @@ json.dump({"turns": turns,
           open(name, "w"))
 PY
 }
+# The fakes answer at full speed (--delay-ms 0: no pause after each of
+# their writes, 2 ms a write by default, ~0.4 s a turn here): what is
+# checked is what is sent and kept, not how a stream is read
 cat >cfg.json <<'JSON'
 {"max_output_bytes": 65536, "models": {"ctx-model": {"context": 16000}}}
 JSON
@@ -57,7 +60,7 @@ accepted_max() { # the largest prompt the fake accepted, in its tokens
 
 # --- 1. sixty turns of 20 KB results in a 16k window -------------------
 script long.json 60 20000
-start_fake long.json --max-context 16000 --turn-by call-id
+start_fake long.json --max-context 16000 --turn-by call-id --delay-ms 0
 run_openai long -- "Run the sixty steps."
 tr=$T/long/transcript.jsonl
 check "60 turns of 20 KB results in a 16k window: the run completes (exit $CODE)" test "$CODE" -eq 0 ||
@@ -86,7 +89,7 @@ check "... stderr says what was done to fit" grep -q 'context: compacted' long.e
 
 # --- 2. a refusal mid-run: compacted, retried, completed ----------------
 script short.json 8 3000
-start_fake short.json --turn-by call-id --fault 'context@5'
+start_fake short.json --turn-by call-id --fault 'context@5' --delay-ms 0
 run_openai refused -- "Run the eight steps."
 tr=$T/refused/transcript.jsonl
 check "context_length_exceeded at request 5: the run completes (exit $CODE)" test "$CODE" -eq 0 ||
@@ -122,7 +125,7 @@ check "... and no turn went live" \
 script anth.json 40 6000
 ALOG=$T/anth.log
 $PY "$FAKEA" --script anth.json --port 0 --port-file aport --log "$ALOG" --key sk-ant-test \
-	--max-context 8000 --turn-by call-id >anth.out 2>&1 &
+	--max-context 8000 --turn-by call-id --delay-ms 0 >anth.out 2>&1 &
 APID=$!
 wait_until 10 '[ -s aport ]'
 set +e
@@ -141,7 +144,9 @@ check "... every request after the first read the prompt cache ($(jget "$ALOG" "
 
 # --- 4. killed after a compaction, resumed: nothing asked again ----------
 script slow.json 30 6000
-start_fake slow.json --max-context 8000 --turn-by call-id
+# each answer 250 ms late: the kill, two answers after the compaction,
+# comes turns before the end (the 7 turns left take 1.75 s at least)
+start_fake slow.json --max-context 8000 --turn-by call-id --delay-ms 0 --latency-ms 250
 OPENAI_API_KEY=sk-e2e "$ASSAY" run --base-url "$URL" --model ctx-model --config "$T/cfg8.json" \
 	--ask none --max-turns 200 --run-dir "$T/killed" "Run the thirty steps." </dev/null >killed.out 2>killed.err &
 APP=$!
@@ -169,6 +174,8 @@ check "... the rebuilt history matched the record: every recorded request hashed
 check "... the final answer arrived" grep -q "FINAL ANSWER: all 30 steps done" resumed.err
 
 # --- 5. a fork before the compaction: live from there, compacting anew --
+# (a fake of its own, without the latency the kill above needed)
+start_fake slow.json --max-context 8000 --turn-by call-id --delay-ms 0
 seq2=$(jget "$tr" "[e['seq'] for e in x if e['type'] == 'tool_result'][1]")
 set +e
 OPENAI_API_KEY=sk-e2e "$ASSAY" resume "$T/killed" --re-execute --fork-at "$seq2" \

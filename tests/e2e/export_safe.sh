@@ -27,7 +27,7 @@ while True:
     open(sys.argv[2], "a").write("connection\n")
     c.close()' "$T/port" "$T/connections" &
 FAKE_PID=$!
-wait_until 10 test -s "$T/port" || true
+wait_until 10 '[ -s "$T/port" ]' || true
 PORT=$(cat "$T/port")
 check "the listener is up" test -n "$PORT"
 

@@ -5,8 +5,9 @@
 # every fault, the cache numbers, the seed) and then by the official
 # @anthropic-ai/sdk from npm (tests/fakes/anthropic_sdk_check.mjs), so a fake
 # that drifts from the real Messages API fails here instead of letting the
-# provider tests that use it pass. The SDK is installed at test time into the
-# test's temp dir (a fresh clone has none): pinned versions, the last 0.x
+# provider tests that use it pass. The SDK is installed at test time (a fresh
+# clone has none), once per version (npm_sdk in lib.bash keeps an exact
+# version's install beside npm's cache): pinned versions, the last 0.x
 # (x-api-key, anthropic-version 2023-06-01: what assay sends) and a 1.x
 # (Authorization: Bearer, 2026-10-21), so that a new release cannot break the
 # suite; ANTHROPIC_SDK_VERSIONS overrides (e.g. "latest"). Without node 18+,
@@ -1294,19 +1295,16 @@ command -v npm >/dev/null || skip "npm is not installed (needed to install @anth
 	"the HTTP and curl checks passed)"
 major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
 [ "$major" -ge 18 ] || skip "node $(node --version) is too old for @anthropic-ai/sdk (needs 18+)"
+declare -A SDK_DIR=()
 for v in $SDK_VERSIONS; do
-	dir=$T/sdk-$v
-	mkdir -p "$dir"
-	if ! npm_config_update_notifier=false timeout 240 npm install --prefix "$dir" \
-		--cache "$NPM_CACHE" --prefer-offline --no-audit --no-fund --loglevel=error \
-		"@anthropic-ai/sdk@$v" >"$T/npm-$v.out" 2>&1 ||
-		[ ! -f "$dir/node_modules/@anthropic-ai/sdk/package.json" ]; then
+	if ! npm_sdk @anthropic-ai/sdk "$v"; then
 		tail -n 5 "$T/npm-$v.out"
 		skip "could not install @anthropic-ai/sdk@$v with npm ($(grep -m 1 . "$T/npm-$v.out" ||
 			echo 'no output')); the HTTP and curl checks passed"
 	fi
+	SDK_DIR[$v]=$NPM_SDK_DIR
 done
 for v in $SDK_VERSIONS; do
-	inner "SDK $v check" 50 node "$SDK_CHECK" --sdk "$T/sdk-$v" --python "$PY"
+	inner "SDK $v check" 50 node "$SDK_CHECK" --sdk "${SDK_DIR[$v]}" --python "$PY"
 done
 finish

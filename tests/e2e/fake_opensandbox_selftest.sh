@@ -10,7 +10,8 @@
 # official TypeScript SDK @alibaba-group/opensandbox from npm
 # (tests/fakes/opensandbox_sdk_check.mjs), so a fake that drifts from the
 # real server fails here instead of letting the backend tests that use it
-# pass. The SDK is installed at test time into the test's temp dir, a pinned
+# pass. The SDK is installed at test time, once per version (npm_sdk in
+# lib.bash keeps an exact version's install beside npm's cache), a pinned
 # version (OPENSANDBOX_SDK_VERSION overrides, e.g. "latest"). Without
 # bubblewrap it skips; without node 20+, npm or the install it skips after
 # the HTTP checks (a skip is a failure under CI=true).
@@ -21,7 +22,7 @@ SDK_VERSION=${OPENSANDBOX_SDK_VERSION:-0.1.11}
 NPM_CACHE=${ASSAY_NPM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/assay/npm}
 need_bwrap
 
-INNER_TIMEOUT=150 # inner (lib.bash): the HTTP checks take ~55 s, the SDK check ~10 s
+INNER_TIMEOUT=150 # inner (lib.bash): the HTTP checks take ~20 s, the SDK check ~10 s
 
 # ------------------------------------------------------------------ raw HTTP
 cat >"$T/http_checks.py" <<'PY'
@@ -140,7 +141,7 @@ def wait_running(srv, sid, secs=5):
         st = a.json and a.json.get("status", {}).get("state")
         if not seen or seen[-1] != st:
             seen.append(st)
-        if st in ("Running", "Failed"):
+        if st in ("Running", "Failed") or a.status == 404:  # (404: gone, it will not run)
             return seen
         time.sleep(0.05)
     return seen
@@ -229,7 +230,9 @@ def multipart(pairs, boundary="fakeboundary7d3"):
     return out, f"multipart/form-data; boundary={boundary}"
 
 
-srv = Server("main", "--key", KEY, "--start-ms", "300", "--ttl-scale", "0.05")
+# (--grace-ms 50: each command's stream closes 50 ms after its final
+# event, not 1 s; the default's 1 s is checked on a fake of its own)
+srv = Server("main", "--key", KEY, "--start-ms", "300", "--ttl-scale", "0.05", "--grace-ms", "50")
 
 # ---- auth, request ids, unknown paths
 a = req(srv, "GET", "/v1/sandboxes", key=None)
@@ -335,8 +338,15 @@ check("command: bare JSON frames ending in a blank line, no data: prefix",
       raw[:80])
 check("command: Go escaping of <&> (\\u003c\\u0026\\u003e), never raw",
       b"three \\u003c\\u0026\\u003e end" in raw and b"<" not in raw and b"&" not in raw, raw)
+# execd's graceful end, with the fake's default --grace-ms (1000)
+gs = Server("grace", "--key", KEY, "--start-ms", "50")
+gsid = create(gs).json["id"]
+wait_running(gs, gsid)
+_, gev, tail, _ = run(Execd(gs, gsid), CMD)
 check("command: the stream stays open ~1 s after the final event",
-      tail is not None and 0.8 <= tail <= 2.0, tail)
+      gev and gev[-1]["type"] == "execution_complete" and tail is not None and
+      0.8 <= tail <= 2.0, tail)
+gs.stop()
 cid = ev[0]["text"]
 a = ex.call("GET", f"/command/status/{cid}")
 check("status: running false, exit_code 0, started_at/finished_at",
@@ -418,7 +428,10 @@ try:
                "cwd": "/workspace"}, closer)
 except (ConnectionAbortedError, OSError, ValueError):
     pass
-time.sleep(1.5)
+end = time.time() + 10  # its file, written 0.7 s in
+while time.time() < end and ex.call(
+        "GET", "/files/download?path=/workspace/detached.txt").status != 200:
+    time.sleep(0.1)
 a = ex.call("GET", "/files/download?path=/workspace/detached.txt")
 check("closing the stream does not stop the command (it wrote its file later)",
       a.status == 200 and a.body == b"survived\n", a)
@@ -437,7 +450,9 @@ check("logs: text/plain with EXECD-COMMANDS-TAIL-CURSOR = bytes so far",
 s = ex.call("GET", f"/command/status/{bid}")
 check("status of a background command while it runs: running true, no exit_code",
       s.json["running"] is True and "exit_code" not in s.json, s)
-time.sleep(1.9)
+end = time.time() + 10  # until it has ended (2.4 s of sleeps)
+while time.time() < end and ex.call("GET", f"/command/status/{bid}").json["running"]:
+    time.sleep(0.1)
 b2 = ex.call("GET", f"/command/{bid}/logs?cursor={cur}")
 cur2 = b2.headers.get("execd-commands-tail-cursor")
 check("logs?cursor=N: only what came after N, stdout and stderr combined",
@@ -887,17 +902,12 @@ command -v npm >/dev/null || skip "npm is not installed (needed to install" \
 	"@alibaba-group/opensandbox; the HTTP checks passed)"
 major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
 [ "$major" -ge 20 ] || skip "node $(node --version) is too old for @alibaba-group/opensandbox (needs 20+)"
-dir=$T/sdk
-mkdir -p "$dir"
-if ! npm_config_update_notifier=false timeout 240 npm install --prefix "$dir" \
-	--cache "$NPM_CACHE" --prefer-offline --no-audit --no-fund --loglevel=error \
-	"@alibaba-group/opensandbox@$SDK_VERSION" >"$T/npm.out" 2>&1 ||
-	[ ! -f "$dir/node_modules/@alibaba-group/opensandbox/package.json" ]; then
-	tail -n 5 "$T/npm.out"
-	skip "could not install @alibaba-group/opensandbox@$SDK_VERSION with npm ($(grep -m 1 . "$T/npm.out" ||
+if ! npm_sdk @alibaba-group/opensandbox "$SDK_VERSION"; then
+	tail -n 5 "$T/npm-$SDK_VERSION.out"
+	skip "could not install @alibaba-group/opensandbox@$SDK_VERSION with npm ($(grep -m 1 . "$T/npm-$SDK_VERSION.out" ||
 		echo 'no output')); the HTTP checks passed"
 fi
 mkdir -p "$T/sdkrun"
-inner "SDK $SDK_VERSION check" 12 node "$SDK_CHECK" --sdk "$dir" --fake "$FAKE" --python "$PY" \
+inner "SDK $SDK_VERSION check" 12 node "$SDK_CHECK" --sdk "$NPM_SDK_DIR" --fake "$FAKE" --python "$PY" \
 	--tmp "$T/sdkrun"
 finish

@@ -20,6 +20,7 @@ declare -A INTERNAL=(
 	[ASSAY_IMAGE_TIMING]="assay-image's stage times, for benchmarks"
 	[ASSAY_LOG_STDERR]="set by assay itself in its helpers' environment"
 	[ASSAY_ARCHIVE_BIN]="the helper's path, for builds and tests (found beside assay)"
+	[ASSAY_XFER_BIN]="the HTTP helper's path, for builds and tests (found beside assay-archive)"
 	[ASSAY_IMAGE_BIN]="the helper's path, for builds and tests (found beside assay)"
 	[MCP_CONFORMANCE_SCENARIO]="set by the MCP conformance suite's harness"
 	[TERM]="set by the terminal"

@@ -146,6 +146,39 @@ need_mcp_npm() {
 	export NODE MCP_NPM PATH
 }
 
+# npm_sdk NAME VERSION: NAME@VERSION from npm, for the fakes' SDK checks;
+# sets NPM_SDK_DIR to the prefix whose node_modules holds it. An exact
+# version (x.y.z) is installed once, into npm-sdk/ beside $NPM_CACHE
+# (a temp dir renamed into place when complete), and later runs (the
+# ASan suite's, the next run's) use it from there; anything else is
+# installed into $T each time. Fails, npm's output in $T/npm-VERSION.out,
+# when the install does.
+npm_sdk() {
+	local name=$1 v=$2 keep= dir
+	NPM_SDK_DIR=$T/sdk-$v
+	if [[ $v =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+		keep=$(dirname "$NPM_CACHE")/npm-sdk/${name//\//+}@$v
+		if [ -f "$keep/node_modules/$name/package.json" ]; then
+			NPM_SDK_DIR=$keep
+			return 0
+		fi
+	fi
+	dir=${keep:+$keep.tmp.$$}
+	dir=${dir:-$NPM_SDK_DIR}
+	mkdir -p "$dir"
+	if ! npm_config_update_notifier=false timeout 240 npm install --prefix "$dir" \
+		--cache "$NPM_CACHE" --prefer-offline --no-audit --no-fund --loglevel=error \
+		"$name@$v" >"$T/npm-$v.out" 2>&1 || [ ! -f "$dir/node_modules/$name/package.json" ]; then
+		[ -z "$keep" ] || rm -rf "$dir"
+		return 1
+	fi
+	if [ -n "$keep" ]; then
+		# (mv -T fails when a run beside this one kept it first)
+		mv -T "$dir" "$keep" 2>/dev/null || rm -rf "$dir"
+		NPM_SDK_DIR=$keep
+	fi
+}
+
 # start_fake SCRIPT [fake options...]: sets PORT, URL, FAKE_LOG
 start_fake() {
 	local script=$1

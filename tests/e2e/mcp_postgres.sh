@@ -120,7 +120,6 @@ check "the DELETE denied by the rule on its arguments" evhas "$tr" approval '"de
 check "the table unchanged after the run" test "$(psql -d sales -tAc "select count(*) from orders where region = 'north'")" = 250000
 
 # the workbench, a person deciding: --ask risky asks about every MCP call
-mkdir -p "$T/proj2"
 tui_start 120 40 XDG_CONFIG_HOME="$T/cfg" -- --provider script --script "$T/s.json" \
 	--ask risky --run-dir "$T/run2" go
 tr2=$T/run2/transcript.jsonl

@@ -5,8 +5,12 @@
 source "$(dirname "$0")/lib.bash"
 need_bwrap
 cd "$T"
-# a 429 on the third request puts an error event (and a retry) in the run
-start_fake "$DATA/demo/energy.json" --quirks openai --fault '429@3:retry-after=1' --key sk-test
+# a 429 on the third request puts an error event (and a retry) in the run;
+# a 0.1 ms pause between the fake's two writes of each event, not 1 ms
+# (the client still reads events in two parts as often; the demo's some
+# 7000 events took 15 s at 1 ms)
+start_fake "$DATA/demo/energy.json" --quirks openai --fault '429@3:retry-after=1' --key sk-test \
+	--delay-ms 0.1
 set +e
 OPENAI_API_KEY=sk-test "$ASSAY" run --base-url "$URL" --model gpt-test \
 	--input "$DATA/building_energy.csv" \

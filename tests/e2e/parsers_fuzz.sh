@@ -31,17 +31,28 @@ HARNESSES="sse chat_stream responses_stream anthropic_stream docker_frames pyfra
 CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-D_GNU_SOURCE -DASSAY_SOURCE_DIR=\"$SRC\" -I$SRC/include -I$SRC/src
 	$(pkg-config --cflags libcjson)"
+# each source compiled once (src/core/*.c and the shared parsers go
+# into every harness), as many at a time as there are CPUs, then each
+# harness linked from its objects
+obj() { local o=${1#"$SRC"/}; echo "obj/${o//\//_}.o"; } # obj SOURCE: its object
+declare -A HSRCS=()
 for h in $HARNESSES; do
-	srcs=()
-	for s in ${SOURCES[$h]}; do srcs+=("$SRC/$s"); done
-	# shellcheck disable=SC2086
-	clang $CFLAGS "$SRC/tests/fuzz/fuzz_$h.c" "${srcs[@]}" "$SRC"/src/core/*.c \
-		$(pkg-config --libs libcjson) -o "fuzz_$h" 2>"build_$h.log" &
+	HSRCS[$h]="$SRC/tests/fuzz/fuzz_$h.c"
+	for s in ${SOURCES[$h]}; do HSRCS[$h]+=" $SRC/$s"; done
+	for s in "$SRC"/src/core/*.c; do HSRCS[$h]+=" $s"; done
 done
-wait
+mkdir obj
+# shellcheck disable=SC2086
+printf '%s\n' ${HSRCS[*]} | sort -u | while read -r s; do printf '%s\0%s\0' "$s" "$(obj "$s")"; done |
+	CFLAGS=$CFLAGS xargs -0 -n 2 -P "$(nproc)" sh -c \
+		'clang $CFLAGS -c "$0" -o "$1" 2>"$1.log" || { echo "$0:"; cat "$1.log"; } >&2' 2>build.log || true
 for h in $HARNESSES; do
+	objs=()
+	for s in ${HSRCS[$h]}; do objs+=("$(obj "$s")"); done
+	# shellcheck disable=SC2086
+	clang $CFLAGS "${objs[@]}" $(pkg-config --libs libcjson) -o "fuzz_$h" 2>"build_$h.log" || true
 	check "fuzz_$h builds" test -x "fuzz_$h"
-	[ -x "fuzz_$h" ] || cat "build_$h.log"
+	[ -x "fuzz_$h" ] || cat build.log "build_$h.log"
 done
 [ "$FAILED" -eq 0 ] || { finish; exit 1; }
 

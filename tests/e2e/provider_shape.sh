@@ -12,10 +12,13 @@ export XDG_CONFIG_HOME=$T/xdg
 unset OPENAI_BASE_URL ANTHROPIC_BASE_URL ASSAY_PROVIDER ASSAY_MODEL
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; cleanup' EXIT
+# (a 0.1 ms pause between a fake's two writes of each event, not 1 ms:
+# the client still reads events in two parts as often, the demo's
+# thousands of events no longer take 15 s)
 serve() { # serve NAME FAKE.py: URL in $T/NAME.url
 	local name=$1 fake=$2 pf=$T/$1.port
 	$PY "$SRC/tests/fakes/$fake" --script "$DATA/demo/energy.json" --port 0 --port-file "$pf" \
-		--seed 7 --key sk-shape >"$T/$name.fake.out" 2>&1 &
+		--seed 7 --key sk-shape --delay-ms 0.1 >"$T/$name.fake.out" 2>&1 &
 	PIDS+=($!)
 	for _ in $(seq 200); do [ -s "$pf" ] && break; sleep 0.05; done
 	[ -s "$pf" ] || { cat "$T/$name.fake.out"; echo "FAIL $fake did not start"; exit 1; }

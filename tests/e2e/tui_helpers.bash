@@ -60,6 +60,21 @@ tui_start() {
 }
 
 keys() { tm send-keys -t t "$@"; }
+# keys_seen MS KEY...: send KEY(s), then wait until the screen (with its
+# attributes) has changed, MS milliseconds at most: in place of a fixed
+# sleep after a key, it goes on once the key was acted on, and waits the
+# whole MS only when nothing visible came of it (a hang included).
+keys_seen() {
+	local ms=$1 before i
+	shift
+	before=$(screen_attrs)
+	keys "$@"
+	for ((i = 0; i < (ms + 49) / 50; i++)); do
+		[ "$(screen_attrs 2>/dev/null)" != "$before" ] && return 0
+		sleep 0.05
+	done
+	return 0
+}
 # Type text literally (no key names).
 type_text() { tm send-keys -t t -l "$1"; }
 screen() { tm capture-pane -p -t t; }

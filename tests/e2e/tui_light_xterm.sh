@@ -218,20 +218,22 @@ xterm_quit
 # then dark; on screen (the title's colour) and in the log
 tmux_title() { # tmux_title COLORFGBG N: the first title's SGR, the log's words
 	# (a server of its own each: a new one on the socket of one that is
-	# still exiting dies with it)
+	# still exiting dies with it). The socket in a variable of its own:
+	# inside wait_until's eval, $2 is wait_until's second argument
+	local sock=$TMS-$2
 	cat >"$T/tm.sh" <<EOF
 export LANG=C.UTF-8 LC_ALL=C.UTF-8 ASSAY_SCRIPT_DELAY_MS=0 ASSAY_TUI_CLOCK_MS=0
 ${1:+export COLORFGBG='$1'}
 cd "$T"
 exec "$ASSAY" --provider script --script "$T/hi.json" --run-dir "$T/run-tm$2" hi
 EOF
-	tmux -L "$TMS-$2" -f /dev/null new-session -d -x $COLS -y $ROWS "bash $T/tm.sh; sleep 600"
-	wait_until 20 'tmux -L "$TMS-$2" capture-pane -p | grep -q "waiting for you"' || true
-	tmux -L "$TMS-$2" capture-pane -p -e -S 0 -E 0 | grep -o $'\e\\[[0-9;]*m Conversation' | head -1 | cat -v
+	tmux -L "$sock" -f /dev/null new-session -d -x $COLS -y $ROWS "bash $T/tm.sh; sleep 600"
+	wait_until 20 'tmux -L "$sock" capture-pane -p | grep -q "waiting for you"' || true
+	tmux -L "$sock" capture-pane -p -e -S 0 -E 0 | grep -o $'\e\\[[0-9;]*m Conversation' | head -1 | cat -v
 	grep -o 'background [^.]*' "$T/run-tm$2/assay.log" | head -1
-	tmux -L "$TMS-$2" send-keys C-q
+	tmux -L "$sock" send-keys C-q
 	sleep 0.3
-	tmux -L "$TMS-$2" kill-server 2>/dev/null || true
+	tmux -L "$sock" kill-server 2>/dev/null || true
 }
 O=$(tmux_title '0;15' 1)
 echo "$O"

@@ -19,7 +19,7 @@ cat >cfg/assay/config.json <<EOF2
 EOF2
 cat >s.json <<'EOF2'
 {"turns": [
- {"text": "step 0", "tool_calls": [{"name": "fake__progress", "arguments": {"delay": 1.5}}]},
+ {"text": "step 0", "tool_calls": [{"name": "fake__progress", "arguments": {"delay": 0.8}}]},
  {"text": "step 1", "tool_calls": [{"name": "fake__ask", "arguments": {}}]},
  {"text": "step 2", "tool_calls": [{"name": "fake__ask", "arguments": {}}]},
  {"text": "step 3", "tool_calls": [{"name": "fake__echo", "arguments": {"text": "never"}}]},
@@ -28,12 +28,12 @@ EOF2
 RUN=$T/run
 TR=$RUN/transcript.jsonl
 tui_start 120 40 XDG_CONFIG_HOME="$T/cfg" -- --provider script --script "$T/s.json" \
-	--ask risky --run-dir "$RUN" "go"
+	--ask risky --timeout 5 --run-dir "$RUN" "go"
 result() { jget "$TR" "[e['content'] for e in x if e['type'] == 'tool_result' and e['id'] == '$1']"; }
 
 check "an MCP call prompts with the Approval dialog" wait_for '┌ Approval ┐|─ Approval ─' 30
 check "... naming the server and tool as the subject" screen_has 'call:'
-check "... fake/progress with its arguments" screen_has 'fake/progress \{"delay":1\.5\}'
+check "... fake/progress with its arguments" screen_has 'fake/progress \{"delay":0\.8\}'
 check "... and why: it runs outside the sandbox" screen_has 'which runs outside the'
 keys y
 check "approved: its progress shows live in Tools" wait_for 'progress [12] of 3 \([0-9]+%\): step [12]' 10
@@ -43,14 +43,17 @@ check "it ends: its result in Tools" wait_for '#2 fake__ask' 20
 check "the question's call prompts next" wait_for 'fake/ask' 10
 keys y
 check "the server's question: the Input dialog" wait_for 'Input requested' 10
-check "... which server asks" screen_has 'the MCP server fake asks:'
+check "... which server asks, in its title too" screen_has 'Input requested by fake'
 check "... its message, escapes shown harmlessly" screen_has 'Export which rows\?'
-check "... no raw escape reached the terminal" test "$(screen_attrs | grep -c $'\e\\[31m(red)' || true)" = 0
+check "... its escape shown as text (^[), never sent raw" screen_has 'Export which rows\? \^\[\[31m\(red\)'
 check "... the fields with their titles, required ones marked" screen_has 'Your name \*'
 check "... a default filled in (Rows 100)" screen_has '> 100'
 check "... a choice with its default (south)" screen_has '< south >'
 check "... a yes/no" screen_has '\( \) yes   \( \) no'
 check "the status bar says a server asks" in_region 39 0 39 119 'an MCP server asks you'
+sleep 7
+check "a person's time to answer is not the call's (--timeout 5, 7 s later: still asked)" \
+	screen_has 'Input requested by fake'
 keys Enter
 check "Enter with a required field empty: refused, saying which" wait_for '! Your name: required' 5
 type_text 'Al'
@@ -91,17 +94,43 @@ keys C-q
 check "Ctrl-Q quits (exit 0)" test "$(wait_exit 20)" = 0
 check "no process left behind (the server ended)" test -z "$(leftovers)"
 
+# Ctrl-C while a question is up: the call stops, the question with it
+cat >c.json <<'EOF2'
+{"turns": [{"text": "asking", "tool_calls": [{"name": "fake__ask", "arguments": {}}]},
+ {"text": "Done.", "tool_calls": []}]}
+EOF2
+tui_start 120 40 XDG_CONFIG_HOME="$T/cfg" -- --provider script --script "$T/c.json" \
+	--ask none --run-dir "$T/c" "go"
+check "Ctrl-C case: the question is up" wait_for 'Input requested by fake' 30
+keys C-c
+check "Ctrl-C: the dialog goes" wait_gone 'Input requested' 10
+check "... the question recorded as cancelled" \
+	test "$(jget "$T/c/transcript.jsonl" "[(e['action'], e['by']) for e in x if e['type'] == 'mcp_elicit']")" = "[('cancel', 'nobody')]"
+check "... the call's result says it was cancelled" \
+	grep -q 'cancelled' <<<"$(jget "$T/c/transcript.jsonl" "[e['content'] for e in x if e['type'] == 'tool_result'][0]")"
+keys C-q
+check "Ctrl-Q quits" wait_exit 20 >/dev/null
+check "no process left behind" test -z "$(leftovers)"
+
 # headless, nobody to ask: the question declined at once, saying so
 cat >h.json <<'EOF2'
 {"turns": [{"text": "asking", "tool_calls": [{"name": "fake__ask", "arguments": {}}]},
+ {"text": "a url", "tool_calls": [{"name": "fake__askurl", "arguments": {}}]},
+ {"text": "a big one", "tool_calls": [{"name": "fake__askbig", "arguments": {}}]},
  {"text": "Done.", "tool_calls": []}]}
 EOF2
 XDG_CONFIG_HOME=$T/cfg "$ASSAY" run --provider script --script h.json --ask none \
 	--run-dir "$T/h" go </dev/null >h.out 2>&1 || true
-check "headless: the question declined, nobody to answer" \
-	test "$(jget "$T/h/transcript.jsonl" "[(e['action'], e['by']) for e in x if e['type'] == 'mcp_elicit']")" = "[('decline', 'nobody')]"
-check "... the server told decline" \
-	test "$(jget "$T/h/transcript.jsonl" "[e['content'] for e in x if e['type'] == 'tool_result']")" = "['answer: {\"action\": \"decline\"}']"
+check "headless: the question declined, nobody to answer; the 100-field one by assay" \
+	test "$(jget "$T/h/transcript.jsonl" "[(e['action'], e['by']) for e in x if e['type'] == 'mcp_elicit']")" = "[('decline', 'nobody'), ('decline', 'assay')]"
+hres() { jget "$T/h/transcript.jsonl" "[e['content'] for e in x if e['type'] == 'tool_result' and e['id'] == 'call_$1_0'][0]"; }
+check "... the server told decline" test "$(hres 0)" = 'answer: {"action": "decline"}'
+check "a url-mode question (not offered): refused with an error, never shown" \
+	grep -q '"code": -32602' <<<"$(hres 1)"
+check "... and not recorded as a question" \
+	test "$(jget "$T/h/transcript.jsonl" "[e['id'] for e in x if e['type'] == 'mcp_elicit' and e.get('call') == 'call_1_0']")" = "[]"
+check "a 100-field form: declined, said so" grep -q 'declined: a form too big' h.out
+check "... the server told decline" test "$(hres 2)" = 'answer: {"action": "decline"}'
 check "... and the output says why, and where to answer" grep -q 'declined: nobody to answer here.*in the workbench' h.out
 check "... the server's escape shown harmlessly" grep -q 'Export which rows? ^\[\[31m(red)' h.out
 finish

@@ -1434,6 +1434,9 @@ def file_info(host, spath):
 
 
 def on_sigterm(signum, frame):
+    # ignored from here on: a second SIGTERM between serve_forever's end
+    # and main's own SIG_IGN raised there, past the except
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 

@@ -13,7 +13,7 @@ PASS=0
 FAIL=0
 
 cleanup() {
-	for p in "${SRVS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${SRVS[@]}" ${CHECK_PID:-}; do kill "$p" 2>/dev/null; done
 	[ -n "${KEEP:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT
@@ -61,11 +61,19 @@ post() {
 	echo "$RC" >"$T/$out.rc"
 }
 
-# expect NAME PYEXPR: evaluate PYEXPR over the last answer (see check.py) and count it
+# expect NAME PYEXPR: evaluate PYEXPR over the last answer (see check.py) and count it.
+# check.py runs in one python for all of them (serve.py, started below: a fresh
+# namespace each time, as a process of its own had): the expression and WORDS go in
+# files, the answer's name, CODE and LOG on a line; it answers check.py's exit status
 expect() {
-	if T=$T CODE=$CODE LOG=$LOG $PY "$T/check.py" "$T/$CUR" "$2" >"$T/expect.out" 2>&1; then
+	local st=
+	printf '%s' "$2" >"$T/expect.expr"
+	if [ -n "${WORDS+set}" ]; then printf '%s' "$WORDS" >"$T/expect.words"; else rm -f "$T/expect.words"; fi
+	if printf '%s\t%s\t%s\n' "$T/$CUR" "${CODE:-}" "${LOG:-}" >&"${CHECK[1]:-9}" &&
+		read -r st <&"${CHECK[0]:-9}" && [ "$st" = 0 ]; then
 		ok "$1"
 	else
+		[ -n "$st" ] || echo "(serve.py answered nothing: it ended)" >>"$T/expect.out"
 		ko "$1" "$(tail -c 600 "$T/expect.out")"
 	fi
 }
@@ -228,6 +236,37 @@ if not val:
         print("body:", raw[:300])
     sys.exit(1)
 EOF
+
+cat >"$T/serve.py" <<'EOF'
+# Runs check.py once per line of stdin ("BASE\tCODE\tLOG"; the expression in
+# expect.expr, WORDS in expect.words when set) in a fresh namespace, its output in
+# expect.out; prints its exit status, one line each.
+import contextlib, os, sys, traceback
+T = os.environ["T"]
+path = os.path.join(T, "check.py")
+code = compile(open(path, encoding="utf-8").read(), path, "exec")
+for line in sys.stdin:
+    base, os.environ["CODE"], os.environ["LOG"] = line.rstrip("\n").split("\t")
+    expr = open(os.path.join(T, "expect.expr"), encoding="utf-8").read()
+    os.environ.pop("WORDS", None)
+    if os.path.exists(os.path.join(T, "expect.words")):
+        os.environ["WORDS"] = open(os.path.join(T, "expect.words"), encoding="utf-8").read()
+    sys.argv = [path, base, expr]
+    status = 0
+    with open(os.path.join(T, "expect.out"), "w") as out, \
+            contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        try:
+            exec(code, {"__name__": "__main__", "__file__": path})
+        except SystemExit as e:
+            status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+            status = 1
+    print(status, flush=True)
+EOF
+export T
+coproc CHECK { exec $PY "$T/serve.py"; }
+CHECK_PID=$!
 
 # request fixtures, all derived from one base request
 $PY - "$T" "$HERE" <<'EOF'

@@ -92,6 +92,42 @@ static void test_layers_later_wins(void **state)
 	config_free(&c);
 }
 
+/* The imported model table beside the user's file is read into its own
+ * field (models.c puts it below every "models"), only beside a user
+ * file, and a file of another shape is an error naming it. */
+static void test_models_file(void **state)
+{
+	(void)state;
+	assert_int_equal(mkdir_p("u", NULL), 0);
+	write_text("u/config.json", "{\"models\": {\"m\": {\"output\": 3}}}");
+	write_text("u/models.json", "{\"m\": {\"input\": 1, \"output\": 2, "
+	                            "\"imported\": \"2026-12-07\"}}");
+	char *p = config_models_file("u/config.json");
+	assert_string_equal(p, "u/models.json");
+	free(p);
+	assert_null(config_models_file(NULL));
+	struct config c;
+	char *err = NULL;
+	config_defaults(&c);
+	assert_int_equal(config_load(&c, "u/config.json", NULL, &err), 0);
+	const cJSON *imp = cJSON_GetObjectItem(c.models_imported, "m");
+	assert_int_equal(json_long(imp, "output", 0), 2);
+	/* the user's own "models" stay apart, over it */
+	assert_int_equal(
+	    json_long(cJSON_GetObjectItem(c.models, "m"), "output", 0), 3);
+	config_free(&c);
+	config_defaults(&c);
+	assert_int_equal(config_load(&c, NULL, NULL, &err), 0);
+	assert_null(c.models_imported);
+	config_free(&c);
+	write_text("u/models.json", "[\"gpt-4o\"]");
+	config_defaults(&c);
+	assert_int_equal(config_load(&c, "u/config.json", NULL, &err), -1);
+	assert_non_null(strstr(err, "u/models.json: must be a JSON object"));
+	free(err);
+	config_free(&c);
+}
+
 static void test_env_base_url(void **state)
 {
 	(void)state;
@@ -436,6 +472,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_strip_comments_keeps_strings,
 	                                    setup, teardown),
 	    cmocka_unit_test(test_user_file),
+	    cmocka_unit_test_setup_teardown(test_models_file, setup, teardown),
 	    cmocka_unit_test(test_context_keys),
 	    cmocka_unit_test_setup_teardown(test_mcp_servers, setup, teardown),
 	};

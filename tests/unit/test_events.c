@@ -13,6 +13,7 @@
 #include "assay/events.h"
 #include "assay/json.h"
 #include "assay/policy.h"
+#include "assay/strv.h"
 #include "assay/util.h"
 
 #include <limits.h>
@@ -535,6 +536,9 @@ static void test_run_start(void **state)
 	run.backend = "docker";
 	run.image = "assay:1";
 	run.image_id = "sha256:9";
+	struct strv digests = {0};
+	strv_push(&digests, "reg/assay@sha256:7");
+	run.repo_digests = &digests;
 	run.workspace = NULL;
 	struct ev_fork fork = {.run_id = "r0",
 	                       .run_dir = "/runs/r0",
@@ -552,7 +556,8 @@ static void test_run_start(void **state)
 	    "\"script\",\"model\":\"m\",\"base_url\":\"http://h/v1\","
 	    "\"instructions\":\"/p/instr.md\",\"script\":\"/p/s.json\","
 	    "\"out\":\"out\",\"sandbox\":{\"backend\":\"docker\",\"image\":"
-	    "\"assay:1\",\"image_id\":\"sha256:9\"},\"ask\":\"risky\","
+	    "\"assay:1\",\"image_id\":\"sha256:9\",\"repo_digests\":"
+	    "[\"reg/assay@sha256:7\"]},\"ask\":\"risky\","
 	    "\"workspace\":\"/workspace\",\"inputs\":[{\"src\":\"/h/data.csv\","
 	    "\"dest\":\"input/data.csv\"}],\"outputs\":[\"output/a.png\","
 	    "\"output/b.csv\"],\"limits\":{\"timeout_s\":60,\"max_turns\":10,"
@@ -560,15 +565,101 @@ static void test_run_start(void **state)
 	    "\"processes\":64,\"cpu_s\":30,\"file_size_mb\":100,"
 	    "\"max_output_bytes\":16384,\"max_output_tokens\":4096,"
 	    "\"network\":true}}");
-	/* re-executed whole: no fork_at, no replace */
+	/* re-executed whole: no fork_at, no replace; the image changed
+	 * since (image_id_was), and built locally (no repo digests) */
 	fork.fork_at = 0;
+	strv_free(&digests);
+	run.image_id_was = "sha256:8";
 	ev = ev_run_start(&run, &c, &fork);
 	char *from = json_print(cJSON_GetObjectItem(ev, "forked_from"));
 	assert_string_equal(from, "{\"run_id\":\"r0\",\"run_dir\":\"/runs/r0\","
 	                          "\"mode\":\"re-execute\"}");
 	free(from);
+	char *sb = json_print(ev_item(ev, EVF_SANDBOX));
+	assert_string_equal(sb, "{\"backend\":\"docker\",\"image\":\"assay:1\","
+	                        "\"image_id\":\"sha256:9\",\"repo_digests\":[],"
+	                        "\"image_id_was\":\"sha256:8\"}");
+	free(sb);
 	cJSON_Delete(ev);
+	/* opensandbox: what the server reports (null: it named none) */
+	run.backend = "opensandbox";
+	run.image_id = "";
+	run.image_id_was = NULL;
+	run.repo_digests = NULL;
+	const char *reported[] = {"assay:1", ""};
+	const char *want[] = {"\"image_reported\":\"assay:1\"}",
+	                      "\"image_reported\":null}"};
+	for (int i = 0; i < 2; i++) {
+		run.image_reported = reported[i];
+		ev = ev_run_start(&run, &c, NULL);
+		sb = json_print(ev_item(ev, EVF_SANDBOX));
+		char *exp = xasprintf("{\"backend\":\"opensandbox\",\"image\":"
+		                      "\"assay:1\",\"image_id\":\"\",%s",
+		                      want[i]);
+		assert_string_equal(sb, exp);
+		free(exp);
+		free(sb);
+		cJSON_Delete(ev);
+	}
 	config_free(&c);
+}
+
+/* What a recorded sandbox says of its image, in words: docker's id
+ * and digests, opensandbox's name only, a change on resume; nothing
+ * for the local sandbox or a record made before the fields were. */
+static void test_image_text(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *sandbox, *text, *change;
+	} cases[] = {
+	    {"{\"backend\":\"docker\",\"image\":\"a:1\",\"image_id\":"
+	     "\"sha256:9\",\"repo_digests\":[\"r/a@sha256:7\",\"q/"
+	     "a@sha256:7\"]}",
+	     "sha256:9; repo digests: r/a@sha256:7, q/a@sha256:7", NULL},
+	    {"{\"backend\":\"docker\",\"image\":\"a:1\",\"image_id\":"
+	     "\"sha256:9\",\"repo_digests\":[]}",
+	     "sha256:9; repo digests: none (built locally: never pushed to "
+	     "or pulled from a registry)",
+	     NULL},
+	    /* recorded before repo_digests */
+	    {"{\"backend\":\"docker\",\"image\":\"a:1\",\"image_id\":"
+	     "\"sha256:9\"}",
+	     "sha256:9; repo digests not recorded", NULL},
+	    {"{\"backend\":\"docker\",\"image\":\"a:1\",\"image_id\":"
+	     "\"sha256:9\",\"repo_digests\":[],\"image_id_was\":\"sha256:8\"}",
+	     "sha256:9; repo digests: none (built locally: never pushed to "
+	     "or pulled from a registry) (changed: the run had sha256:8)",
+	     "the image changed since the run was recorded: it ran on "
+	     "sha256:8, this sandbox runs sha256:9 (a:1)"},
+	    {"{\"backend\":\"opensandbox\",\"image\":\"a:1\",\"image_id\":"
+	     "\"\",\"image_reported\":\"a:1\"}",
+	     "not reported: the server names the image only (\"a:1\"), no "
+	     "digest",
+	     NULL},
+	    {"{\"backend\":\"opensandbox\",\"image\":\"a:1\",\"image_id\":"
+	     "\"\",\"image_reported\":null}",
+	     "not reported: the server named no image", NULL},
+	    {"{\"backend\":\"local\",\"image\":\"host\",\"image_id\":\"\"}",
+	     NULL, NULL},
+	    {"{\"backend\":\"local\"}", NULL, NULL}, /* an old run_resume */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		cJSON *sb = cJSON_Parse(cases[i].sandbox);
+		char *t = ev_image_text(sb), *c = ev_image_change_text(sb);
+		if (cases[i].text)
+			assert_string_equal(t, cases[i].text);
+		else
+			assert_null(t);
+		if (cases[i].change)
+			assert_string_equal(c, cases[i].change);
+		else
+			assert_null(c);
+		free(t);
+		free(c);
+		cJSON_Delete(sb);
+	}
+	assert_null(ev_image_text(NULL));
 }
 
 static void test_run_resume(void **state)
@@ -580,8 +671,8 @@ static void test_run_resume(void **state)
 	                     .model = "gpt",
 	                     .base_url = "http://h",
 	                     .backend = "local",
-	                     .image = "ignored",
-	                     .instructions = "ignored too",
+	                     .image = "host",
+	                     .instructions = "ignored",
 	                     .workspace = "/runs/r1/workspace"};
 	struct ev_resumed_from from = {
 	    .seq = 41, .status = "interrupted", .dropped_bytes = 12};
@@ -590,7 +681,8 @@ static void test_run_resume(void **state)
 	           "\"/runs/r1\",\"resumed_from\":{\"seq\":41,\"status\":"
 	           "\"interrupted\",\"dropped_bytes\":12},\"provider\":"
 	           "\"openai\",\"model\":\"gpt\",\"base_url\":\"http://h\","
-	           "\"sandbox\":{\"backend\":\"local\"},\"workspace\":"
+	           "\"sandbox\":{\"backend\":\"local\",\"image\":\"host\","
+	           "\"image_id\":\"\"},\"workspace\":"
 	           "\"/runs/r1/workspace\",\"prompt\":true}");
 	run.base_url = NULL;
 	run.workspace = NULL;
@@ -601,8 +693,23 @@ static void test_run_resume(void **state)
 	           "\"/runs/r1\",\"resumed_from\":{\"seq\":41,\"status\":"
 	           "\"unfinished\",\"dropped_bytes\":0},\"provider\":"
 	           "\"openai\",\"model\":\"gpt\",\"base_url\":\"\",\"sandbox\":"
-	           "{\"backend\":\"local\"},\"workspace\":\"/workspace\","
+	           "{\"backend\":\"local\",\"image\":\"host\",\"image_id\":"
+	           "\"\"},\"workspace\":\"/workspace\","
 	           "\"prompt\":false}");
+	/* docker, resumed on another image than the run had */
+	struct strv digests = {0};
+	run.backend = "docker";
+	run.image = "a:1";
+	run.image_id = "sha256:9";
+	run.repo_digests = &digests;
+	run.image_id_was = "sha256:8";
+	cJSON *ev = ev_run_resume(&run, &from, 0);
+	char *sb = json_print(ev_item(ev, EVF_SANDBOX));
+	assert_string_equal(sb, "{\"backend\":\"docker\",\"image\":\"a:1\","
+	                        "\"image_id\":\"sha256:9\",\"repo_digests\":[],"
+	                        "\"image_id_was\":\"sha256:8\"}");
+	free(sb);
+	cJSON_Delete(ev);
 }
 
 static void test_run_end(void **state)
@@ -746,6 +853,7 @@ int main(void)
 	    cmocka_unit_test(test_replay_and_step),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_run_start),
+	    cmocka_unit_test(test_image_text),
 	    cmocka_unit_test(test_run_resume),
 	    cmocka_unit_test(test_run_end),
 	    cmocka_unit_test(test_numbers_saturate),

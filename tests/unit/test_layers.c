@@ -1,6 +1,7 @@
 /* test_layers.c: the persisted workspace's names (src/sandbox/layers.c):
  * which whole archive a run dir holds, where a new one goes, what
- * writing one clears, and the deltas' names over each kind. */
+ * writing one clears, the deltas' names over each kind, and the tag
+ * and listing of an archive. */
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -126,11 +127,42 @@ static void test_new_and_written(void **state)
 	free(d);
 }
 
+/* The tag an archive's deltas and listing carry: another for an
+ * archive written again; its listing beside it, gone with it. */
+static void test_tag_and_listing(void **state)
+{
+	(void)state;
+	char *d = tmp_dir();
+	char *n = sbx_archive_new(d);
+	assert_null(sbx_archive_tag(n)); /* none yet */
+	free(put(d, "workspace.tar.zst", 10));
+	char *t1 = sbx_archive_tag(n);
+	assert_non_null(t1);
+	char *l = sbx_archive_listing(n);
+	char *want = xasprintf("%s/workspace.listing.json", d);
+	assert_string_equal(l, want);
+	free(put(d, "workspace.listing.json", 0));
+	free(put(d, "workspace.tar.zst", 5)); /* the same size, later */
+	char *t2 = sbx_archive_tag(n);
+	assert_string_not_equal(t1, t2);
+	sbx_archive_written(n);
+	assert_false(exists(d, "workspace.listing.json"));
+	assert_true(exists(d, "workspace.tar.zst"));
+	free(t2);
+	free(want);
+	free(l);
+	free(t1);
+	free(n);
+	rm(d);
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_find),
 	    cmocka_unit_test(test_new_and_written),
+	    cmocka_unit_test(test_tag_and_listing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

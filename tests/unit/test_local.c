@@ -214,6 +214,27 @@ static void test_stop_kills_running(void **state)
 	result_free(&r2);
 }
 
+/* A command cancelled while bwrap is still setting up its sandbox (its
+ * inner process exists, but binds itself to the outer one's life only
+ * once set up) leaves nothing behind: cancelled every 0.1 ms of its
+ * first 12 ms, each bwrap and each command is gone. */
+static void test_cancel_during_setup(void **state)
+{
+	struct harness *h = *state;
+	start_or_skip(h);
+	for (int i = 0; i < 120; i++) {
+		struct result r;
+		struct sbx_exec *e = harness_spawn(h, &r, "sleep 987651", 60);
+		assert_non_null(e);
+		usleep((useconds_t)i * 100);
+		sbx_exec_cancel(e);
+		harness_wait(h, &r, 30000); /* a hang guard */
+		assert_true(r.done);
+		result_free(&r);
+	}
+	assert_int_equal(wait_no_procs("sleep 987651", 10000), 0);
+}
+
 static long maxrss_kb(void)
 {
 	struct rusage ru;
@@ -1163,6 +1184,7 @@ int main(void)
 	    T(test_background_holding_pipe),
 	    T(test_cancel),
 	    T(test_stop_kills_running),
+	    T(test_cancel_during_setup),
 	    T(test_big_output_bounded),
 	    T(test_stdin),
 	    T(test_python_stack),

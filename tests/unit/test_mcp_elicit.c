@@ -76,6 +76,19 @@ static void test_check(void **state)
 	expect("{\"name\":\"Al\",\"ok\":true,\"extra\":1}", -1,
 	       "not a field it asked for");
 	expect("[]", -1, "not an object");
+	/* names are exact: "Name" is not "name" */
+	expect("{\"Name\":\"Al\",\"name\":\"Al\",\"ok\":true}", -1,
+	       "Name: not a field it asked for");
+}
+
+/* oneOf entries without const are not a list of choices. */
+static void test_oneof_without_const(void **state)
+{
+	(void)state;
+	cJSON *p = cJSON_Parse("{\"type\":\"string\",\"oneOf\":[{\"const\":"
+	                       "\"a\"},{\"pattern\":\"x\"}]}");
+	assert_null(mcp_elicit_choices(p));
+	cJSON_Delete(p);
 }
 
 static void test_defaults_and_choices(void **state)
@@ -109,6 +122,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_check),
 	    cmocka_unit_test(test_defaults_and_choices),
+	    cmocka_unit_test(test_oneof_without_const),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,10 @@
 /* test_models.c: the model table (src/agent/models.c): the shipped
- * entries, lookups of dated versions, overrides from the configuration,
- * malformed overrides, the cost of a turn with cache reads and writes,
- * the --max-cost check, which models take images, the boxes images are
- * scaled to and what an image costs in tokens by each rule. */
+ * entries (each dated or marked unchecked), lookups of dated versions,
+ * overrides from the configuration, the imported layer below them and
+ * where each entry's prices come from, malformed overrides, the cost
+ * of a turn with cache reads and writes, the --max-cost check, which
+ * models take images, the boxes images are scaled to and what an image
+ * costs in tokens by each rule. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,6 +78,96 @@ static void test_overrides(void **state)
 		assert_non_null(strstr(err, "models.\"x\""));
 		free(err);
 		err = NULL;
+		cJSON_Delete(layer);
+		config_free(&c);
+	}
+}
+
+/* Every shipped entry says when its prices were checked, or that they
+ * were not; the newest models' prefixes do not fall to an older entry. */
+static void test_shipped_dates(void **state)
+{
+	(void)state;
+	char *err = NULL;
+	struct model_table *t = models_load(NULL, &err);
+	assert_non_null(t);
+	for (size_t i = 0; i < models_count(t); i++) {
+		const struct model_info *m = models_at(t, i);
+		assert_int_equal(m->from, MODEL_PRICE_TABLE);
+		assert_true(m->priced);
+		assert_true(*m->date || m->unchecked);
+		assert_false(*m->date && m->unchecked);
+	}
+	const struct model_info *m = models_find(t, "claude-opus-4-5-20251101");
+	assert_string_equal(m->name, "claude-opus-4-5");
+	assert_true(fabs(m->input - 5.0) < 1e-9); /* not Opus 4's $15 */
+	assert_string_equal(m->date, "2026-12-07");
+	m = models_find(t, "gpt-5.4-mini-2026-03-17");
+	assert_string_equal(m->name, "gpt-5.4-mini");
+	models_free(t);
+}
+
+/* The imported table sits below every configuration's "models": an
+ * entry says where its prices come from and since when. */
+static void test_price_origin(void **state)
+{
+	(void)state;
+	struct config c;
+	char *err = NULL;
+	config_defaults(&c);
+	c.models_imported = cJSON_Parse(
+	    "{\"imp\": {\"input\": 1, \"output\": 2, \"imported\": "
+	    "\"2026-11-30\"}, \"both\": {\"input\": 1, \"output\": 2, "
+	    "\"imported\": \"2026-11-30\"}, \"gpt-4.1\": {\"input\": 9, "
+	    "\"imported\": \"2026-11-30\"}}");
+	cJSON *layer = cJSON_Parse("{\"models\": {\"both\": {\"output\": 3},"
+	                           " \"gpt-4o\": {\"vision\": false}}}");
+	assert_int_equal(config_apply_json(&c, layer, "test", &err), 0);
+	struct model_table *t = models_load(&c, &err);
+	assert_non_null(t);
+	const struct model_info *m = models_find(t, "imp");
+	assert_int_equal(m->from, MODEL_PRICE_IMPORT);
+	assert_string_equal(m->date, "2026-11-30");
+	m = models_find(t, "both"); /* the config's price over the import */
+	assert_int_equal(m->from, MODEL_PRICE_CONFIG);
+	assert_true(fabs(m->output - 3) < 1e-9 && fabs(m->input - 1) < 1e-9);
+	m = models_find(t, "gpt-4.1"); /* an import over the shipped table */
+	assert_int_equal(m->from, MODEL_PRICE_IMPORT);
+	assert_true(fabs(m->input - 9) < 1e-9 && fabs(m->output - 8) < 1e-9);
+	m = models_find(t, "gpt-4o"); /* no price given: still the table's */
+	assert_int_equal(m->from, MODEL_PRICE_TABLE);
+	assert_true(m->unchecked);
+	models_free(t);
+	cJSON_Delete(layer);
+	config_free(&c);
+}
+
+/* A date that is not YYYY-MM-DD, a flag that is not a boolean, a number
+ * that is not finite: errors naming the field. */
+static void test_fields_malformed(void **state)
+{
+	(void)state;
+	const char *bad[] = {
+	    "{\"models\": {\"x\": {\"input\": 1, \"checked\": \"12/07/26\"}}}",
+	    "{\"models\": {\"x\": {\"input\": 1, \"imported\": 20261207}}}",
+	    "{\"models\": {\"x\": {\"input\": 1, \"unchecked\": \"yes\"}}}"};
+	const char *field[] = {".checked", ".imported", ".unchecked"};
+	for (int i = 0; i < 4; i++) {
+		struct config c;
+		char *err = NULL;
+		config_defaults(&c);
+		cJSON *layer =
+		    i < 3 ? cJSON_Parse(bad[i]) : cJSON_CreateObject();
+		if (i == 3) /* JSON cannot say it; cJSON reads 1e999 so */
+			cJSON_AddNumberToObject(
+			    cJSON_AddObjectToObject(
+			        cJSON_AddObjectToObject(layer, "models"), "x"),
+			    "output", INFINITY);
+		assert_int_equal(config_apply_json(&c, layer, "test", &err), 0);
+		assert_null(models_load(&c, &err));
+		assert_non_null(
+		    strstr(err, i < 3 ? field[i] : ".output must be"));
+		free(err);
 		cJSON_Delete(layer);
 		config_free(&c);
 	}
@@ -309,6 +401,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_shipped_and_dated),
 	    cmocka_unit_test(test_overrides),
+	    cmocka_unit_test(test_shipped_dates),
+	    cmocka_unit_test(test_price_origin),
+	    cmocka_unit_test(test_fields_malformed),
 	    cmocka_unit_test(test_cost),
 	    cmocka_unit_test(test_cost_budget_needs_price),
 	    cmocka_unit_test(test_vision),

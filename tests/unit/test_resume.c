@@ -80,6 +80,50 @@ static void bad_middle_line_refused(void **state)
 	free(text);
 }
 
+/* The image id a run's sandbox had last: run_start's, then each
+ * run_resume's that records one (a record of an older assay, without
+ * them: ""). What a resume compares its new sandbox's with. */
+static void recorded_image_id(void **state)
+{
+	(void)state;
+	static const char *const resumes[] = {
+	    "",
+	    "{\"seq\":2,\"type\":\"run_resume\",\"sandbox\":{\"backend\":"
+	    "\"docker\",\"image\":\"a:1\",\"image_id\":\"sha256:b\"}}\n",
+	    /* then one of an older assay: {backend} only */
+	    "{\"seq\":2,\"type\":\"run_resume\",\"sandbox\":{\"backend\":"
+	    "\"docker\",\"image\":\"a:1\",\"image_id\":\"sha256:b\"}}\n"
+	    "{\"seq\":3,\"type\":\"run_resume\",\"sandbox\":{\"backend\":"
+	    "\"docker\"}}\n",
+	};
+	static const char *const want[] = {"sha256:a", "sha256:b", "sha256:b"};
+	char *start = xstrdup(RUN_START);
+	char *at = strstr(start, "\"image\":\"host\"");
+	assert_non_null(at);
+	for (int with_id = 0; with_id < 2; with_id++) {
+		for (size_t i = 0; i < 3; i++) {
+			char *rs = with_id
+			               ? xasprintf("%.*s\"image_id\":\"sha256:a"
+			                           "\",%s",
+			                           (int)(at - start), start, at)
+			               : xstrdup(start);
+			char *text = xasprintf("%s%s", rs, resumes[i]);
+			struct record r = {0};
+			char *err = NULL;
+			assert_int_equal(
+			    record_parse(text, strlen(text), &r, &err), 0);
+			/* an older run_start records no id: "" until a
+			 * resume records one */
+			assert_string_equal(record_image_id(&r),
+			                    with_id || i ? want[i] : "");
+			record_free(&r);
+			free(text);
+			free(rs);
+		}
+	}
+	free(start);
+}
+
 static int parse_with(const char *events, char **err)
 {
 	char *text = xasprintf("%s%s", RUN_START, events);
@@ -322,16 +366,127 @@ static void snapshot_bytes_counts(void **state)
 	cJSON_Delete(list);
 }
 
+/* A listing of a file a (mtime and ctime given) and a directory d,
+ * taken at 1000 s. */
+static struct snapshot *listing_of(const char *a_type, double size,
+                                   double mtime, double ctime, int extra)
+{
+	char *text = xasprintf("[{\"path\":\"a\",\"type\":\"%s\",\"size\":%g,"
+	                       "\"mtime\":%.3f,\"ctime\":%.3f},"
+	                       "{\"path\":\"d\",\"type\":\"dir\",\"size\":0,"
+	                       "\"mtime\":500,\"ctime\":500}%s]",
+	                       a_type, size, mtime, ctime,
+	                       extra ? ",{\"path\":\"d/x\",\"type\":\"file\","
+	                               "\"size\":1,\"mtime\":500,\"ctime\":500}"
+	                             : "");
+	cJSON *list = cJSON_Parse(text);
+	assert_non_null(list);
+	struct snapshot *sn = snapshot_new(list, 1000);
+	cJSON_Delete(list);
+	free(text);
+	return sn;
+}
+
+/* snapshot_same (agent/snapshot.c): what tells the run's end the
+ * workspace is the archive's: every entry the same, none written just
+ * before the older listing; a chmod (ctime alone) is a change, to
+ * snapshot_delta too. */
+static void snapshot_same_entry_for_entry(void **state)
+{
+	(void)state;
+	struct snapshot *old = listing_of("file", 10, 900, 900, 0);
+	struct snapshot *sn = listing_of("file", 10, 900, 900, 0);
+	assert_true(snapshot_same(old, sn));
+	assert_true(snapshot_serial(old) != snapshot_serial(sn));
+	assert_int_equal(snapshot_serial(NULL), 0);
+	assert_false(snapshot_same(NULL, sn));
+	assert_false(snapshot_same(old, NULL));
+	struct snapshot *other[] = {
+	    listing_of("file", 11, 900, 900, 0), /* size */
+	    listing_of("file", 10, 901, 901, 0), /* mtime */
+	    listing_of("file", 10, 900, 950, 0), /* ctime: a chmod */
+	    listing_of("link", 10, 900, 900, 0), /* type */
+	    listing_of("file", 10, 900, 900, 1), /* one more entry */
+	};
+	for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
+		assert_false(snapshot_same(old, other[i]));
+		snapshot_free(other[i]);
+	}
+	/* one entry fewer */
+	struct snapshot *more = listing_of("file", 10, 900, 900, 1);
+	assert_false(snapshot_same(more, old));
+	/* the chmod is in a delta */
+	struct snapshot *chmod = listing_of("file", 10, 900, 950, 0);
+	struct sbx_delta d = {0};
+	assert_int_equal(snapshot_delta(old, chmod, &d), 1);
+	assert_string_equal(d.files.v[0], "a");
+	strv_free(&d.files);
+	/* written within 10 ms of the older listing: it may have changed
+	 * again within the same tick */
+	struct snapshot *r1 = listing_of("file", 10, 999.995, 999.995, 0);
+	struct snapshot *r2 = listing_of("file", 10, 999.995, 999.995, 0);
+	assert_false(snapshot_same(r1, r2));
+	snapshot_free(r1);
+	snapshot_free(r2);
+	snapshot_free(chmod);
+	snapshot_free(more);
+	snapshot_free(sn);
+	snapshot_free(old);
+}
+
+/* snapshot_save and snapshot_load: a listing kept beside an archive
+ * comes back only with the archive's tag; its time is the one given. */
+static void snapshot_kept_in_a_file(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/assay-snap-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *path = xasprintf("%s/listing.json", dir);
+	struct snapshot *sn = listing_of("file", 10, 900, 900, 1);
+	char *err = NULL;
+	assert_int_equal(snapshot_save(sn, path, "a-1", 2000, &err), 0);
+	struct snapshot *back = snapshot_load(path, "a-1");
+	assert_non_null(back);
+	assert_true(snapshot_same(sn, back));
+	/* taken at 2000: a file of 1999.995 would be too close */
+	struct snapshot *late = listing_of("file", 10, 1999.995, 900, 1);
+	struct snapshot *late_back = NULL;
+	assert_int_equal(snapshot_save(late, path, "a-1", 2000, &err), 0);
+	late_back = snapshot_load(path, "a-1");
+	assert_non_null(late_back);
+	assert_false(snapshot_same(late_back, late));
+	assert_null(snapshot_load(path, "a-2")); /* another archive's */
+	char *missing = xasprintf("%s/none.json", dir);
+	assert_null(snapshot_load(missing, "a-1"));
+	/* not through a link (a run dir may be hostile) */
+	char *link = xasprintf("%s/link.json", dir);
+	assert_int_equal(symlink(path, link), 0);
+	assert_null(snapshot_load(link, "a-1"));
+	unlink(link);
+	unlink(path);
+	rmdir(dir);
+	free(link);
+	free(missing);
+	free(path);
+	snapshot_free(late_back);
+	snapshot_free(late);
+	snapshot_free(back);
+	snapshot_free(sn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(cut_last_line_dropped),
 	    cmocka_unit_test(bad_middle_line_refused),
+	    cmocka_unit_test(recorded_image_id),
 	    cmocka_unit_test(damaged_turns_refused),
 	    cmocka_unit_test(no_run_start_refused),
 	    cmocka_unit_test(found_and_applied),
 	    cmocka_unit_test(hash_matches_rebuilt_conversation),
 	    cmocka_unit_test(snapshot_bytes_counts),
+	    cmocka_unit_test(snapshot_same_entry_for_entry),
+	    cmocka_unit_test(snapshot_kept_in_a_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

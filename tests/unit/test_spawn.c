@@ -126,6 +126,53 @@ static void test_fresh_child(void **state)
 	signal(SIGPIPE, SIG_DFL);
 }
 
+/* fd3: the program gets that descriptor as its 3 (bwrap's --info-fd 3)
+ * and still nothing else of ours, also when the descriptor given is
+ * 3 itself. */
+static void test_fd3(void **state)
+{
+	(void)state;
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	int leak = open("/dev/null", O_RDONLY);
+	char *argv[] = {"/bin/sh", "-c", "echo said >&3; ls /proc/self/fd",
+	                NULL};
+	struct spawn_opts o = {.argv = argv, .fd3 = &p[1]};
+	char *out = run(&o, NULL);
+	/* 0-2, 3, and 4 (ls's own listing) */
+	assert_string_equal(out, "0\n1\n2\n3\n4\n");
+	free(out);
+	close(p[1]);
+	out = read_all(p[0]);
+	assert_string_equal(out, "said\n");
+	free(out);
+	close(leak);
+	/* the descriptor given is 3 itself */
+	assert_int_equal(pipe(p), 0);
+	int r = fcntl(p[0], F_DUPFD_CLOEXEC, 10);
+	int w = fcntl(p[1], F_DUPFD_CLOEXEC, 10);
+	close(p[0]);
+	close(p[1]);
+	/* what sits on 3 (the test runner's, close-on-exec) moves aside */
+	int saved = fcntl(3, F_DUPFD_CLOEXEC, 10);
+	int three = dup2(w, 3);
+	assert_int_equal(three, 3);
+	close(w);
+	struct spawn_opts o2 = {.argv = argv, .fd3 = &three};
+	out = run(&o2, NULL);
+	assert_string_equal(out, "0\n1\n2\n3\n4\n");
+	free(out);
+	close(three);
+	if (saved >= 0) {
+		dup2(saved, 3);
+		fcntl(3, F_SETFD, FD_CLOEXEC);
+		close(saved);
+	}
+	out = read_all(r);
+	assert_string_equal(out, "said\n");
+	free(out);
+}
+
 /* Limits set, and a group of its own (in place before spawn_start
  * returns, so a kill(-pid) cannot miss). */
 static void test_limits_and_group(void **state)
@@ -199,6 +246,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_stdio),
 	    cmocka_unit_test(test_fresh_child),
+	    cmocka_unit_test(test_fd3),
 	    cmocka_unit_test(test_limits_and_group),
 	    cmocka_unit_test(test_failures),
 	    cmocka_unit_test(test_which),

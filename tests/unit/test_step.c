@@ -141,7 +141,7 @@ static void drive(struct run *r, const char *dir, int scenario)
 	session_observe(r->s, on_event, r);
 	struct session_stepper st = {on_pause};
 	session_set_stepper(r->s, &st, r);
-	struct session_approver ap = {on_approval, on_cancel, NULL};
+	struct session_approver ap = {on_approval, on_cancel, NULL, NULL};
 	session_set_approver(r->s, &ap, r);
 	session_set_step(r->s, 1);
 	if (session_start(r->s, "make two files", &err) < 0)

@@ -213,6 +213,20 @@ static void test_tree_and_end(void **state)
 	assert_string_equal(m.model_name, "m2");
 	assert_string_equal(m.ask, "risky");
 	assert_int_equal(m.max_turns, 7);
+	/* that resume (an older record: {backend} alone) noted nothing */
+	assert_int_not_equal(m.items[m.nitems - 1].kind, UI_ITEM_NOTICE);
+	/* a resume on another image than the run had: a notice naming
+	 * both ids */
+	int before = m.nitems;
+	ev(&m, "{\"type\":\"run_resume\",\"sandbox\":{\"backend\":"
+	       "\"docker\",\"image\":\"a:1\",\"image_id\":\"sha256:2\","
+	       "\"repo_digests\":[],\"image_id_was\":\"sha256:1\"}}");
+	assert_int_equal(m.nitems, before + 1);
+	assert_int_equal(m.items[before].kind, UI_ITEM_NOTICE);
+	assert_string_equal(
+	    buf_str(&m.items[before].text),
+	    "the image changed since the run was recorded: it "
+	    "ran on sha256:1, this sandbox runs sha256:2 (a:1)");
 	ui_model_free(&m);
 }
 
