@@ -217,7 +217,7 @@ static const char feeder_py[] =
  * such a type. Before that frame's last lines it lists the workspace
  * (at most the count in ls.N; as fileop's list does it: /workspace
  * resolved and inside, entries below it to depth 64 as "%y %s %T@
- * %P\0", links not followed), again 15 ms later when something in it
+ * %C@ %P\0", links not followed), again 15 ms later when something in it
  * is that recent (so that the next delta need not take it again: see
  * snapshot_delta), and sends "@L TIME", the records base64'd, "@E";
  * after those lines "@D", and the FIFO is closed. A FIFO whose reader
@@ -268,10 +268,10 @@ static const char relay_py[] =
     "   if len(a)>=M:return\n"
     "   try:s=x.stat(follow_symlinks=False)\n"
     "   except OSError:continue\n"
-    "   y=next((v for f,v in Y if f(s.st_mode)),b'b');n=s.st_mtime_ns\n"
-    "   T[0]=max(T[0],n)\n"
-    "   a.append(b'%s %d %d.%09d %s\\0'%(y,s.st_size,n//10**9,n%10**9,"
-    "os.fsencode(q+x.name)))\n"
+    "   y=next((v for f,v in Y if f(s.st_mode)),b'b')\n"
+    "   n=s.st_mtime_ns;k=s.st_ctime_ns;T[0]=max(T[0],n)\n"
+    "   a.append(b'%s %d %d.%09d %d.%09d %s\\0'%(y,s.st_size,n//10**9,"
+    "n%10**9,k//10**9,k%10**9,os.fsencode(q+x.name)))\n"
     "   if y==b'd' and e<64:walk(x.path,q+x.name+'/',e+1,a,T)\n"
     "def listing():\n"
     " w='/workspace';r=os.path.realpath(w)\n"

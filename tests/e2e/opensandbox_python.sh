@@ -6,7 +6,9 @@
 # across calls, a cell past its timeout interrupted (by upload) with the
 # state kept, binary bytes through the frames intact; awkward characters
 # in a cell intact, a cell too big for a command line by upload, a
-# kernel that dies under its cell's command. In the TUI (tmux): Ctrl-C
+# kernel that dies under its cell's command; the workspace listing the
+# cell's command brings back is the one a listing command gives (ctime
+# and all). In the TUI (tmux): Ctrl-C
 # interrupts a running cell, the kernel lives on, the next message's
 # cell still sees earlier variables. Skipped (77) without bubblewrap or
 # tmux.
@@ -69,6 +71,60 @@ check "... it was one upload into the kernel's stdin" \
 	test "$($PY -c "import json,sys; print(sum(1 for l in open(sys.argv[1]) for u in json.loads(l).get('uploaded', []) if '.assay-io' in u['path'] and not u['path'].endswith('.ok')))" "$OS_LOG")" -eq 1
 check "a kernel that dies under its cell says so" grep -q 'exited with code 3' "$TR"
 check "... and the next cell runs in a new one" grep -q 'alive' "$TR"
+
+# --- the listing a cell's command takes (its relay's: os_exec.c) is
+# what a listing command (fileop's list) gives, entry for entry: after
+# a shell call (a listing of its own) a cell that changes nothing keeps
+# the whole archive, and the end's fresh listing matches the cell's, so
+# the end does not archive again; a chmod alone in a cell (its ctime)
+# is a delta after a cell that changed nothing and took none. The shell
+# call sleeps: nothing is in the racy margin ---------------------------
+mk="mkdir -p 'sub dir/deep' && echo one >'sub dir/a b.txt' && echo two >'sub dir/deep/b.txt' && ln -s 'a b.txt' 'sub dir/link' && chmod 640 'sub dir/deep/b.txt' && sleep 0.2"
+chmod="import os\\nos.chmod('sub dir/deep/b.txt', 0o755)"
+for r in same chmod; do
+	last=
+	[ "$r" = same ] || last=",{\"text\": \"Chmod.\", \"tool_calls\": [{\"name\": \"python\", \"arguments\": {\"code\": \"$chmod\"}}]}"
+	cat >"$T/$r.json" <<JSON
+{"turns": [
+  {"text": "Make.", "tool_calls": [{"name": "shell", "arguments": {"command": "$mk"}}]},
+  {"text": "Cell.", "tool_calls": [{"name": "python", "arguments": {"code": "print('listed')"}}]}$last,
+  {"text": "Done.", "tool_calls": []}
+]}
+JSON
+	start_fake_os
+	set +e
+	"$ASSAY" run --sandbox opensandbox --provider script --script "$T/$r.json" \
+		--run-dir "$T/$r" "$r" 2>"$T/$r.stderr"
+	code=$?
+	set -e
+	check "the $r run completes (exit $code)" test "$code" -eq 0
+done
+check "a cell that changes nothing lists as the listing commands before and after it (the end does not archive again)" \
+	grep -q "end: the workspace is unchanged since .*: not archived again" "$T/same/assay.log"
+check "... and the archive holds what the shell made" \
+	sh -c "tar -tf '$(ws_archive "$T/same")' | grep -q 'sub dir/deep/b.txt'"
+# the tars downloaded (a delta, the end's archive) after each cell's
+# command began (its log's t), up to the next's; the fake logs a
+# command when its handler returns: wait for the log to settle
+n=-1
+for _ in $(seq 40); do
+	m=$(wc -l <"$OS_LOG")
+	[ "$m" = "$n" ] && break
+	n=$m
+	sleep 0.5
+done
+tars=$($PY - "$OS_LOG" <<'PY'
+import json, sys
+log = [json.loads(l) for l in open(sys.argv[1])]
+cells = sorted(e["t"] for e in log if "tap.$n" in e.get("command", ""))
+tars = [e["t"] for e in log if "/files/download" in e["path"] and e["path"].endswith(".tar")]
+print(*(sum(1 for t in tars if a <= t < b) for a, b in zip(cells, cells[1:] + [1e12])))
+PY
+)
+check "a chmod alone in a cell is a delta, the cell before it took none (the cell's listing has ctime): $tars" \
+	test "$tars" = "0 2"
+check "... the end folds it into the archive, with the new mode" \
+	test "$(tar -tvf "$(ws_archive "$T/chmod")" 'sub dir/deep/b.txt' | cut -c1-10)" = -rwxr-xr-x
 
 # --- Ctrl-C in the TUI interrupts a cell ------------------------------
 cat >"$T/tui.json" <<'EOF'
