@@ -1,8 +1,9 @@
 /* os_internal.h: the pieces of the opensandbox backend (private to
  * src/sandbox/): requests to the lifecycle server and to a sandbox's
  * execd (opensandbox.c), commands through execd's event stream
- * (os_exec.c), the workspace's files (os_files.c) and what doctor
- * asks the server (os_doctor.c). */
+ * (os_exec.c), a kernel's stdin and stdout in them (os_cell.c), the
+ * workspace's files (os_files.c) and what doctor asks the server
+ * (os_doctor.c). */
 #ifndef ASSAY_SANDBOX_OS_INTERNAL_H
 #define ASSAY_SANDBOX_OS_INTERNAL_H
 
@@ -24,7 +25,7 @@ struct http_xfer;
 struct os_exec;
 
 /* The listing a python cell's command took of the whole workspace at
- * its end (os_exec.c), for the os_list that follows the call. */
+ * its end (os_cell.c), for the os_list that follows the call. */
 struct os_prelist {
 	struct buf recs; /* records as fileop's list gives them */
 	double taken;    /* when (wall clock, the sandbox's) */
@@ -125,7 +126,7 @@ struct os_exec_args {
 	 * 4-byte big-endian length, the payload) and a frame of one of
 	 * these types ends the reply to a write; each write then is one
 	 * command that puts it in, brings back its reply and lists the
-	 * workspace (os_exec.c). NULL: plain bytes. */
+	 * workspace (os_cell.c). NULL: plain bytes. */
 	const char *reply_end;
 	int timeout_s;
 	int internal; /* a file operation: no limits, kept at stop */
@@ -157,6 +158,37 @@ void os_b64_feed(struct os_b64 *b, const char *data, size_t n);
 char *os_b64_encode(const void *data, size_t n);
 /* s single-quoted for the shell. */
 char *os_quote(const char *s);
+
+/* ---- a kernel's stdin and stdout (os_cell.c) ---- */
+
+struct os_cell;
+
+/* Append to b the pipeline that runs run (shell words) between the
+ * feeder of its stdin and the relay of its stdout, in
+ * /tmp/.assay-io/tag; reply_end as os_exec_args has it. */
+void os_cell_pipeline(struct buf *b, const char *tag, const char *run,
+                      const char *reply_end);
+/* What a cell command tells the framed exec it writes to. */
+struct os_cell_hooks {
+	/* a line of the reply, "OFFSET BASE64" as the relay sends it */
+	void (*line)(void *arg, const char *line);
+	/* the cell lets go of the exec: its reply is in, or its command
+	 * ended first; why: NULL, or why the request did not go in */
+	void (*done)(void *arg, const char *why);
+	void *arg;
+};
+/* Whether n bytes fit a cell command's text (else: by upload). */
+int os_cell_fits(const void *data, size_t n);
+/* Put data in as request n of the framed exec in /tmp/.assay-io/tag by
+ * a cell command, which brings its reply back through h and lists the
+ * workspace at its end (o->pre). NULL and *err when it cannot begin. */
+struct os_cell *os_cell_start(struct sbx *s, const char *tag, unsigned n,
+                              const void *data, size_t len,
+                              const struct os_cell_hooks *h, char **err);
+/* End a cell command at once, without a word (its exec is gone). */
+void os_cell_detach(struct os_cell *c);
+/* Whether its listing came back whole. */
+int os_cell_listed(const struct os_cell *c);
 
 /* ---- files (os_files.c) ---- */
 

@@ -197,7 +197,7 @@ import json, sys
 log = sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda e: e["t"])
 execd = [e for e in log if e.get("api") == "execd"]
 cmds = [e for e in execd if e["method"] == "POST" and e["path"].endswith("/command")]
-def is_cell(c):  # a cell's command: it writes in.N, reads tap.N (os_exec.c)
+def is_cell(c):  # a cell's command: it writes in.N, reads tap.N (os_cell.c)
     return "tap.$n" in c.get("command", "")  # (the log keeps 200 bytes)
 ups = [e["t"] for e in log if e["path"].endswith("/files/upload") and
        any(".assay-io" in u["path"] for u in e.get("uploaded", []))]

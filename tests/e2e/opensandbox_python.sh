@@ -2,7 +2,7 @@
 # The python tool on the opensandbox backend (fake OpenSandbox server):
 # execd gives commands no stdin, so each cell goes in by a command of
 # its own that writes it for the kernel's feeder and brings its reply
-# back, its frames base64'd by a relay (os_exec.c). Headless: state kept
+# back, its frames base64'd by a relay (os_cell.c). Headless: state kept
 # across calls, a cell past its timeout interrupted (by upload) with the
 # state kept, binary bytes through the frames intact; awkward characters
 # in a cell intact, a cell too big for a command line by upload, a
@@ -72,7 +72,7 @@ check "... it was one upload into the kernel's stdin" \
 check "a kernel that dies under its cell says so" grep -q 'exited with code 3' "$TR"
 check "... and the next cell runs in a new one" grep -q 'alive' "$TR"
 
-# --- the listing a cell's command takes (its relay's: os_exec.c) is
+# --- the listing a cell's command takes (its relay's: os_cell.c) is
 # what a listing command (fileop's list) gives, entry for entry: after
 # a shell call (a listing of its own) a cell that changes nothing keeps
 # the whole archive, and the end's fresh listing matches the cell's, so
