@@ -68,6 +68,10 @@
  *       the regular files NAME... of a persisted workspace, each of at
  *       most MAX bytes, into the empty directory DIR (export); a name
  *       not written is reported on stdout as "NAME<TAB>reason".
+ *   assay-archive spare ROOM
+ *       waits for one of the commands above on stdin (its arguments,
+ *       each NUL-ended, then EOF) and runs it, shown in ps as if
+ *       started with it (sandbox/child.c starts one ahead of need).
  *   assay-archive restore ARCHIVE.tar.gz
  *       a persisted workspace (maybe changed since: it lies in a run dir)
  *       as a clean tar on stdout, for PUT .../archive (docker resume).
@@ -994,9 +998,52 @@ out:
 	return done(rc, err);
 }
 
+/* `assay-archive spare ROOM`: started ahead of need (the spare of
+ * sandbox/child.c). Its command's arguments come on stdin, each
+ * NUL-ended, up to EOF (none: assay is gone, exit 0); *argc and *argv
+ * become them, and they replace "spare ROOM" in the command line ps
+ * and /proc show (cut to ROOM's length), as if it was started so. */
+static void spare_command(int *argc, char ***argv)
+{
+	struct buf b;
+	buf_init(&b, 64u << 20);
+	char chunk[8192];
+	for (;;) {
+		ssize_t n = read(STDIN_FILENO, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (buf_append(&b, chunk, (size_t)n) < 0)
+			exit(archive_usage());
+	}
+	if (!b.len)
+		exit(0);
+	if (b.data[b.len - 1] != '\0')
+		exit(archive_usage());
+	size_t n = 0;
+	for (size_t i = 0; i < b.len; i++)
+		n += !b.data[i];
+	char **v = xcalloc(n + 2, sizeof *v);
+	v[0] = (*argv)[0];
+	char *p = b.data;
+	for (size_t i = 1; i <= n; i++, p += strlen(p) + 1)
+		v[i] = p;
+	/* the shown command line: argv[1] up to the end of the last */
+	char *start = (*argv)[1], *last = (*argv)[*argc - 1];
+	size_t room = (size_t)(last + strlen(last) - start);
+	size_t k = b.len < room ? b.len : room;
+	memcpy(start, b.data, k);
+	memset(start + k, '\0', room + 1 - k);
+	*argc = (int)n + 1;
+	*argv = v; /* b's memory stays: v points into it */
+}
+
 int main(int argc, char **argv)
 {
 	char *err = NULL;
+	if (argc == 3 && !strcmp(argv[1], "spare"))
+		spare_command(&argc, &argv);
 	if (argc < 2 || take_mounts(&argc, &argv) < 0)
 		return archive_usage();
 	const char *cmd = argv[1];

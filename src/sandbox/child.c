@@ -381,10 +381,154 @@ static char *archive_bin_for(char *const *args)
 	return x;
 }
 
+/* ---- the spare: an assay-archive started ahead of need ---- */
+
+/* Most of a small archive step is the helper's start (its exec and the
+ * ~20 libraries libarchive brings). The spare is started while nothing
+ * waits for it (when a sandbox is ready, and a while after each use),
+ * blocked on its stdin; the next command that needs no stdin, no HTTP
+ * and no environment is written there (NUL-ended arguments, then EOF)
+ * and the spare runs it as if started with it (it shows those
+ * arguments as its command line too). One per process; EOF without
+ * arguments (assay gone) ends it. */
+#define SPARE_ROOM 4000  /* the command line's room for those arguments */
+#define SPARE_ARGS 60000 /* at most this much goes by the stdin pipe */
+#define SPARE_AGAIN_MS 400
+
+static struct {
+	struct loop *loop;
+	pid_t pid; /* 0: none */
+	int in_fd, out_fd, err_fd;
+	uint64_t again;
+} spare;
+
+/* Close the spare's pipes and forget it (reaped or handed over). */
+static void spare_forget(void)
+{
+	if (spare.pid > 0) {
+		close(spare.in_fd);
+		if (spare.out_fd >= 0)
+			close(spare.out_fd);
+		if (spare.err_fd >= 0)
+			close(spare.err_fd);
+	}
+	spare.pid = 0;
+}
+
+/* The spare died before it was given work. */
+static void spare_on_reaped(pid_t pid, int status, void *arg)
+{
+	(void)pid, (void)status, (void)arg;
+	spare_forget();
+}
+
+void sbx_archive_warm(struct loop *l)
+{
+	if (spare.pid > 0 || getenv("ASSAY_NO_SPARE"))
+		return;
+	char *bin = sbx_archive_helper();
+	if (!bin || access(bin, X_OK) < 0) {
+		free(bin); /* the next spawn says it is missing */
+		return;
+	}
+	char pad[SPARE_ROOM + 1];
+	memset(pad, ' ', SPARE_ROOM);
+	pad[SPARE_ROOM] = '\0';
+	char *argv[] = {bin, "spare", pad, NULL};
+	char *envp[] = {"PATH=/usr/bin:/bin", "ASSAY_LOG_STDERR=1", NULL};
+	struct spawn_opts o = {.argv = argv, .envp = envp};
+	o.io[0] = o.io[1] = o.io[2] = (struct spawn_io){SPAWN_PIPE, -1};
+	struct spawn_proc p;
+	char *why = NULL;
+	if (spawn_start(&o, &p, &why) < 0) {
+		log_warn("archive: no spare helper: %s", why);
+		free(why);
+		free(bin);
+		return;
+	}
+	free(bin);
+	spare.loop = l;
+	spare.pid = p.pid;
+	spare.in_fd = p.fd[0];
+	spare.out_fd = p.fd[1];
+	spare.err_fd = p.fd[2];
+	loop_child_watch(l, p.pid, spare_on_reaped, NULL);
+}
+
+/* A while after a use: a spare again. */
+static void spare_again(void *arg)
+{
+	spare.again = 0;
+	sbx_archive_warm(arg);
+}
+
+void sbx_archive_spare_drop(struct loop *l)
+{
+	if (spare.loop != l)
+		return;
+	if (spare.again)
+		loop_timer_cancel(l, spare.again);
+	spare.again = 0;
+	if (spare.pid > 0) {
+		kill(spare.pid, SIGKILL);
+		int st;
+		while (waitpid(spare.pid, &st, 0) < 0 && errno == EINTR)
+			;
+		loop_child_unwatch(l, spare.pid);
+		spare_forget();
+	}
+	spare.loop = NULL;
+}
+
+/* Hand args to the spare, watched as sp says: the child, or NULL when
+ * the spare cannot take them (none, another loop, stdin or an fd
+ * wanted, too long, or it is gone: then it is dropped). */
+static struct sbx_child *spare_take(struct loop *l, char *const *args,
+                                    const struct sbx_child_spec *sp)
+{
+	if (spare.pid <= 0 || spare.loop != l || sp->in_data ||
+	    sp->in_fd >= 0 || (sp->out_fd >= 0 && sp->out_fd != SBX_CHILD_PIPE))
+		return NULL;
+	struct buf b;
+	buf_init(&b, 0);
+	for (size_t i = 0; args[i]; i++)
+		buf_append(&b, args[i], strlen(args[i]) + 1);
+	int ok = b.len <= SPARE_ARGS;
+	for (size_t off = 0; ok && off < b.len;) {
+		ssize_t w = write(spare.in_fd, b.data + off, b.len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			ok = 0; /* it died: EPIPE */
+		else
+			off += (size_t)w;
+	}
+	buf_free(&b);
+	if (!ok) {
+		if (b.len > SPARE_ARGS)
+			return NULL;
+		sbx_archive_spare_drop(l);
+		return NULL;
+	}
+	pid_t pid = spare.pid;
+	int out = spare.out_fd, err = spare.err_fd;
+	close(spare.in_fd); /* EOF: the arguments are complete */
+	spare.pid = 0;
+	loop_child_unwatch(l, pid);
+	if (!spare.again)
+		spare.again = loop_timer_add(l, SPARE_AGAIN_MS, spare_again, l);
+	return child_watch(l, pid, err, out, -1, 0, sp);
+}
+
 struct sbx_child *sbx_archive_spawn(struct loop *l, char *const *args,
                                     int keep_env,
                                     const struct sbx_child_spec *sp, char **err)
 {
+	if (!keep_env && !archive_needs_http(args)) {
+		struct sbx_child *c = spare_take(l, args, sp);
+		if (c)
+			return c;
+	}
 	char *bin = archive_bin_for(args);
 	struct sbx_child *c = NULL;
 	if (!bin || access(bin, X_OK) < 0) {

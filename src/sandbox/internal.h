@@ -250,6 +250,13 @@ struct sbx_child *sbx_archive_spawn(struct loop *l, char *const *args,
 /* Where the assay-archive helper is: $ASSAY_ARCHIVE_BIN, else beside
  * the running binary. NULL if /proc/self/exe cannot be read. */
 char *sbx_archive_helper(void);
+/* Start the spare assay-archive on l if there is none (child.c): the
+ * next sbx_archive_spawn that can use it skips the helper's start.
+ * ASSAY_NO_SPARE set: never. */
+void sbx_archive_warm(struct loop *l);
+/* Kill and reap l's spare and stop starting new ones (a sandbox on l
+ * is freed). */
+void sbx_archive_spare_drop(struct loop *l);
 
 /* ---- a listing as JSON lines from a helper (listing.c) ---- */
 

@@ -206,6 +206,8 @@ static void local_start_ready(struct local_start *st)
 	free(s->image);
 	s->image = xstrdup("host");
 	lp->started = 1;
+	/* the archive helper's start, ahead of the first archive step */
+	sbx_archive_warm(s->loop);
 	local_start_end(st, NULL);
 }
 
@@ -644,6 +646,7 @@ static void local_destroy(struct sbx *s)
 		loop_timer_cancel(s->loop, lp->stop_timer);
 	lp->stop_timer = 0;
 	local_reap_all(s);
+	sbx_archive_spare_drop(s->loop);
 	for (int i = 0; local_cgroup_remove_try(lp) && i < LOCAL_CG_TRIES; i++)
 		usleep(LOCAL_CG_RETRY_MS * 1000);
 	if (lp->ws_fd >= 0)

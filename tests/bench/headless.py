@@ -19,7 +19,10 @@ Goals (issue 41): the one-call run at most 3x the bare bubblewrap start;
 the archive step of an unchanged workspace at most 2 ms, or skipped.
 (Issue 2's: under 12 MiB peak memory.)
 
-usage: headless.py [ASSAY_BIN] [-n RUNS] [--docker-runs N]
+With --no-spare, assay starts its archive helper only when the archive
+step comes (ASSAY_NO_SPARE=1), as before the spare (sandbox/child.c).
+
+usage: headless.py [ASSAY_BIN] [-n RUNS] [--docker-runs N] [--no-spare]
 (assay-peak must sit beside ASSAY_BIN)
 """
 import json
@@ -181,6 +184,9 @@ def check_record(run_dir, resumed):
 def main():
     args = sys.argv[1:]
     runs, docker_runs = 15, 5
+    no_spare = "--no-spare" in args
+    if no_spare:
+        args.remove("--no-spare")
     for flag in ("-n", "--docker-runs"):
         if flag in args:
             i = args.index(flag)
@@ -197,6 +203,8 @@ def main():
     try:
         env = {"PATH": "/usr/bin:/bin", "HOME": tmp,
                "OPENAI_API_KEY": "sk-bench"}
+        if no_spare:  # the archive helper started when needed, as before
+            env["ASSAY_NO_SPARE"] = "1"
         # a daemon elsewhere, another image: as the caller says
         docker_env = dict(env, **{k: v for k, v in os.environ.items()
                                   if k in ("DOCKER_HOST", "DOCKER_CONFIG",

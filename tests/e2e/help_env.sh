@@ -18,6 +18,7 @@ declare -A INTERNAL=(
 	[ASSAY_TUI_CLOCK_MS]="a fixed clock: reproducible screens in tests"
 	[ASSAY_SCRIPT_DELAY_MS]="the scripted model's pace, 0 in tests"
 	[ASSAY_IMAGE_TIMING]="assay-image's stage times, for benchmarks"
+	[ASSAY_NO_SPARE]="no archive helper started ahead of need, to compare in benchmarks"
 	[ASSAY_LOG_STDERR]="set by assay itself in its helpers' environment"
 	[ASSAY_ARCHIVE_BIN]="the helper's path, for builds and tests (found beside assay)"
 	[ASSAY_XFER_BIN]="the HTTP helper's path, for builds and tests (found beside assay-archive)"

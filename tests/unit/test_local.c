@@ -235,6 +235,76 @@ static void test_cancel_during_setup(void **state)
 	assert_int_equal(wait_no_procs("sleep 987651", 10000), 0);
 }
 
+/* The spare assay-archive of ours (a child of this process waiting as
+ * "assay-archive spare"), or 0. */
+static pid_t find_spare(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+	while (d && !found && (de = readdir(d))) {
+		char path[300], buf[256];
+		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		int pid = 0, ppid = 0;
+		int ok = fscanf(f, "%d %*s %*c %d", &pid, &ppid) == 2;
+		fclose(f);
+		if (!ok || ppid != getpid())
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/cmdline", de->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		size_t l0 = strlen(buf);
+		if (n > 0 && (size_t)n > l0 + 6 &&
+		    !strcmp(buf + l0 + 1, "spare") &&
+		    strstr(buf, "assay-archive"))
+			found = pid;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* A started sandbox has a spare archive helper; an export runs in it
+ * (it is gone once the export is done, showing the command it ran
+ * meanwhile), a new one follows a while later, and sbx_free ends it. */
+static void test_spare_helper(void **state)
+{
+	struct harness *h = *state;
+	start_or_skip(h);
+	pid_t first = 0;
+	for (int i = 0; i < 250 && !(first = find_spare()); i++)
+		loop_once(h->loop, 20);
+	assert_true(first > 0);
+	struct result r;
+	harness_run(h, &r, "echo hello > h.txt", 10);
+	result_free(&r);
+	char *tar = xasprintf("%s/workspace.tar.zst", h->run_dir);
+	char *err = NULL;
+	if (harness_export(h, tar, &err) != SBX_OK)
+		fail_msg("export: %s", err);
+	struct stat st;
+	assert_int_equal(stat(tar, &st), 0);
+	/* the spare ran it: reaped with the export */
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d", (int)first);
+	assert_true(access(path, F_OK) < 0);
+	pid_t second = 0;
+	for (int i = 0; i < 250 && !(second = find_spare()); i++)
+		loop_once(h->loop, 20);
+	assert_true(second > 0 && second != first);
+	sbx_free(h->sbx);
+	h->sbx = NULL;
+	snprintf(path, sizeof path, "/proc/%d", (int)second);
+	assert_true(access(path, F_OK) < 0);
+	free(tar);
+}
+
 static long maxrss_kb(void)
 {
 	struct rusage ru;
@@ -1185,6 +1255,7 @@ int main(void)
 	    T(test_cancel),
 	    T(test_stop_kills_running),
 	    T(test_cancel_during_setup),
+	    T(test_spare_helper),
 	    T(test_big_output_bounded),
 	    T(test_stdin),
 	    T(test_python_stack),

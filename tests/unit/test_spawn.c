@@ -116,6 +116,10 @@ static void test_fresh_child(void **state)
 	assert_string_equal(out, "SigBlk:\t0000000000000000\n"
 	                         "SigIgn:\t0000000000000000\n");
 	free(out);
+	/* ours stay as they were: the child reset its own copy */
+	struct sigaction sa;
+	sigaction(SIGPIPE, NULL, &sa);
+	assert_true(sa.sa_handler == SIG_IGN);
 	char *ls[] = {"/bin/ls", "/proc/self/fd", NULL};
 	struct spawn_opts o2 = {.argv = ls};
 	out = run(&o2, NULL);
@@ -182,9 +186,23 @@ static void test_limits_and_group(void **state)
 	char *argv[] = {"/bin/grep", "^Max cpu time", "/proc/self/limits",
 	                NULL};
 	struct spawn_opts o = {.argv = argv, .limits = lim, .n_limits = 1};
+	struct rlimit before, after;
+	getrlimit(RLIMIT_CPU, &before);
+	sigset_t mask_before, mask_after;
+	sigprocmask(SIG_SETMASK, NULL, &mask_before);
 	char *out = run(&o, NULL);
 	assert_non_null(strstr(out, " 7 "));
 	free(out);
+	/* the child's limits, signals and group are its own, though it
+	 * ran on our memory until its exec */
+	getrlimit(RLIMIT_CPU, &after);
+	assert_true(before.rlim_cur == after.rlim_cur &&
+	            before.rlim_max == after.rlim_max);
+	sigprocmask(SIG_SETMASK, NULL, &mask_after);
+	for (int sig = 1; sig < NSIG; sig++)
+		assert_int_equal(sigismember(&mask_before, sig),
+		                 sigismember(&mask_after, sig));
+	assert_int_equal(getpgid(0), getpgrp());
 	char *sleep[] = {"/bin/sleep", "30", NULL};
 	struct spawn_opts o2 = {.argv = sleep, .new_pgroup = 1};
 	struct spawn_proc p;
