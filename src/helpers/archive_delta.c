@@ -14,6 +14,7 @@
 #include "assay/sandbox.h"
 #include "assay/strv.h"
 #include "assay/util.h"
+#include "sandbox/tar.h"
 #include "sandbox/xfer.h"
 
 #include <archive.h>
@@ -61,7 +62,7 @@ static int put_entry(struct archive *out, const char *name, mode_t type,
 	archive_entry_set_size(e, (la_int64_t)n);
 	archive_entry_set_mtime(e, time(NULL), 0);
 	int rc = 0;
-	if (archive_write_header(out, e) != ARCHIVE_OK ||
+	if (archive_write_header(out, e) < ARCHIVE_WARN ||
 	    (n && archive_write_data(out, data, n) != (la_ssize_t)n))
 		rc = set_err(err, "archive: %s", archive_error_string(out));
 	archive_entry_free(e);
@@ -150,7 +151,7 @@ static int get_one(struct delta_get *g, struct archive *out, const char *rel,
 	archive_read_support_format_tar(in);
 	archive_read_support_filter_none(in);
 	if (archive_read_open_fd(in, fd, DELTA_CHUNK) != ARCHIVE_OK ||
-	    (r = archive_read_next_header(in, &e)) != ARCHIVE_OK) {
+	    (r = tar_next_header(in, &e)) != ARCHIVE_OK) {
 		set_err(err, "delta: %s: no answer from the daemon", rel);
 		goto out;
 	}
@@ -164,13 +165,13 @@ static int get_one(struct delta_get *g, struct archive *out, const char *rel,
 	archive_entry_set_gid(e, 0);
 	archive_entry_set_uname(e, NULL);
 	archive_entry_set_gname(e, NULL);
-	if (archive_write_header(out, e) != ARCHIVE_OK) {
+	if (archive_write_header(out, e) < ARCHIVE_WARN) {
 		set_err(err, "archive: %s", archive_error_string(out));
 		goto out;
 	}
 	if (copy_data(in, out, &g->bytes, err) < 0)
 		goto out;
-	if (archive_read_next_header(in, &e) != ARCHIVE_EOF) {
+	if (tar_next_header(in, &e) != ARCHIVE_EOF) {
 		set_err(err, "delta: %s: more than one entry", rel);
 		goto out;
 	}
@@ -199,7 +200,7 @@ static int tar_one(struct delta_get *g, struct archive *out, const char *rel,
                    char **err)
 {
 	struct archive_entry *e;
-	if (archive_read_next_header(g->tar, &e) != ARCHIVE_OK)
+	if (tar_next_header(g->tar, &e) != ARCHIVE_OK)
 		return set_err(err, "delta: %s is not in the sandbox's tar",
 		               rel);
 	const char *name = archive_entry_pathname(e);
@@ -218,7 +219,7 @@ static int tar_one(struct delta_get *g, struct archive *out, const char *rel,
 	archive_entry_set_gid(e, 0);
 	archive_entry_set_uname(e, NULL);
 	archive_entry_set_gname(e, NULL);
-	if (archive_write_header(out, e) != ARCHIVE_OK)
+	if (archive_write_header(out, e) < ARCHIVE_WARN)
 		return set_err(err, "archive: %s", archive_error_string(out));
 	return copy_data(g->tar, out, &g->bytes, err);
 }
@@ -526,8 +527,7 @@ static int fold_index(char **deltas, int n, struct layer_map *m, char **err)
 			return -1;
 		struct archive_entry *e;
 		int r, rc = 0;
-		while (rc == 0 &&
-		       (r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
+		while (rc == 0 && (r = tar_next_header(in, &e)) == ARCHIVE_OK) {
 			const char *p = archive_entry_pathname(e);
 			if (++count > FOLD_ENTRIES)
 				rc = set_err(err, "fold: too many entries");
@@ -560,8 +560,7 @@ static int fold_layer(const char *path, int layer, const struct layer_map *m,
 		return -1;
 	struct archive_entry *e;
 	int r, rc = 0;
-	while (rc == 0 &&
-	       (r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
+	while (rc == 0 && (r = tar_next_header(in, &e)) == ARCHIVE_OK) {
 		const char *p = archive_entry_pathname(e);
 		if (!p || !strcmp(p, DELTA_HEAD))
 			continue;
@@ -580,7 +579,7 @@ static int fold_layer(const char *path, int layer, const struct layer_map *m,
 		}
 		if (skip || rc < 0)
 			continue;
-		if (archive_write_header(out, e) != ARCHIVE_OK)
+		if (archive_write_header(out, e) < ARCHIVE_WARN)
 			rc = set_err(err, "archive: %s",
 			             archive_error_string(out));
 		else

@@ -98,6 +98,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -444,7 +445,7 @@ static int member_copy(struct archive *in, struct archive *out,
 	size_t size;
 	la_int64_t off;
 	int rc = 1, r, wrote = 0;
-	if (archive_write_header(out, d) != ARCHIVE_OK) {
+	if (archive_write_header(out, d) < ARCHIVE_WARN) {
 		*why = xasprintf("cannot be written: %s",
 		                 archive_error_string(out));
 		goto out;
@@ -620,7 +621,7 @@ static int members(const char *archive, const char *dir, const char *maxs,
 	}
 	struct archive_entry *e;
 	size_t count = 0;
-	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
+	while ((r = tar_next_header(in, &e)) == ARCHIVE_OK) {
 		if (++count > MEMBERS_ENTRIES) {
 			set_err(&err, "members: %s has more than %d entries",
 			        archive, MEMBERS_ENTRIES);
@@ -856,7 +857,7 @@ static int restore_write(struct restore *r, struct archive *in,
 	    c, !hl && type == AE_IFREG ? archive_entry_size(e) : 0);
 	if (!hl && type == AE_IFLNK)
 		archive_entry_set_symlink(c, archive_entry_symlink(e));
-	if (archive_write_header(out, c) != ARCHIVE_OK) {
+	if (archive_write_header(out, c) < ARCHIVE_WARN) {
 		set_err(r->err, "restore: %s: %s", name,
 		        archive_error_string(out));
 		goto out;
@@ -930,7 +931,7 @@ static int restore_pass(struct restore *r, int fd, struct archive *out)
 		                                 : strerror(errno));
 		goto out;
 	}
-	while ((st = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
+	while ((st = tar_next_header(in, &e)) == ARCHIVE_OK) {
 		char *name = NULL;
 		int c = restore_check(r, e, &name);
 		if (c == 0 && out && !above_mount(e, name))
@@ -1042,6 +1043,12 @@ static void spare_command(int *argc, char ***argv)
 int main(int argc, char **argv)
 {
 	char *err = NULL;
+	/* names are bytes, read and written as UTF-8 whatever the
+	 * environment says: libarchive converts a pax or GNU tar's names
+	 * through the locale, and the C locale's ASCII refuses "é" (a
+	 * docker workspace with such a name could not be persisted) */
+	if (!setlocale(LC_CTYPE, "C.UTF-8"))
+		setlocale(LC_CTYPE, "C.utf8");
 	if (argc == 3 && !strcmp(argv[1], "spare"))
 		spare_command(&argc, &argv);
 	if (argc < 2 || take_mounts(&argc, &argv) < 0)

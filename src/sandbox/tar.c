@@ -28,6 +28,12 @@
 #define TAR_MAX_SKIP_NOTES 20
 #define TAR_RO_UID 65534 /* nobody: the owner of read-only inputs */
 
+int tar_next_header(struct archive *a, struct archive_entry **e)
+{
+	int r = archive_read_next_header(a, e);
+	return r == ARCHIVE_WARN ? ARCHIVE_OK : r;
+}
+
 /* ---- pack ---- */
 
 struct pack {
@@ -74,7 +80,7 @@ static int pack_header(struct pack *p, const char *dest, const struct stat *st,
 		archive_entry_set_uid(p->e, TAR_RO_UID);
 		archive_entry_set_gid(p->e, TAR_RO_UID);
 	}
-	if (archive_write_header(p->a, p->e) != ARCHIVE_OK)
+	if (archive_write_header(p->a, p->e) < ARCHIVE_WARN)
 		return pack_fail(p, dest);
 	return 0;
 }
@@ -391,7 +397,7 @@ static int extract_entries(struct archive *in, struct archive *out,
 	struct archive_entry *e;
 	size_t count = 0;
 	int r;
-	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
+	while ((r = tar_next_header(in, &e)) == ARCHIVE_OK) {
 		const char *path = archive_entry_pathname(e);
 		if (++count > TAR_MAX_ENTRIES)
 			return set_err(err, "extract: more than %d entries",
@@ -415,7 +421,7 @@ static int extract_entries(struct archive *in, struct archive *out,
 		archive_entry_set_perm(e, (archive_entry_perm(e) & 0777) |
 		                              0600 |
 		                              (type == AE_IFDIR ? 0700 : 0));
-		if (archive_write_header(out, e) != ARCHIVE_OK)
+		if (archive_write_header(out, e) < ARCHIVE_WARN)
 			return set_err(err, "extract: %s: %s", path,
 			               archive_error_string(out));
 		if (archive_entry_size(e) > 0 && copy_data(in, out, p, err) < 0)
@@ -527,7 +533,7 @@ int tar_repack(int in_fd, const char *strip, const char *out_path,
 		set_err(err, "archive: %s", archive_error_string(in));
 		goto out;
 	}
-	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
+	while ((r = tar_next_header(in, &e)) == ARCHIVE_OK) {
 		const char *p = archive_entry_pathname(e);
 		if (!p || strncmp(p, strip, n) || p[n] != '/' || !p[n + 1] ||
 		    !entry_inside(p, strip))
@@ -546,7 +552,7 @@ int tar_repack(int in_fd, const char *strip, const char *out_path,
 			archive_entry_set_hardlink(e, h);
 			free(h);
 		}
-		if (archive_write_header(out, e) != ARCHIVE_OK) {
+		if (archive_write_header(out, e) < ARCHIVE_WARN) {
 			set_err(err, "archive: %s", archive_error_string(out));
 			goto out;
 		}

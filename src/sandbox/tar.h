@@ -8,6 +8,16 @@
 #include "assay/path.h"
 #include "sandbox/internal.h"
 
+struct archive;
+struct archive_entry;
+
+/* archive_read_next_header, with a name the locale cannot convert
+ * (latin-1 bytes in a pax path, which must be UTF-8) taken as its
+ * bytes: ARCHIVE_WARN, whose entry is whole, becomes ARCHIVE_OK. The
+ * helper runs in C.UTF-8 (assay_archive.c's main); a write of such a
+ * name is ARCHIVE_WARN too, and stored as binary (hdrcharset). */
+int tar_next_header(struct archive *a, struct archive_entry **e);
+
 /* specs (n of them): "--skip" DIR, then SRC DEST pairs, each pair
  * after "--ro" read-only until "--rw", as a tar stream to out_fd, with
  * the staging rules of stage.c. 0, or -1 and *err. */
