@@ -1006,8 +1006,15 @@ out:
  * and /proc show (cut to ROOM's length), as if it was started so. */
 static void spare_command(int *argc, char ***argv)
 {
-	struct buf b;
-	buf_init(&b, 64u << 20);
+	/* static, and one object whose address is taken: the new argv
+	 * and the bytes it points into live to the exit (and stay
+	 * reachable for the leak checker) */
+	static struct {
+		struct buf b;
+		char **v;
+	} sp;
+	struct buf *b = &sp.b;
+	buf_init(b, 64u << 20);
 	char chunk[8192];
 	for (;;) {
 		ssize_t n = read(STDIN_FILENO, chunk, sizeof chunk);
@@ -1015,29 +1022,29 @@ static void spare_command(int *argc, char ***argv)
 			continue;
 		if (n <= 0)
 			break;
-		if (buf_append(&b, chunk, (size_t)n) < 0)
+		if (buf_append(b, chunk, (size_t)n) < 0)
 			exit(archive_usage());
 	}
-	if (!b.len)
+	if (!b->len)
 		exit(0);
-	if (b.data[b.len - 1] != '\0')
+	if (b->data[b->len - 1] != '\0')
 		exit(archive_usage());
 	size_t n = 0;
-	for (size_t i = 0; i < b.len; i++)
-		n += !b.data[i];
-	char **v = xcalloc(n + 2, sizeof *v);
+	for (size_t i = 0; i < b->len; i++)
+		n += !b->data[i];
+	char **v = sp.v = xcalloc(n + 2, sizeof *v);
 	v[0] = (*argv)[0];
-	char *p = b.data;
+	char *p = b->data;
 	for (size_t i = 1; i <= n; i++, p += strlen(p) + 1)
 		v[i] = p;
 	/* the shown command line: argv[1] up to the end of the last */
 	char *start = (*argv)[1], *last = (*argv)[*argc - 1];
 	size_t room = (size_t)(last + strlen(last) - start);
-	size_t k = b.len < room ? b.len : room;
-	memcpy(start, b.data, k);
+	size_t k = b->len < room ? b->len : room;
+	memcpy(start, b->data, k);
 	memset(start + k, '\0', room + 1 - k);
 	*argc = (int)n + 1;
-	*argv = v; /* b's memory stays: v points into it */
+	*argv = v;
 }
 
 int main(int argc, char **argv)

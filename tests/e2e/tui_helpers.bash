@@ -241,9 +241,12 @@ pane_procs() {
 # The pid of the assay process of the last tui_start (the pane's child
 # that runs $ASSAY, with RUN as its run dir).
 assay_pid() {
+	# (the whole list is read: an awk that left at the first match made
+	# ps's side of the pipe fail under pipefail, and the test with it)
 	pane_procs | awk -v a="$ASSAY" -v r="--run-dir $1" '
-		index($0, " " a " ") && (index($0, r " ") || substr($0, length($0) - length(r) + 1) == r) {
-			print $1; exit }'
+		!p && index($0, " " a " ") && (index($0, r " ") || substr($0, length($0) - length(r) + 1) == r) {
+			p = $1 }
+		END { if (p) print p }'
 }
 
 # Processes of the last tui_start still alive (call it once assay has
