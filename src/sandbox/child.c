@@ -402,15 +402,13 @@ static struct {
 	uint64_t again;
 } spare;
 
-/* Close the spare's pipes and forget it (reaped or handed over). */
+/* Close the spare's pipes and forget it (it died, or was dropped). */
 static void spare_forget(void)
 {
 	if (spare.pid > 0) {
 		close(spare.in_fd);
-		if (spare.out_fd >= 0)
-			close(spare.out_fd);
-		if (spare.err_fd >= 0)
-			close(spare.err_fd);
+		close(spare.out_fd);
+		close(spare.err_fd);
 	}
 	spare.pid = 0;
 }
@@ -482,7 +480,8 @@ void sbx_archive_spare_drop(struct loop *l)
 
 /* Hand args to the spare, watched as sp says: the child, or NULL when
  * the spare cannot take them (none, another loop, stdin or an fd
- * wanted, too long, or it is gone: then it is dropped). */
+ * wanted, or too long: it stays for the next; or it is gone: then it
+ * is dropped). */
 static struct sbx_child *spare_take(struct loop *l, char *const *args,
                                     const struct sbx_child_spec *sp)
 {
@@ -490,10 +489,13 @@ static struct sbx_child *spare_take(struct loop *l, char *const *args,
 	    sp->in_fd >= 0 || (sp->out_fd >= 0 && sp->out_fd != SBX_CHILD_PIPE))
 		return NULL;
 	struct buf b;
-	buf_init(&b, 0);
+	buf_init(&b, SPARE_ARGS); /* within the pipe's buffer: no wait */
 	for (size_t i = 0; args[i]; i++)
-		buf_append(&b, args[i], strlen(args[i]) + 1);
-	int ok = b.len <= SPARE_ARGS;
+		if (buf_append(&b, args[i], strlen(args[i]) + 1) < 0) {
+			buf_free(&b);
+			return NULL;
+		}
+	int ok = 1;
 	for (size_t off = 0; ok && off < b.len;) {
 		ssize_t w = write(spare.in_fd, b.data + off, b.len - off);
 		if (w < 0 && errno == EINTR)
@@ -505,8 +507,6 @@ static struct sbx_child *spare_take(struct loop *l, char *const *args,
 	}
 	buf_free(&b);
 	if (!ok) {
-		if (b.len > SPARE_ARGS)
-			return NULL;
 		sbx_archive_spare_drop(l);
 		return NULL;
 	}
