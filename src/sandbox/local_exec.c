@@ -167,9 +167,10 @@ static void lx_read_info(struct local_exec *e)
 			break; /* nothing yet, or bwrap closed it */
 		e->info_len += (size_t)n;
 		e->info[e->info_len] = '\0';
-		const char *k = strstr(e->info, "\"child-pid\":");
+		static const char key[] = "\"child-pid\":";
+		const char *k = strstr(e->info, key);
 		char *end = NULL;
-		long pid = k ? strtol(k + 12, &end, 10) : 0;
+		long pid = k ? strtol(k + sizeof key - 1, &end, 10) : 0;
 		if (pid > 1 && end && *end) /* the number is whole */
 			e->inner = (pid_t)pid;
 	}
