@@ -218,6 +218,19 @@ start_fake_os() {
 	export OPEN_SANDBOX_DOMAIN=$OS_URL
 }
 
+# os_log_settle: wait (at most 20 s) until the fake OpenSandbox's log
+# stops growing: it logs a request when its handler returns, which for
+# a command stream can be after assay has gone on (or ended)
+os_log_settle() {
+	local n=-1 m
+	for _ in $(seq 40); do
+		m=$(wc -l <"$OS_LOG")
+		[ "$m" = "$n" ] && return 0
+		n=$m
+		sleep 0.5
+	done
+}
+
 # os_count METHOD PATH_REGEX: requests of that kind in the fake's log
 os_count() {
 	$PY - "$OS_LOG" "$1" "$2" <<'PY'

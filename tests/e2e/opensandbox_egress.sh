@@ -181,17 +181,9 @@ check "... the cells kept their state" \
 check "... the file the cell wrote is in the workspace archive" \
 	sh -c "tar -xOf '$(ws_archive "$T/py")' --wildcards '*out.txt' | grep -q 'made by python'"
 # per python call: the execd requests the fake received from its cell's
-# command to the next cell's (the calls come one after another); the
-# fake logs a request when its handler returns, which for a command
-# stream can be after assay has gone on (or ended): wait for the log to
-# settle
-n=-1
-for _ in $(seq 40); do
-	m=$(wc -l <"$OS_LOG")
-	[ "$m" = "$n" ] && break
-	n=$m
-	sleep 0.5
-done
+# command to the next cell's (the calls come one after another), once
+# the fake's log has settled
+os_log_settle
 $PY - "$OS_LOG" >"$T/per_call" <<'PY'
 import json, sys
 log = sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda e: e["t"])

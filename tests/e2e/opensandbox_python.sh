@@ -104,15 +104,9 @@ check "a cell that changes nothing lists as the listing commands before and afte
 check "... and the archive holds what the shell made" \
 	sh -c "tar -tf '$(ws_archive "$T/same")' | grep -q 'sub dir/deep/b.txt'"
 # the tars downloaded (a delta, the end's archive) after each cell's
-# command began (its log's t), up to the next's; the fake logs a
-# command when its handler returns: wait for the log to settle
-n=-1
-for _ in $(seq 40); do
-	m=$(wc -l <"$OS_LOG")
-	[ "$m" = "$n" ] && break
-	n=$m
-	sleep 0.5
-done
+# command began (its log's t), up to the next's: once the fake's log
+# has settled
+os_log_settle
 tars=$($PY - "$OS_LOG" <<'PY'
 import json, sys
 log = [json.loads(l) for l in open(sys.argv[1])]
