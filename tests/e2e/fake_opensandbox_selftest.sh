@@ -442,7 +442,11 @@ raw, ev, tail, r = ex.stream({"command": "for i in 1 2 3; do echo line$i; sleep 
 check("background: init, ping, execution_complete at once (no output events)",
       [e["type"] for e in ev] == ["init", "ping", "execution_complete"], ev)
 bid = ev[0]["text"]
+end = time.time() + 5  # its first line, once the (loaded) machine runs it
 a = ex.call("GET", f"/command/{bid}/logs?cursor=0")
+while time.time() < end and not a.body:
+    time.sleep(0.05)
+    a = ex.call("GET", f"/command/{bid}/logs?cursor=0")
 cur = a.headers.get("execd-commands-tail-cursor")
 check("logs: text/plain with EXECD-COMMANDS-TAIL-CURSOR = bytes so far",
       a.status == 200 and cur is not None and int(cur) == len(a.body)

@@ -85,8 +85,9 @@ check "resume exits 0 (got $code)" test "$code" -eq 0
 [ "$code" -eq 0 ] || cat resume.err
 check "the recorded sandbox was docker, and resume used it" \
 	test "$(jget "$tr" '[e["sandbox"]["backend"] for e in x if e["type"]=="run_resume"]')" = "['docker']"
-check "zero requests for the recorded turns: only turns 3 and 4 were sent" \
-	test "$($PY -c 'import json,sys; print([json.loads(l)["turn_index"] for l in open(sys.argv[1])])' "$FAKE_LOG")" = "[2, 3]"
+sent=$($PY -c 'import json,sys; print([json.loads(l)["turn_index"] for l in open(sys.argv[1])])' "$FAKE_LOG")
+check "zero requests for the recorded turns: only turns 3 and 4 were sent (turn indexes $sent)" \
+	test "$sent" = "[2, 3]"
 check "turns 1 and 2 came from the cache" \
 	test "$(jget "$tr" '[e["turn"] for e in x if e["type"]=="model_request" and e["cached"]]')" = "[1, 2]"
 check "no recorded command ran again (one exec after the resume)" \

@@ -41,6 +41,9 @@ check "the workspace marks the new file" wait_for 'notes\.txt +6 B new' 10
 # (the Conversation lists the calls a frame after Tools does: under
 # ASan that frame can come after the checks above)
 check "the Conversation lists the calls" wait_for '▸ #1 shell' 10
+# the click lands on a settled screen: the run's last frames (its end,
+# the workspace's listing) may move what is under the pointer
+check "the run has ended" wait_for 'waiting for you' 20
 r=$(row_of '▸ #1 shell')
 mouse 0 10 "$r"
 mouse 3 10 "$r"
