@@ -211,7 +211,8 @@ def main():
                                            "DOCKER_CERT_PATH",
                                            "DOCKER_TLS_VERIFY")})
         image = os.environ.get("ASSAY_DOCKER_IMAGE", "assay-sandbox:latest")
-        missing = docker_missing(docker_env, image)
+        missing = ("--docker-runs 0" if docker_runs == 0 else
+                   docker_missing(docker_env, image))
         bare = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
                 "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
                 "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
