@@ -14,7 +14,9 @@ same loop:
   is the whole archive, so its end must skip it too; SKIPPED with the
   reason when no Docker daemon or sandbox image is there.
 
-Prints medians, the ratios, the archive steps and assay's peak RSS.
+Prints medians, the ratios, the archive steps and assay's peak RSS; and,
+as bwrap's own start differs by machine (4 to 16 ms seen), what the run
+adds beyond one bwrap start and the start of `assay --version` alone.
 Goals (issue 41): the one-call run at most 3x the bare bubblewrap start;
 the archive step of an unchanged workspace at most 2 ms, or skipped.
 (Issue 2's: under 12 MiB peak memory.)
@@ -135,7 +137,7 @@ def start_fake(tmp):
     return fake, "http://127.0.0.1:%s/v1" % open(port_file).read().strip()
 
 
-def report(runs, a_t, a_rss, b_t, a_steps, r_t, r_steps, docker):
+def report(runs, a_t, a_rss, b_t, v_t, a_steps, r_t, r_steps, docker):
     ma, mb = statistics.median(a_t), statistics.median(b_t)
     ratio = statistics.median(sorted(a / b for a, b in zip(a_t, b_t)))
     r_ratio = statistics.median(sorted(r / b for r, b in zip(r_t, b_t)))
@@ -145,6 +147,11 @@ def report(runs, a_t, a_rss, b_t, a_steps, r_t, r_steps, docker):
     print(f"bare bwrap true:              {spread(b_t)}")
     print(f"ratio assay/bwrap: median {ratio:.2f}x (goal <= "
           f"{RATIO_GOAL:g}x: {'met' if ratio <= RATIO_GOAL else 'NOT met'})")
+    # bwrap's own start varies by machine (4 to 16 ms seen): what the
+    # run adds to the one sandboxed command it holds, and assay's start
+    own = statistics.median(sorted(a - b for a, b in zip(a_t, b_t)))
+    print(f"  the run beyond one bwrap start: median {own*1000:.1f} ms; "
+          f"assay --version alone: {spread(v_t)}")
     text, _ = step_text(a_steps)
     print(f"  archive step at its end (a new workspace): {text}")
     print(f"assay resume (a new prompt, 1 call that changes nothing): "
@@ -219,6 +226,7 @@ def main():
                 "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
                 "--clearenv", "true"]
         a_t, a_rss, b_t, a_steps, r_t, r_steps = [], [], [], [], [], []
+        v_t = []
         d_t, d_steps = [], []
         for i in range(runs + 1):
             run_dir = os.path.join(tmp, "run%d" % i)
@@ -227,6 +235,7 @@ def main():
             t, rss = timed([assay, "run", "--model", "m", "--run-dir",
                             run_dir] + common + ["say hi"], env=env, cwd=tmp)
             bt, _ = timed(bare)
+            vt, _ = timed([assay, "--version"], env=env, cwd=tmp)
             rt, _ = timed([assay, "resume", run_dir] + common +
                           ["look again"], env=env, cwd=tmp)
             if not missing and i <= docker_runs:
@@ -245,12 +254,13 @@ def main():
             a_t.append(t)
             a_rss.append(rss)
             b_t.append(bt)
+            v_t.append(vt)
             r_t.append(rt)
             steps = archive_steps(run_dir)  # the run's, then the resume's
             assert len(steps) == 2, (run_dir, steps)
             a_steps.append(steps[0])
             r_steps.append(steps[1])
-        report(runs, a_t, a_rss, b_t, a_steps, r_t, r_steps,
+        report(runs, a_t, a_rss, b_t, v_t, a_steps, r_t, r_steps,
                missing or (d_t, d_steps))
     finally:
         fake.kill()
