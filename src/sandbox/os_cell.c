@@ -269,6 +269,7 @@ struct os_cell {
 	double taken;
 	unsigned gen; /* o->gen when it began */
 	size_t max;
+	int asked; /* its script lists the workspace (within max) */
 	int written, listing, listed;
 };
 
@@ -331,7 +332,8 @@ static void cell_line(struct os_cell *c, const char *line, size_t n)
 			c->attached = 0;
 			c->h.done(c->h.arg, NULL);
 		}
-	} else if (n > 3 && !memcmp(line, "@L ", 3)) {
+	} else if (c->asked && n > 3 && !memcmp(line, "@L ", 3)) {
+		/* (a listing not asked for has no bound: not taken) */
 		c->listing = 1;
 		c->taken = strtod(line + 3, NULL);
 	} else if (c->attached && n && line[0] >= '0' && line[0] <= '9') {
@@ -387,6 +389,7 @@ struct os_cell *os_cell_start(struct sbx *s, const char *tag, unsigned n,
 	buf_init(&c->err, 0);
 	struct fileop_args fa;
 	int list = os_prelist_args(s, &fa) == 0;
+	c->asked = list;
 	buf_init(&c->list.out, list ? fa.out_max : 0);
 	char *script = cell_script(tag, n, data, len, list ? fa.num : NULL);
 	struct os_exec_args a = {.command = script, .raw = 1, .internal = 1};

@@ -39,6 +39,7 @@
 #define OS_STDIN_MAX (64u << 20)
 #define OS_LINE_MAX (16u << 20)
 #define OS_HELD_MAX (64u << 20) /* stdout bytes held out of order */
+#define OS_HELD_CHUNKS 4096     /* and pieces: each insert walks them */
 
 /* Bytes of a framed exec's stdout that came before the ones ahead of
  * them (by the other stream). */
@@ -78,7 +79,8 @@ struct os_exec {
 	char *reply_end;
 	uint64_t next_off;
 	struct os_held *held;
-	size_t held_n;
+	size_t held_n;      /* their bytes, with their nodes' */
+	size_t held_pieces; /* how many */
 	struct os_cell *cell;
 };
 
@@ -372,18 +374,35 @@ void os_exec_cancel(struct os_exec *e)
 
 /* ---- a kernel's stdout, in order ---- */
 
+/* Bytes [off, off+n) of e's stdout at or before the next offset: what
+ * is new goes to the observer. */
+static void stdout_deliver(struct os_exec *e, uint64_t off, const char *data,
+                           size_t n)
+{
+	if (off + n <= e->next_off)
+		return;
+	size_t skip = (size_t)(e->next_off - off);
+	e->next_off = off + n;
+	if (e->obs.on_output)
+		e->obs.on_output(e->obs.arg, SBX_STDOUT, data + skip, n - skip);
+}
+
 /* Bytes [off, off+n) of e's stdout: what is new goes to the observer,
  * then what was held and now follows; bytes past a gap wait for it
- * (the other stream brings it). -1 when too much waits. */
+ * (the other stream brings it). -1 when too much waits (the offsets
+ * come from inside the sandbox: bytes, with each piece's own size,
+ * and pieces are bounded). */
 static int stdout_take(struct os_exec *e, uint64_t off, const char *data,
                        size_t n)
 {
 	if (!n)
 		return 0;
 	if (off > e->next_off) {
-		if (e->held_n + n > OS_HELD_MAX)
+		size_t cost = sizeof(struct os_held) + n;
+		if (e->held_n + cost > OS_HELD_MAX ||
+		    e->held_pieces >= OS_HELD_CHUNKS)
 			return -1;
-		struct os_held *h = xmalloc(sizeof *h + n), **p = &e->held;
+		struct os_held *h = xmalloc(cost), **p = &e->held;
 		h->off = off;
 		h->n = n;
 		memcpy(h->data, data, n);
@@ -391,21 +410,17 @@ static int stdout_take(struct os_exec *e, uint64_t off, const char *data,
 			p = &(*p)->next;
 		h->next = *p;
 		*p = h;
-		e->held_n += n;
+		e->held_n += cost;
+		e->held_pieces++;
 		return 0;
 	}
-	if (off + n > e->next_off) {
-		size_t skip = (size_t)(e->next_off - off);
-		e->next_off = off + n;
-		if (e->obs.on_output)
-			e->obs.on_output(e->obs.arg, SBX_STDOUT, data + skip,
-			                 n - skip);
-	}
+	stdout_deliver(e, off, data, n);
 	while (e->held && e->held->off <= e->next_off && !e->finished) {
 		struct os_held *h = e->held;
 		e->held = h->next;
-		e->held_n -= h->n;
-		stdout_take(e, h->off, h->data, h->n);
+		e->held_n -= sizeof *h + h->n;
+		e->held_pieces--;
+		stdout_deliver(e, h->off, h->data, h->n);
 		free(h);
 	}
 	return 0;

@@ -43,6 +43,9 @@ struct os_fop {
 	char *rel, *dest, *remote, *path;
 	size_t max;
 	int recursive, n_done;
+	/* it changes the workspace: o->gen moves when it begins and when
+	 * it ends (a cell's listing taken meanwhile misses what it did) */
+	int changes;
 	void (*done)(void *arg, char *err); /* staging: the start's */
 	void *done_arg;
 };
@@ -87,6 +90,8 @@ static void fop_abort(struct sbx_job *j)
 static void fop_end(struct os_fop *op, int rc, const char *err,
                     struct buf *data, cJSON *list)
 {
+	if (op->changes)
+		os_of(op->s)->gen++;
 	if (op->done) { /* the staging of a start, not a job */
 		void (*done)(void *, char *) = op->done;
 		void *arg = op->done_arg;
@@ -372,6 +377,7 @@ void os_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
 	struct osbx *o = os_of(s);
 	o->gen++;
 	struct os_fop *op = fop_new(s, rel);
+	op->changes = 1;
 	op->remote = xasprintf("/workspace/.assay-upload.%d.%u", (int)getpid(),
 	                       ++o->seq);
 	struct buf body, post;
@@ -696,6 +702,7 @@ void os_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 {
 	os_of(s)->gen++;
 	struct os_fop *op = fop_new(s, "the workspace");
+	op->changes = 1;
 	char *args[] = {"restore", (char *)path, NULL};
 	char *skip[] = {"restore", "--mounts", s->mounts_json, (char *)path,
 	                NULL};
@@ -734,6 +741,7 @@ struct os_fop *os_stage(struct sbx *s, int all,
 		return NULL;
 	}
 	struct os_fop *op = fop_new(s, "the inputs");
+	op->changes = 1;
 	op->done = done;
 	op->done_arg = arg;
 	int rc = put_tar(op, args, "stage the inputs", "staging", "the inputs",
