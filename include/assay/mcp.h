@@ -86,7 +86,8 @@ uint64_t mcp_call(struct mcp *m, const char *tool, const cJSON *args,
 void mcp_cancel(struct mcp *m, uint64_t call, const char *reason);
 
 /* Hold call's timeout (hold 1: a person is answering its server's
- * question), or start it again in full (hold 0). */
+ * question), or start it again in full (hold 0) once it was held: a
+ * release of a call not held leaves its time running. */
 void mcp_call_hold(struct mcp *m, uint64_t call, int hold);
 /* Whether an answer to the elicitation token would still reach the
  * server that asked (not restarted, failed or closing since). */

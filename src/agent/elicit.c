@@ -126,8 +126,6 @@ void mcptool_on_elicit(struct mcp *m, uint64_t token, const cJSON *params,
                        void *arg)
 {
 	struct session *s = arg;
-	const cJSON *schema = cJSON_GetObjectItem(params, "requestedSchema");
-	const char *big = schema_too_big(schema);
 	if (s->freeing || session_state(s) >= SESSION_ENDING) {
 		ask_refuse(s, m, token, "the run is ending");
 		return;
@@ -136,6 +134,8 @@ void mcptool_on_elicit(struct mcp *m, uint64_t token, const cJSON *params,
 		ask_refuse(s, m, token, "4 of its questions wait already");
 		return;
 	}
+	const cJSON *schema = cJSON_GetObjectItem(params, "requestedSchema");
+	const char *big = schema_too_big(schema);
 	struct mcp_ask *a = xcalloc(1, sizeof *a);
 	a->m = m;
 	a->token = token;
@@ -157,7 +157,9 @@ void mcptool_on_elicit(struct mcp *m, uint64_t token, const cJSON *params,
 	a->pub = (struct session_elicitation){a->id, a->server, a->call,
 	                                      a->message, a->schema};
 	if (big) { /* recorded, with why, but not put to anyone */
-		log_info("mcp %s: a question declined: %s", a->server, big);
+		if (s->mcp.nrefused++ < ASK_REFUSED_LOGGED)
+			log_info("mcp %s: a question declined: %s", a->server,
+			         big);
 		cJSON *r = cJSON_CreateObject();
 		cJSON_AddStringToObject(r, "action", "decline");
 		ask_answer(s, a, r, "assay");

@@ -40,6 +40,7 @@ struct req {
 	enum req_kind kind;
 	uint64_t timer;
 	int timeout_ms;
+	int held; /* mcp_call_hold: its timeout waits for a person */
 	mcp_done_fn done;
 	mcp_progress_fn progress;
 	void *arg;
@@ -874,8 +875,10 @@ void mcp_call_hold(struct mcp *m, uint64_t call, int hold)
 	struct req *r;
 	for (r = m->reqs; r && r->id != call; r = r->next)
 		;
-	if (!r || r->timeout_ms <= 0)
+	/* a release of a call that was not held leaves its time running */
+	if (!r || r->timeout_ms <= 0 || r->held == !!hold)
 		return;
+	r->held = !!hold;
 	if (r->timer)
 		loop_timer_cancel(m->loop, r->timer);
 	r->timer =

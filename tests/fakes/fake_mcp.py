@@ -17,6 +17,9 @@ tools over two pages, and each tool misbehaves in its own way:
            and answers with what came back
   askurl   (with --elicit) asks a url-mode elicitation (not offered)
   askbig   (with --elicit) asks a form of 100 fields (too big to show)
+  nag      (with --elicit) asks 5 times, 0.7 s after each answer, then
+           answers "nagged": a call whose questions nobody holds for a
+           person must time out as any call does
 progress takes {"delay": S}: seconds between its notifications.
 A tool's name and the second page's description carry escape sequences
 and prompt text. --log FILE records every message received (one JSON per
@@ -65,10 +68,21 @@ ASK_SCHEMA = {
     "required": ["name", "confirm"],
 }
 if "--elicit" in args:
-    for n in ("ask", "askurl", "askbig"):
+    for n in ("ask", "askurl", "askbig", "nag"):
         PAGE2.append({"name": n, "description": "Asks the user",
                       "inputSchema": {"type": "object"}})
 ASKING = {}  # our elicitation request's id -> the tool call's id
+NAGGING = {}  # nag's elicitation id -> (the tool call's id, which ask)
+NAG_TIMES = 5
+
+
+def nag(mid, k):
+    """nag's k-th question for the call mid."""
+    NAGGING["n%d_%d" % (mid, k)] = (mid, k)
+    send({"jsonrpc": "2.0", "id": "n%d_%d" % (mid, k),
+          "method": "elicitation/create",
+          "params": {"mode": "form", "message": "Again? (%d)" % k,
+                     "requestedSchema": {"type": "object", "properties": {}}}})
 
 
 def png16():
@@ -130,6 +144,8 @@ def call(mid, params):
         sys.stdout.flush()
         os.close(1)
         time.sleep(30)
+    elif name == "nag":
+        nag(mid, 1)
     elif name in ("ask", "askurl", "askbig"):
         ASKING["e%d" % mid] = mid
         params = {"mode": "form", "message": "Export which rows? " + ESC + "[31m(red)",
@@ -180,6 +196,14 @@ def main():
             call(mid, msg.get("params") or {})
         elif method == "ping":
             answer(mid, {})
+        elif method is None and mid in NAGGING:  # an answer to nag
+            call_id, k = NAGGING.pop(mid)
+            if k < NAG_TIMES:
+                import time
+                time.sleep(0.7)
+                nag(call_id, k + 1)
+            else:
+                answer(call_id, text("nagged %d times" % k))
         elif method is None and mid in ASKING:  # the user's answer
             got = msg.get("result", msg.get("error"))
             answer(ASKING.pop(mid), text("answer: " + json.dumps(got, sort_keys=True)))
