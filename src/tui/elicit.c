@@ -187,7 +187,8 @@ static cJSON *number_of(const char *text, int integer)
 {
 	while (*text == ' ')
 		text++;
-	cJSON *n = cJSON_Parse(text);
+	const char *end = NULL; /* the number and nothing after it */
+	cJSON *n = cJSON_ParseWithOpts(text, &end, 1);
 	if (!cJSON_IsNumber(n) || !isfinite(n->valuedouble) ||
 	    (integer && (fabs(n->valuedouble) > 9007199254740992.0 ||
 	                 n->valuedouble != floor(n->valuedouble)))) {
@@ -418,7 +419,10 @@ static void elicit_draw(struct ui *u, struct ui_overlay *o)
 		e->scroll = 0;
 	e->body_shown = body_h;
 	char *srv = clean(q->server);
-	char *title = xasprintf("Input requested by %.32s", srv);
+	/* at most 32 bytes, never cutting a character in two */
+	int srv_n =
+	    (int)utf8_complete_prefix(srv, strlen(srv) < 32 ? strlen(srv) : 32);
+	char *title = xasprintf("Input requested by %.*s", srv_n, srv);
 	WINDOW *w = ui_dialog_new(u, h, wd, title);
 	free(title);
 	free(srv);

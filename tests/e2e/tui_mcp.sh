@@ -65,6 +65,11 @@ check "... yes" screen_has '\(\*\) yes'
 keys Enter
 check "a number out of bounds: refused" wait_for '! Rows: at most 1000' 5
 keys BTab BTab C-u
+type_text '12abc'
+keys Enter
+check "a number with more after it: refused (not read as 12)" \
+	wait_for '! Rows: "12abc" is not a whole number' 5
+keys C-u
 type_text '250'
 keys Enter
 check "sent: the dialog closes" wait_gone 'Input requested' 10
@@ -106,10 +111,13 @@ keys C-c
 check "Ctrl-C: the dialog goes" wait_gone 'Input requested' 10
 check "... the question recorded as cancelled" \
 	test "$(jget "$T/c/transcript.jsonl" "[(e['action'], e['by']) for e in x if e['type'] == 'mcp_elicit']")" = "[('cancel', 'nobody')]"
-check "... the call's result says it was cancelled" \
+# (the question goes before the call ends: its result comes after)
+result_cancelled() {
 	grep -q 'cancelled' <<<"$(jget "$T/c/transcript.jsonl" "[e['content'] for e in x if e['type'] == 'tool_result'][0]")"
+}
+check "... the call's result says it was cancelled" wait_until 10 result_cancelled
 keys C-q
-check "Ctrl-Q quits" wait_exit 20 >/dev/null
+check "Ctrl-Q quits" test "$(wait_exit 20)" != timeout
 check "no process left behind" test -z "$(leftovers)"
 
 # headless, nobody to ask: the question declined at once, saying so
@@ -133,4 +141,19 @@ check "a 100-field form: declined, said so" grep -q 'declined: a form too big' h
 check "... the server told decline" test "$(hres 2)" = 'answer: {"action": "decline"}'
 check "... and the output says why, and where to answer" grep -q 'declined: nobody to answer here.*in the workbench' h.out
 check "... the server's escape shown harmlessly" grep -q 'Export which rows? ^\[\[31m(red)' h.out
+
+# questions nobody holds for a person leave the call's time running: 5
+# of them 0.7 s apart (3.5 s) in a call of --timeout 2 (before, each
+# answer started its time again: such a server could run for ever)
+cat >n.json <<'EOF2'
+{"turns": [{"text": "nagging", "tool_calls": [{"name": "fake__nag", "arguments": {}}]},
+ {"text": "Done.", "tool_calls": []}]}
+EOF2
+XDG_CONFIG_HOME=$T/cfg "$ASSAY" run --provider script --script n.json --ask none \
+	--timeout 2 --run-dir "$T/n" go </dev/null >n.out 2>&1 || true
+nres=$(jget "$T/n/transcript.jsonl" "[e['content'] for e in x if e['type'] == 'tool_result'][0]")
+check "a call whose questions nobody answers times out (got: ${nres:0:80})" \
+	grep -q 'no answer from the server after 2 s' <<<"$nres"
+check "... its questions were declined, nobody to answer" \
+	test "$(jget "$T/n/transcript.jsonl" "len([e for e in x if e['type'] == 'mcp_elicit' and e['by'] == 'nobody'])")" -ge 2
 finish
