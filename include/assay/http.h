@@ -45,6 +45,9 @@ struct http_request {
 	void *arg;
 };
 
+/* Never NULL. It starts loading libcurl (assay/curllib.h) on a thread;
+ * the first http_start waits for that, and fails with why if libcurl
+ * could not be loaded. */
 struct http *http_new(struct loop *l);
 void http_free(struct http *h); /* cancels what is running */
 

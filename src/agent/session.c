@@ -221,11 +221,7 @@ struct session *session_new(struct loop *l, struct config *cfg, char **err)
 	conv_init(&s->conv, cfg);
 	images_init(&s->img);
 	s->http = http_new(l);
-	if (!s->http) {
-		set_err(err, "cannot initialise libcurl");
-		session_free(s);
-		return NULL;
-	}
+	(void)err; /* nothing here fails: libcurl's load says so later */
 	return s;
 }
 

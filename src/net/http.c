@@ -5,11 +5,11 @@
  * new ones or free the whole http from inside: anything curl forbids
  * from inside its own callbacks is deferred until it has returned. */
 #include "assay/http.h"
+#include "assay/curllib.h"
 #include "assay/loop.h"
 #include "assay/util.h"
 
 #include <errno.h>
-#include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -84,11 +84,11 @@ static void xfer_unlink(struct http_xfer *x)
 static void xfer_free(struct http_xfer *x)
 {
 	if (x->added)
-		curl_multi_remove_handle(x->h->multi, x->easy);
+		libcurl.multi_remove_handle(x->h->multi, x->easy);
 	if (x->h) /* NULL under http_perform */
 		xfer_unlink(x);
-	curl_easy_cleanup(x->easy);
-	curl_slist_free_all(x->headers);
+	libcurl.easy_cleanup(x->easy);
+	libcurl.slist_free_all(x->headers);
 	xfer_clear_headers(x);
 	free(x->hdrs);
 	free(x);
@@ -98,7 +98,8 @@ static void xfer_respond(struct http_xfer *x)
 {
 	x->responded = 1;
 	if (x->status == 0)
-		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+		libcurl.easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE,
+		                     &x->status);
 	if (x->on_response)
 		x->on_response(x, x->status, x->arg);
 }
@@ -172,7 +173,7 @@ static size_t http_header_cb(char *p, size_t size, size_t nmemb, void *arg)
 static void xfer_finish(struct http_xfer *x, CURLcode rc)
 {
 	if (x->h)
-		curl_multi_remove_handle(x->h->multi, x->easy);
+		libcurl.multi_remove_handle(x->h->multi, x->easy);
 	x->added = 0;
 	x->in_done = 1;
 	if (!x->responded && !x->cancelled && (rc == CURLE_OK || x->status))
@@ -182,7 +183,8 @@ static void xfer_finish(struct http_xfer *x, CURLcode rc)
 		if (x->user_abort)
 			msg = "transfer stopped by the receiver";
 		else if (rc != CURLE_OK)
-			msg = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+			msg = x->errbuf[0] ? x->errbuf
+			                   : libcurl.easy_strerror(rc);
 		char *out = NULL; /* curl says only "Couldn't connect" */
 		if (msg && x->sock_errno)
 			msg = out =
@@ -208,15 +210,15 @@ static void http_settle(struct http *h)
 	}
 	for (x = h->xfers; x; x = x->next) {
 		if (!x->added && !x->in_done &&
-		    curl_multi_add_handle(h->multi, x->easy) == CURLM_OK)
+		    libcurl.multi_add_handle(h->multi, x->easy) == CURLM_OK)
 			x->added = 1;
 	}
-	while ((msg = curl_multi_info_read(h->multi, &left))) {
+	while ((msg = libcurl.multi_info_read(h->multi, &left))) {
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		CURLcode rc = msg->data.result;
 		x = NULL;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &x);
+		libcurl.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &x);
 		if (x)
 			xfer_finish(x, rc);
 	}
@@ -225,13 +227,15 @@ static void http_settle(struct http *h)
 static void http_destroy(struct http *h)
 {
 	/* Removing handles re-arms the timer: stop listening first. */
-	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, NULL);
+	if (h->multi)
+		libcurl.multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, NULL);
 	if (h->timer)
 		loop_timer_cancel(h->loop, h->timer);
 	h->timer = 0;
 	while (h->xfers)
 		xfer_free(h->xfers);
-	curl_multi_cleanup(h->multi);
+	if (h->multi)
+		libcurl.multi_cleanup(h->multi);
 	free(h);
 }
 
@@ -241,7 +245,7 @@ static void http_action(struct http *h, curl_socket_t s, int flags)
 
 	h->busy++;
 	h->depth++;
-	curl_multi_socket_action(h->multi, s, flags, &running);
+	libcurl.multi_socket_action(h->multi, s, flags, &running);
 	h->depth--;
 	if (!h->freeing)
 		http_settle(h);
@@ -281,7 +285,7 @@ static int http_socket_cb(CURL *easy, curl_socket_t s, int what, void *userp,
 		loop_fd_events(h->loop, s, events);
 	} else {
 		loop_fd_add(h->loop, s, events, http_fd_cb, h);
-		curl_multi_assign(h->multi, s, h);
+		libcurl.multi_assign(h->multi, s, h);
 	}
 	return 0;
 }
@@ -307,35 +311,32 @@ static int http_timer_cb(CURLM *multi, long timeout_ms, void *userp)
 	return 0;
 }
 
-/* curl's global state, once. */
-static int http_new_check(void)
-{
-	static int curl_ready;
-
-	if (!curl_ready) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-			return -1;
-		curl_ready = 1;
-	}
-	return 0;
-}
-
 struct http *http_new(struct loop *l)
 {
-	if (http_new_check() < 0)
-		return NULL;
+	/* libcurl loads on a thread while the caller goes on; the multi
+	 * handle is made at the first transfer */
+	curllib_preload();
 	struct http *h = xcalloc(1, sizeof *h);
 	h->loop = l;
-	h->multi = curl_multi_init();
-	if (!h->multi) {
-		free(h);
-		return NULL;
-	}
-	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, http_socket_cb);
-	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
-	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, http_timer_cb);
-	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
 	return h;
+}
+
+/* The multi handle, made at the first transfer: 0, or -1 and *err. */
+static int http_multi(struct http *h, char **err)
+{
+	if (h->multi)
+		return 0;
+	if (!curllib_get(err))
+		return -1;
+	h->multi = libcurl.multi_init();
+	if (!h->multi)
+		return set_err(err,
+		               "http: cannot create libcurl's multi handle");
+	libcurl.multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, http_socket_cb);
+	libcurl.multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
+	libcurl.multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, http_timer_cb);
+	libcurl.multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+	return 0;
 }
 
 void http_free(struct http *h)
@@ -385,19 +386,19 @@ static void xfer_set_upload(struct http_xfer *x, const struct http_request *r,
 	curl_off_t size = r->body_size >= 0 ? (curl_off_t)r->body_size : -1;
 
 	x->read_body = r->read_body;
-	curl_easy_setopt(e, CURLOPT_READFUNCTION, http_read_cb);
-	curl_easy_setopt(e, CURLOPT_READDATA, x);
+	libcurl.easy_setopt(e, CURLOPT_READFUNCTION, http_read_cb);
+	libcurl.easy_setopt(e, CURLOPT_READDATA, x);
 	/* streamed bodies are large (archives): fewer, larger sends */
-	curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 1L << 20);
+	libcurl.easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 1L << 20);
 	if (strcmp(m, "POST") == 0) {
-		curl_easy_setopt(e, CURLOPT_POST, 1L);
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, size);
+		libcurl.easy_setopt(e, CURLOPT_POST, 1L);
+		libcurl.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, size);
 		return;
 	}
-	curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
-	curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, size);
+	libcurl.easy_setopt(e, CURLOPT_UPLOAD, 1L);
+	libcurl.easy_setopt(e, CURLOPT_INFILESIZE_LARGE, size);
 	if (strcmp(m, "PUT") != 0)
-		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m);
+		libcurl.easy_setopt(e, CURLOPT_CUSTOMREQUEST, m);
 }
 
 /* Method and body: POST sends the body; other methods with a body
@@ -414,21 +415,21 @@ static void xfer_set_method(struct http_xfer *x, const struct http_request *r)
 	}
 
 	if (strcmp(m, "GET") == 0 && !has_body) {
-		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+		libcurl.easy_setopt(e, CURLOPT_HTTPGET, 1L);
 		return;
 	}
 	if (strcmp(m, "HEAD") == 0) {
-		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+		libcurl.easy_setopt(e, CURLOPT_NOBODY, 1L);
 		return;
 	}
 	if (strcmp(m, "POST") == 0 || has_body) {
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
-		                 (curl_off_t)(has_body ? r->body_len : 0));
-		curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS,
-		                 has_body ? r->body : "");
+		libcurl.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+		                    (curl_off_t)(has_body ? r->body_len : 0));
+		libcurl.easy_setopt(e, CURLOPT_COPYPOSTFIELDS,
+		                    has_body ? r->body : "");
 	}
 	if (strcmp(m, "POST") != 0)
-		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m);
+		libcurl.easy_setopt(e, CURLOPT_CUSTOMREQUEST, m);
 }
 
 /* curl opens its sockets here, so that why one could not be opened
@@ -451,52 +452,53 @@ static int xfer_setup(struct http_xfer *x, const struct http_request *r,
 	CURL *e = x->easy;
 
 	for (size_t i = 0; r->headers && r->headers[i]; i++)
-		x->headers = curl_slist_append(x->headers, r->headers[i]);
+		x->headers = libcurl.slist_append(x->headers, r->headers[i]);
 	/* Never wait for a 100-continue that some servers never send. */
 	if (!has_header(r->headers, "Expect"))
-		x->headers = curl_slist_append(x->headers, "Expect:");
+		x->headers = libcurl.slist_append(x->headers, "Expect:");
 	if (!x->headers)
 		return set_err(err, "http: out of memory building headers");
 
-	if (curl_easy_setopt(e, CURLOPT_URL, r->url) != CURLE_OK)
+	if (libcurl.easy_setopt(e, CURLOPT_URL, r->url) != CURLE_OK)
 		return set_err(err, "http: bad URL '%s'", r->url);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
-	curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, xfer_socket);
-	curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	libcurl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	libcurl.easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
+	libcurl.easy_setopt(e, CURLOPT_PRIVATE, x);
+	libcurl.easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+	libcurl.easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, xfer_socket);
+	libcurl.easy_setopt(e, CURLOPT_OPENSOCKETDATA, x);
+	libcurl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	/* a proxy's CONNECT answer is no response of ours */
-	curl_easy_setopt(e, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, http_write_cb);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, http_header_cb);
-	curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-	                 r->connect_timeout_ms > 0 ? r->connect_timeout_ms
-	                                           : 10000L);
+	libcurl.easy_setopt(e, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
+	libcurl.easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	libcurl.easy_setopt(e, CURLOPT_WRITEFUNCTION, http_write_cb);
+	libcurl.easy_setopt(e, CURLOPT_WRITEDATA, x);
+	libcurl.easy_setopt(e, CURLOPT_HEADERFUNCTION, http_header_cb);
+	libcurl.easy_setopt(e, CURLOPT_HEADERDATA, x);
+	libcurl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+	                    r->connect_timeout_ms > 0 ? r->connect_timeout_ms
+	                                              : 10000L);
 	/* Streams get no total timeout: a stall of low_speed_time ends
 	 * them instead. */
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
-	                 r->low_speed_time_s > 0 ? r->low_speed_time_s : 300L);
+	libcurl.easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	libcurl.easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
+	                    r->low_speed_time_s > 0 ? r->low_speed_time_s
+	                                            : 300L);
 	if (r->total_timeout_ms > 0)
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, r->total_timeout_ms);
-	if (r->unix_socket && curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH,
-	                                       r->unix_socket) != CURLE_OK)
+		libcurl.easy_setopt(e, CURLOPT_TIMEOUT_MS, r->total_timeout_ms);
+	if (r->unix_socket && libcurl.easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH,
+	                                          r->unix_socket) != CURLE_OK)
 		return set_err(err, "http: cannot use unix socket '%s'",
 		               r->unix_socket);
 	if (r->ca_file)
-		curl_easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
+		libcurl.easy_setopt(e, CURLOPT_CAINFO, r->ca_file);
 	if (r->cert_file)
-		curl_easy_setopt(e, CURLOPT_SSLCERT, r->cert_file);
+		libcurl.easy_setopt(e, CURLOPT_SSLCERT, r->cert_file);
 	if (r->key_file)
-		curl_easy_setopt(e, CURLOPT_SSLKEY, r->key_file);
+		libcurl.easy_setopt(e, CURLOPT_SSLKEY, r->key_file);
 	if (r->no_verify) {
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+		libcurl.easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		libcurl.easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
 	xfer_set_method(x, r);
 	return 0;
@@ -509,13 +511,15 @@ struct http_xfer *http_start(struct http *h, const struct http_request *r,
 		set_err(err, "http: no URL");
 		return NULL;
 	}
+	if (http_multi(h, err) < 0)
+		return NULL;
 	struct http_xfer *x = xcalloc(1, sizeof *x);
 	x->h = h;
 	x->on_response = r->on_response;
 	x->on_data = r->on_data;
 	x->on_done = r->on_done;
 	x->arg = r->arg;
-	x->easy = curl_easy_init();
+	x->easy = libcurl.easy_init();
 	if (!x->easy) {
 		set_err(err, "http: cannot create a transfer");
 		free(x);
@@ -530,10 +534,10 @@ struct http_xfer *http_start(struct http *h, const struct http_request *r,
 	/* Inside curl's callbacks adding is forbidden: http_settle adds
 	 * it once curl has returned. */
 	if (h->depth == 0) {
-		CURLMcode mc = curl_multi_add_handle(h->multi, x->easy);
+		CURLMcode mc = libcurl.multi_add_handle(h->multi, x->easy);
 		if (mc != CURLM_OK) {
 			set_err(err, "http: cannot start transfer: %s",
-			        curl_multi_strerror(mc));
+			        libcurl.multi_strerror(mc));
 			xfer_free(x);
 			return NULL;
 		}
@@ -557,14 +561,14 @@ int http_perform(const struct http_request *r, char **err)
 {
 	if (!r->url)
 		return set_err(err, "http: no URL");
-	if (http_new_check() < 0)
-		return set_err(err, "http: cannot initialise libcurl");
+	if (!curllib_get(err))
+		return -1;
 	struct http_xfer *x = xcalloc(1, sizeof *x);
 	x->on_response = r->on_response;
 	x->on_data = r->on_data;
 	x->on_done = r->on_done;
 	x->arg = r->arg;
-	x->easy = curl_easy_init();
+	x->easy = libcurl.easy_init();
 	if (!x->easy) {
 		free(x);
 		return set_err(err, "http: cannot create a transfer");
@@ -573,7 +577,7 @@ int http_perform(const struct http_request *r, char **err)
 		xfer_free(x);
 		return -1;
 	}
-	CURLcode rc = curl_easy_perform(x->easy);
+	CURLcode rc = libcurl.easy_perform(x->easy);
 	int ok = rc == CURLE_OK && !x->user_abort;
 	xfer_finish(x, rc);
 	return ok ? 0 : -1;

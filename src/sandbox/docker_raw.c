@@ -5,11 +5,11 @@
  * or remote daemon never stalls the loop. The easy handle stays in its
  * multi handle while the connection is used (curl_easy_send/recv need
  * that: CURLOPT_CONNECT_ONLY(3)). */
+#include "assay/curllib.h"
 #include "assay/loop.h"
 #include "assay/util.h"
 #include "sandbox/docker_internal.h"
 
-#include <curl/curl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,14 +50,14 @@ static void check_done(struct dk_raw *r)
 {
 	int left;
 	CURLMsg *msg;
-	while ((msg = curl_multi_info_read(r->m, &left)))
+	while ((msg = libcurl.multi_info_read(r->m, &left)))
 		if (msg->msg == CURLMSG_DONE && msg->easy_handle == r->easy &&
 		    !r->done) {
 			r->done = 1;
 			CURLcode cc = msg->data.result;
 			curl_socket_t s = CURL_SOCKET_BAD;
 			if (cc == CURLE_OK)
-				cc = curl_easy_getinfo(
+				cc = libcurl.easy_getinfo(
 				    r->easy, CURLINFO_ACTIVESOCKET, &s);
 			unwatch_all(r);
 			if (cc == CURLE_OK && s != CURL_SOCKET_BAD) {
@@ -65,9 +65,10 @@ static void check_done(struct dk_raw *r)
 				r->connected = 1;
 				r->ready(r->arg, NULL);
 			} else {
-				r->ready(r->arg, r->errbuf[0]
-				                     ? r->errbuf
-				                     : curl_easy_strerror(cc));
+				r->ready(r->arg,
+				         r->errbuf[0]
+				             ? r->errbuf
+				             : libcurl.easy_strerror(cc));
 			}
 			return;
 		}
@@ -84,7 +85,7 @@ static void on_sock(int fd, int revents, void *arg)
 		action |= CURL_CSELECT_OUT;
 	if (revents & (POLLERR | POLLHUP | POLLNVAL))
 		action |= CURL_CSELECT_ERR;
-	curl_multi_socket_action(r->m, fd, action, &running);
+	libcurl.multi_socket_action(r->m, fd, action, &running);
 	check_done(r);
 }
 
@@ -94,7 +95,7 @@ static void on_timer(void *arg)
 	struct dk_raw *r = arg;
 	int running = 0;
 	r->timer = 0;
-	curl_multi_socket_action(r->m, CURL_SOCKET_TIMEOUT, 0, &running);
+	libcurl.multi_socket_action(r->m, CURL_SOCKET_TIMEOUT, 0, &running);
 	check_done(r);
 }
 
@@ -151,6 +152,8 @@ struct dk_raw *dk_raw_connect(struct loop *l, const struct dk_endpoint *ep,
                               const char *url, dk_raw_ready_fn ready, void *arg,
                               char **err)
 {
+	if (!curllib_get(err))
+		return NULL;
 	struct dk_raw *r = xcalloc(1, sizeof *r);
 	r->loop = l;
 	r->fd = -1;
@@ -159,38 +162,39 @@ struct dk_raw *dk_raw_connect(struct loop *l, const struct dk_endpoint *ep,
 	r->tls = ep->tls;
 	for (int i = 0; i < DK_RAW_FDS; i++)
 		r->fds[i] = -1;
-	r->m = curl_multi_init();
-	r->easy = curl_easy_init();
+	r->m = libcurl.multi_init();
+	r->easy = libcurl.easy_init();
 	if (!r->m || !r->easy) {
 		dk_raw_free(r);
 		set_err(err, "cannot create a libcurl transfer");
 		return NULL;
 	}
 	CURL *e = r->easy;
-	curl_easy_setopt(e, CURLOPT_URL, url);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)DK_RAW_CONNECT_MS);
-	curl_easy_setopt(e, CURLOPT_CONNECT_ONLY, 1L);
+	libcurl.easy_setopt(e, CURLOPT_URL, url);
+	libcurl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	libcurl.easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
+	libcurl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	libcurl.easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	libcurl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+	                    (long)DK_RAW_CONNECT_MS);
+	libcurl.easy_setopt(e, CURLOPT_CONNECT_ONLY, 1L);
 	if (ep->unix_path)
-		curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, ep->unix_path);
+		libcurl.easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, ep->unix_path);
 	if (ep->ca)
-		curl_easy_setopt(e, CURLOPT_CAINFO, ep->ca);
+		libcurl.easy_setopt(e, CURLOPT_CAINFO, ep->ca);
 	if (ep->cert)
-		curl_easy_setopt(e, CURLOPT_SSLCERT, ep->cert);
+		libcurl.easy_setopt(e, CURLOPT_SSLCERT, ep->cert);
 	if (ep->key)
-		curl_easy_setopt(e, CURLOPT_SSLKEY, ep->key);
+		libcurl.easy_setopt(e, CURLOPT_SSLKEY, ep->key);
 	if (ep->tls && !ep->verify) {
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+		libcurl.easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		libcurl.easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	curl_multi_setopt(r->m, CURLMOPT_SOCKETFUNCTION, sock_cb);
-	curl_multi_setopt(r->m, CURLMOPT_SOCKETDATA, r);
-	curl_multi_setopt(r->m, CURLMOPT_TIMERFUNCTION, timer_cb);
-	curl_multi_setopt(r->m, CURLMOPT_TIMERDATA, r);
-	if (curl_multi_add_handle(r->m, e) != CURLM_OK) {
+	libcurl.multi_setopt(r->m, CURLMOPT_SOCKETFUNCTION, sock_cb);
+	libcurl.multi_setopt(r->m, CURLMOPT_SOCKETDATA, r);
+	libcurl.multi_setopt(r->m, CURLMOPT_TIMERFUNCTION, timer_cb);
+	libcurl.multi_setopt(r->m, CURLMOPT_TIMERDATA, r);
+	if (libcurl.multi_add_handle(r->m, e) != CURLM_OK) {
 		dk_raw_free(r);
 		set_err(err, "cannot start a libcurl transfer");
 		return NULL;
@@ -207,7 +211,7 @@ int dk_raw_fd(const struct dk_raw *r)
 long dk_raw_send(struct dk_raw *r, const void *data, size_t n)
 {
 	size_t sent = 0;
-	CURLcode rc = curl_easy_send(r->easy, data, n, &sent);
+	CURLcode rc = libcurl.easy_send(r->easy, data, n, &sent);
 	if (rc == CURLE_AGAIN)
 		return 0;
 	return rc == CURLE_OK ? (long)sent : -1;
@@ -216,7 +220,7 @@ long dk_raw_send(struct dk_raw *r, const void *data, size_t n)
 long dk_raw_recv(struct dk_raw *r, void *buf, size_t n)
 {
 	size_t got = 0;
-	CURLcode rc = curl_easy_recv(r->easy, buf, n, &got);
+	CURLcode rc = libcurl.easy_recv(r->easy, buf, n, &got);
 	if (rc == CURLE_AGAIN)
 		return -2;
 	return rc == CURLE_OK ? (long)got : -1;
@@ -238,11 +242,11 @@ void dk_raw_free(struct dk_raw *r)
 	if (r->connected)
 		loop_fd_del(r->loop, r->fd);
 	if (r->m && r->easy)
-		curl_multi_remove_handle(r->m, r->easy);
+		libcurl.multi_remove_handle(r->m, r->easy);
 	if (r->easy)
-		curl_easy_cleanup(r->easy);
+		libcurl.easy_cleanup(r->easy);
 	if (r->m)
-		curl_multi_cleanup(r->m);
+		libcurl.multi_cleanup(r->m);
 	if (r->timer)
 		loop_timer_cancel(r->loop, r->timer);
 	free(r);

@@ -592,10 +592,6 @@ static void start_begin(void *arg)
 		return;
 	}
 	d->api.http = http_new(s->loop);
-	if (!d->api.http) {
-		start_end(st, xstrdup("docker: cannot initialise libcurl"));
-		return;
-	}
 	struct dk_req r = {.method = "GET",
 	                   .path = "/_ping",
 	                   .on_done = start_on_ping,

@@ -202,7 +202,8 @@ def main():
             else:
                 docker_runs = int(args[i + 1])
             del args[i:i + 2]
-    assay = args[0] if args else os.path.join(SRC, "build", "assay")
+    assay = os.path.abspath(args[0] if args else
+                            os.path.join(SRC, "build", "assay"))
     global PEAK
     PEAK = os.path.join(os.path.dirname(assay), "assay-peak")
     tmp = tempfile.mkdtemp(prefix="assay-bench.")
