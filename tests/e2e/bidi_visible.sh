@@ -84,10 +84,14 @@ screen >"$T/a.screen"
 check "approval: the command shows each control" \
 	grep -aqF 'for c in <U+202A> <U+202B> <U+202C> <U+202D> <U+202E> <U+2066> <U+2067> <U+2068> <U+2069> <U+200E> <U+200F>; do' "$T/a.screen"
 check "approval: no raw bidi control on the terminal" raw_free "$T/a.screen"
+# each wait is for the prompt itself: the three calls' lines ("> shell
+# ... touch ...", "> read_file nope...") are on screen from the start,
+# and a key sent before a prompt is shown is flushed, not taken
 keys y
-check "approval: the next prompt" wait_for 'touch' 20
+check "approval: the next prompt" wait_for '\(1 more waiting\)' 20
 keys y
-check "approval: the file tool's prompt" wait_for 'nope<U\+202E><U\+2066>\.txt' 20
+check "approval: the file tool's prompt" wait_for '^  path:' 20
+check "... with the path" screen_has 'nope<U\+202E><U\+2066>\.txt'
 screen >"$T/a2.screen"
 check "approval: the path shows its controls, none raw" raw_free "$T/a2.screen"
 keys y
