@@ -11,29 +11,31 @@
 /* The soname loaded: Debian's libcurl4 (and every distribution's). */
 #define CURLLIB_SONAME "libcurl.so.4"
 
+/* The calls, typed as curl.h declares them (setopt and getinfo take
+ * the value's type from the option, as with curl's own, unchecked). */
 struct curllib {
-	CURL *(*easy_init)(void);
-	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
-	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
-	CURLcode (*easy_perform)(CURL *);
-	CURLcode (*easy_send)(CURL *, const void *, size_t, size_t *);
-	CURLcode (*easy_recv)(CURL *, void *, size_t, size_t *);
-	void (*easy_cleanup)(CURL *);
-	const char *(*easy_strerror)(CURLcode);
-	CURLM *(*multi_init)(void);
-	CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
-	CURLMcode (*multi_add_handle)(CURLM *, CURL *);
-	CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
-	CURLMcode (*multi_socket_action)(CURLM *, curl_socket_t, int, int *);
-	CURLMcode (*multi_assign)(CURLM *, curl_socket_t, void *);
-	CURLMsg *(*multi_info_read)(CURLM *, int *);
-	CURLMcode (*multi_cleanup)(CURLM *);
-	const char *(*multi_strerror)(CURLMcode);
-	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
-	void (*slist_free_all)(struct curl_slist *);
+	__typeof__(curl_easy_init) *easy_init;
+	__typeof__(curl_easy_setopt) *easy_setopt;
+	__typeof__(curl_easy_getinfo) *easy_getinfo;
+	__typeof__(curl_easy_perform) *easy_perform;
+	__typeof__(curl_easy_send) *easy_send;
+	__typeof__(curl_easy_recv) *easy_recv;
+	__typeof__(curl_easy_cleanup) *easy_cleanup;
+	__typeof__(curl_easy_strerror) *easy_strerror;
+	__typeof__(curl_multi_init) *multi_init;
+	__typeof__(curl_multi_setopt) *multi_setopt;
+	__typeof__(curl_multi_add_handle) *multi_add_handle;
+	__typeof__(curl_multi_remove_handle) *multi_remove_handle;
+	__typeof__(curl_multi_socket_action) *multi_socket_action;
+	__typeof__(curl_multi_assign) *multi_assign;
+	__typeof__(curl_multi_info_read) *multi_info_read;
+	__typeof__(curl_multi_cleanup) *multi_cleanup;
+	__typeof__(curl_multi_strerror) *multi_strerror;
+	__typeof__(curl_slist_append) *slist_append;
+	__typeof__(curl_slist_free_all) *slist_free_all;
 };
 
-/* Filled once curllib_get has returned it; not before. */
+/* Filled once curllib_get has returned 0; not before. */
 extern struct curllib libcurl;
 
 /* Start loading libcurl on a thread, if that has not begun (a no-op
@@ -41,8 +43,8 @@ extern struct curllib libcurl;
 void curllib_preload(void);
 
 /* libcurl loaded and initialised (curl_global_init), waiting for a
- * preload under way: &libcurl, or NULL and *err (not installed, too
- * old) for every call after. */
-const struct curllib *curllib_get(char **err);
+ * preload under way: 0, or -1 and *err (not installed, not libcurl,
+ * too old), the same for every call after. */
+int curllib_get(char **err);
 
 #endif

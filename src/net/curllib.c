@@ -1,7 +1,7 @@
 /* curllib.c: libcurl loaded with dlopen, on a thread of its own when a
  * caller asks early (curllib_preload), else at the first curllib_get.
  * The thread does only the load and the lookups; curl_global_init and
- * every other curl call come after curllib_get has returned the table. */
+ * every other curl call come after curllib_get has joined it. */
 #include "assay/curllib.h"
 #include "assay/util.h"
 
@@ -13,17 +13,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The oldest libcurl whose calls and options we use (PROTOCOLS_STR). */
+#define CURLLIB_MIN 0x075500
+#define CURLLIB_MIN_TEXT "7.85"
+
 struct curllib libcurl;
 
-enum { CL_NONE, CL_LOADING, CL_DONE };
+enum { CL_NONE, CL_THREAD, CL_DONE };
 
+/* Taken by curllib_get and the exit's wait, never by the thread: it
+ * writes cl_ok and cl_err, which are read once it is joined. */
 static pthread_mutex_t cl_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cl_cv = PTHREAD_COND_INITIALIZER;
 static int cl_state;
+static pthread_t cl_tid;
 static int cl_ok;
 static int cl_inited;
-static CURLcode (*cl_global_init)(long);
 static char cl_err[512];
+static CURLcode (*cl_global_init)(long);
 
 /* Each entry of the table and the symbol (curl_NAME) that fills it. */
 static const struct {
@@ -51,6 +57,37 @@ static const struct {
     {"slist_free_all", offsetof(struct curllib, slist_free_all)},
 };
 
+/* A symbol of so as a function pointer (POSIX: a function's address
+ * fits a void *); NULL and cl_err said when so lacks it. */
+static void *cl_sym(void *so, const char *name, void *slot, size_t n)
+{
+	void *p = dlsym(so, name);
+	if (!p)
+		snprintf(cl_err, sizeof cl_err,
+		         "%s is not libcurl (it has no %s): install libcurl4, "
+		         "or take LD_LIBRARY_PATH away from this file",
+		         CURLLIB_SONAME, name);
+	else
+		memcpy(slot, &p, n);
+	return p;
+}
+
+/* libcurl's version is new enough: 0, or -1 with cl_err said. */
+static int cl_version(void *so)
+{
+	curl_version_info_data *(*info)(CURLversion) = NULL;
+	if (!cl_sym(so, "curl_version_info", &info, sizeof info))
+		return -1;
+	const curl_version_info_data *v = info(CURLVERSION_NOW);
+	if (v && v->version_num >= CURLLIB_MIN)
+		return 0;
+	snprintf(cl_err, sizeof cl_err,
+	         "libcurl %s is too old: assay needs %s or newer",
+	         v && v->version ? v->version : "(of unknown version)",
+	         CURLLIB_MIN_TEXT);
+	return -1;
+}
+
 /* The load itself, dlopen and the lookups (the libraries' constructors
  * run here): 0, or -1 with cl_err said. curl_global_init is left to
  * curllib_get's thread: OpenSSL's init registers an exit handler, and
@@ -62,60 +99,50 @@ static int cl_load(void)
 	if (!so) {
 		const char *why = dlerror();
 		snprintf(cl_err, sizeof cl_err,
-		         "cannot load libcurl (%s): %s; install it (Debian: "
-		         "apt-get install libcurl4)",
+		         "cannot load libcurl (%s): %s (is libcurl4 installed? "
+		         "Debian: apt-get install libcurl4)",
 		         CURLLIB_SONAME, why ? why : "not found");
 		return -1;
 	}
+	if (cl_version(so) < 0)
+		return -1;
 	for (size_t i = 0; i < sizeof cl_fns / sizeof cl_fns[0]; i++) {
 		char name[64];
 		snprintf(name, sizeof name, "curl_%s", cl_fns[i].name);
-		void *p = dlsym(so, name);
-		if (!p) {
-			snprintf(
-			    cl_err, sizeof cl_err,
-			    "%s has no %s: libcurl 7.85 or newer is needed",
-			    CURLLIB_SONAME, name);
+		if (!cl_sym(so, name, (char *)&libcurl + cl_fns[i].off,
+		            sizeof(void *)))
 			return -1;
-		}
-		/* POSIX guarantees a function's address fits a void * */
-		memcpy((char *)&libcurl + cl_fns[i].off, &p, sizeof p);
 	}
-	void *gi = dlsym(so, "curl_global_init");
-	if (!gi) {
-		snprintf(cl_err, sizeof cl_err, "%s has no curl_global_init",
-		         CURLLIB_SONAME);
+	if (!cl_sym(so, "curl_global_init", &cl_global_init,
+	            sizeof cl_global_init))
 		return -1;
-	}
-	memcpy(&cl_global_init, &gi, sizeof gi);
 	return 0;
-}
-
-/* Load, then wake whoever waits. */
-static void cl_run(void)
-{
-	int ok = cl_load() == 0;
-	pthread_mutex_lock(&cl_mu);
-	cl_ok = ok;
-	cl_state = CL_DONE;
-	pthread_cond_broadcast(&cl_cv);
-	pthread_mutex_unlock(&cl_mu);
 }
 
 static void *cl_thread(void *arg)
 {
 	(void)arg;
-	cl_run();
+	cl_ok = cl_load() == 0;
 	return NULL;
 }
 
-/* At exit, a load under way finishes first: exit's handlers and the
+/* The load done, by the thread (joined) or here; with cl_mu held. */
+static void cl_finish_locked(void)
+{
+	if (cl_state == CL_THREAD)
+		pthread_join(cl_tid, NULL);
+	else if (cl_state == CL_NONE)
+		cl_ok = cl_load() == 0;
+	cl_state = CL_DONE;
+}
+
+/* At exit, a load under way ends first: exit's handlers and the
  * libraries' destructors must not run beside it. */
 static void cl_settle(void)
 {
 	pthread_mutex_lock(&cl_mu);
-	while (cl_state == CL_LOADING)
-		pthread_cond_wait(&cl_cv, &cl_mu);
+	if (cl_state == CL_THREAD)
+		cl_finish_locked();
 	pthread_mutex_unlock(&cl_mu);
 }
 
@@ -126,37 +153,22 @@ void curllib_preload(void)
 		pthread_mutex_unlock(&cl_mu);
 		return;
 	}
-	cl_state = CL_LOADING;
-	pthread_mutex_unlock(&cl_mu);
-	atexit(cl_settle);
 	/* the thread takes no signal: the loop's go to the main thread */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t a;
-	pthread_t t;
-	int started = 0;
-	if (pthread_attr_init(&a) == 0) {
-		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-		started = pthread_create(&t, &a, cl_thread, NULL) == 0;
-		pthread_attr_destroy(&a);
-	}
+	if (atexit(cl_settle) == 0 &&
+	    pthread_create(&cl_tid, NULL, cl_thread, NULL) == 0)
+		cl_state = CL_THREAD;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!started) /* no thread: load here, as curllib_get would */
-		cl_run();
+	/* without a thread (or the exit's wait), the load is curllib_get's */
+	pthread_mutex_unlock(&cl_mu);
 }
 
-const struct curllib *curllib_get(char **err)
+int curllib_get(char **err)
 {
 	pthread_mutex_lock(&cl_mu);
-	if (cl_state == CL_NONE) {
-		cl_state = CL_LOADING;
-		pthread_mutex_unlock(&cl_mu);
-		cl_run();
-		pthread_mutex_lock(&cl_mu);
-	}
-	while (cl_state == CL_LOADING)
-		pthread_cond_wait(&cl_cv, &cl_mu);
+	cl_finish_locked();
 	if (cl_ok && !cl_inited) {
 		if (cl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK) {
 			cl_inited = 1;
@@ -169,9 +181,7 @@ const struct curllib *curllib_get(char **err)
 	}
 	int ok = cl_ok;
 	pthread_mutex_unlock(&cl_mu);
-	if (!ok) {
-		set_err(err, "%s", cl_err);
-		return NULL;
-	}
-	return &libcurl;
+	if (!ok)
+		return set_err(err, "%s", cl_err);
+	return 0;
 }

@@ -326,7 +326,7 @@ static int http_multi(struct http *h, char **err)
 {
 	if (h->multi)
 		return 0;
-	if (!curllib_get(err))
+	if (curllib_get(err) < 0)
 		return -1;
 	h->multi = libcurl.multi_init();
 	if (!h->multi)
@@ -461,7 +461,11 @@ static int xfer_setup(struct http_xfer *x, const struct http_request *r,
 
 	if (libcurl.easy_setopt(e, CURLOPT_URL, r->url) != CURLE_OK)
 		return set_err(err, "http: bad URL '%s'", r->url);
-	libcurl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* no other scheme, ever: refused, the transfer is not made */
+	if (libcurl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") !=
+	    CURLE_OK)
+		return set_err(err, "http: libcurl cannot limit the transfer "
+		                    "to http and https");
 	libcurl.easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
 	libcurl.easy_setopt(e, CURLOPT_PRIVATE, x);
 	libcurl.easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
@@ -561,7 +565,7 @@ int http_perform(const struct http_request *r, char **err)
 {
 	if (!r->url)
 		return set_err(err, "http: no URL");
-	if (!curllib_get(err))
+	if (curllib_get(err) < 0)
 		return -1;
 	struct http_xfer *x = xcalloc(1, sizeof *x);
 	x->on_response = r->on_response;

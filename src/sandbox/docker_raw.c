@@ -152,7 +152,7 @@ struct dk_raw *dk_raw_connect(struct loop *l, const struct dk_endpoint *ep,
                               const char *url, dk_raw_ready_fn ready, void *arg,
                               char **err)
 {
-	if (!curllib_get(err))
+	if (curllib_get(err) < 0)
 		return NULL;
 	struct dk_raw *r = xcalloc(1, sizeof *r);
 	r->loop = l;
@@ -170,8 +170,14 @@ struct dk_raw *dk_raw_connect(struct loop *l, const struct dk_endpoint *ep,
 		return NULL;
 	}
 	CURL *e = r->easy;
-	libcurl.easy_setopt(e, CURLOPT_URL, url);
-	libcurl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (libcurl.easy_setopt(e, CURLOPT_URL, url) != CURLE_OK ||
+	    libcurl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") !=
+	        CURLE_OK) {
+		dk_raw_free(r);
+		set_err(err, "cannot open a connection to %s with libcurl",
+		        url);
+		return NULL;
+	}
 	libcurl.easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
 	libcurl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	libcurl.easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);

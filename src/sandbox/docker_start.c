@@ -8,6 +8,7 @@
  * fails ends the start with a message that says what to do; whatever
  * was created is removed by the stop or sbx_free. */
 #include "assay/config.h"
+#include "assay/curllib.h"
 #include "assay/http.h"
 #include "assay/json.h"
 #include "assay/log.h"
@@ -592,6 +593,11 @@ static void start_begin(void *arg)
 		return;
 	}
 	d->api.http = http_new(s->loop);
+	if (curllib_get(&err) < 0) { /* said as itself, not as the daemon's */
+		start_end(st, xasprintf("docker: %s", err));
+		free(err);
+		return;
+	}
 	struct dk_req r = {.method = "GET",
 	                   .path = "/_ping",
 	                   .on_done = start_on_ping,

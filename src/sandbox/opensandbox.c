@@ -10,6 +10,7 @@
  * renewals, the stop and the release. Commands: os_exec.c; files:
  * os_files.c. Wire facts: ../shared/reference/protocols.md section E. */
 #include "assay/config.h"
+#include "assay/curllib.h"
 #include "assay/http.h"
 #include "assay/json.h"
 #include "assay/log.h"
@@ -881,6 +882,12 @@ void os_start(struct sbx *s, int stage_inputs, sbx_done_fn fn, void *arg)
 	o->key = key && *key ? xstrdup(key) : NULL;
 	o->ttl_s = cfg->opensandbox_ttl_s >= 60 ? cfg->opensandbox_ttl_s : 3600;
 	o->http = http_new(s->loop);
+	if (curllib_get(&err) < 0) { /* said as itself, not as the server's */
+		sbx_later(s, fn, arg, SBX_FAILED,
+		          xasprintf("opensandbox: %s", err), NULL, NULL);
+		free(err);
+		return;
+	}
 	free(s->image);
 	s->image = xstrdup(cfg->image && *cfg->image ? cfg->image
 	                                             : "assay-sandbox:latest");

@@ -39,17 +39,25 @@ check "a run loads libcurl" loads_curl "$ASSAY" run --model m --base-url "$URL" 
 check "a run with libcurl on a thread completes (exit $rc)" test "$rc" = 0
 check "its command ran and the second turn came" grep -q "It printed hi" good.out good.err
 
-# broken: not an ELF file; old: a library without curl's calls
-mkdir -p broken old
+# broken: not an ELF file; notcurl: a library without curl's calls;
+# old: one that says it is libcurl 7.74.0 (Debian 11's)
+mkdir -p broken notcurl old
 echo "not a library" >broken/libcurl.so.4
-cc -shared -o old/libcurl.so.4 -x c /dev/null
-for kind in broken old; do
+cc -shared -o notcurl/libcurl.so.4 -x c /dev/null
+cat >old.c <<'C'
+#include <curl/curl.h>
+static curl_version_info_data v = {.version = "7.74.0", .version_num = 0x074a00};
+curl_version_info_data *curl_version_info(CURLversion n) { (void)n; return &v; }
+C
+cc -shared -fPIC $(pkg-config --cflags libcurl) -o old/libcurl.so.4 old.c
+for kind in broken notcurl old; do
 	LD_LIBRARY_PATH=$T/$kind "$ASSAY" run --model m --base-url "$URL" --ask none \
 		--run-dir "$T/$kind.run" "say hi" >$kind.out 2>$kind.err && rc=0 || rc=$?
 	check "$kind libcurl: the run fails with exit 4 (got $rc)" test "$rc" = 4
 	case $kind in
-	broken) want='cannot load libcurl \(libcurl\.so\.4\): .*install it' ;;
-	old) want='libcurl\.so\.4 has no curl_easy_init: libcurl 7\.85 or newer' ;;
+	broken) want='cannot load libcurl \(libcurl\.so\.4\): .*is libcurl4 installed' ;;
+	notcurl) want='libcurl\.so\.4 is not libcurl \(it has no curl_version_info\): install libcurl4' ;;
+	old) want='libcurl 7\.74\.0 is too old: assay needs 7\.85 or newer' ;;
 	esac
 	check "$kind libcurl: stderr says why and what to do" grep -qE "$want" $kind.err
 	check "$kind libcurl: the transcript holds the error and the run's end" \
@@ -60,15 +68,29 @@ err = [e for e in ev if e["type"] == "error"]
 assert err and re.search(sys.argv[2], err[-1]["message"]), err
 assert ev[-1]["type"] == "run_end" and ev[-1]["status"] == "failed", ev[-1]
 ' "$T/$kind.run/transcript.jsonl" "$want"
-	check "$kind libcurl: no process of the run is left" \
-		none_left "$T/$kind.run"
+	check "$kind libcurl: no process of the run is left" none_left "$T/$kind.run"
+done
+
+# the docker and opensandbox backends load it to start: they say so as
+# themselves (exit 3, the sandbox did not start), not as a daemon or a
+# server that cannot be reached; neither is asked anything
+for sb in docker opensandbox; do
+	LD_LIBRARY_PATH=$T/broken OPEN_SANDBOX_DOMAIN=127.0.0.1:9 DOCKER_HOST=unix://$T/no.sock \
+		"$ASSAY" run --sandbox $sb --provider script --script s.json \
+		--run-dir "$T/$sb.run" hi >$sb.out 2>$sb.err && rc=0 || rc=$?
+	check "$sb without libcurl: exit 3 (got $rc)" test "$rc" = 3
+	check "$sb without libcurl: says libcurl, as $sb" \
+		grep -qE "$sb: cannot load libcurl \(libcurl\.so\.4\)" $sb.err
+	check "$sb without libcurl: not a server or daemon to start" \
+		sh -c "! grep -qiE 'cannot reach|is it running|no socket' $sb.err"
 done
 
 # a run that fails before its first request, while libcurl loads: the
-# opensandbox backend without a server (its http made, then the start
-# fails at once). The exit waits for the load and nothing crashes: 100
-# times, as the timing varies (an init on the loading thread crashed
-# here 4 times in 150: OpenSSL's exit handler freed its locks under it)
+# opensandbox backend without a server (the session's http starts the
+# load; the sandbox's start fails at once, before it makes its own).
+# The exit waits for the load and nothing crashes: 100 times, as the
+# timing varies (an init on the loading thread crashed here 4 times in
+# 150: OpenSSL's exit handler freed its locks under it)
 bad=0
 for i in $(seq 100); do
 	OPEN_SANDBOX_DOMAIN= "$ASSAY" run --sandbox opensandbox --provider script \
