@@ -282,9 +282,16 @@ static int stdio_send(struct mcp_transport *base, const char *json, size_t n,
 		*err = xstrdup("the server is not reading its stdin");
 		return -1;
 	}
+	int idle = t->pending.len == 0;
 	buf_append(&t->pending, json, n);
 	buf_append(&t->pending, "\n", 1);
 	loop_fd_events(t->loop, t->in, POLLOUT);
+	/* written now when nothing waits before it (a pipe takes it at
+	 * once): a message sent just before the end, a call's
+	 * notifications/cancelled, must not wait for a loop pass that may
+	 * not come */
+	if (idle)
+		on_write(t->in, POLLOUT, t);
 	return 0;
 }
 
