@@ -134,6 +134,10 @@ def start_fake(tmp):
         if os.path.exists(port_file) and open(port_file).read().strip():
             break
         time.sleep(0.05)
+    else:
+        fake.kill()
+        fake.wait()
+        sys.exit("the fake model server did not start (no port in 5 s)")
     return fake, "http://127.0.0.1:%s/v1" % open(port_file).read().strip()
 
 

@@ -63,6 +63,10 @@ def start_fake(tmp, name="os", log=None):
         if os.path.exists(pf) and open(pf).read().strip():
             break
         time.sleep(0.05)
+    else:
+        p.kill()
+        p.wait()
+        sys.exit("the fake OpenSandbox server did not start (no port in 10 s)")
     return p, "127.0.0.1:" + open(pf).read().strip()
 
 

@@ -13,6 +13,7 @@ source "$(dirname "$0")/lib.bash"
 need_docker_image
 cd "$T"
 P=dkunch$$- # run directory names, which label the containers
+DOCKER_REAP=$P # what a failed check leaves goes at the exit
 cat >script.json <<'JSON'
 {"turns": [
  {"text": "Making a file.", "tool_calls": [{"name": "shell", "arguments": {"command": "mkdir -p sub && echo one > sub/a.txt"}}]},
@@ -40,10 +41,6 @@ said() {
 stamp() { stat -c '%i %s %Y.%y' "$A"; }
 member() { tar --zstd -xOf "$A" "$1"; }
 mode() { tar --zstd -tvf "$A" "$1" | awk 'NR == 1 { print substr($0, 1, 10) }'; } # its first entry's
-left() {
-	echo $(($(docker ps -aq --filter "label=assay.run=$1" | wc -l) +
-		$(docker volume ls -q --filter "label=assay.run=$1" | wc -l)))
-}
 go() { # go PROMPT: a resume with PROMPT, exit 0
 	local code=0
 	"$ASSAY" resume "$R" --ask none --base-url "$URL" "$1" >go.out 2>go.err || code=$?
@@ -82,7 +79,7 @@ check "... the restored file is read (by the resume's call)" \
 	grep -q "^one" "$(ls -t "$R"/exec/*.stdout | head -1)"
 check "a resume whose call changes nothing keeps the archive" said "$unchanged" 4
 check "... untouched" test "$(stamp)" = "$before"
-check "no container or volume is left" test "$(left "${P}run")" = 0
+check "no container or volume is left" test "$(docker_left "${P}run")" = 0
 
 # 4. a mounted input: archived at the end, always
 echo data >data.txt
@@ -96,5 +93,5 @@ set -e
 check "a run with a mounted input exits 0 (got $code)" test "$code" -eq 0
 check "... its end archives again (mounted inputs: not in it)" \
 	grep -q "end: the workspace is archived (mounted inputs: not in it)" "$R2/assay.log"
-check "... and no container or volume is left" test "$(left "${P}mount")" = 0
+check "... and no container or volume is left" test "$(docker_left "${P}mount")" = 0
 finish

@@ -22,10 +22,7 @@ mkdir rd
 mount -t tmpfs -o size=8m assay-e2e-dkfull rd || skip "cannot mount a tmpfs here"
 trap 'umount -l "$T/rd" 2>/dev/null || true; cleanup' EXIT
 P=dkfull$$-
-left() { # containers and volumes labelled with run dir name $1
-	echo $(($(docker ps -aq --filter "label=assay.run=$1" | wc -l) +
-		$(docker volume ls -q --filter "label=assay.run=$1" | wc -l)))
-}
+DOCKER_REAP=$P # what a failed check leaves goes at the exit
 cat >big.json <<'JSON'
 {"turns": [
  {"text": "Small.", "tool_calls": [{"name": "shell", "arguments": {"command": "echo small > small.txt"}}]},
@@ -60,7 +57,7 @@ check "the small call's snapshot is kept, whole" ws_has "$R" small.txt
 check "... without the big file" test -z "$(ws_files "$R" | grep big.bin)"
 check "the transcript is whole" \
 	$PY -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$TR"
-check "no container or volume left" test "$(left ${P}run)" -eq 0
+check "no container or volume left" test "$(docker_left ${P}run)" -eq 0
 
 # a mounted input bigger than the free space is not in any archive: the
 # run's snapshots are not refused for it
@@ -83,5 +80,5 @@ check "a 20 MB mounted input on an 8 MB run dir: the run completes (exit $code)"
 check "... nothing refused" sh -c "! grep -q 'nothing was written' mnt.err"
 check "... its archive holds what it made, not the input" \
 	test "$(ws_files "$R" | tr '\n' ' ')" = "input made.txt "
-check "no container or volume left" test "$(left ${P}mnt)" -eq 0
+check "no container or volume left" test "$(docker_left ${P}mnt)" -eq 0
 finish

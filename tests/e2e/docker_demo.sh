@@ -11,12 +11,7 @@ source "$(dirname "$0")/lib.bash"
 need_docker_image
 cd "$T"
 P=dk$$- # run directory names, which label the containers
-
-# left RUN_DIR_NAME: containers and volumes labelled with that run
-left() {
-	echo $(($(docker ps -aq --filter "label=assay.run=$1" | wc -l) +
-		$(docker volume ls -q --filter "label=assay.run=$1" | wc -l)))
-}
+DOCKER_REAP=$P # what a failed check leaves goes at the exit
 
 # --- the demo -------------------------------------------------------
 set +e
@@ -40,7 +35,7 @@ check "workspace persisted with the report" \
 	sh -c "tar -tf '$T/${P}demo/workspace.tar.zst' | grep -qx output/anomaly_report.md"
 check "the workspace tree was seen (workspace_change events)" \
 	grep -q '"path":"output/anomalies.csv","kind":"created"' "$TR"
-check "no container or volume left" test "$(left ${P}demo)" -eq 0
+check "no container or volume left" test "$(docker_left ${P}demo)" -eq 0
 
 # --- Ctrl-C in the middle of a command -------------------------------
 # (sleeps with a mark of this test's own, lib.bash's marked_sleepy:
@@ -64,7 +59,7 @@ check "Ctrl-C: exit 130 (got $code)" test "$code" -eq 130
 check "Ctrl-C: run_end interrupted" \
 	test "$(jget "$T/${P}int/transcript.jsonl" 'x[-1]["status"]')" = interrupted
 check "Ctrl-C: exec_end says cancelled" grep -q '"cancelled":true' "$T/${P}int/transcript.jsonl"
-check "Ctrl-C: no container or volume left" test "$(left ${P}int)" -eq 0
+check "Ctrl-C: no container or volume left" test "$(docker_left ${P}int)" -eq 0
 check "Ctrl-C: no process left" none_left
 
 # --- kill -9 of assay, then a new run --------------------------------
@@ -75,7 +70,7 @@ for _ in $(seq 600); do grep -q started "$T/${P}crash/exec/"*.stdout 2>/dev/null
 check "the command to be killed started" grep -q started "$T/${P}crash/exec/"*.stdout
 kill -9 $pid
 wait $pid 2>/dev/null || true
-check "kill -9: the dead run's container is still there" test "$(left ${P}crash)" -ge 1
+check "kill -9: the dead run's container is still there" test "$(docker_left ${P}crash)" -ge 1
 # a run kept in another directory leaves it alone (what a dead run
 # leaves goes with the next run kept beside it: another test's, another
 # project's run must not take what this one may still look at)
@@ -84,14 +79,14 @@ mkdir -p "$T/elsewhere"
 	--run-dir "$T/elsewhere/${P}other" "hello" 2>"$T/other.stderr" || true
 check "a run in another directory completes" \
 	test "$(jget "$T/elsewhere/${P}other/transcript.jsonl" 'x[-1]["status"]')" = completed
-check "... and left the dead run's container alone" test "$(left ${P}crash)" -ge 1
-check "... and nothing of its own" test "$(left ${P}other)" -eq 0
+check "... and left the dead run's container alone" test "$(docker_left ${P}crash)" -ge 1
+check "... and nothing of its own" test "$(docker_left ${P}other)" -eq 0
 "$ASSAY" run --sandbox docker --provider script --script "$D/short.json" \
 	--run-dir "$T/${P}next" "hello" 2>"$T/next.stderr" || true
 check "the next run completes" \
 	test "$(jget "$T/${P}next/transcript.jsonl" 'x[-1]["status"]')" = completed
-check "the next run removed the dead run's container and volume" test "$(left ${P}crash)" -eq 0
-check "the next run left nothing of its own" test "$(left ${P}next)" -eq 0
+check "the next run removed the dead run's container and volume" test "$(docker_left ${P}crash)" -eq 0
+check "the next run left nothing of its own" test "$(docker_left ${P}next)" -eq 0
 check "kill -9: no process of the dead run left" none_left
 
 # --- clear errors, exit 3 --------------------------------------------
@@ -116,5 +111,5 @@ run3 apiver DOCKER_API_VERSION=1.99
 check "API version refused: exit 3" test "$(cat "$T/apiver.code")" -eq 3
 check "API version refused: says so" grep -q "API version refused" "$T/apiver.stderr"
 check "no container or volume left by the failed starts" \
-	test "$(($(left ${P}unreach) + $(left ${P}noimage) + $(left ${P}apiver)))" -eq 0
+	test "$(($(docker_left ${P}unreach) + $(docker_left ${P}noimage) + $(docker_left ${P}apiver)))" -eq 0
 finish

@@ -18,17 +18,13 @@ source "$(dirname "$0")/lib.bash"
 need_docker_image
 cd "$T"
 P=dkr$$-
+DOCKER_REAP=$P # what a failed check leaves goes at the exit
 printf 'name,value\n' >numbers.csv
 for i in $(seq 1 10); do printf 'n%d,%d\n' "$i" "$i" >>numbers.csv; done
 SCRIPT=$SRC/tests/e2e/data/short.json
 NOPY=assay-e2e-nopython:$$
 NOCT=assay-e2e-noctypes:$$
 trap 'docker rmi -f "$NOPY" "$NOCT" >/dev/null 2>&1 || true; cleanup' EXIT
-
-left() {
-	echo $(($(docker ps -aq --filter "label=assay.run=$1" | wc -l) +
-		$(docker volume ls -q --filter "label=assay.run=$1" | wc -l)))
-}
 
 run_task() { # run_task NAME [env...] -- [assay options...]: sets CODE
 	local name=$1
@@ -49,7 +45,7 @@ task_ok() { # task_ok NAME: completed, outputs right, nothing left
 	test "$CODE" -eq 0 && test "$(cat "$T/$1/out/output/sum.txt")" = 55 &&
 		grep -q 'add up to 55' "$T/$1/out/output/note.md" &&
 		test "$(jget "$T/$P$1/transcript.jsonl" 'x[-1]["status"]')" = completed &&
-		test "$(left "$P$1")" -eq 0
+		test "$(docker_left "$P$1")" -eq 0
 }
 
 # --- the runner (default) --------------------------------------------
@@ -153,7 +149,7 @@ for mode in runner exec; do
 	check "$mode: no such process in the container" test "$(res leak$mode 4 | grep procs)" = "procs 0"
 	check "$mode: the python kernel lived on (its variable survived)" \
 		test "$(res leak$mode 5 | grep secret)" = "secret 4242"
-	check "$mode: nothing left" test "$(left "${P}leak$mode")" -eq 0
+	check "$mode: nothing left" test "$(docker_left "${P}leak$mode")" -eq 0
 done
 
 # --- a hang-up of a headless run (its terminal closed) ------------------
@@ -185,7 +181,7 @@ hup_run hup --sandbox docker
 check "SIGHUP: exit 130 (got $CODE)" test "$CODE" -eq 130
 check "SIGHUP: run_end interrupted" \
 	test "$(jget "$T/${P}hup/transcript.jsonl" 'x[-1]["status"]')" = interrupted
-check "SIGHUP: no container or volume left" test "$(left "${P}hup")" -eq 0
+check "SIGHUP: no container or volume left" test "$(docker_left "${P}hup")" -eq 0
 none_left() { ! marked_left; }
 check "SIGHUP: no process left" none_left
 if command -v bwrap >/dev/null && bwrap --unshare-all --ro-bind / / true 2>/dev/null; then

@@ -17,6 +17,7 @@ FAKE_PID=
 OS_PID=
 
 cleanup() {
+	[ -z "${DOCKER_REAP:-}" ] || docker_reap "$DOCKER_REAP"
 	[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null || true
 	[ -n "$OS_PID" ] && kill "$OS_PID" 2>/dev/null || true
 	wait 2>/dev/null || true
@@ -111,6 +112,27 @@ need_bwrap() {
 
 # need_docker: the docker CLI (the tests look with it) and a daemon that
 # answers; else a skip (a failure under CI=true) naming what is missing
+# docker_left NAME: how many containers and volumes carry the label of
+# run dir name NAME (assay.run=NAME): what a run must not leave behind
+docker_left() {
+	echo $(($(docker ps -aq --filter "label=assay.run=$1" | wc -l) +
+		$(docker volume ls -q --filter "label=assay.run=$1" | wc -l)))
+}
+
+# docker_reap PREFIX: removes the containers and volumes of the run dir
+# names starting with PREFIX (a test's $P, set as DOCKER_REAP: cleanup
+# calls it), so a failed check leaves nothing on the daemon
+docker_reap() {
+	local ids
+	# (at exit, where a daemon that cannot be reached must not fail it)
+	ids=$(docker ps -a --filter label=assay.run --format '{{.ID}} {{.Label "assay.run"}}' 2>/dev/null |
+		awk -v p="$1" 'index($2, p) == 1 { print $1 }') || true
+	[ -z "$ids" ] || docker rm -f $ids >/dev/null 2>&1 || true
+	ids=$(docker volume ls --filter label=assay.run --format '{{.Name}} {{.Label "assay.run"}}' 2>/dev/null |
+		awk -v p="$1" 'index($2, p) == 1 { print $1 }') || true
+	[ -z "$ids" ] || docker volume rm -f $ids >/dev/null 2>&1 || true
+}
+
 need_docker() {
 	command -v docker >/dev/null || skip "the docker CLI (used by this test to look) is not installed"
 	docker version >/dev/null 2>&1 ||
@@ -220,7 +242,8 @@ start_fake_os() {
 
 # os_log_settle: wait (at most 20 s) until the fake OpenSandbox's log
 # stops growing: it logs a request when its handler returns, which for
-# a command stream can be after assay has gone on (or ended)
+# a command stream can be after assay has gone on (or ended). Fails
+# (saying so) when it never does: the counts read after would be wrong
 os_log_settle() {
 	local n=-1 m
 	for _ in $(seq 40); do
@@ -229,6 +252,8 @@ os_log_settle() {
 		n=$m
 		sleep 0.5
 	done
+	echo "the fake OpenSandbox's log ($OS_LOG) still grew after 20 s"
+	return 1
 }
 
 # os_count METHOD PATH_REGEX: requests of that kind in the fake's log

@@ -15,10 +15,7 @@ need_docker_image
 cd "$T"
 export XDG_CACHE_HOME=$T/cache
 P=dkmnt$$- # run directory names, which label the containers
-left() { # containers and volumes labelled with run dir name $1
-	echo $(($(docker ps -aq --filter "label=assay.run=$1" | wc -l) +
-		$(docker volume ls -q --filter "label=assay.run=$1" | wc -l)))
-}
+DOCKER_REAP=$P # what a failed check leaves goes at the exit
 mount_data
 
 set +e
@@ -37,7 +34,7 @@ check "the log says they are bound, not copied" \
 	sh -c "grep -q 'mounted read-only at input/energy.csv' '$T/${P}r1/assay.log' && ! grep -q 'inputs are copied' '$T/${P}r1/assay.log'"
 check "the archive holds what the run made: not the inputs, nor their mount points" \
 	test "$(ws_list "$T/${P}r1" | sort | tr '\n' ' ')" = "input/ output/ output/made.txt "
-check "no container or volume is left" test "$(left "${P}r1")" = 0
+check "no container or volume is left" test "$(docker_left "${P}r1")" = 0
 
 # "copy": true: a copy in the container, writable; the original untouched
 mount_copy_check "$T/${P}r2" --sandbox docker
@@ -72,5 +69,5 @@ set -e
 check "with the input changed, resume stops (exit 2, got $ccode) naming it" \
 	sh -c "test $ccode -eq 2 && grep -q 'input input/energy.csv ($T/data/energy.csv) is not the file the run had' r3c.err"
 check "no container or volume is left by any of the runs" \
-	test "$(($(left "${P}r2") + $(left "${P}r3")))" = 0
+	test "$(($(docker_left "${P}r2") + $(docker_left "${P}r3")))" = 0
 finish

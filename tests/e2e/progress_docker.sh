@@ -12,10 +12,7 @@ need_docker_image
 cd "$T"
 export XDG_CACHE_HOME=$T/cache
 P=dkprog$$-
-left() {
-	echo $(($(docker ps -aq --filter "label=assay.run=$1" | wc -l) +
-		$(docker volume ls -q --filter "label=assay.run=$1" | wc -l)))
-}
+DOCKER_REAP=$P # what a failed check leaves goes at the exit
 # random bytes: zeros would stream faster than a second
 head -c 1024M /dev/urandom >big.bin
 cat >copy.json <<'JSON'
@@ -47,5 +44,5 @@ check "delivering the output prints its bytes and rate (its total is known at th
 	grep -Eq '^  delivering input/big.bin: [0-9.]+ [kMG]?B, [0-9.]+ [kMG]?B/s$' run.err
 check "... and its end" grep -q '^  delivering input/big.bin: 1.1 GB of 1.1 GB (100%)' run.err
 check "the output is delivered whole" cmp -s big.bin "$T/out/input/big.bin"
-check "no container or volume left" test "$(left ${P}run)" -eq 0
+check "no container or volume left" test "$(docker_left ${P}run)" -eq 0
 finish

@@ -18,10 +18,7 @@ sock=${sock:-/var/run/docker.sock}
 cd "$T"
 export XDG_CACHE_HOME=$T/cache
 P=dkrem$$-
-left() {
-	echo $(($(docker ps -aq --filter "label=assay.run=$1" | wc -l) +
-		$(docker volume ls -q --filter "label=assay.run=$1" | wc -l)))
-}
+DOCKER_REAP=$P # what a failed check leaves goes at the exit
 SOCAT_PID=
 trap '[ -n "$SOCAT_PID" ] && kill "$SOCAT_PID" 2>/dev/null; cleanup' EXIT
 socat TCP-LISTEN:0,bind=127.0.0.1,fork UNIX-CONNECT:"$sock" 2>socat.log &
@@ -71,7 +68,7 @@ check "read_file reads its real bytes" \
 check "the archive holds what the run made and the copy, not the read-only inputs" \
 	test "$(ws_files "$T/${P}r1" | grep -v '/$' | tr '\n' ' ')" = "input input/raw.csv output output/made.txt "
 check "the host files are untouched" test "$(stat -c '%s %y %i' data/energy.csv data/dir/sub/f.txt)" = "$before"
-check "no container or volume left" test "$(left ${P}r1)" -eq 0
+check "no container or volume left" test "$(docker_left ${P}r1)" -eq 0
 
 # a run killed after its first call, resumed: the inputs are copied in
 # again (they are not in the archive), read-only there too
@@ -102,5 +99,5 @@ check "... nor remove it (its directory kept the staged owner and modes over the
 	sh -c "cat '$R'/exec/*.stdout | grep -qx 'rm=1'"
 check "... its archive still leaves the input out" \
 	test "$(ws_files "$R" | tr '\n' ' ')" = "input one.txt "
-check "no container or volume left" test "$(left ${P}r2)" -eq 0
+check "no container or volume left" test "$(docker_left ${P}r2)" -eq 0
 finish

@@ -19,12 +19,8 @@ source "$(dirname "$0")/lib.bash"
 need_docker_image
 cd "$T"
 P=dkres$$- # run directory names, which label the containers
+DOCKER_REAP=$P # what a failed check leaves goes at the exit
 
-# left RUN_DIR_NAME: containers and volumes labelled with that run
-left() {
-	echo $(($(docker ps -aq --filter "label=assay.run=$1" | wc -l) +
-		$(docker volume ls -q --filter "label=assay.run=$1" | wc -l)))
-}
 requests() { fake_requests | tr -d ' '; }
 
 cat >script.json <<'JSON'
@@ -63,7 +59,7 @@ wait "$pid" 2>/dev/null || true
 check "the run was killed during turn 3's request (no answer to it)" \
 	test "$(jget "$tr" '[(e["type"],e["turn"]) for e in x if e["type"] in ("model_request","assistant_message")][-1]')" = "('model_request', 3)"
 check "the killed run left its container behind (what resume must sweep)" \
-	test "$(left ${P}run)" -gt 0
+	test "$(docker_left ${P}run)" -gt 0
 check "the workspace was persisted after each call: the first call's file in it" \
 	ws_has "$R" output/one.txt
 check "... and the second's (whole archive, then deltas)" ws_has "$R" output/two.txt
@@ -107,7 +103,7 @@ check "every line of the transcript is whole JSON" \
 	$PY -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$tr"
 check "the assay log says the workspace was restored" \
 	grep -q "workspace restored from" "$R/assay.log"
-check "no container or volume left (the killed run's swept too)" test "$(left ${P}run)" -eq 0
+check "no container or volume left (the killed run's swept too)" test "$(docker_left ${P}run)" -eq 0
 
 # --- the completed run resumed again: nothing sent, outputs again ----
 n=$(requests)
@@ -120,7 +116,7 @@ check "resume of the completed docker run exits 0 (got $code)" test "$code" -eq 
 check "... sending nothing" test "$(requests)" = "$n"
 check "... and delivers the same three.txt from the restored container" \
 	cmp -s "$T/out/output/three.txt" "$T/out2/output/three.txt"
-check "no container or volume left" test "$(left ${P}run)" -eq 0
+check "no container or volume left" test "$(docker_left ${P}run)" -eq 0
 
 # --- kill -9 in the middle of a command, after a call of the same turn -
 # the archive is persisted after every call, so the write_file that
@@ -167,7 +163,7 @@ check "mid-call: only the unfinished command ran again, and saw both files" \
 	test "$(jget "$R2/transcript.jsonl" '[e["content"].split(chr(10))[:2] for e in x if e["type"]=="tool_result"][2:]')" = "[['started', 'done: one two']]"
 check "mid-call: output delivered" cmp -s "$T/outmid/output/three.txt" - <<<"one
 two"
-check "mid-call: no container or volume left" test "$(left ${P}mid)" -eq 0
+check "mid-call: no container or volume left" test "$(docker_left ${P}mid)" -eq 0
 
 # --- archives changed in the run dir ----------------------------------
 # hostile NAME KIND: a copy of the killed run whose workspace.tar.zst is
@@ -219,7 +215,7 @@ for c in "dotdot:entry '../x' refused" "abs:entry '/etc/evil' refused" \
 		sh -c "grep -q -- '$d/workspace.tar.[gz][zs]' '$kind.err' && grep -q -- --re-execute '$kind.err'"
 	check "$kind: nothing sent, nothing recorded, no output" \
 		sh -c "test '$(requests)' = '$n' && test \$(wc -c <'$d/transcript.jsonl') = '$before' && test ! -e '$T/out-$kind'"
-	check "$kind: no container or volume left" test "$(left ${P}$kind)" -eq 0
+	check "$kind: no container or volume left" test "$(docker_left ${P}$kind)" -eq 0
 done
 # --- the helper's check and clean stream, case by case ----------------
 ARC=${ASSAY_ARCHIVE_BIN:-$(dirname "$ASSAY")/assay-archive}
