@@ -96,16 +96,29 @@ static void ask_answer(struct session *s, struct mcp_ask *a, cJSON *result,
 		mcptool_hold(s, a->m, a->call, 0);
 }
 
-/* Decline without a word to the person: too many, too big, too late
- * (logged, the first few). */
+/* The answer that declines. */
+static cJSON *ask_decline(void)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "action", "decline");
+	return r;
+}
+
+/* A question declined without the person: why, in the log, the first
+ * few times. */
+static void ask_log_refused(struct session *s, const char *server,
+                            const char *why)
+{
+	if (s->mcp.nrefused++ < ASK_REFUSED_LOGGED)
+		log_info("mcp %s: a question declined: %s", server, why);
+}
+
+/* Decline without a word to the person: too many, too late. */
 static void ask_refuse(struct session *s, struct mcp *m, uint64_t token,
                        const char *why)
 {
-	if (s->mcp.nrefused++ < ASK_REFUSED_LOGGED)
-		log_info("mcp %s: a question declined: %s", mcp_name(m), why);
-	cJSON *r = cJSON_CreateObject();
-	cJSON_AddStringToObject(r, "action", "decline");
-	mcp_elicit_reply(m, token, r);
+	ask_log_refused(s, mcp_name(m), why);
+	mcp_elicit_reply(m, token, ask_decline());
 }
 
 /* The question of that id, unlinked from the queue when take. */
@@ -156,20 +169,12 @@ void mcptool_on_elicit(struct mcp *m, uint64_t token, const cJSON *params,
 	                                           : cJSON_CreateObject();
 	a->pub = (struct session_elicitation){a->id, a->server, a->call,
 	                                      a->message, a->schema};
-	if (big) { /* recorded, with why, but not put to anyone */
-		if (s->mcp.nrefused++ < ASK_REFUSED_LOGGED)
-			log_info("mcp %s: a question declined: %s", a->server,
-			         big);
-		cJSON *r = cJSON_CreateObject();
-		cJSON_AddStringToObject(r, "action", "decline");
-		ask_answer(s, a, r, "assay");
-		ask_free(a);
-		return;
-	}
-	if (!s->appr.approver.elicit) {
-		cJSON *r = cJSON_CreateObject();
-		cJSON_AddStringToObject(r, "action", "decline");
-		ask_answer(s, a, r, "nobody");
+	if (big || !s->appr.approver.elicit) {
+		/* recorded, with who declined (and why, if too big), but not
+		 * put to anyone */
+		if (big)
+			ask_log_refused(s, a->server, big);
+		ask_answer(s, a, ask_decline(), big ? "assay" : "nobody");
 		ask_free(a);
 		return;
 	}
