@@ -3,6 +3,7 @@
  * The thread does only the load and the lookups; curl_global_init and
  * every other curl call come after curllib_get has joined it. */
 #include "assay/curllib.h"
+#include "assay/log.h"
 #include "assay/util.h"
 
 #include <dlfcn.h>
@@ -28,7 +29,10 @@ static int cl_state;
 static pthread_t cl_tid;
 static int cl_ok;
 static int cl_inited;
-static char cl_err[512];
+static int cl_logged;
+static char cl_err[1024];
+static const char *cl_soname;    /* the one loaded */
+static const char *cl_version_s; /* its version */
 static CURLcode (*cl_global_init)(long);
 
 /* Each entry of the table and the symbol (curl_NAME) that fills it. */
@@ -64,9 +68,10 @@ static void *cl_sym(void *so, const char *name, void *slot, size_t n)
 	void *p = dlsym(so, name);
 	if (!p)
 		snprintf(cl_err, sizeof cl_err,
-		         "%s is not libcurl (it has no %s): install libcurl4, "
-		         "or take LD_LIBRARY_PATH away from this file",
-		         CURLLIB_SONAME, name);
+		         "%s is not libcurl (it has no %s): install "
+		         "libcurl3-gnutls, or take LD_LIBRARY_PATH away from "
+		         "this file",
+		         cl_soname, name);
 	else
 		memcpy(slot, &p, n);
 	return p;
@@ -79,8 +84,10 @@ static int cl_version(void *so)
 	if (!cl_sym(so, "curl_version_info", &info, sizeof info))
 		return -1;
 	const curl_version_info_data *v = info(CURLVERSION_NOW);
-	if (v && v->version_num >= CURLLIB_MIN)
+	if (v && v->version_num >= CURLLIB_MIN) {
+		cl_version_s = v->version;
 		return 0;
+	}
 	snprintf(cl_err, sizeof cl_err,
 	         "libcurl %s is too old: assay needs %s or newer",
 	         v && v->version ? v->version : "(of unknown version)",
@@ -95,13 +102,29 @@ static int cl_version(void *so)
  * still went on beside an exit. */
 static int cl_load(void)
 {
-	void *so = dlopen(CURLLIB_SONAME, RTLD_LAZY | RTLD_LOCAL);
+	static const char *const names[] = CURLLIB_SONAMES;
+	void *so = NULL;
+	size_t used = 0;
+	for (size_t i = 0; !so && i < sizeof names / sizeof names[0]; i++) {
+		cl_soname = names[i];
+		so = dlopen(cl_soname, RTLD_LAZY | RTLD_LOCAL);
+		if (!so) {
+			const char *why = dlerror();
+			int n = snprintf(cl_err + used, sizeof cl_err - used,
+			                 "%s%s", used ? "; " : "",
+			                 why ? why : cl_soname);
+			if (n > 0 && (size_t)n < sizeof cl_err - used)
+				used += (size_t)n;
+		}
+	}
 	if (!so) {
-		const char *why = dlerror();
+		char *tried = xstrdup(cl_err);
 		snprintf(cl_err, sizeof cl_err,
-		         "cannot load libcurl (%s): %s (is libcurl4 installed? "
-		         "Debian: apt-get install libcurl4)",
-		         CURLLIB_SONAME, why ? why : "not found");
+		         "cannot load libcurl (%s) (is libcurl3-gnutls or "
+		         "libcurl4 installed? Debian: apt-get install "
+		         "libcurl3-gnutls)",
+		         tried);
+		free(tried);
 		return -1;
 	}
 	if (cl_version(so) < 0)
@@ -179,9 +202,13 @@ int curllib_get(char **err)
 			         "failed)");
 		}
 	}
-	int ok = cl_ok;
+	int ok = cl_ok, first = ok && !cl_logged;
+	cl_logged |= ok;
 	pthread_mutex_unlock(&cl_mu);
 	if (!ok)
 		return set_err(err, "%s", cl_err);
+	if (first)
+		log_info("http: %s loaded (libcurl %s)", cl_soname,
+		         cl_version_s);
 	return 0;
 }

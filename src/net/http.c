@@ -464,8 +464,10 @@ static int xfer_setup(struct http_xfer *x, const struct http_request *r,
 	/* no other scheme, ever: refused, the transfer is not made */
 	if (libcurl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") !=
 	    CURLE_OK)
-		return set_err(err, "http: libcurl cannot limit the transfer "
-		                    "to http and https");
+		return set_err(err, "http: this libcurl cannot limit a "
+		                    "transfer to http and https "
+		                    "(CURLOPT_PROTOCOLS_STR): libcurl 7.85 or "
+		                    "newer is needed");
 	libcurl.easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
 	libcurl.easy_setopt(e, CURLOPT_PRIVATE, x);
 	libcurl.easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);

@@ -21,7 +21,7 @@ start_fake s.json
 # what ld.so mapped while COMMAND... ran
 loads_curl() {
 	LD_DEBUG=files LD_DEBUG_OUTPUT=$T/ld "$@" >/dev/null 2>&1 || true
-	grep -qs 'libcurl\.so' "$T"/ld.*
+	grep -Eqs 'libcurl(-gnutls)?\.so' "$T"/ld.*
 	local found=$?
 	rm -f "$T"/ld.*
 	return $found
@@ -38,25 +38,41 @@ check "a run loads libcurl" loads_curl "$ASSAY" run --model m --base-url "$URL" 
 	>good.out 2>good.err && rc=0 || rc=$?
 check "a run with libcurl on a thread completes (exit $rc)" test "$rc" = 0
 check "its command ran and the second turn came" grep -q "It printed hi" good.out good.err
+check "... on libcurl built with GnuTLS (its log says which)" \
+	grep -q "http: libcurl-gnutls.so.4 loaded (libcurl 7\.[0-9.]*)" "$T/good/assay.log"
+# without GnuTLS's build, OpenSSL's: the GnuTLS one hidden (/dev/null
+# bound over it in a mount namespace of the run's own: root, as in CI)
+gnutls=$(readlink -f "$(ldconfig -p | awk '/libcurl-gnutls\.so\.4 /{print $NF; exit}')")
+if [ -f "$gnutls" ] && unshare -m true 2>/dev/null; then
+	unshare -m sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' sh "$gnutls" \
+		"$ASSAY" run --model m --base-url "$URL" --ask none --run-dir "$T/ossl" "say hi" \
+		>ossl.out 2>ossl.err && rc=0 || rc=$?
+	check "without libcurl-gnutls: the run completes on OpenSSL's (exit $rc)" test "$rc" = 0
+	check "... its log says which" grep -q "http: libcurl.so.4 loaded" "$T/ossl/assay.log"
+else
+	echo "not checked here (no root for a mount namespace): the fall back to libcurl.so.4"
+fi
 
 # broken: not an ELF file; notcurl: a library without curl's calls;
 # old: one that says it is libcurl 7.74.0 (Debian 11's)
+# (each under both names assay tries: GnuTLS's build, then OpenSSL's)
 mkdir -p broken notcurl old
+echo "not a library" >broken/libcurl-gnutls.so.4
 echo "not a library" >broken/libcurl.so.4
-cc -shared -o notcurl/libcurl.so.4 -x c /dev/null
+cc -shared -o notcurl/libcurl-gnutls.so.4 -x c /dev/null
 cat >old.c <<'C'
 #include <curl/curl.h>
 static curl_version_info_data v = {.version = "7.74.0", .version_num = 0x074a00};
 curl_version_info_data *curl_version_info(CURLversion n) { (void)n; return &v; }
 C
-cc -shared -fPIC $(pkg-config --cflags libcurl) -o old/libcurl.so.4 old.c
+cc -shared -fPIC $(pkg-config --cflags libcurl) -o old/libcurl-gnutls.so.4 old.c
 for kind in broken notcurl old; do
 	LD_LIBRARY_PATH=$T/$kind "$ASSAY" run --model m --base-url "$URL" --ask none \
 		--run-dir "$T/$kind.run" "say hi" >$kind.out 2>$kind.err && rc=0 || rc=$?
 	check "$kind libcurl: the run fails with exit 4 (got $rc)" test "$rc" = 4
 	case $kind in
-	broken) want='cannot load libcurl \(libcurl\.so\.4\): .*is libcurl4 installed' ;;
-	notcurl) want='libcurl\.so\.4 is not libcurl \(it has no curl_version_info\): install libcurl4' ;;
+	broken) want='cannot load libcurl \(.*libcurl-gnutls\.so\.4: file too short; .*libcurl\.so\.4: file too short\) \(is libcurl3-gnutls or libcurl4 installed' ;;
+	notcurl) want='libcurl-gnutls\.so\.4 is not libcurl \(it has no curl_version_info\): install libcurl3-gnutls' ;;
 	old) want='libcurl 7\.74\.0 is too old: assay needs 7\.85 or newer' ;;
 	esac
 	check "$kind libcurl: stderr says why and what to do" grep -qE "$want" $kind.err
@@ -80,7 +96,7 @@ for sb in docker opensandbox; do
 		--run-dir "$T/$sb.run" hi >$sb.out 2>$sb.err && rc=0 || rc=$?
 	check "$sb without libcurl: exit 3 (got $rc)" test "$rc" = 3
 	check "$sb without libcurl: says libcurl, as $sb" \
-		grep -qE "$sb: cannot load libcurl \(libcurl\.so\.4\)" $sb.err
+		grep -qE "$sb: cannot load libcurl \(.*libcurl-gnutls\.so\.4" $sb.err
 	check "$sb without libcurl: not a server or daemon to start" \
 		sh -c "! grep -qiE 'cannot reach|is it running|no socket' $sb.err"
 done

@@ -90,7 +90,8 @@ check "401: run_end failed in the transcript" \
 start_fake "$SCRIPT" --fault 'quota@1'
 run_task quota
 check "insufficient_quota: exit 4 (got $CODE)" test "$CODE" -eq 4
-check "insufficient_quota: not retried" test "$(fake_requests)" -eq 1
+n=$(fake_requests)
+check "insufficient_quota: not retried ($n requests)" test "$n" -eq 1
 
 # an unreachable server: exit 4 after the retries
 URL=http://127.0.0.1:9/v1

@@ -50,7 +50,7 @@ printf '#!/bin/sh\nexec "$@"\n' >bin/sudo
 chmod +x bin/*
 PATH=$T/bin:$PATH "$SRC/scripts/setup" --run >said.txt 2>&1
 check "with packages missing, setup --run says what it installs and why" \
-	grep -q '^setup: installing 18 missing package(s) for building and running assay:' said.txt || cat said.txt
+	grep -q '^setup: installing 19 missing package(s) for building and running assay:' said.txt || cat said.txt
 check "... each group with its reason" grep -q '^  bubblewrap: the local sandbox$' said.txt
 check "... before apt-get installs exactly the run list" \
 	sh -c "grep 'apt-get install' apt.log | tr ' ' '\n' | grep -v -- '^-' | sed '1,2d' | sort | cmp -s - run.names"
