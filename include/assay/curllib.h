@@ -8,14 +8,6 @@
 
 #include <curl/curl.h>
 
-/* The sonames tried, in order: libcurl built on GnuTLS (Debian's
- * libcurl3-gnutls, which apt and git use), then on OpenSSL (libcurl4).
- * The next is tried only when one cannot be loaded. */
-#define CURLLIB_SONAMES                                                        \
-	{                                                                      \
-		"libcurl-gnutls.so.4", "libcurl.so.4"                          \
-	}
-
 /* The calls, typed as curl.h declares them (setopt and getinfo take
  * the value's type from the option, as with curl's own, unchecked). */
 struct curllib {

@@ -102,7 +102,11 @@ static int cl_version(void *so)
  * still went on beside an exit. */
 static int cl_load(void)
 {
-	static const char *const names[] = CURLLIB_SONAMES;
+	/* libcurl built on GnuTLS first (Debian's libcurl3-gnutls, which
+	 * apt and git use: no libssl to load), then on OpenSSL (libcurl4);
+	 * the next is tried only when one cannot be loaded */
+	static const char *const names[] = {"libcurl-gnutls.so.4",
+	                                    "libcurl.so.4"};
 	void *so = NULL;
 	size_t used = 0;
 	for (size_t i = 0; !so && i < sizeof names / sizeof names[0]; i++) {
