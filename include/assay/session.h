@@ -88,8 +88,8 @@ enum session_state {
 /* Sees every event (seq, t, type, ...) as it happens. */
 typedef void (*session_event_fn)(void *arg, const cJSON *ev);
 
-/* cfg must outlive the session. */
-struct session *session_new(struct loop *l, struct config *cfg, char **err);
+/* cfg must outlive the session. Never NULL. */
+struct session *session_new(struct loop *l, struct config *cfg);
 void session_free(struct session *s);
 
 void session_observe(struct session *s, session_event_fn fn, void *arg);

@@ -210,7 +210,7 @@ void session_scanned(struct session *s)
 
 /* --- the session object ------------------------------------------------ */
 
-struct session *session_new(struct loop *l, struct config *cfg, char **err)
+struct session *session_new(struct loop *l, struct config *cfg)
 {
 	struct session *s = xcalloc(1, sizeof *s);
 	s->loop = l;
@@ -220,8 +220,7 @@ struct session *session_new(struct loop *l, struct config *cfg, char **err)
 	rundir_init(&s->rundir);
 	conv_init(&s->conv, cfg);
 	images_init(&s->img);
-	s->http = http_new(l);
-	(void)err; /* nothing here fails: libcurl's load says so later */
+	s->http = http_new(l); /* libcurl's load says at the first request */
 	return s;
 }
 

@@ -312,10 +312,7 @@ static void job_start(struct job *jb)
 		return;
 	}
 	/* its configuration was made by plan_reuse */
-	if (!(jb->s = session_new(ev->loop, &jb->cfg, &err))) {
-		job_setup_failed(jb, err ? err : xstrdup("cannot start"));
-		return;
-	}
+	jb->s = session_new(ev->loop, &jb->cfg);
 	session_observe(jb->s, job_event, jb);
 	live_approver(jb);
 	const char *prompt = json_str(jb->task, "prompt", "");

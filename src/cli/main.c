@@ -538,13 +538,7 @@ static int run_headless(struct config *c, const char *prompt,
 		fprintf(stderr, "assay: cannot create the event loop\n");
 		return EXIT_FAILED;
 	}
-	struct session *s = session_new(l, c, &err);
-	if (!s) {
-		fprintf(stderr, "assay: %s\n", err);
-		free(err);
-		loop_free(l);
-		return EXIT_FAILED;
-	}
+	struct session *s = session_new(l, c);
 	struct headless *h = headless_attach(s, c->json);
 	struct approver *ap =
 	    isatty(STDIN_FILENO) ? approve_attach(s, l) : NULL;

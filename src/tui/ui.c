@@ -453,9 +453,7 @@ static int ui_attach(struct ui *u, char **err, int *code)
 		return ui_replay_attach(u, o->replay, err);
 	}
 	*code = EXIT_FAILED;
-	u->s = session_new(u->loop, u->cfg, err);
-	if (!u->s)
-		return -1;
+	u->s = session_new(u->loop, u->cfg);
 	session_set_interactive(u->s, 1);
 	session_observe(u->s, ui_on_event, u);
 	/* risky calls ask in the Approval dialog instead of being denied */

@@ -100,8 +100,7 @@ static void setup_run(struct run *r, const char *dir, const char *name,
 	config_set(&r->c.ask, "none");
 	r->events = cJSON_CreateArray();
 	r->loop = loop_new();
-	char *err = NULL;
-	r->s = session_new(r->loop, &r->c, &err);
+	r->s = session_new(r->loop, &r->c);
 	assert_non_null(r->s);
 	session_observe(r->s, on_event, r);
 	session_observe(r->s, on_exec_event, r);

@@ -136,7 +136,7 @@ static void drive(struct run *r, const char *dir, int scenario)
 	r->events = cJSON_CreateArray();
 	r->loop = loop_new();
 	char *err = NULL;
-	r->s = session_new(r->loop, &c, &err);
+	r->s = session_new(r->loop, &c);
 	assert_non_null(r->s);
 	session_observe(r->s, on_event, r);
 	struct session_stepper st = {on_pause};
