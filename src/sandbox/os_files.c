@@ -192,6 +192,16 @@ static struct os_fop *fop_new(struct sbx *s, const char *rel)
 	return op;
 }
 
+/* An operation that changes the workspace: the generation moves now
+ * and again at its end (fop_end). */
+static struct os_fop *fop_new_changing(struct sbx *s, const char *rel)
+{
+	os_of(s)->gen++;
+	struct os_fop *op = fop_new(s, rel);
+	op->changes = 1;
+	return op;
+}
+
 /* ---- read_file ---- */
 
 static void fop_read_done(void *arg, const struct sbx_exit *ex)
@@ -375,9 +385,7 @@ void os_write_file(struct sbx *s, const char *rel, const void *data, size_t n,
                    sbx_done_fn fn, void *arg)
 {
 	struct osbx *o = os_of(s);
-	o->gen++;
-	struct os_fop *op = fop_new(s, rel);
-	op->changes = 1;
+	struct os_fop *op = fop_new_changing(s, rel);
 	op->remote = xasprintf("/workspace/.assay-upload.%d.%u", (int)getpid(),
 	                       ++o->seq);
 	struct buf body, post;
@@ -700,9 +708,7 @@ static int put_tar(struct os_fop *op, char *const *args, const char *what,
 
 void os_import_tar(struct sbx *s, const char *path, sbx_done_fn fn, void *arg)
 {
-	os_of(s)->gen++;
-	struct os_fop *op = fop_new(s, "the workspace");
-	op->changes = 1;
+	struct os_fop *op = fop_new_changing(s, "the workspace");
 	char *args[] = {"restore", (char *)path, NULL};
 	char *skip[] = {"restore", "--mounts", s->mounts_json, (char *)path,
 	                NULL};
@@ -728,7 +734,6 @@ struct os_fop *os_stage(struct sbx *s, int all,
 {
 	size_t n = 0;
 	int ro = 0;
-	os_of(s)->gen++;
 	char **args = xfer_pack_args(s, all, &n, &ro);
 	if (n <= 3) {
 		free(args);
@@ -740,8 +745,7 @@ struct os_fop *os_stage(struct sbx *s, int all,
 		free(args);
 		return NULL;
 	}
-	struct os_fop *op = fop_new(s, "the inputs");
-	op->changes = 1;
+	struct os_fop *op = fop_new_changing(s, "the inputs");
 	op->done = done;
 	op->done_arg = arg;
 	int rc = put_tar(op, args, "stage the inputs", "staging", "the inputs",
