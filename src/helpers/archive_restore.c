@@ -221,6 +221,13 @@ static int restore_check(struct restore *r, struct archive_entry *e,
 	return 0;
 }
 
+/* The archive could not be read further: -1, with why. */
+static int read_err(const struct restore *r, struct archive *in)
+{
+	return set_err(r->err, "restore: %s: %s", r->archive,
+	               archive_error_string(in));
+}
+
 /* The entry as a clean header: name, type, permissions, time, size,
  * link target; owners root (copyUIDGID gives them to the sandbox user). */
 static int restore_write(struct restore *r, struct archive *in,
@@ -268,8 +275,7 @@ static int restore_write(struct restore *r, struct archive *in,
 			left -= (la_int64_t)size;
 		}
 		if (st != ARCHIVE_EOF) {
-			set_err(r->err, "restore: %s: %s", r->archive,
-			        archive_error_string(in));
+			read_err(r, in);
 			goto out;
 		}
 	}
@@ -279,8 +285,6 @@ out:
 	return rc;
 }
 
-/* One pass over the archive at fd (rewound): every entry checked, and
- * written to out when out is not NULL. */
 /* Whether the directory name lies above a mount point (--mounts): it
  * is there already (staging or the daemon made it, with the modes the
  * inputs need, read-only ones' nobody 0555), and the archive's entry
@@ -301,6 +305,8 @@ static int above_mount(const struct restore *r, struct archive_entry *e,
 	return 0;
 }
 
+/* One pass over the archive at fd (rewound): every entry checked, and
+ * written to out when out is not NULL. */
 static int restore_pass(struct restore *r, int fd, struct archive *out)
 {
 	struct archive *in = archive_read_new();
@@ -328,15 +334,13 @@ static int restore_pass(struct restore *r, int fd, struct archive *out)
 		if (c == 0 && out && !above_mount(r, e, name))
 			c = restore_write(r, in, out, e, name);
 		else if (c >= 0 && archive_read_data_skip(in) != ARCHIVE_OK)
-			c = set_err(r->err, "restore: %s: %s", r->archive,
-			            archive_error_string(in));
+			c = read_err(r, in);
 		free(name);
 		if (c < 0)
 			goto out;
 	}
 	if (st != ARCHIVE_EOF) {
-		set_err(r->err, "restore: %s: %s", r->archive,
-		        archive_error_string(in));
+		read_err(r, in);
 		goto out;
 	}
 	rc = 0;
